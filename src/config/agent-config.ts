@@ -1,0 +1,173 @@
+/**
+ * The one typed configuration of the service. It is read from `agent.yaml` (or the file named by
+ * AGENT_CONFIG), overlaid with AGENT__SECTION__KEY environment overrides, and validated at boot: every
+ * unknown key and every bad value is reported by its dotted name, and the process refuses to start.
+ */
+export interface AgentConfig {
+  server: { host: string; port: number; allowedOrigins: string[] };
+  ollama: {
+    host: string;
+    model: string;
+    temperature: number;
+    numCtx: number;
+    keepAlive: string;
+    requestTimeoutMs: number;
+  };
+  database: { type: 'sqlite' | 'postgres'; path: string; url: string };
+  queue: { pollIntervalMs: number };
+  mcp: {
+    images: { maxCount: number; maxBytesPerImage: number; maxTotalBytes: number };
+    tasks: { ttlMs: number; pollIntervalMs: number };
+  };
+}
+
+type Rule =
+  | { kind: 'string'; default: string; nonEmpty?: boolean; oneOf?: readonly string[]; url?: boolean }
+  | { kind: 'int'; default: number; min: number; max: number }
+  | { kind: 'number'; default: number; min: number; max: number }
+  | { kind: 'string[]'; default: string[] };
+
+const MiB = 1024 * 1024;
+
+/** Keys as they appear in YAML (snake_case), with defaults and constraints. */
+const RULES: Record<string, Record<string, Rule | Record<string, Rule>>> = {
+  server: {
+    host: { kind: 'string', default: '127.0.0.1', nonEmpty: true },
+    port: { kind: 'int', default: 3000, min: 0, max: 65535 },
+    allowed_origins: { kind: 'string[]', default: [] },
+  },
+  ollama: {
+    host: { kind: 'string', default: 'http://127.0.0.1:11434', url: true },
+    model: { kind: 'string', default: 'qwen3:8b', nonEmpty: true },
+    temperature: { kind: 'number', default: 0.7, min: 0, max: 2 },
+    num_ctx: { kind: 'int', default: 32768, min: 512, max: 1_048_576 },
+    keep_alive: { kind: 'string', default: '30m', nonEmpty: true },
+    request_timeout_ms: { kind: 'int', default: 600_000, min: 100, max: 86_400_000 },
+  },
+  database: {
+    type: { kind: 'string', default: 'sqlite', oneOf: ['sqlite', 'postgres'] },
+    path: { kind: 'string', default: './data/agent.sqlite', nonEmpty: true },
+    url: { kind: 'string', default: '' },
+  },
+  queue: {
+    poll_interval_ms: { kind: 'int', default: 1000, min: 10, max: 3_600_000 },
+  },
+  mcp: {
+    images: {
+      max_count: { kind: 'int', default: 4, min: 0, max: 64 },
+      max_bytes_per_image: { kind: 'int', default: 10 * MiB, min: 1, max: 256 * MiB },
+      max_total_bytes: { kind: 'int', default: 20 * MiB, min: 1, max: 1024 * MiB },
+    },
+    tasks: {
+      ttl_ms: { kind: 'int', default: 86_400_000, min: 1000, max: 31_536_000_000 },
+      poll_interval_ms: { kind: 'int', default: 1000, min: 10, max: 3_600_000 },
+    },
+  },
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+const isRule = (value: unknown): value is Rule =>
+  typeof value === 'object' && value !== null && typeof (value as Rule).kind === 'string';
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function checkValue(key: string, rule: Rule, value: unknown, problems: string[]): unknown {
+  switch (rule.kind) {
+    case 'string':
+      if (typeof value !== 'string') return void problems.push(`${key}: expected a string`);
+      if (rule.nonEmpty && value.trim() === '') return void problems.push(`${key}: must not be empty`);
+      if (rule.oneOf && !rule.oneOf.includes(value))
+        return void problems.push(`${key}: must be one of ${rule.oneOf.join(', ')} (got "${value}")`);
+      if (rule.url && !URL.canParse(value)) return void problems.push(`${key}: must be a URL (got "${value}")`);
+      return value;
+    case 'int':
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value) || (rule.kind === 'int' && !Number.isInteger(value)))
+        return void problems.push(`${key}: expected ${rule.kind === 'int' ? 'an integer' : 'a number'}`);
+      if (value < rule.min || value > rule.max)
+        return void problems.push(`${key}: must be between ${rule.min} and ${rule.max} (got ${value})`);
+      return value;
+    case 'string[]':
+      if (!Array.isArray(value) || value.some((item) => typeof item !== 'string'))
+        return void problems.push(`${key}: expected a list of strings`);
+      return value;
+  }
+}
+
+function resolveSection(
+  prefix: string,
+  rules: Record<string, Rule | Record<string, Rule>>,
+  raw: unknown,
+  problems: string[],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (raw !== undefined && raw !== null && !isPlainObject(raw)) {
+    problems.push(`${prefix}: expected a mapping`);
+    raw = {};
+  }
+  const given = (raw ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(given)) {
+    if (!(key in rules)) problems.push(`${prefix}.${key}: unknown key`);
+  }
+  for (const [key, rule] of Object.entries(rules)) {
+    const name = `${prefix}.${key}`;
+    if (isRule(rule)) {
+      out[key] = given[key] === undefined ? rule.default : checkValue(name, rule, given[key], problems);
+    } else {
+      out[key] = resolveSection(name, rule as Record<string, Rule>, given[key], problems);
+    }
+  }
+  return out;
+}
+
+const snakeToCamel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+function camelize(value: unknown): unknown {
+  if (!isPlainObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), camelize(v)]));
+}
+
+/** Parses `AGENT__OLLAMA__MODEL=x` style overrides into the YAML shape; values are parsed as YAML scalars. */
+export function overridesFromEnv(env: NodeJS.ProcessEnv, parseScalar: (text: string) => unknown) {
+  const overrides: Record<string, unknown> = {};
+  for (const [name, text] of Object.entries(env)) {
+    if (!name.startsWith('AGENT__') || text === undefined) continue;
+    const path = name.slice('AGENT__'.length).toLowerCase().split('__');
+    let node = overrides;
+    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {}) as never;
+    node[path[path.length - 1]] = parseScalar(text);
+  }
+  return overrides;
+}
+
+export function deepMerge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
+  return out;
+}
+
+/** Validates a parsed YAML document; throws ConfigError naming every bad key. */
+export function validateConfig(raw: unknown): AgentConfig {
+  const problems: string[] = [];
+  if (raw !== undefined && raw !== null && !isPlainObject(raw)) throw new ConfigError(['(root): expected a mapping']);
+  const given = (raw ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(given)) if (!(key in RULES)) problems.push(`${key}: unknown key`);
+  const resolved: Record<string, unknown> = {};
+  for (const [section, rules] of Object.entries(RULES)) {
+    resolved[section] = resolveSection(section, rules, given[section], problems);
+  }
+  const config = camelize(resolved) as AgentConfig;
+  if (problems.length === 0 && config.database.type === 'postgres' && !config.database.url)
+    problems.push('database.url: required when database.type is postgres');
+  if (problems.length === 0 && config.mcp.images.maxBytesPerImage > config.mcp.images.maxTotalBytes)
+    problems.push('mcp.images.max_bytes_per_image: must not exceed mcp.images.max_total_bytes');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

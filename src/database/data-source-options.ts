@@ -1,0 +1,33 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+import type { AgentConfig } from '../config/agent-config.js';
+import { AuditEventEntity } from '../audit/audit-event.entity.js';
+import { TaskImageEntity } from '../queue/task-image.entity.js';
+import { TaskEntity } from '../queue/task.entity.js';
+import { SessionEntity } from '../sessions/session.entity.js';
+import { InitialSchema1764633600000 } from './migrations/1764633600000-initial-schema.js';
+
+export const ENTITIES = [SessionEntity, TaskEntity, TaskImageEntity, AuditEventEntity];
+export const MIGRATIONS = [InitialSchema1764633600000];
+
+/** Committed migrations run at boot; `synchronize` stays off so the schema is exactly what they say. */
+export function dataSourceOptions(database: AgentConfig['database']): DataSourceOptions {
+  const common = { entities: ENTITIES, migrations: MIGRATIONS, migrationsRun: true, synchronize: false } as const;
+  if (database.type === 'postgres') {
+    return { ...common, type: 'postgres', url: database.url };
+  }
+  const path = database.path === ':memory:' ? ':memory:' : resolve(database.path);
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  return {
+    ...common,
+    type: 'better-sqlite3',
+    database: path,
+    // WAL keeps readers (agent_status) off the writer's lock; a committed enqueue survives kill -9.
+    enableWAL: true,
+    prepareDatabase: (db: { pragma(sql: string): unknown }) => {
+      db.pragma('busy_timeout = 5000');
+      db.pragma('foreign_keys = ON');
+    },
+  };
+}

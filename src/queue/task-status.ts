@@ -1,0 +1,8 @@
+/** The six public Agent Task states of the spec (§3.4). */
+export const TASK_STATUSES = ['queued', 'planning', 'running', 'completed', 'failed', 'cancelled'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export const ACTIVE_STATUSES: readonly TaskStatus[] = ['planning', 'running'];
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+
+export const isTerminal = (status: TaskStatus) => TERMINAL_STATUSES.includes(status);

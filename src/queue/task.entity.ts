@@ -1,0 +1,68 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { TaskStatus } from './task-status.js';
+
+/**
+ * One agent Task. `seq` is the FIFO order (an integer key both SQLite and PostgreSQL generate in insert
+ * order); `id` is the public UUID, which is also the MCP Tasks extension task id.
+ */
+@Entity('tasks')
+export class TaskEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  seq!: number;
+
+  @Index({ unique: true })
+  @Column({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Column({ name: 'session_id', type: 'varchar', length: 36 })
+  sessionId!: string;
+
+  @Column({ type: 'varchar', length: 320 })
+  owner!: string;
+
+  @Column({ type: 'text' })
+  request!: string;
+
+  @Column({ type: 'double precision', nullable: true })
+  temperature!: number | null;
+
+  @Column({ type: 'varchar', length: 16 })
+  status!: TaskStatus;
+
+  @Column({ name: 'completed_subtasks', type: 'integer', default: 0 })
+  completedSubtasks!: number;
+
+  @Column({ name: 'total_subtasks', type: 'integer', default: 1 })
+  totalSubtasks!: number;
+
+  @Column({ name: 'current_task', type: 'varchar', length: 200, default: '' })
+  currentTask!: string;
+
+  @Column({ name: 'input_tokens', type: 'integer', default: 0 })
+  inputTokens!: number;
+
+  @Column({ name: 'output_tokens', type: 'integer', default: 0 })
+  outputTokens!: number;
+
+  @Column({ name: 'critical_path_tokens', type: 'integer', default: 0 })
+  criticalPathTokens!: number;
+
+  /** Final answer (completed) or failure reason (failed/cancelled). */
+  @Column({ type: 'text', nullable: true })
+  result!: string | null;
+
+  @Column({ name: 'cancel_requested', type: 'boolean', default: false })
+  cancelRequested!: boolean;
+
+  @Column({ name: 'created_at', type: 'varchar', length: 30 })
+  createdAt!: string;
+
+  @Column({ name: 'updated_at', type: 'varchar', length: 30 })
+  updatedAt!: string;
+
+  @Column({ name: 'started_at', type: 'varchar', length: 30, nullable: true })
+  startedAt!: string | null;
+
+  @Column({ name: 'finished_at', type: 'varchar', length: 30, nullable: true })
+  finishedAt!: string | null;
+}

@@ -1,0 +1,14 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** An agent conversation; its turns are the Tasks that carry its id. Not an HTTP transport session. */
+@Entity('sessions')
+export class SessionEntity {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 320 })
+  owner!: string;
+
+  @Column({ name: 'created_at', type: 'varchar', length: 30 })
+  createdAt!: string;
+}

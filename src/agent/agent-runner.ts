@@ -1,0 +1,45 @@
+import type { TaskProgress } from '../queue/tasks.repository.js';
+
+export interface AgentImage {
+  mimeType: string;
+  dataBase64: string;
+}
+
+/** One earlier turn of the session: what was asked (with image metadata only) and what was answered. */
+export interface ConversationTurn {
+  request: string;
+  imageCount: number;
+  answer: string;
+}
+
+export interface AgentTask {
+  id: string;
+  request: string;
+  temperature: number;
+  images: AgentImage[];
+  history: ConversationTurn[];
+}
+
+export interface AgentOutcome {
+  result: string;
+  progress: TaskProgress;
+}
+
+/** A failure the agent explains itself; its message becomes the Task's `result`. */
+export class AgentFailure extends Error {
+  constructor(
+    message: string,
+    readonly progress: TaskProgress = {},
+  ) {
+    super(message);
+    this.name = 'AgentFailure';
+  }
+}
+
+/**
+ * What the queue needs from an agent: run one Task, report progress as it goes, honour the signal.
+ * The queue and the transports depend only on this, so a planning agent slots in without touching them.
+ */
+export abstract class AgentRunner {
+  abstract run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome>;
+}

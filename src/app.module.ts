@@ -1,0 +1,30 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { AgentConfig } from './config/agent-config.js';
+import { AppConfig } from './config/app-config.js';
+import { dataSourceOptions } from './database/data-source-options.js';
+import { McpHttpController } from './mcp/mcp-http.controller.js';
+import { McpModule } from './mcp/mcp.module.js';
+
+/** Everything but the HTTP edge: used as is by the stdio entry point. */
+@Module({})
+export class CoreModule {
+  static forRoot(config: AgentConfig): DynamicModule {
+    return {
+      module: CoreModule,
+      global: true,
+      imports: [TypeOrmModule.forRoot(dataSourceOptions(config.database)), ScheduleModule.forRoot(), McpModule],
+      providers: [{ provide: AppConfig, useValue: config }],
+      exports: [AppConfig, McpModule],
+    };
+  }
+}
+
+/** The HTTP service: the core plus the /mcp endpoint. */
+@Module({})
+export class HttpAppModule {
+  static forRoot(config: AgentConfig): DynamicModule {
+    return { module: HttpAppModule, imports: [CoreModule.forRoot(config)], controllers: [McpHttpController] };
+  }
+}

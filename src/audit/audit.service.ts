@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { nowIso } from '../common/clock.js';
+import type { Caller } from '../identity/caller.js';
+import { AuditEventEntity } from './audit-event.entity.js';
+
+export interface AuditRecord {
+  caller: Caller;
+  action: string;
+  outcome: 'ok' | 'error' | 'rejected';
+  taskId?: string | null;
+  sessionId?: string | null;
+  /** Summary of what was asked and why it ended so; callers pass image metadata, never image data. */
+  detail?: Record<string, unknown>;
+}
+
+/** Append-only audit trail of every MCP call and every Task state change. */
+@Injectable()
+export class AuditService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Builds the row without writing it, for operations that commit it in their own transaction. */
+  build(record: AuditRecord): AuditEventEntity {
+    const event = new AuditEventEntity();
+    event.at = nowIso();
+    event.actor = record.caller.user;
+    event.transport = record.caller.transport;
+    event.client = record.caller.client;
+    event.action = record.action;
+    event.outcome = record.outcome;
+    event.taskId = record.taskId ?? null;
+    event.sessionId = record.sessionId ?? null;
+    event.detail = JSON.stringify(record.detail ?? {});
+    return event;
+  }
+
+  /** Writes one event; a failure propagates, so an action that must be audited fails with it. */
+  async record(record: AuditRecord): Promise<void> {
+    await this.dataSource.getRepository(AuditEventEntity).insert(this.build(record));
+  }
+
+  /** Events of one Task, oldest first (tests and, later, the admin surface). */
+  forTask(taskId: string): Promise<AuditEventEntity[]> {
+    return this.dataSource.getRepository(AuditEventEntity).find({ where: { taskId }, order: { seq: 'ASC' } });
+  }
+}

@@ -1,0 +1,23 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { HttpAppModule } from './app.module.js';
+import { configOrExit } from './bootstrap.js';
+import { StderrLogger } from './common/stderr-logger.js';
+
+async function main(): Promise<void> {
+  const config = configOrExit();
+  // The MCP handler reads and size-limits its own body, so Nest's 100 kB JSON parser stays off.
+  const app = await NestFactory.create<NestExpressApplication>(HttpAppModule.forRoot(config), {
+    bodyParser: false,
+    logger: new StderrLogger(),
+  });
+  app.disable('x-powered-by');
+  app.enableShutdownHooks();
+  await app.listen(config.server.port, config.server.host);
+  const url = await app.getUrl();
+  new Logger('Bootstrap').log(`MCP endpoint: ${url.replace('[::1]', 'localhost')}/mcp (model ${config.ollama.model} at ${config.ollama.host})`);
+}
+
+void main();

@@ -1,0 +1,96 @@
+import { Injectable } from '@nestjs/common';
+import {
+  fromJsonSchema,
+  McpServer,
+  type JsonSchemaType,
+  type CallToolResult,
+  type McpRequestContext,
+  type ServerContext,
+  type jsonSchemaValidator,
+} from '@modelcontextprotocol/server';
+import { AppConfig } from '../config/app-config.js';
+import { SERVER_INFO } from '../common/server-info.js';
+import type { Caller } from '../identity/caller.js';
+import { AgentRunTool } from '../tools/agent-run.tool.js';
+import { AgentStatusTool } from '../tools/agent-status.tool.js';
+import { formatAcceptedText, formatNotFoundText, formatStatusText } from '../tools/status-text.js';
+import { ToolPipeline } from '../tools/tool-pipeline.js';
+import {
+  AGENT_RUN_INPUT_SCHEMA,
+  AGENT_RUN_TOOL,
+  AGENT_STATUS_INPUT_SCHEMA,
+  AGENT_STATUS_TOOL,
+} from '../tools/tool-schemas.js';
+import { createTaskResult } from './task-mapping.js';
+import { declaresTasks, envelopeClientInfo } from './envelope.js';
+import { TasksExtension } from './tasks-extension.js';
+
+/**
+ * The SDK validates arguments before a handler runs, which would bypass our pipeline (no audit of
+ * rejected calls, SDK wording). This validator lets everything through; ToolPipeline validates.
+ */
+const PIPELINE_VALIDATES: jsonSchemaValidator = {
+  getValidator: () => (input: unknown) => ({ valid: true, data: input as never, errorMessage: undefined }),
+};
+const AGENT_RUN_SCHEMA = fromJsonSchema(AGENT_RUN_INPUT_SCHEMA as unknown as JsonSchemaType, PIPELINE_VALIDATES);
+const AGENT_STATUS_SCHEMA = fromJsonSchema(AGENT_STATUS_INPUT_SCHEMA as unknown as JsonSchemaType, PIPELINE_VALIDATES);
+
+const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
+
+/** Builds the per-request (HTTP) or per-connection (stdio) McpServer; all state lives in Nest singletons. */
+@Injectable()
+export class McpServerFactory {
+  constructor(
+    private readonly pipeline: ToolPipeline,
+    private readonly agentRun: AgentRunTool,
+    private readonly agentStatus: AgentStatusTool,
+    private readonly tasks: TasksExtension,
+    private readonly config: AppConfig,
+  ) {}
+
+  create(context: McpRequestContext, caller: Caller): McpServer {
+    const server = new McpServer(SERVER_INFO, {
+      cacheHints: {
+        'tools/list': { ttlMs: 3_600_000, cacheScope: 'public' },
+        'server/discover': { ttlMs: 3_600_000, cacheScope: 'public' },
+      },
+    });
+    const callerOf = (ctx: ServerContext): Caller => ({ ...caller, client: clientName(ctx, server) ?? caller.client });
+
+    server.registerTool(
+      AGENT_RUN_TOOL.name,
+      { ...AGENT_RUN_TOOL, inputSchema: AGENT_RUN_SCHEMA },
+      async (args, ctx) =>
+        <CallToolResult>await this.pipeline.execute(AGENT_RUN_TOOL.name, callerOf(ctx), args, async (call) => {
+          const view = await this.agentRun.call(callerOf(ctx), args, call);
+          // Only a request that declared the extension may get a task (legacy requests have no envelope).
+          // The SDK passes a handler's `resultType: 'task'` through for tools/call.
+          const result =
+            context.era === 'modern' && declaresTasks(ctx)
+              ? (createTaskResult(view, this.config.mcp.tasks) as unknown as CallToolResult)
+              : text(formatAcceptedText(view.taskId, view.sessionId));
+          return { result, audited: true };
+        }),
+    );
+    server.registerTool(
+      AGENT_STATUS_TOOL.name,
+      { ...AGENT_STATUS_TOOL, inputSchema: AGENT_STATUS_SCHEMA },
+      async (args, ctx) =>
+        <CallToolResult>await this.pipeline.execute(AGENT_STATUS_TOOL.name, callerOf(ctx), args, async () => {
+          const { taskId, view } = await this.agentStatus.call(callerOf(ctx), args);
+          return {
+            result: text(view ? formatStatusText(view) : formatNotFoundText(taskId)),
+            taskId: view ? taskId : null,
+            sessionId: view?.sessionId ?? null,
+          };
+        }),
+    );
+    if (context.era === 'modern') this.tasks.register(server, callerOf);
+    return server;
+  }
+}
+
+function clientName(ctx: ServerContext, server: McpServer): string | null {
+  const info = envelopeClientInfo(ctx) ?? server.server.getClientVersion();
+  return info ? `${info.name}/${info.version}` : null;
+}

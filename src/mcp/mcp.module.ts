@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
+import { IdentityModule } from '../identity/identity.module.js';
+import { TaskQueueModule } from '../queue/task-queue.module.js';
+import { ToolsModule } from '../tools/tools.module.js';
+import { McpServerFactory } from './mcp-server.factory.js';
+import { TasksExtension } from './tasks-extension.js';
+
+/** Everything both transports share; the HTTP controller is added by the HTTP app module only. */
+@Module({
+  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule],
+  providers: [McpServerFactory, TasksExtension],
+  exports: [McpServerFactory, IdentityModule],
+})
+export class McpModule {}

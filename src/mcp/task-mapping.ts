@@ -1,0 +1,57 @@
+import type { AgentConfig } from '../config/agent-config.js';
+import { formatStatusText, STATUS_MESSAGES, type TaskView } from '../tools/status-text.js';
+
+type McpTaskStatus = 'working' | 'completed' | 'cancelled';
+
+/** Task fields shared by CreateTaskResult and tasks/get (Tasks extension §Tasks). */
+function taskFields(view: TaskView, tasks: AgentConfig['mcp']['tasks']) {
+  return {
+    taskId: view.taskId,
+    status: mcpStatus(view),
+    statusMessage: statusMessage(view),
+    createdAt: view.createdAt,
+    lastUpdatedAt: view.updatedAt,
+    ttlMs: tasks.ttlMs,
+    pollIntervalMs: tasks.pollIntervalMs,
+  };
+}
+
+/** queued/planning/running are `working`; a failed agent Task is a completed tool call with isError. */
+function mcpStatus(view: TaskView): McpTaskStatus {
+  switch (view.status) {
+    case 'queued':
+    case 'planning':
+    case 'running':
+      return 'working';
+    case 'completed':
+    case 'failed':
+      return 'completed';
+    case 'cancelled':
+      return 'cancelled';
+  }
+}
+
+function statusMessage(view: TaskView): string {
+  const progress = `${view.status} ${view.completedSubtasks}/${view.totalSubtasks}`;
+  const step = view.currentTask ? `: ${view.currentTask}` : '';
+  return `${progress}${step} - ${STATUS_MESSAGES[view.status]}`;
+}
+
+export function createTaskResult(view: TaskView, tasks: AgentConfig['mcp']['tasks']) {
+  return { resultType: 'task' as const, ...taskFields(view, tasks) };
+}
+
+/** tasks/get: the final CallToolResult (the agent_status text) rides along once the Task is done. */
+export function getTaskResult(view: TaskView, tasks: AgentConfig['mcp']['tasks']) {
+  const fields = taskFields(view, tasks);
+  if (fields.status !== 'completed') return { resultType: 'complete' as const, ...fields };
+  return {
+    resultType: 'complete' as const,
+    ...fields,
+    result: {
+      resultType: 'complete' as const,
+      content: [{ type: 'text' as const, text: formatStatusText(view) }],
+      isError: view.status === 'failed',
+    },
+  };
+}

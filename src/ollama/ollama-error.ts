@@ -1,0 +1,37 @@
+import type { AgentConfig } from '../config/agent-config.js';
+
+export type OllamaErrorKind = 'unreachable' | 'model_not_found' | 'http' | 'timeout' | 'aborted' | 'bad_response';
+
+/** The one domain error of the gateway; `message` is a reason fit for a Task result. */
+export class OllamaError extends Error {
+  constructor(
+    readonly kind: OllamaErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OllamaError';
+  }
+}
+
+/** Maps whatever fetch or the ollama client threw into an OllamaError with a clear reason. */
+export function toOllamaError(error: unknown, signal: AbortSignal, ollama: AgentConfig['ollama']): OllamaError {
+  if (error instanceof OllamaError) return error;
+  if (signal.aborted) {
+    return signal.reason instanceof OllamaError ? signal.reason : new OllamaError('aborted', 'Ollama request aborted');
+  }
+  const status = (error as { status_code?: number }).status_code;
+  const detail = (error as Error).message ?? String(error);
+  if (status === 404) {
+    return new OllamaError('model_not_found', `Ollama model "${ollama.model}" was not found at ${ollama.host}: ${detail}`);
+  }
+  if (typeof status === 'number') return new OllamaError('http', `Ollama returned HTTP ${status}: ${detail}`);
+  if (error instanceof TypeError || /ECONNREFUSED|fetch failed|ENOTFOUND|socket/i.test(detail)) {
+    return new OllamaError('unreachable', `Ollama is not reachable at ${ollama.host}: ${causeOf(error)}`);
+  }
+  return new OllamaError('bad_response', `Unexpected response from Ollama: ${detail}`);
+}
+
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message;
+}

@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { OllamaGateway } from './ollama.gateway.js';
+
+@Module({ providers: [OllamaGateway], exports: [OllamaGateway] })
+export class OllamaModule {}

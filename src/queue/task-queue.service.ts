@@ -1,0 +1,134 @@
+import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
+import { createHash, randomUUID } from 'node:crypto';
+import { AgentError } from '../common/agent-error.js';
+import { nowIso } from '../common/clock.js';
+import { AuditService } from '../audit/audit.service.js';
+import type { Caller } from '../identity/caller.js';
+import { SessionsService } from '../sessions/sessions.service.js';
+import { TaskImageEntity } from './task-image.entity.js';
+import { TaskEntity } from './task.entity.js';
+import { TaskWorker } from './task-worker.js';
+import { TasksRepository } from './tasks.repository.js';
+
+export interface EnqueueRequest {
+  request: string;
+  sessionId: string | null;
+  temperature: number | null;
+  images: { mimeType: string; dataBase64: string; bytes: number }[];
+}
+
+export interface AuditedCall {
+  action: string;
+  /** Argument summary to store with the accepting event; image metadata is added here, data never. */
+  detail: Record<string, unknown>;
+}
+
+/** Queue rules: who may see or cancel which Task, and how a request becomes a durable Task. */
+@Injectable()
+export class TaskQueueService implements BeforeApplicationShutdown {
+  private acceptingWork = true;
+
+  constructor(
+    private readonly tasks: TasksRepository,
+    private readonly sessions: SessionsService,
+    private readonly audit: AuditService,
+    private readonly worker: TaskWorker,
+  ) {}
+
+  /** Stores the Task (and a new session when none is given) with its audit event, then wakes the worker. */
+  async enqueue(caller: Caller, input: EnqueueRequest, call: AuditedCall): Promise<TaskEntity> {
+    if (!this.acceptingWork) throw new AgentError('shutting_down', 'The service is shutting down and accepts no new tasks.');
+    let newSession = null;
+    let sessionId = input.sessionId;
+    if (sessionId === null) {
+      newSession = this.sessions.create(caller.user);
+      sessionId = newSession.id;
+    } else if (!(await this.sessions.findOwned(sessionId, caller.user))) {
+      throw new AgentError('session_not_found', `session_id: session ${sessionId} does not exist.`);
+    }
+    const task = newTask(caller, sessionId, input);
+    const images = input.images.map((image, position) => newImage(task.id, position, image));
+    const audit = this.audit.build({
+      caller,
+      action: call.action,
+      outcome: 'ok',
+      taskId: task.id,
+      sessionId,
+      detail: { ...call.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
+    });
+    await this.tasks.enqueue({ newSession, task, images, audit });
+    this.worker.wake();
+    return task;
+  }
+
+  /** A Task of another user answers exactly as a missing one. */
+  async findOwned(caller: Caller, taskId: string): Promise<TaskEntity | null> {
+    const task = await this.tasks.findById(taskId);
+    return task && task.owner === caller.user ? task : null;
+  }
+
+  /**
+   * Cancels a queued Task at once, or fires the running Task's cancellation token (here, or through
+   * the database flag in whichever process runs it). Terminal Tasks are left as they are.
+   */
+  async cancel(caller: Caller, taskId: string): Promise<TaskEntity | null> {
+    const task = await this.findOwned(caller, taskId);
+    if (!task) return null;
+    if (await this.tasks.cancelQueued(taskId, 'Cancelled on request before it started.')) {
+      await this.audit.record({
+        caller,
+        action: 'task.status',
+        outcome: 'ok',
+        taskId,
+        sessionId: task.sessionId,
+        detail: { status: 'cancelled' },
+      });
+    } else if (await this.tasks.requestCancel(taskId)) {
+      this.worker.cancelLocal(taskId);
+    }
+    return this.tasks.findById(taskId);
+  }
+
+  /** On shutdown new agent_run calls get a clear error; queued Tasks stay queued. */
+  beforeApplicationShutdown(): void {
+    this.acceptingWork = false;
+  }
+}
+
+function newTask(caller: Caller, sessionId: string, input: EnqueueRequest): TaskEntity {
+  const at = nowIso();
+  const task = new TaskEntity();
+  Object.assign(task, {
+    id: randomUUID(),
+    sessionId,
+    owner: caller.user,
+    request: input.request,
+    temperature: input.temperature,
+    status: 'queued',
+    completedSubtasks: 0,
+    totalSubtasks: 1,
+    currentTask: '',
+    inputTokens: 0,
+    outputTokens: 0,
+    criticalPathTokens: 0,
+    result: null,
+    cancelRequested: false,
+    createdAt: at,
+    updatedAt: at,
+    startedAt: null,
+    finishedAt: null,
+  } satisfies Omit<TaskEntity, 'seq'>);
+  return task;
+}
+
+function newImage(taskId: string, position: number, image: EnqueueRequest['images'][number]): TaskImageEntity {
+  const row = new TaskImageEntity();
+  row.taskId = taskId;
+  row.position = position;
+  row.mimeType = image.mimeType;
+  row.bytes = image.bytes;
+  // Hash the decoded bytes: that is what an admin can compare against the original file.
+  row.sha256 = createHash('sha256').update(Buffer.from(image.dataBase64, 'base64')).digest('hex');
+  row.dataBase64 = image.dataBase64;
+  return row;
+}

@@ -1,0 +1,21 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import type { Caller } from '../identity/caller.js';
+import { TaskQueueService, type AuditedCall } from '../queue/task-queue.service.js';
+import { validateAgentRun } from './argument-validation.js';
+import type { TaskView } from './status-text.js';
+import { mapTaskView } from './task-view.mapper.js';
+
+/** agent_run: validate, then queue the Task durably (its accepting audit event commits with it). */
+@Injectable()
+export class AgentRunTool {
+  constructor(
+    private readonly queue: TaskQueueService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async call(caller: Caller, args: unknown, audit: AuditedCall): Promise<TaskView> {
+    const input = validateAgentRun(args, this.config.mcp.images);
+    return mapTaskView(await this.queue.enqueue(caller, input, audit));
+  }
+}

@@ -1,0 +1,107 @@
+import { Ajv, addFormats } from '@modelcontextprotocol/server/validators/ajv';
+import type { ErrorObject } from 'ajv';
+import { AgentError } from '../common/agent-error.js';
+import type { AgentConfig } from '../config/agent-config.js';
+import {
+  AGENT_RUN_INPUT_SCHEMA,
+  AGENT_STATUS_INPUT_SCHEMA,
+  type AgentRunArguments,
+  type AgentStatusArguments,
+} from './tool-schemas.js';
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+addFormats(ajv);
+// Compiled once per process, never per request.
+const agentRunSchema = ajv.compile<AgentRunArguments>(AGENT_RUN_INPUT_SCHEMA);
+const agentStatusSchema = ajv.compile<AgentStatusArguments>(AGENT_STATUS_INPUT_SCHEMA);
+
+const ALLOWED_MIME_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export interface ValidImage {
+  mimeType: string;
+  dataBase64: string;
+  bytes: number;
+}
+
+export interface AgentRunInput {
+  request: string;
+  sessionId: string | null;
+  temperature: number | null;
+  images: ValidImage[];
+}
+
+export interface AgentStatusInput {
+  taskId: string;
+  sessionId: string | null;
+}
+
+/** Schema check, then the spec's runtime rules (§2.2, §4). Throws `invalid_input` naming the field. */
+export function validateAgentRun(args: unknown, limits: AgentConfig['mcp']['images']): AgentRunInput {
+  if (!agentRunSchema(args)) throw invalid(agentRunSchema.errors);
+  if (args.request.trim() === '') throw invalidInput('request: must not be empty or whitespace only.');
+  const temperature = args.temperature ?? null;
+  if (temperature !== null && !(temperature >= 0 && temperature <= 2)) {
+    throw invalidInput(`temperature: must be between 0.0 and 2.0 (got ${temperature}).`);
+  }
+  return {
+    request: args.request,
+    sessionId: args.session_id ?? null,
+    temperature,
+    images: validateImages(args.images ?? [], limits),
+  };
+}
+
+export function validateAgentStatus(args: unknown): AgentStatusInput {
+  if (!agentStatusSchema(args)) throw invalid(agentStatusSchema.errors);
+  return { taskId: args.task_id, sessionId: args.session_id ?? null };
+}
+
+function validateImages(images: NonNullable<AgentRunArguments['images']>, limits: AgentConfig['mcp']['images']): ValidImage[] {
+  if (images.length > limits.maxCount) {
+    throw invalidInput(`images: at most ${limits.maxCount} images are allowed (got ${images.length}).`);
+  }
+  let total = 0;
+  return images.map((image, index) => {
+    const at = `images[${index}]`;
+    if (image === null) throw invalidInput(`${at}: must be an object, not null.`);
+    const { mime_type: mimeType, data_base64: data } = image;
+    if (mimeType === null) throw invalidInput(`${at}.mime_type: must not be null.`);
+    if (data === null) throw invalidInput(`${at}.data_base64: must not be null.`);
+    if (!ALLOWED_MIME_TYPES.includes(mimeType)) {
+      throw invalidInput(`${at}.mime_type: must be one of ${ALLOWED_MIME_TYPES.join(', ')} (got "${truncate(mimeType)}").`);
+    }
+    if (data.length === 0 || !BASE64.test(data)) throw invalidInput(`${at}.data_base64: must be non-empty, valid Base64.`);
+    const bytes = decodedLength(data);
+    if (bytes > limits.maxBytesPerImage) {
+      throw invalidInput(`${at}: ${bytes} bytes exceeds the per-image limit of ${limits.maxBytesPerImage} bytes.`);
+    }
+    total += bytes;
+    if (total > limits.maxTotalBytes) {
+      throw invalidInput(`images: the total size exceeds the limit of ${limits.maxTotalBytes} bytes.`);
+    }
+    return { mimeType, dataBase64: data, bytes };
+  });
+}
+
+const decodedLength = (base64: string) => (base64.length / 4) * 3 - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);
+
+const truncate = (text: string, max = 60) => (text.length > max ? `${text.slice(0, max)}…` : text);
+
+const invalidInput = (message: string) => new AgentError('invalid_input', message);
+
+function invalid(errors: ErrorObject[] | null | undefined): AgentError {
+  const error = errors?.[0];
+  if (!error) return invalidInput('arguments: invalid.');
+  const path = error.instancePath ? error.instancePath.slice(1).replaceAll('/', '.') : 'arguments';
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return invalidInput(`${path}: unknown property "${(error.params as { additionalProperty: string }).additionalProperty}".`);
+    case 'required':
+      return invalidInput(`${(error.params as { missingProperty: string }).missingProperty}: required property is missing.`);
+    case 'format':
+      return invalidInput(`${path}: must be a ${(error.params as { format: string }).format}.`);
+    default:
+      return invalidInput(`${path}: ${error.message ?? 'is invalid'}.`);
+  }
+}

@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/client';
+import { AGENT_RUN_INPUT_SCHEMA, AGENT_STATUS_INPUT_SCHEMA } from '../../src/tools/tool-schemas.js';
+import { count, probe } from '../support/database-probe.js';
+import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
+
+const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let client: Client;
+  let db: string;
+
+  const run = async (args: Record<string, unknown>) => client.callTool({ name: 'agent_run', arguments: args });
+  const status = async (taskId: string, sessionId?: string) =>
+    textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId, ...(sessionId ? { session_id: sessionId } : {}) } }));
+
+  beforeAll(async () => {
+    await ollama.start();
+    const config = writeConfig(ollama.url, { mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } } });
+    db = config.databasePath;
+    service = await new ServiceProcess(config.file).start();
+    client = await modernClient(service.url);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  it('negotiates 2026-07-28 and advertises the Tasks extension', async () => {
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    expect(client.getServerCapabilities()?.extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} });
+  });
+
+  it('lists exactly the two tools with the spec schemas byte for byte and the spec annotations', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['agent_run', 'agent_status']);
+    expect(JSON.stringify(tools[0].inputSchema)).toBe(JSON.stringify(AGENT_RUN_INPUT_SCHEMA));
+    expect(JSON.stringify(tools[1].inputSchema)).toBe(JSON.stringify(AGENT_STATUS_INPUT_SCHEMA));
+    expect(tools[0].annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: false });
+    expect(tools[1].annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
+    expect(tools.every((tool) => !('execution' in tool))).toBe(true);
+  });
+
+  it('accepts agent_run with the §2.4 text, then agent_status reports the completed Task in the §3.4 format', async () => {
+    ollama.enqueue({ content: '修正とテストが完了しました。', promptEvalCount: 2048, evalCount: 512, delayMs: 300 });
+    const accepted = await run({ request: 'プロジェクトのテスト失敗を調査してください。', temperature: 0.2 });
+    expect(accepted.isError).toBeFalsy();
+    expect(accepted.structuredContent).toBeUndefined();
+    const text = textOf(accepted);
+    const { task_id: taskId, session_id: sessionId } = fieldsOf(text);
+    expect(text).toBe(
+      [
+        `task_id: ${taskId}`,
+        `session_id: ${sessionId}`,
+        'status: queued',
+        `message: タスク ${taskId} をセッション ${sessionId} に登録しました。`,
+      ].join('\n'),
+    );
+    const final = await waitForTerminal((id) => status(id), taskId);
+    expect(await status(taskId)).toBe(
+      [
+        `task_id: ${taskId}`,
+        `session_id: ${sessionId}`,
+        'status: completed',
+        'completed_tasks: 1/1',
+        'current_task:',
+        'token_usage: input=2048 output=512 total=2560',
+        'critical_path_tokens: 0',
+        'message: タスクが完了しました。',
+        'result: 修正とテストが完了しました。',
+      ].join('\n'),
+    );
+    expect(final.status).toBe('completed');
+    const chat = ollama.chats.at(-1)!.body;
+    expect(chat.options).toMatchObject({ temperature: 0.2, num_ctx: 32768 });
+    expect(chat.keep_alive).toBe('30m');
+  });
+
+  it('shows running progress while the chat is in flight', async () => {
+    ollama.enqueue({ content: 'slow', delayMs: 1500, promptEvalCount: 1, evalCount: 1 });
+    const chatsBefore = ollama.chats.length;
+    const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'slow one' })));
+    await ollama.waitForChats(chatsBefore + 1);
+    const running = fieldsOf(await status(taskId));
+    expect(running).toMatchObject({ status: 'running', completed_tasks: '0/1', current_task: 'ollama chat', message: 'タスクを実行しています。' });
+    await waitForTerminal((id) => status(id), taskId);
+  });
+
+  it('continues a session: earlier turns go to the model as context, and the global temperature applies', async () => {
+    ollama.enqueue({ content: 'first answer' }, { content: 'second answer' });
+    const first = fieldsOf(textOf(await run({ request: 'first question' })));
+    await waitForTerminal((id) => status(id), first.task_id);
+    const second = fieldsOf(textOf(await run({ request: 'second question', session_id: first.session_id })));
+    expect(second.session_id).toBe(first.session_id);
+    await waitForTerminal((id) => status(id), second.task_id);
+    const messages = ollama.chats.at(-1)!.body.messages;
+    expect(messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'first question'],
+      ['assistant', 'first answer'],
+      ['user', 'second question'],
+    ]);
+    expect(ollama.chats.at(-1)!.body.options).toMatchObject({ temperature: 0.7 });
+    expect(fieldsOf(await status(second.task_id, first.session_id)).status).toBe('completed');
+  });
+
+  it('answers the §3.4 not-found text for an unknown task_id or a mismatched session_id', async () => {
+    const unknown = '00000000-0000-0000-0000-000000000000';
+    const result = await client.callTool({ name: 'agent_status', arguments: { task_id: unknown } });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toBe(`task_id: ${unknown}\nstatus: failed\nmessage: タスク ${unknown} が見つかりません。`);
+    const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'owned' })));
+    const other = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
+    expect(await status(taskId, other)).toBe(`task_id: ${taskId}\nstatus: failed\nmessage: タスク ${taskId} が見つかりません。`);
+    await waitForTerminal((id) => status(id), taskId);
+  });
+
+  const imageOf = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
+  const invalidCases: [string, Record<string, unknown>, RegExp][] = [
+    ['an unknown property', { request: 'x', extra: 1 }, /unknown property "extra"/],
+    ['a missing request', {}, /request: required/],
+    ['an empty request', { request: '' }, /request: must not be empty/],
+    ['a whitespace-only request', { request: ' \n\t ' }, /request: must not be empty/],
+    ['a non-string request', { request: 42 }, /request: must be string/],
+    ['a malformed session_id', { request: 'x', session_id: 'not-a-uuid' }, /session_id: must be a uuid/],
+    ['an unknown session_id', { request: 'x', session_id: '2a8105cc-84f9-4d37-a5bd-e48e04654eb7' }, /session 2a8105cc-84f9-4d37-a5bd-e48e04654eb7 does not exist/],
+    ['temperature below 0.0', { request: 'x', temperature: -0.1 }, /temperature: must be between 0.0 and 2.0/],
+    ['temperature above 2.0', { request: 'x', temperature: 2.01 }, /temperature: must be between 0.0 and 2.0/],
+    ['a string temperature', { request: 'x', temperature: '1' }, /temperature: must be number,null/],
+    ['a null image element', { request: 'x', images: [null] }, /images\[0\]: must be an object/],
+    ['a null mime_type', { request: 'x', images: [{ mime_type: null, data_base64: PNG_1x1 }] }, /images\[0\]\.mime_type: must not be null/],
+    ['a null data_base64', { request: 'x', images: [{ mime_type: 'image/png', data_base64: null }] }, /images\[0\]\.data_base64: must not be null/],
+    ['a missing data_base64', { request: 'x', images: [{ mime_type: 'image/png' }] }, /data_base64: required/],
+    ['an unsupported MIME type', { request: 'x', images: [{ mime_type: 'image/gif', data_base64: PNG_1x1 }] }, /mime_type: must be one of image\/png, image\/jpeg, image\/webp/],
+    ['invalid Base64', { request: 'x', images: [{ mime_type: 'image/png', data_base64: 'not base64!' }] }, /data_base64: must be non-empty, valid Base64/],
+    ['an image over the per-image limit', { request: 'x', images: [{ mime_type: 'image/png', data_base64: imageOf(81) }] }, /81 bytes exceeds the per-image limit of 80 bytes/],
+    ['images over the total limit', { request: 'x', images: [{ mime_type: 'image/png', data_base64: imageOf(70) }, { mime_type: 'image/png', data_base64: imageOf(70) }] }, /total size exceeds the limit of 120 bytes/],
+    ['too many images', { request: 'x', images: [1, 2, 3].map(() => ({ mime_type: 'image/png', data_base64: imageOf(4) })) }, /at most 2 images/],
+  ];
+
+  it.each(invalidCases)('rejects %s as a Tool error, stores nothing, and audits the rejection', async (_name, args, message) => {
+    const tasksBefore = count(db, 'tasks');
+    const sessionsBefore = count(db, 'sessions');
+    const auditBefore = count(db, 'audit_events');
+    const result = await run(args);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(message);
+    expect(count(db, 'tasks')).toBe(tasksBefore);
+    expect(count(db, 'sessions')).toBe(sessionsBefore);
+    const events = probe<{ action: string; outcome: string; detail: string }>(db, 'SELECT action, outcome, detail FROM audit_events WHERE seq > ?', auditBefore);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ action: 'tools/call agent_run', outcome: 'rejected' });
+    expect(events[0].detail).not.toContain(PNG_1x1);
+  });
+
+  it('passes images to a vision model, and stores only their size and SHA-256 in the audit log', async () => {
+    ollama.capabilities = ['completion', 'vision'];
+    ollama.enqueue({ content: 'a red pixel' });
+    const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'what is this?', images: [{ mime_type: 'image/png', data_base64: PNG_1x1 }] })));
+    expect((await waitForTerminal((id) => status(id), taskId)).result).toBe('a red pixel');
+    expect(ollama.chats.at(-1)!.body.messages.at(-1)!.images).toEqual([PNG_1x1]);
+    const audit = probe<{ detail: string }>(db, 'SELECT detail FROM audit_events WHERE task_id = ?', taskId);
+    expect(audit.map((row) => row.detail).join('')).not.toContain(PNG_1x1);
+    expect(JSON.parse(audit[0].detail).images[0]).toMatchObject({ mimeType: 'image/png', bytes: 70 });
+    expect(JSON.parse(audit[0].detail).images[0].sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('fails an image Task on a model without vision before any chat call', async () => {
+    ollama.capabilities = ['completion', 'tools'];
+    const chatsBefore = ollama.chats.length;
+    const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'look', images: [{ mime_type: 'image/png', data_base64: PNG_1x1 }] })));
+    const final = await waitForTerminal((id) => status(id), taskId);
+    expect(final.status).toBe('failed');
+    expect(final.message).toBe('タスクが失敗しました。');
+    expect(final.result).toMatch(/does not support image input/);
+    expect(ollama.chats.length).toBe(chatsBefore);
+  });
+
+  it('fails a Task on an Ollama HTTP 500 with a clear reason, and the worker goes on with the next Task', async () => {
+    ollama.enqueue({ status: 500, error: 'llama runner crashed' }, { content: 'next one fine' });
+    const failing = fieldsOf(textOf(await run({ request: 'will fail' })));
+    const next = fieldsOf(textOf(await run({ request: 'will pass' })));
+    const failed = await waitForTerminal((id) => status(id), failing.task_id);
+    expect(failed.status).toBe('failed');
+    expect(failed.result).toMatch(/Ollama returned HTTP 500: llama runner crashed/);
+    expect((await waitForTerminal((id) => status(id), next.task_id)).result).toBe('next one fine');
+  });
+
+  it('runs one Task at a time, in submission order', async () => {
+    const chatsBefore = ollama.chats.length;
+    ollama.setFallback({ content: 'ok', delayMs: 80, promptEvalCount: 1, evalCount: 1 });
+    const accepted = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => run({ request: `parallel ${n}` })));
+    const ids = accepted.map((result) => fieldsOf(textOf(result)).task_id);
+    for (const id of ids) expect((await waitForTerminal((taskId) => status(taskId), id)).status).toBe('completed');
+    expect(ollama.maxConcurrentChats).toBe(1);
+    const order = probe<{ id: string }>(db, `SELECT id FROM tasks WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY started_at`, ...ids);
+    const submitted = probe<{ id: string }>(db, `SELECT id FROM tasks WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY seq`, ...ids);
+    expect(order).toEqual(submitted);
+    expect(ollama.chats.length - chatsBefore).toBe(6);
+    ollama.setFallback({ content: 'scripted answer', promptEvalCount: 10, evalCount: 5 });
+  });
+
+  it('records every state change of a Task in the audit log', async () => {
+    const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'audited' })));
+    await waitForTerminal((id) => status(id), taskId);
+    const events = probe<{ action: string; detail: string }>(db, 'SELECT action, detail FROM audit_events WHERE task_id = ? ORDER BY seq', taskId);
+    expect(events.map((event) => event.action)).toEqual(
+      expect.arrayContaining(['tools/call agent_run', 'task.status', 'tools/call agent_status']),
+    );
+    const statuses = events.filter((event) => event.action === 'task.status').map((event) => JSON.parse(event.detail).status);
+    expect(statuses).toEqual(['planning', 'running', 'completed']);
+  });
+});

@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** A fresh temporary directory with an agent.yaml built from the defaults plus `overrides`. */
+export function writeConfig(ollamaUrl: string, overrides: Record<string, unknown> = {}, dir = mkdtempSync(join(tmpdir(), 'oam-'))) {
+  const base: Record<string, Record<string, unknown>> = {
+    server: { host: '127.0.0.1', port: 0 },
+    ollama: { host: ollamaUrl, model: 'test-model', request_timeout_ms: 10_000 },
+    database: { type: 'sqlite', path: join(dir, 'agent.sqlite') },
+    queue: { poll_interval_ms: 100 },
+    mcp: { tasks: { poll_interval_ms: 100 } },
+  };
+  for (const [section, values] of Object.entries(overrides)) base[section] = { ...base[section], ...(values as object) };
+  const file = join(dir, 'agent.yaml');
+  writeFileSync(file, stringify(base));
+  return { dir, file, databasePath: base.database.path as string };
+}
+
+/** The built HTTP service (`node dist/main.js`) as a child process, for tests that need the real thing. */
+export class ServiceProcess {
+  private child: ChildProcess | null = null;
+  stderr = '';
+  port = 0;
+
+  constructor(readonly configFile: string) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/mcp`;
+  }
+
+  async start(port?: number): Promise<this> {
+    this.port = port ?? (await freePort());
+    this.stderr = '';
+    this.child = spawn(process.execPath, ['dist/main.js'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, AGENT_CONFIG: this.configFile, AGENT__SERVER__PORT: String(this.port), NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null) throw new Error(`service exited early:\n${this.stderr}`);
+      try {
+        await fetch(this.url, { method: 'GET' });
+        return this;
+      } catch {
+        await new Promise((done) => setTimeout(done, 100));
+      }
+    }
+    throw new Error(`service did not start:\n${this.stderr}`);
+  }
+
+  /** SIGKILL, as a crash would: no shutdown hook runs. */
+  async kill9(): Promise<void> {
+    await this.stopWith('SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    await this.stopWith('SIGTERM');
+  }
+
+  private async stopWith(signal: NodeJS.Signals): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((done) => child.once('exit', done));
+    child.kill(signal);
+    await exited;
+    this.child = null;
+  }
+}

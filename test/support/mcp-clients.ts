@@ -6,10 +6,20 @@ import { createTaskSessionFromClient } from '@modelcontextprotocol/ext-tasks/cli
 export const MODERN = '2026-07-28';
 export const CLIENT_INFO = { name: 'e2e', version: '1.0.0' };
 
+/**
+ * fetch whose `json()` parses in the test's own realm. Under Jest's VM modules, native
+ * `Response.json()` builds objects with the outer realm's Object.prototype, which the ext-tasks
+ * client's plain-object check rejects ("Expected a JSON value"); a real client has one realm.
+ */
+const sameRealmFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const response = await fetch(input, init);
+  return Object.assign(response, { json: async () => JSON.parse(await response.text()) as unknown });
+};
+
 /** The v2 SDK client pinned to 2026-07-28 (it does not declare the Tasks extension). */
 export async function modernClient(url: string): Promise<Client> {
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: sameRealmFetch }));
   return client;
 }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, LessThan, QueryFailedError, type EntityManager } from 'typeorm';
+import { DataSource, In, LessThan, QueryFailedError } from 'typeorm';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { nowIso } from '../common/clock.js';
 import { SessionEntity } from '../sessions/session.entity.js';
@@ -60,30 +60,27 @@ export class TasksRepository {
   }
 
   /**
-   * Moves the oldest queued Task to `planning`. The partial unique index allows one active Task, so
-   * when another one is active (in this process or another) the update fails and nothing is claimed.
+   * Moves the oldest queued Task to `planning` in one statement (no read-then-write transaction, whose
+   * stale snapshot SQLite would refuse to upgrade). The partial unique index allows one active Task,
+   * so while another one is active, in this process or another, the update fails and nothing is claimed.
    */
   async claimNext(): Promise<TaskEntity | null> {
+    const at = nowIso();
     try {
-      return await this.dataSource.transaction(async (manager) => {
-        const next = await manager.getRepository(TaskEntity).findOne({
-          where: { status: 'queued' },
-          order: { seq: 'ASC' },
-        });
-        if (!next) return null;
-        const at = nowIso();
-        const claimed = await manager.update(
-          TaskEntity,
-          { id: next.id, status: 'queued' },
-          { status: 'planning', startedAt: at, updatedAt: at },
-        );
-        if (!claimed.affected) return null;
-        return { ...next, status: 'planning' as const, startedAt: at, updatedAt: at };
-      });
+      const claimed = await this.dataSource
+        .createQueryBuilder()
+        .update(TaskEntity)
+        .set({ status: 'planning', startedAt: at, updatedAt: at })
+        .where("status = 'queued'")
+        .andWhere("seq = (SELECT MIN(t.seq) FROM tasks t WHERE t.status = 'queued')")
+        .execute();
+      if (!claimed.affected) return null;
     } catch (error) {
       if (isUniqueViolation(error)) return null;
       throw error;
     }
+    // The claim succeeded, so the one active Task is ours until we end it.
+    return this.dataSource.getRepository(TaskEntity).findOneBy({ status: 'planning', startedAt: at });
   }
 
   async updateProgress(id: string, progress: TaskProgress): Promise<void> {
@@ -128,20 +125,14 @@ export class TasksRepository {
     return row?.cancelRequested ?? false;
   }
 
-  /** Tasks left active by a process that died; returns them after marking them failed. */
+  /** Tasks left active by a process that died; each is marked failed, and those this call ended are returned. */
   async failInterrupted(reason: string): Promise<TaskEntity[]> {
-    return this.dataSource.transaction(async (manager: EntityManager) => {
-      const stuck = await manager.getRepository(TaskEntity).findBy({ status: In([...ACTIVE_STATUSES]) });
-      const at = nowIso();
-      for (const task of stuck) {
-        await manager.update(
-          TaskEntity,
-          { id: task.id },
-          { status: 'failed', result: reason, currentTask: '', updatedAt: at, finishedAt: at },
-        );
-      }
-      return stuck;
-    });
+    const stuck = await this.dataSource.getRepository(TaskEntity).findBy({ status: In([...ACTIVE_STATUSES]) });
+    const ended: TaskEntity[] = [];
+    for (const task of stuck) {
+      if (await this.finish(task.id, 'failed', reason)) ended.push(task);
+    }
+    return ended;
   }
 }
 

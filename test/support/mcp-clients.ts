@@ -102,8 +102,8 @@ export function stdioRawDispatch(transport: Transport): RawDispatch {
     });
 }
 
-export const textOf = (result: { content?: unknown }) =>
-  ((result.content as { type: string; text: string }[] | undefined) ?? []).map((block) => block.text).join('\n');
+export const textOf = (result: unknown) =>
+  (((result as { content?: { text: string }[] }).content) ?? []).map((block) => block.text).join('\n');
 
 /** Parses the `key: value` lines of an agent_status / agent_run text. */
 export function fieldsOf(text: string): Record<string, string> {

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { AGENT_RUN_INPUT_SCHEMA } from '../../src/tools/tool-schemas.js';
+import { fieldsOf, legacyClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
+
+describe('legacy 2025-11-25 client (v1 SDK) over stateless HTTP', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let client: LegacyClient;
+
+  beforeAll(async () => {
+    await ollama.start();
+    service = await new ServiceProcess(writeConfig(ollama.url).file).start();
+    client = await legacyClient(service.url);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  it('initializes on 2025-11-25 and lists the same tools and schemas', async () => {
+    expect(client.getServerVersion()?.name).toBe('ollama-agent-mcp');
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['agent_run', 'agent_status']);
+    expect(JSON.stringify(tools[0].inputSchema)).toBe(JSON.stringify(AGENT_RUN_INPUT_SCHEMA));
+  });
+
+  it('queues a Task and polls it to completion with agent_status', async () => {
+    ollama.enqueue({ content: 'legacy answer', promptEvalCount: 3, evalCount: 4 });
+    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'hello from 2025' } })));
+    expect(accepted.status).toBe('queued');
+    const final = await waitForTerminal(
+      async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })),
+      accepted.task_id,
+    );
+    expect(final).toMatchObject({ status: 'completed', result: 'legacy answer', token_usage: 'input=3 output=4 total=7' });
+  });
+
+  it('gets the same Tool errors for bad input', async () => {
+    const result = await client.callTool({ name: 'agent_run', arguments: { request: '   ' } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/request: must not be empty/);
+  });
+});

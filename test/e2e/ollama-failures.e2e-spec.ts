@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/client';
+import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
+
+describe('Ollama failures end the Task with a clear reason, and the worker goes on', () => {
+  const ollama = new ScriptedOllama();
+  const services: ServiceProcess[] = [];
+  const clients: Client[] = [];
+
+  async function serviceFor(ollamaUrl: string) {
+    const service = await new ServiceProcess(writeConfig(ollamaUrl, { ollama: { request_timeout_ms: 600 } }).file).start();
+    const client = await modernClient(service.url);
+    services.push(service);
+    clients.push(client);
+    const submit = async (request: string) =>
+      fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request } }))).task_id;
+    const finish = (taskId: string) =>
+      waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), taskId);
+    return { submit, finish };
+  }
+
+  beforeAll(async () => {
+    await ollama.start();
+  });
+
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+    for (const service of services) await service.stop();
+    await ollama.stop();
+  });
+
+  it('times out a silent Ollama, fails an unknown model, then completes the next Task', async () => {
+    const { submit, finish } = await serviceFor(ollama.url);
+    ollama.enqueue({ hang: true });
+    const silent = await submit('silent');
+    const timedOut = await finish(silent);
+    expect(timedOut).toMatchObject({ status: 'failed' });
+    expect(timedOut.result).toMatch(/Ollama did not answer within 600 ms/);
+
+    ollama.models = [];
+    const unknownModel = await finish(await submit('unknown model'));
+    expect(unknownModel.status).toBe('failed');
+    expect(unknownModel.result).toMatch(/Ollama model "test-model" was not found/);
+
+    ollama.models = ['test-model:latest'];
+    ollama.enqueue({ content: 'back to normal' });
+    expect(await finish(await submit('fine'))).toMatchObject({ status: 'completed', result: 'back to normal' });
+  });
+
+  it('fails every Task against an unreachable Ollama without stalling the queue', async () => {
+    const { submit, finish } = await serviceFor(`http://127.0.0.1:${await freePort()}`);
+    const ids = [await submit('one'), await submit('two')];
+    for (const id of ids) {
+      const final = await finish(id);
+      expect(final.status).toBe('failed');
+      expect(final.result).toMatch(/Ollama is not reachable at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
+    }
+  });
+});

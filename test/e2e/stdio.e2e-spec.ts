@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { userInfo } from 'node:os';
+import { probe } from '../support/database-probe.js';
+import { CLIENT_INFO, fieldsOf, MODERN, modernMeta, stdioRawDispatch, tasksSession, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { writeConfig } from '../support/service-process.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+describe('MCP over stdio (node dist/stdio.js)', () => {
+  const ollama = new ScriptedOllama();
+  let config: ReturnType<typeof writeConfig>;
+  const serverParams = () => ({
+    command: process.execPath,
+    args: ['dist/stdio.js'],
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', AGENT_CONFIG: config.file },
+    stderr: 'pipe' as const,
+  });
+
+  beforeAll(async () => {
+    await ollama.start();
+    config = writeConfig(ollama.url);
+  });
+
+  afterAll(async () => {
+    await ollama.stop();
+  });
+
+  it('serves a pinned 2026-07-28 client: plain agent_run then agent_status to completion', async () => {
+    const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
+    await client.connect(new StdioClientTransport(serverParams()));
+    expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+    ollama.enqueue({ content: 'stdio answer', promptEvalCount: 5, evalCount: 6 });
+    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'over stdio' } })));
+    const final = await waitForTerminal(
+      async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })),
+      accepted.task_id,
+    );
+    expect(final).toMatchObject({ status: 'completed', result: 'stdio answer' });
+    const owner = probe<{ owner: string }>(config.databasePath, 'SELECT owner FROM tasks WHERE id = ?', accepted.task_id)[0].owner;
+    expect(owner).toBe(userInfo().username);
+    await client.close();
+  });
+
+  it('serves a Tasks-aware client (ext-tasks over a raw stdio channel) through completion', async () => {
+    const transport = new StdioClientTransport(serverParams());
+    const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
+    await client.connect(transport);
+    ollama.enqueue({ content: 'task answer over stdio' });
+    const session = tasksSession(client, stdioRawDispatch(transport));
+    const exec = (await session.callTool('agent_run', { request: 'as a task' })) as { kind: string; settle(): Promise<{ outcome: unknown }> };
+    expect(exec.kind).toBe('task');
+    const result = resultFromTaskOutcome((await exec.settle()).outcome as never);
+    expect(fieldsOf(textOf(result as { content: unknown }))).toMatchObject({ status: 'completed', result: 'task answer over stdio' });
+    await session.close();
+    await client.close();
+  });
+
+  it('serves a legacy (v1 SDK, initialize) client', async () => {
+    const client = new LegacyClient({ name: 'legacy-stdio', version: '1.0.0' });
+    await client.connect(new LegacyStdioTransport(serverParams()));
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['agent_run', 'agent_status']);
+    const result = await client.callTool({ name: 'agent_run', arguments: { request: 'legacy stdio' } });
+    expect(fieldsOf(textOf(result as { content: unknown })).status).toBe('queued');
+    await client.close();
+  });
+
+  it('writes only JSON-RPC frames to stdout, logs to stderr, and exits when stdin closes', async () => {
+    const child = spawn(process.execPath, ['dist/stdio.js'], { cwd: ROOT, env: serverParams().env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const request = { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: modernMeta(false) } };
+    child.stdin.write(`${JSON.stringify(request)}\n`);
+    const deadline = Date.now() + 10_000;
+    while (!stdout.includes('\n') && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const lines = stdout.split('\n').filter((line) => line.length > 0);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(JSON.parse(line)).toHaveProperty('jsonrpc', '2.0');
+    expect(JSON.parse(lines[0]).result.capabilities.extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} });
+    expect(stderr).toMatch(/Nest/);
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import { loadConfig } from '../../src/config/config.loader.js';
+
+const problemsOf = (raw: unknown) => {
+  try {
+    validateConfig(raw);
+    return [];
+  } catch (error) {
+    return (error as ConfigError).problems;
+  }
+};
+
+describe('configuration', () => {
+  it('fills every default from an empty document', () => {
+    const config = validateConfig({});
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 3000, allowedOrigins: [] });
+    expect(config.ollama.host).toBe('http://127.0.0.1:11434');
+    expect(config.mcp.images).toEqual({ maxCount: 4, maxBytesPerImage: 10 * 1024 * 1024, maxTotalBytes: 20 * 1024 * 1024 });
+    expect(config.database).toMatchObject({ type: 'sqlite', path: './data/agent.sqlite' });
+  });
+
+  it('names every unknown key and every bad value', () => {
+    expect(
+      problemsOf({
+        sever: {},
+        server: { port: 'eighty', prot: 1 },
+        ollama: { temperature: 3, host: 'not a url' },
+        mcp: { images: { max_count: 1.5 } },
+        database: { type: 'mysql' },
+      }),
+    ).toEqual([
+      'sever: unknown key',
+      'server.prot: unknown key',
+      'server.port: expected an integer',
+      'ollama.host: must be a URL (got "not a url")',
+      'ollama.temperature: must be between 0 and 2 (got 3)',
+      'database.type: must be one of sqlite, postgres (got "mysql")',
+      'mcp.images.max_count: expected an integer',
+    ]);
+  });
+
+  it('requires a url for postgres', () => {
+    expect(problemsOf({ database: { type: 'postgres' } })).toEqual(['database.url: required when database.type is postgres']);
+  });
+
+  it('loads AGENT_CONFIG and applies AGENT__SECTION__KEY overrides', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oam-config-'));
+    const file = join(dir, 'agent.yaml');
+    writeFileSync(file, 'ollama:\n  model: llama3.2\n  num_ctx: 8192\n');
+    const config = loadConfig({ AGENT_CONFIG: file, AGENT__OLLAMA__NUM_CTX: '16384', AGENT__SERVER__PORT: '8080' });
+    expect(config.ollama).toMatchObject({ model: 'llama3.2', numCtx: 16384 });
+    expect(config.server.port).toBe(8080);
+  });
+
+  it('refuses a missing AGENT_CONFIG file and invalid YAML', () => {
+    expect(() => loadConfig({ AGENT_CONFIG: '/nonexistent/agent.yaml' })).toThrow(/AGENT_CONFIG: file not found/);
+    const dir = mkdtempSync(join(tmpdir(), 'oam-config-'));
+    writeFileSync(join(dir, 'bad.yaml'), 'server: [unclosed');
+    expect(() => loadConfig({ AGENT_CONFIG: join(dir, 'bad.yaml') })).toThrow(/not valid YAML/);
+  });
+
+  it('validates the committed agent.yaml and the example files', () => {
+    expect(() => loadConfig({ AGENT_CONFIG: 'agent.yaml' })).not.toThrow();
+    for (const example of ['config/vision-team.example.yaml', 'config/postgres.example.yaml']) {
+      expect(() => loadConfig({ AGENT_CONFIG: example })).not.toThrow();
+    }
+  });
+});

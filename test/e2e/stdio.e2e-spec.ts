@@ -74,6 +74,13 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
     await client.close();
   });
 
+  it('works through `npm run start:stdio` (the README command), whose npm banner SDK clients skip', async () => {
+    const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
+    await client.connect(new StdioClientTransport({ ...serverParams(), command: 'npm', args: ['run', 'start:stdio'] }));
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['agent_run', 'agent_status']);
+    await client.close();
+  });
+
   it('writes only JSON-RPC frames to stdout, logs to stderr, and exits when stdin closes', async () => {
     const child = spawn(process.execPath, ['dist/stdio.js'], { cwd: ROOT, env: serverParams().env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

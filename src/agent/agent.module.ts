@@ -1,11 +1,14 @@
 import { Module } from '@nestjs/common';
 import { OllamaModule } from '../ollama/ollama.module.js';
+import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { AgentRunner } from './agent-runner.js';
-import { DirectChatAgent } from './direct-chat.agent.js';
+import { PlanningAgent } from './planning-agent.js';
+import { TraceRepository } from './trace.repository.js';
+import { WorkspaceToolbox } from './workspace-toolbox.js';
 
 @Module({
-  imports: [OllamaModule],
-  providers: [{ provide: AgentRunner, useClass: DirectChatAgent }],
-  exports: [AgentRunner],
+  imports: [OllamaModule, WorkspaceModule],
+  providers: [TraceRepository, WorkspaceToolbox, { provide: AgentRunner, useClass: PlanningAgent }],
+  exports: [AgentRunner, TraceRepository],
 })
 export class AgentModule {}

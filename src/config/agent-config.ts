@@ -15,6 +15,18 @@ export interface AgentConfig {
   };
   database: { type: 'sqlite' | 'postgres'; path: string; url: string };
   queue: { pollIntervalMs: number };
+  workspace: {
+    root: string;
+    sandbox: 'auto' | 'bubblewrap' | 'none';
+    commandTimeoutMs: number;
+    captureBytes: number;
+  };
+  agent: {
+    maxSubtasks: number;
+    maxRoundsPerSubtask: number;
+    maxRoundsPerTask: number;
+    toolOutputChars: number;
+  };
   mcp: {
     images: { maxCount: number; maxBytesPerImage: number; maxTotalBytes: number };
     tasks: { ttlMs: number; pollIntervalMs: number };
@@ -51,6 +63,18 @@ const RULES: Record<string, Record<string, Rule | Record<string, Rule>>> = {
   },
   queue: {
     poll_interval_ms: { kind: 'int', default: 1000, min: 10, max: 3_600_000 },
+  },
+  workspace: {
+    root: { kind: 'string', default: './workspace', nonEmpty: true },
+    sandbox: { kind: 'string', default: 'auto', oneOf: ['auto', 'bubblewrap', 'none'] },
+    command_timeout_ms: { kind: 'int', default: 120_000, min: 100, max: 3_600_000 },
+    capture_bytes: { kind: 'int', default: MiB, min: 1024, max: 64 * MiB },
+  },
+  agent: {
+    max_subtasks: { kind: 'int', default: 8, min: 1, max: 32 },
+    max_rounds_per_subtask: { kind: 'int', default: 20, min: 1, max: 500 },
+    max_rounds_per_task: { kind: 'int', default: 60, min: 1, max: 2000 },
+    tool_output_chars: { kind: 'int', default: 16_000, min: 1000, max: 1_000_000 },
   },
   mcp: {
     images: {

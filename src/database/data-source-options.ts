@@ -2,14 +2,16 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { AgentConfig } from '../config/agent-config.js';
+import { TaskStepEntity } from '../agent/task-step.entity.js';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { TaskImageEntity } from '../queue/task-image.entity.js';
 import { TaskEntity } from '../queue/task.entity.js';
 import { SessionEntity } from '../sessions/session.entity.js';
 import { InitialSchema1764633600000 } from './migrations/1764633600000-initial-schema.js';
+import { TaskSteps1764720000000 } from './migrations/1764720000000-task-steps.js';
 
-export const ENTITIES = [SessionEntity, TaskEntity, TaskImageEntity, AuditEventEntity];
-export const MIGRATIONS = [InitialSchema1764633600000];
+export const ENTITIES = [SessionEntity, TaskEntity, TaskImageEntity, TaskStepEntity, AuditEventEntity];
+export const MIGRATIONS = [InitialSchema1764633600000, TaskSteps1764720000000];
 
 /** Committed migrations run at boot; `synchronize` stays off so the schema is exactly what they say. */
 export function dataSourceOptions(database: AgentConfig['database']): DataSourceOptions {

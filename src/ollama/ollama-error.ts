@@ -7,6 +7,8 @@ export class OllamaError extends Error {
   constructor(
     readonly kind: OllamaErrorKind,
     message: string,
+    /** The HTTP status Ollama answered with, for kind `http`. */
+    readonly status?: number,
   ) {
     super(message);
     this.name = 'OllamaError';
@@ -24,7 +26,7 @@ export function toOllamaError(error: unknown, signal: AbortSignal, ollama: Agent
   if (status === 404) {
     return new OllamaError('model_not_found', `Ollama model "${ollama.model}" was not found at ${ollama.host}: ${detail}`);
   }
-  if (typeof status === 'number') return new OllamaError('http', `Ollama returned HTTP ${status}: ${detail}`);
+  if (typeof status === 'number') return new OllamaError('http', `Ollama returned HTTP ${status}: ${detail}`, status);
   if (error instanceof TypeError || /ECONNREFUSED|fetch failed|ENOTFOUND|socket/i.test(detail)) {
     return new OllamaError('unreachable', `Ollama is not reachable at ${ollama.host}: ${causeOf(error)}`);
   }

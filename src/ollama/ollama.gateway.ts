@@ -1,16 +1,34 @@
 import { Injectable } from '@nestjs/common';
-import { Ollama, type Message } from 'ollama';
+import { Ollama, type Message, type Tool } from 'ollama';
 import { AppConfig } from '../config/app-config.js';
 import { OllamaError, toOllamaError } from './ollama-error.js';
 
+/** A tool call as Ollama returns it; `id` (newer servers) is echoed back as the result's `tool_call_id`. */
+export interface ChatToolCall {
+  id?: string;
+  function: { name: string; arguments: Record<string, unknown> };
+}
+
+/** Ollama's message plus the fields its JS client types omit but the server understands. */
+export interface ChatMessage extends Omit<Message, 'tool_calls'> {
+  tool_calls?: ChatToolCall[];
+  tool_call_id?: string;
+}
+
 export interface ChatRequest {
-  messages: Message[];
+  messages: ChatMessage[];
   temperature: number;
   signal: AbortSignal;
+  tools?: Tool[];
+  /** A JSON schema for structured output. */
+  format?: object;
 }
 
 export interface ChatReply {
   content: string;
+  thinking: string;
+  toolCalls: ChatToolCall[];
+  doneReason: string;
   promptEvalCount: number;
   evalCount: number;
 }
@@ -31,28 +49,35 @@ export class OllamaGateway {
     });
   }
 
-  /** One streamed `/api/chat` call, accumulated; token counts come from the final chunk. */
+  /**
+   * One streamed `/api/chat` call, accumulated (content, thinking and tool calls may arrive in any
+   * chunk); token counts come from the final chunk. `num_ctx` and `keep_alive` never vary, so the
+   * model is not reloaded between calls.
+   */
   async chat(request: ChatRequest): Promise<ChatReply> {
     const { model, numCtx, keepAlive } = this.config.ollama;
     return this.withDeadline(request.signal, async (client) => {
       const stream = await client.chat({
         model,
-        messages: request.messages,
+        messages: request.messages as Message[],
         stream: true,
         keep_alive: keepAlive,
         options: { num_ctx: numCtx, temperature: request.temperature },
+        ...(request.tools?.length ? { tools: request.tools } : {}),
+        ...(request.format ? { format: request.format } : {}),
       });
-      let content = '';
-      let promptEvalCount = 0;
-      let evalCount = 0;
+      const reply: ChatReply = { content: '', thinking: '', toolCalls: [], doneReason: '', promptEvalCount: 0, evalCount: 0 };
       for await (const chunk of stream) {
-        content += chunk.message?.content ?? '';
+        reply.content += chunk.message?.content ?? '';
+        reply.thinking += chunk.message?.thinking ?? '';
+        reply.toolCalls.push(...((chunk.message?.tool_calls as ChatToolCall[] | undefined) ?? []));
         if (chunk.done) {
-          promptEvalCount = chunk.prompt_eval_count ?? 0;
-          evalCount = chunk.eval_count ?? 0;
+          reply.doneReason = chunk.done_reason ?? '';
+          reply.promptEvalCount = chunk.prompt_eval_count ?? 0;
+          reply.evalCount = chunk.eval_count ?? 0;
         }
       }
-      return { content, promptEvalCount, evalCount };
+      return reply;
     });
   }
 

@@ -77,14 +77,14 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
       ].join('\n'),
     );
     expect(final.status).toBe('completed');
-    const chat = ollama.chats.at(-1)!.body;
+    const chat = ollama.workChats.at(-1)!.body;
     expect(chat.options).toMatchObject({ temperature: 0.2, num_ctx: 32768 });
     expect(chat.keep_alive).toBe('30m');
   });
 
   it('shows running progress while the chat is in flight', async () => {
     ollama.enqueue({ content: 'slow', delayMs: 1500, promptEvalCount: 1, evalCount: 1 });
-    const chatsBefore = ollama.chats.length;
+    const chatsBefore = ollama.workChats.length;
     const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'slow one' })));
     await ollama.waitForChats(chatsBefore + 1);
     const running = fieldsOf(await status(taskId));
@@ -99,13 +99,13 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     const second = fieldsOf(textOf(await run({ request: 'second question', session_id: first.session_id })));
     expect(second.session_id).toBe(first.session_id);
     await waitForTerminal((id) => status(id), second.task_id);
-    const messages = ollama.chats.at(-1)!.body.messages;
+    const messages = ollama.workChats.at(-1)!.body.messages.filter((m) => m.role !== 'system');
     expect(messages.map((m) => [m.role, m.content])).toEqual([
       ['user', 'first question'],
       ['assistant', 'first answer'],
       ['user', 'second question'],
     ]);
-    expect(ollama.chats.at(-1)!.body.options).toMatchObject({ temperature: 0.7 });
+    expect(ollama.workChats.at(-1)!.body.options).toMatchObject({ temperature: 0.7 });
     expect(fieldsOf(await status(second.task_id, first.session_id)).status).toBe('completed');
   });
 
@@ -163,7 +163,7 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     ollama.enqueue({ content: 'a red pixel' });
     const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'what is this?', images: [{ mime_type: 'image/png', data_base64: PNG_1x1 }] })));
     expect((await waitForTerminal((id) => status(id), taskId)).result).toBe('a red pixel');
-    expect(ollama.chats.at(-1)!.body.messages.at(-1)!.images).toEqual([PNG_1x1]);
+    expect(ollama.workChats.at(-1)!.body.messages.at(-1)!.images).toEqual([PNG_1x1]);
     const audit = probe<{ detail: string }>(db, 'SELECT detail FROM audit_events WHERE task_id = ?', taskId);
     expect(audit.map((row) => row.detail).join('')).not.toContain(PNG_1x1);
     expect(JSON.parse(audit[0].detail).images[0]).toMatchObject({ mimeType: 'image/png', bytes: 70 });
@@ -172,17 +172,18 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
 
   it('fails an image Task on a model without vision before any chat call', async () => {
     ollama.capabilities = ['completion', 'tools'];
-    const chatsBefore = ollama.chats.length;
+    const chatsBefore = ollama.workChats.length;
     const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'look', images: [{ mime_type: 'image/png', data_base64: PNG_1x1 }] })));
     const final = await waitForTerminal((id) => status(id), taskId);
     expect(final.status).toBe('failed');
     expect(final.message).toBe('タスクが失敗しました。');
     expect(final.result).toMatch(/does not support image input/);
-    expect(ollama.chats.length).toBe(chatsBefore);
+    expect(ollama.workChats.length).toBe(chatsBefore);
   });
 
-  it('fails a Task on an Ollama HTTP 500 with a clear reason, and the worker goes on with the next Task', async () => {
-    ollama.enqueue({ status: 500, error: 'llama runner crashed' }, { content: 'next one fine' });
+  it('fails a Task on repeated Ollama HTTP 500s with a clear reason, and the worker goes on with the next Task', async () => {
+    const crash = { status: 500, error: 'llama runner crashed' };
+    ollama.enqueue(crash, crash, crash, { content: 'next one fine' });
     const failing = fieldsOf(textOf(await run({ request: 'will fail' })));
     const next = fieldsOf(textOf(await run({ request: 'will pass' })));
     const failed = await waitForTerminal((id) => status(id), failing.task_id);
@@ -192,7 +193,7 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
   });
 
   it('runs one Task at a time, in submission order', async () => {
-    const chatsBefore = ollama.chats.length;
+    const chatsBefore = ollama.workChats.length;
     ollama.setFallback({ content: 'ok', delayMs: 80, promptEvalCount: 1, evalCount: 1 });
     const accepted = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => run({ request: `parallel ${n}` })));
     const ids = accepted.map((result) => fieldsOf(textOf(result)).task_id);
@@ -201,7 +202,7 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     const order = probe<{ id: string }>(db, `SELECT id FROM tasks WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY started_at`, ...ids);
     const submitted = probe<{ id: string }>(db, `SELECT id FROM tasks WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY seq`, ...ids);
     expect(order).toEqual(submitted);
-    expect(ollama.chats.length - chatsBefore).toBe(6);
+    expect(ollama.workChats.length - chatsBefore).toBe(6);
     ollama.setFallback({ content: 'scripted answer', promptEvalCount: 10, evalCount: 5 });
   });
 

@@ -80,7 +80,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
   });
 
   it('maps a failed agent Task to completed with isError and the agent_status text', async () => {
-    ollama.enqueue({ status: 500, error: 'boom' });
+    ollama.enqueue({ status: 500, error: 'boom' }, { status: 500, error: 'boom' }, { status: 500, error: 'boom' });
     const created = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'will fail' } });
     const taskId = (created as { result: { taskId: string } }).result.taskId;
     const final = await waitForStatus(taskId, ['completed', 'failed', 'cancelled']);
@@ -92,7 +92,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
 
   it('cancels a running Task: the Ollama request is aborted and the Task ends cancelled', async () => {
     ollama.enqueue({ hang: true });
-    const chatsBefore = ollama.chats.length;
+    const chatsBefore = ollama.workChats.length;
     const cancelClient = await modernClient(service.url);
     const session = tasksSession(cancelClient, raw);
     const exec = (await session.callTool('agent_run', { request: 'never answers' })) as { handle: { taskId: string }; cancel(): Promise<unknown> };
@@ -105,7 +105,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     expect(Date.now() - startedAt).toBeLessThan(2000);
     expect(final.status).toBe('cancelled');
     await new Promise((done) => setTimeout(done, 100));
-    expect(ollama.chats[chatsBefore].aborted).toBe(true);
+    expect(ollama.workChats[chatsBefore].aborted).toBe(true);
     expect(ollama.activeChats).toBe(0);
     await session.close();
     await cancelClient.close();
@@ -120,7 +120,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     expect((await withTasks('tasks/get', { taskId: queuedId })).kind === 'result' && probe(db, 'SELECT status FROM tasks WHERE id = ?', queuedId)).toEqual([{ status: 'cancelled' }]);
     expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result' });
     await waitForStatus((first as { result: { taskId: string } }).result.taskId, ['completed']);
-    expect(ollama.chats.some((chat) => chat.body.messages.at(-1)!.content === 'waits in the queue')).toBe(false);
+    expect(ollama.workChats.some((chat) => chat.body.messages.at(-1)!.content === 'waits in the queue')).toBe(false);
   });
 
   it('acknowledges tasks/update for a known Task', async () => {

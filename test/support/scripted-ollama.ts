@@ -13,15 +13,22 @@ export interface ScriptedReply {
   error?: string;
   /** Accept the request and never answer. */
   hang?: boolean;
+  /** Native tool calls of the answer (`message.tool_calls`). */
+  toolCalls?: { name: string; arguments: Record<string, unknown> }[];
 }
+
+/** The answer to a planning call (a chat request with a `format` schema) when no plan is scripted. */
+export const DIRECT_PLAN: ScriptedReply = { content: '{"mode":"direct","subtasks":[]}' };
 
 export interface RecordedChat {
   body: {
     model: string;
-    messages: { role: string; content: string; images?: string[] }[];
+    messages: { role: string; content: string; images?: string[]; tool_calls?: unknown[]; tool_name?: string }[];
     stream?: boolean;
     options?: Record<string, unknown>;
     keep_alive?: unknown;
+    tools?: { function: { name: string } }[];
+    format?: unknown;
   };
   aborted: boolean;
 }
@@ -38,6 +45,7 @@ export class ScriptedOllama {
   models = ['test-model:latest'];
   private active = 0;
   private script: ScriptedReply[] = [];
+  private plans: ScriptedReply[] = [];
   private fallback: ScriptedReply = { content: 'scripted answer', promptEvalCount: 10, evalCount: 5 };
   private server: Server | null = null;
   private readonly waiters: (() => void)[] = [];
@@ -55,15 +63,25 @@ export class ScriptedOllama {
     this.script.push(...replies);
   }
 
+  /** Answers for the next planning calls (requests with `format`); after them, the direct plan. */
+  enqueuePlan(...replies: ScriptedReply[]): void {
+    this.plans.push(...replies);
+  }
+
+  /** Chat requests that were not planning calls. */
+  get workChats(): RecordedChat[] {
+    return this.chats.filter((chat) => chat.body.format === undefined);
+  }
+
   setFallback(reply: ScriptedReply): void {
     this.fallback = reply;
   }
 
-  /** Resolves once `count` chat requests have arrived in total. */
+  /** Resolves once `count` work (non-planning) chat requests have arrived in total. */
   async waitForChats(count: number, timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.chats.length < count) {
-      if (Date.now() > deadline) throw new Error(`expected ${count} chat requests, got ${this.chats.length}`);
+    while (this.workChats.length < count) {
+      if (Date.now() > deadline) throw new Error(`expected ${count} chat requests, got ${this.workChats.length}`);
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
         setTimeout(resolve, 50);
@@ -116,7 +134,7 @@ export class ScriptedOllama {
     });
     try {
       if (!this.knows(body.model)) return json(res, 404, { error: `model '${body.model}' not found, try pulling it first` });
-      const reply = this.script.shift() ?? this.fallback;
+      const reply = body.format !== undefined ? (this.plans.shift() ?? DIRECT_PLAN) : (this.script.shift() ?? this.fallback);
       if (reply.hang) {
         await new Promise<void>((resolve) => res.on('close', () => resolve()));
         return;
@@ -125,6 +143,7 @@ export class ScriptedOllama {
       if (closed) return;
       if (reply.status) return json(res, reply.status, { error: reply.error ?? 'scripted failure' });
       const content = reply.content ?? '';
+      const toolCalls = reply.toolCalls?.map((call, index) => ({ id: `call_${this.chats.length}_${index}`, function: { index, ...call } }));
       const final = {
         model: body.model,
         created_at: new Date().toISOString(),
@@ -135,7 +154,7 @@ export class ScriptedOllama {
         eval_count: reply.evalCount ?? 0,
       };
       if (body.stream === false) {
-        return json(res, 200, { ...final, message: { role: 'assistant', content } });
+        return json(res, 200, { ...final, message: { role: 'assistant', content, ...(toolCalls ? { tool_calls: toolCalls } : {}) } });
       }
       res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
       const half = Math.ceil(content.length / 2);
@@ -144,6 +163,11 @@ export class ScriptedOllama {
         res.write(`${JSON.stringify(chunk)}\n`);
         await sleep((reply.delayMs ?? 0) / 2);
         if (closed) return;
+      }
+      if (toolCalls) {
+        // Ollama sends a tool call whole, in one chunk of its own.
+        const chunk = { model: body.model, created_at: final.created_at, message: { role: 'assistant', content: '', tool_calls: toolCalls }, done: false };
+        res.write(`${JSON.stringify(chunk)}\n`);
       }
       res.end(`${JSON.stringify(final)}\n`);
     } finally {

@@ -22,6 +22,7 @@ export function writeConfig(ollamaUrl: string, overrides: Record<string, unknown
     ollama: { host: ollamaUrl, model: 'test-model', request_timeout_ms: 10_000 },
     database: { type: 'sqlite', path: join(dir, 'agent.sqlite') },
     queue: { poll_interval_ms: 100 },
+    workspace: { root: join(dir, 'workspace') },
     mcp: { tasks: { poll_interval_ms: 100 } },
   };
   for (const [section, values] of Object.entries(overrides)) base[section] = { ...base[section], ...(values as object) };

@@ -1,0 +1,131 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import { OllamaError } from '../ollama/ollama-error.js';
+import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
+import type { TaskProgress } from '../queue/tasks.repository.js';
+import type { FileChange } from '../workspace/workspace-files.js';
+import { AgentLoop } from './agent-loop.js';
+import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask } from './agent-runner.js';
+import { criticalPathTokens, executionOrder, parsePlan, PLAN_SCHEMA, type Subtask } from './plan.js';
+import { PLANNING_INSTRUCTION, SUMMARY_INSTRUCTION, subtaskInstruction, SYSTEM_PROMPT } from './prompts.js';
+import { TraceRepository } from './trace.repository.js';
+import { WorkspaceToolbox } from './workspace-toolbox.js';
+
+export const DIRECT_STEP = 'ollama chat';
+const PLANNING_STEP = 'planning';
+
+type Report = (progress: TaskProgress) => Promise<void>;
+
+/**
+ * The agent: a planning call (structured output) decides between the direct path (one tool-using
+ * conversation, reported as `ollama chat` 0/1 → 1/1) and a plan of subtasks with dependencies, run in
+ * dependency order on one continuing conversation, then summarised.
+ */
+@Injectable()
+export class PlanningAgent extends AgentRunner {
+  constructor(
+    private readonly ollama: OllamaGateway,
+    private readonly toolbox: WorkspaceToolbox,
+    private readonly trace: TraceRepository,
+    private readonly config: AppConfig,
+  ) {
+    super();
+  }
+
+  async run(task: AgentTask, report: Report, signal: AbortSignal): Promise<AgentOutcome> {
+    const capabilities = await this.capabilities(signal);
+    if (task.images.length > 0 && !capabilities.includes('vision')) {
+      throw new AgentFailure(
+        `The model "${this.config.ollama.model}" does not support image input (capabilities: ${capabilities.join(', ') || 'none'}).`,
+      );
+    }
+    const loop = new AgentLoop(
+      { ollama: this.ollama, toolbox: this.toolbox, trace: this.trace, config: this.config },
+      {
+        taskId: task.id,
+        temperature: task.temperature,
+        tools: capabilities.includes('tools') ? this.toolbox.definitions() : [],
+        signal,
+        onTokens: (inputTokens, outputTokens) => report({ inputTokens, outputTokens }),
+      },
+    );
+    loop.messages.push(...conversationStart(task));
+    try {
+      await report({ status: 'planning', currentTask: PLANNING_STEP, completedSubtasks: 0, totalSubtasks: 1 });
+      const plan = await this.plan(loop, task.id);
+      return plan.mode === 'direct' ? await this.direct(loop, report) : await this.planned(loop, plan.subtasks, report);
+    } catch (error) {
+      if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: loop.inputTokens, outputTokens: loop.outputTokens });
+      throw error;
+    }
+  }
+
+  private async capabilities(signal: AbortSignal): Promise<string[]> {
+    try {
+      return await this.ollama.capabilities(signal);
+    } catch (error) {
+      if (error instanceof OllamaError && error.kind !== 'aborted') throw new AgentFailure(error.message);
+      throw error;
+    }
+  }
+
+  private async plan(loop: AgentLoop, taskId: string) {
+    const instruction: ChatMessage = { role: 'user', content: PLANNING_INSTRUCTION };
+    const reply = await loop.call('', { extra: [instruction], format: PLAN_SCHEMA, label: 'plan' });
+    const { plan, problem } = parsePlan(reply.content, this.config.agent.maxSubtasks);
+    await this.trace.append({
+      taskId, subtask: '', kind: 'plan', name: plan.mode, outcome: problem ? 'error' : 'ok', durationMs: 0, startedAt: new Date().toISOString(),
+      detail: plan.mode === 'plan' ? { subtasks: plan.subtasks } : { mode: 'direct', ...(problem ? { fallback: problem } : {}) },
+    });
+    // A plan stays in the conversation (later subtasks refer to it); the direct path drops the planning
+    // exchange, so its prompt starts exactly as the planning prompt did and reuses the cache.
+    if (plan.mode === 'plan') loop.messages.push(instruction, { role: 'assistant', content: reply.content });
+    return plan;
+  }
+
+  private async direct(loop: AgentLoop, report: Report): Promise<AgentOutcome> {
+    await report({ status: 'running', currentTask: DIRECT_STEP, completedSubtasks: 0, totalSubtasks: 1 });
+    const answer = await loop.untilAnswer('');
+    return this.outcome(loop, answer, { completedSubtasks: 1, totalSubtasks: 1, criticalPathTokens: 0 });
+  }
+
+  private async planned(loop: AgentLoop, subtasks: Subtask[], report: Report): Promise<AgentOutcome> {
+    const order = executionOrder(subtasks)!;
+    const total = order.length;
+    for (const [index, subtask] of order.entries()) {
+      await report({ status: 'running', currentTask: subtask.title, completedSubtasks: index, totalSubtasks: total });
+      loop.messages.push({ role: 'user', content: subtaskInstruction(subtask, index, total) });
+      await loop.untilAnswer(subtask.id);
+      await report({ completedSubtasks: index + 1, criticalPathTokens: criticalPathTokens(subtasks, loop.tokenMap) });
+    }
+    await report({ currentTask: 'summary' });
+    loop.messages.push({ role: 'user', content: SUMMARY_INSTRUCTION });
+    const summary = await loop.untilAnswer('');
+    return this.outcome(loop, summary, { completedSubtasks: total, totalSubtasks: total, criticalPathTokens: criticalPathTokens(subtasks, loop.tokenMap) });
+  }
+
+  private outcome(loop: AgentLoop, answer: string, progress: TaskProgress): AgentOutcome {
+    return {
+      result: answer.trim() + deliverables([...loop.changes.values()]),
+      progress: { ...progress, inputTokens: loop.inputTokens, outputTokens: loop.outputTokens },
+    };
+  }
+}
+
+/** Earlier turns of the session, then the request (with its images): the stable start of every prompt. */
+function conversationStart(task: AgentTask): ChatMessage[] {
+  const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM_PROMPT }];
+  for (const turn of task.history) {
+    const note = turn.imageCount > 0 ? `\n\n[${turn.imageCount} image(s) were attached to this message]` : '';
+    messages.push({ role: 'user', content: turn.request + note }, { role: 'assistant', content: turn.answer });
+  }
+  messages.push({ role: 'user', content: task.request, ...(task.images.length > 0 ? { images: task.images.map((image) => image.dataBase64) } : {}) });
+  return messages;
+}
+
+/** The files the Task created or changed, verified by the tools that wrote them. */
+function deliverables(changes: FileChange[]): string {
+  if (changes.length === 0) return '';
+  const lines = changes.map((change) => `- ${change.path} (${change.created ? 'created' : 'changed'}, ${change.bytes} bytes)`);
+  return `\n\nFiles created or changed:\n${lines.join('\n')}`;
+}

@@ -1,0 +1,43 @@
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+export type StepKind = 'plan' | 'model_call' | 'tool_call' | 'command' | 'file_op';
+
+/** One step of a Task's execution trace: a model call, a tool call, a command, a file operation. */
+@Entity('task_steps')
+export class TaskStepEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  seq!: number;
+
+  @Column({ name: 'task_id', type: 'varchar', length: 36 })
+  taskId!: string;
+
+  /** The plan subtask id the step belongs to ('' for the direct path and planning). */
+  @Column({ type: 'varchar', length: 64, default: '' })
+  subtask!: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  kind!: StepKind;
+
+  /** Tool name, command line excerpt, or `chat`. */
+  @Column({ type: 'varchar', length: 200 })
+  name!: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  outcome!: string;
+
+  @Column({ name: 'input_tokens', type: 'integer', default: 0 })
+  inputTokens!: number;
+
+  @Column({ name: 'output_tokens', type: 'integer', default: 0 })
+  outputTokens!: number;
+
+  @Column({ name: 'duration_ms', type: 'integer', default: 0 })
+  durationMs!: number;
+
+  /** JSON: arguments summary, exit code, output excerpt, path and size. */
+  @Column({ type: 'text' })
+  detail!: string;
+
+  @Column({ name: 'started_at', type: 'varchar', length: 30 })
+  startedAt!: string;
+}

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { TaskStepEntity, type StepKind } from './task-step.entity.js';
+
+export interface StepRecord {
+  taskId: string;
+  subtask: string;
+  kind: StepKind;
+  name: string;
+  outcome: 'ok' | 'error' | 'denied' | 'timeout' | 'cancelled';
+  inputTokens?: number;
+  outputTokens?: number;
+  durationMs: number;
+  startedAt: string;
+  detail: Record<string, unknown>;
+}
+
+/** Stores the execution trace of Tasks. */
+@Injectable()
+export class TraceRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async append(step: StepRecord): Promise<void> {
+    await this.dataSource.getRepository(TaskStepEntity).insert({
+      taskId: step.taskId,
+      subtask: step.subtask,
+      kind: step.kind,
+      name: step.name.slice(0, 200),
+      outcome: step.outcome,
+      inputTokens: step.inputTokens ?? 0,
+      outputTokens: step.outputTokens ?? 0,
+      durationMs: step.durationMs,
+      startedAt: step.startedAt,
+      detail: JSON.stringify(step.detail),
+    });
+  }
+
+  forTask(taskId: string): Promise<TaskStepEntity[]> {
+    return this.dataSource.getRepository(TaskStepEntity).find({ where: { taskId }, order: { seq: 'ASC' } });
+  }
+}

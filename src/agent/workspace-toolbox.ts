@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import { nowIso } from '../common/clock.js';
+import { AppConfig } from '../config/app-config.js';
+import type { ChatToolCall } from '../ollama/ollama.gateway.js';
+import type { FileChange } from '../workspace/workspace-files.js';
+import { WorkspaceError } from '../workspace/workspace-error.js';
+import { WorkspaceService } from '../workspace/workspace.service.js';
+import { excerpt } from './output-excerpt.js';
+import { COMMAND_TOOL, FILE_TOOLS } from './tool-definitions.js';
+import { TraceRepository, type StepRecord } from './trace.repository.js';
+
+export interface ToolRun {
+  /** What the model sees as the tool result (bounded). */
+  output: string;
+  change?: FileChange;
+}
+
+const COMMAND_OUTPUT_IN_TRACE = 4000;
+
+/** Executes the model's tool calls against the workspace and writes each one to the trace. */
+@Injectable()
+export class WorkspaceToolbox {
+  constructor(
+    private readonly workspace: WorkspaceService,
+    private readonly trace: TraceRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** The tool definitions offered to the model; run_command only when commands can run safely. */
+  definitions() {
+    return this.workspace.commandsEnabled ? [...FILE_TOOLS, COMMAND_TOOL] : FILE_TOOLS;
+  }
+
+  get sandboxDetail(): string {
+    return this.workspace.sandbox.detail;
+  }
+
+  async run(call: ChatToolCall, context: { taskId: string; subtask: string; signal: AbortSignal }): Promise<ToolRun> {
+    const { name, arguments: args } = call.function;
+    const startedAt = nowIso();
+    const started = Date.now();
+    const step = (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) =>
+      this.trace.append({ taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: Date.now() - started, ...fields });
+    try {
+      if (name === 'run_command') return await this.command(String(args.command ?? ''), context.signal, step);
+      const { output, change } = await this.file(name, args);
+      await step({
+        kind: change ? 'file_op' : 'tool_call',
+        name,
+        outcome: 'ok',
+        detail: { arguments: summarize(args), ...(change ? { path: change.path, bytes: change.bytes, created: change.created } : {}) },
+      });
+      return { output: excerpt(output, this.config.agent.toolOutputChars), change };
+    } catch (error) {
+      if (!(error instanceof WorkspaceError)) throw error;
+      await step({ kind: 'tool_call', name, outcome: error.code === 'path_denied' ? 'denied' : 'error', detail: { arguments: summarize(args), error: error.message } });
+      return { output: `Error: ${error.message}` };
+    }
+  }
+
+  private async file(name: string, args: Record<string, unknown>): Promise<{ output: string; change?: FileChange }> {
+    const files = this.workspace.files;
+    const root = this.workspace.root;
+    const text = (key: string) => {
+      const value = args[key];
+      if (typeof value !== 'string') throw new WorkspaceError('invalid', `${key}: a string is required`);
+      return value;
+    };
+    const optionalText = (key: string) => (typeof args[key] === 'string' ? (args[key] as string) : undefined);
+    const optionalInt = (key: string) => (typeof args[key] === 'number' ? (args[key] as number) : undefined);
+    switch (name) {
+      case 'list_dir':
+        return { output: await files.listDir(root, optionalText('path')) };
+      case 'read_file':
+        return { output: await files.readFile(root, text('path'), optionalInt('start_line'), optionalInt('end_line')) };
+      case 'write_file': {
+        const change = await files.writeFile(root, text('path'), text('content'));
+        return { output: `${change.created ? 'Created' : 'Wrote'} ${change.path} (${change.bytes} bytes)`, change };
+      }
+      case 'edit_file': {
+        const change = await files.editFile(root, text('path'), text('old_text'), text('new_text'));
+        return { output: `Edited ${change.path} (${change.bytes} bytes)`, change };
+      }
+      case 'glob':
+        return { output: await files.glob(root, text('pattern')) };
+      case 'grep':
+        return { output: await files.grep(root, text('pattern'), optionalText('path')) };
+      default:
+        throw new WorkspaceError('invalid', `unknown tool: ${name}`);
+    }
+  }
+
+  private async command(command: string, signal: AbortSignal, step: (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) => Promise<void>): Promise<ToolRun> {
+    if (command.trim() === '') throw new WorkspaceError('invalid', 'command: must not be empty');
+    const result = await this.workspace.run(command, signal);
+    const combined = [result.stdout, result.stderr && `[stderr]\n${result.stderr}`].filter(Boolean).join('\n');
+    await step({
+      kind: 'command',
+      name: command,
+      outcome: result.cancelled ? 'cancelled' : result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'error',
+      detail: {
+        command,
+        exitCode: result.exitCode,
+        timedOut: result.timedOut,
+        durationMs: result.durationMs,
+        sandbox: this.workspace.sandbox.mode,
+        output: excerpt(combined, COMMAND_OUTPUT_IN_TRACE),
+        droppedBytes: result.droppedBytes,
+      },
+    });
+    const status = result.timedOut
+      ? `timed out after ${this.config.workspace.commandTimeoutMs} ms (exit code ${result.exitCode})`
+      : `exit code ${result.exitCode}`;
+    const dropped = result.droppedBytes > 0 ? `\n[${result.droppedBytes} more bytes of output were not captured]` : '';
+    return { output: `${status}\n${excerpt(combined, this.config.agent.toolOutputChars)}${dropped}`.trimEnd() };
+  }
+}
+
+/** Argument summary for the trace: long strings (file contents) are cut. */
+function summarize(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(args).map(([key, value]) => [key, typeof value === 'string' && value.length > 200 ? `${value.slice(0, 200)}… (${value.length} chars)` : value]),
+  );
+}

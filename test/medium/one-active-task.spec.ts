@@ -62,6 +62,6 @@ describe('the one-active-Task rule is enforced by the database (SQLite file shar
   it('applies the committed migrations and never synchronizes', async () => {
     const source = await open(':memory:');
     expect(source.options.synchronize).toBe(false);
-    expect((await source.query('SELECT name FROM migrations')).map((row: { name: string }) => row.name)).toEqual(['InitialSchema1764633600000']);
+    expect((await source.query('SELECT name FROM migrations')).map((row: { name: string }) => row.name)).toEqual(['InitialSchema1764633600000', 'TaskSteps1764720000000']);
   });
 });

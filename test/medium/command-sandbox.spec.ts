@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCommand, TIMEOUT_EXIT_CODE, type CommandOptions } from '../../src/workspace/command-runner.js';
+import { probeBubblewrap, resolveSandbox } from '../../src/workspace/sandbox.js';
+
+const base = mkdtempSync(join(tmpdir(), 'oam-sandbox-'));
+const root = join(base, 'ws');
+mkdirSync(root);
+const bubblewrap = probeBubblewrap(root);
+
+const options = (overrides: Partial<CommandOptions> = {}): CommandOptions => ({
+  workspaceRoot: root,
+  sandbox: { mode: 'bubblewrap', detail: '' },
+  timeoutMs: 10_000,
+  captureBytes: 64 * 1024,
+  signal: new AbortController().signal,
+  ...overrides,
+});
+
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+// .ci/run installs bubblewrap; without it these tests cannot say anything about the sandbox.
+describe('commands under bubblewrap (T3.6 to T3.10)', () => {
+  let fakeOllama: Server;
+  let port = 0;
+
+  beforeAll(async () => {
+    if (!bubblewrap.ok) throw new Error(`bubblewrap is required for the sandbox tests: ${bubblewrap.detail}`);
+    fakeOllama = createServer((_req, res) => res.end('{"models":[]}'));
+    await new Promise<void>((done) => fakeOllama.listen(0, '127.0.0.1', done));
+    port = (fakeOllama.address() as { port: number }).port;
+  });
+
+  afterAll(async () => {
+    await new Promise((done) => fakeOllama.close(done));
+  });
+
+  it('T3.6: writes inside the workspace succeed; the system, the home and other processes stay out of reach', async () => {
+    const result = await runCommand(
+      'echo ok > ./f && cat f; echo x > /etc/x; echo $?; touch /root/x; echo $?; ls /root 2>&1 | head -1; cat /proc/1/environ | tr "\\0" "\\n" | grep -c AGENT; ls /proc | grep -c "^[0-9]"',
+      options(),
+    );
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toBe('ok');
+    expect(lines[1]).not.toBe('0');
+    expect(lines[2]).not.toBe('0');
+    expect(lines[3]).toMatch(/No such file|cannot access/);
+    expect(lines[4]).toBe('0');
+    expect(Number(lines[5])).toBeLessThan(10);
+    expect(readFileSync(join(root, 'f'), 'utf8')).toBe('ok\n');
+    expect(existsSync('/etc/x')).toBe(false);
+  });
+
+  it('T3.7: has no network: loopback Ollama and DNS are unreachable', async () => {
+    const result = await runCommand(
+      `node -e "fetch('http://127.0.0.1:${port}/api/tags').then(()=>console.log('reached'),()=>console.log('blocked'))"; getent hosts example.com || echo no-dns`,
+      options(),
+    );
+    expect(result.stdout).toContain('blocked');
+    expect(result.stdout).toContain('no-dns');
+  });
+
+  it('T3.8: gets exactly the allowlisted environment (canaries of the service env: see the agent e2e test)', async () => {
+    const result = await runCommand('env | sort', options());
+    expect(result.stdout.trim().split('\n')).toEqual([`HOME=${root}`, 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PWD=' + root, 'TERM=dumb', 'TZ=UTC'].sort());
+  });
+
+  it('T3.9: a timeout kills the whole tree, daemonised children included', async () => {
+    const started = Date.now();
+    const result = await runCommand('setsid sh -c "while :; do date > hb; sleep .1; done" & sleep 1000', options({ timeoutMs: 1500 }));
+    expect(result.timedOut).toBe(true);
+    expect(result.exitCode).toBe(TIMEOUT_EXIT_CODE);
+    expect(Date.now() - started).toBeLessThan(4000);
+    const before = statSync(join(root, 'hb')).mtimeMs;
+    await new Promise((done) => setTimeout(done, 500));
+    expect(statSync(join(root, 'hb')).mtimeMs).toBe(before);
+    expect(execSync('ps -eo args').toString()).not.toMatch(/while :; do date > hb/);
+  });
+
+  it('an abort (task cancellation) kills the running command at once', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const started = Date.now();
+    const result = await runCommand('sleep 30', options({ signal: controller.signal }));
+    expect(result.cancelled).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('T3.10: an output flood is capped and reported as dropped', async () => {
+    const result = await runCommand('yes | head -c 50000000', options({ captureBytes: 64 * 1024 }));
+    expect(result.stdout.length).toBe(64 * 1024);
+    expect(result.droppedBytes).toBe(50_000_000 - 64 * 1024);
+  });
+
+  it('reports the real exit code', async () => {
+    expect((await runCommand('exit 3', options())).exitCode).toBe(3);
+  });
+});
+
+describe('sandbox selection (T3.12)', () => {
+  it('auto uses bubblewrap when it works, none only when chosen', () => {
+    expect(resolveSandbox('auto', root).mode).toBe(bubblewrap.ok ? 'bubblewrap' : 'disabled');
+    expect(resolveSandbox('none', root).mode).toBe('none');
+  });
+
+  it('auto without a working bubblewrap disables commands with the reason; bubblewrap required refuses to start', async () => {
+    const withoutBwrap = { PATH: '/nonexistent' };
+    const status = resolveSandbox('auto', root, withoutBwrap);
+    expect(status.mode).toBe('disabled');
+    expect(status.detail).toMatch(/sandbox_unavailable/);
+    expect(() => resolveSandbox('bubblewrap', root, withoutBwrap)).toThrow(/workspace.sandbox is bubblewrap/);
+    await expect(runCommand('true', options({ sandbox: status }))).rejects.toThrow(/sandbox_unavailable/);
+  });
+});

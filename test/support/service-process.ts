@@ -28,7 +28,7 @@ export function writeConfig(ollamaUrl: string, overrides: Record<string, unknown
   for (const [section, values] of Object.entries(overrides)) base[section] = { ...base[section], ...(values as object) };
   const file = join(dir, 'agent.yaml');
   writeFileSync(file, stringify(base));
-  return { dir, file, databasePath: base.database.path as string };
+  return { dir, file, databasePath: base.database.path as string, workspace: base.workspace.root as string };
 }
 
 /** The built HTTP service (`node dist/main.js`) as a child process, for tests that need the real thing. */
@@ -37,7 +37,10 @@ export class ServiceProcess {
   stderr = '';
   port = 0;
 
-  constructor(readonly configFile: string) {}
+  constructor(
+    readonly configFile: string,
+    private readonly extraEnv: Record<string, string> = {},
+  ) {}
 
   get url(): string {
     return `http://127.0.0.1:${this.port}/mcp`;
@@ -48,7 +51,7 @@ export class ServiceProcess {
     this.stderr = '';
     this.child = spawn(process.execPath, ['dist/main.js'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, AGENT_CONFIG: this.configFile, AGENT__SERVER__PORT: String(this.port), NO_COLOR: '1' },
+      env: { PATH: process.env.PATH, ...this.extraEnv, AGENT_CONFIG: this.configFile, AGENT__SERVER__PORT: String(this.port), NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stdout!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));

@@ -184,6 +184,27 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     expect(() => readFileSync('/tmp/escaped-by-agent')).toThrow();
   });
 
+  it('compacts old tool outputs once the prompt nears the context size, keeping the recent ones', async () => {
+    writeFileSync(join(config.workspace, 'big.txt'), 'x'.repeat(5000));
+    const read = (n: number) => ({ ...call('read_file', { path: 'big.txt', start_line: 1, end_line: n }), promptEvalCount: 27_000 });
+    ollama.enqueue(read(1), read(2), read(3), read(4), read(5), read(6), { content: 'done' });
+    await finish(await submit('Read big.txt many times.'));
+    const tools = ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+    expect(tools).toHaveLength(6);
+    // The last compaction ran after the 6th reply, when five results existed: all but the newest four went.
+    expect(tools[0]).toBe('[earlier tool output removed to save context]');
+    expect(tools.slice(1).every((content) => content.startsWith('1\t'))).toBe(true);
+  });
+
+  it('bounds a huge tool output for the model with a truncation marker', async () => {
+    ollama.enqueue(call('run_command', { command: 'seq 1 100000' }), { content: 'counted' });
+    await finish(await submit('Count.'));
+    const output = ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').at(-1)!.content;
+    expect(output.length).toBeLessThanOrEqual(16_000 + 100);
+    expect(output).toMatch(/characters omitted/);
+    expect(output).toMatch(/\n100000$/);
+  });
+
   it('runs commands without any of the service environment (T3.8 canaries)', async () => {
     ollama.enqueue(call('run_command', { command: 'env; cat /proc/self/environ' }), { content: 'ok' });
     const taskId = await submit('Show the environment.');

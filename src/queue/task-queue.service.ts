@@ -1,5 +1,5 @@
 import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
 import { nowIso } from '../common/clock.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -14,7 +14,7 @@ export interface EnqueueRequest {
   request: string;
   sessionId: string | null;
   temperature: number | null;
-  images: { mimeType: string; dataBase64: string; bytes: number }[];
+  images: { mimeType: string; dataBase64: string; bytes: number; sha256: string }[];
 }
 
 export interface AuditedCall {
@@ -127,8 +127,7 @@ function newImage(taskId: string, position: number, image: EnqueueRequest['image
   row.position = position;
   row.mimeType = image.mimeType;
   row.bytes = image.bytes;
-  // Hash the decoded bytes: that is what an admin can compare against the original file.
-  row.sha256 = createHash('sha256').update(Buffer.from(image.dataBase64, 'base64')).digest('hex');
+  row.sha256 = image.sha256;
   row.dataBase64 = image.dataBase64;
   return row;
 }

@@ -1,0 +1,46 @@
+import { describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { validateAgentRun, validateAgentStatus } from '../../src/tools/argument-validation.js';
+
+const limits = { maxCount: 4, maxBytesPerImage: 1024, maxTotalBytes: 2048 };
+const image = (data_base64: string) => ({ request: 'x', images: [{ mime_type: 'image/png', data_base64 }] });
+
+describe('agent_run argument validation', () => {
+  it('applies the schema defaults and keeps the request as given', () => {
+    expect(validateAgentRun({ request: ' fix it ' }, limits)).toEqual({ request: ' fix it ', sessionId: null, temperature: null, images: [] });
+  });
+
+  it.each([
+    ['padding in the middle', 'AA==AAAA'],
+    ['a character outside the alphabet', 'AAA*'],
+    ['URL-safe characters', 'AA-_'],
+    ['a length that is not a multiple of 4', 'AAAAA'],
+    ['whitespace', 'AAAA AAAA'],
+    ['an empty string', ''],
+  ])('refuses Base64 with %s', (_name, data) => {
+    expect(() => validateAgentRun(image(data), limits)).toThrow(/data_base64: must be non-empty, valid Base64/);
+  });
+
+  it('measures the decoded size and hashes the decoded bytes', () => {
+    const bytes = Buffer.from('hello image');
+    const [valid] = validateAgentRun(image(bytes.toString('base64')), limits).images;
+    expect(valid.bytes).toBe(bytes.length);
+    expect(valid.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+  });
+
+  it('accepts temperature at both ends of 0.0..2.0', () => {
+    expect(validateAgentRun({ request: 'x', temperature: 0 }, limits).temperature).toBe(0);
+    expect(validateAgentRun({ request: 'x', temperature: 2 }, limits).temperature).toBe(2);
+  });
+});
+
+describe('agent_status argument validation', () => {
+  it('requires a UUID task_id and allows a null session_id', () => {
+    expect(validateAgentStatus({ task_id: '9ab4a40b-86fe-432a-904f-8e429c01ea8b', session_id: null })).toEqual({
+      taskId: '9ab4a40b-86fe-432a-904f-8e429c01ea8b',
+      sessionId: null,
+    });
+    expect(() => validateAgentStatus({ task_id: 'nope' })).toThrow(/task_id: must be a uuid/);
+    expect(() => validateAgentStatus({ task_id: '9ab4a40b-86fe-432a-904f-8e429c01ea8b', extra: true })).toThrow(/unknown property "extra"/);
+  });
+});

@@ -7,6 +7,9 @@ export default {
   // TS sources import siblings as './x.js' (nodenext); map them back to the .ts file for Jest.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testTimeout: 30000,
+  // Drops the per-test PostgreSQL databases (oam_*) of this and earlier runs.
+  globalSetup: '<rootDir>/test/support/drop-test-databases.js',
+  globalTeardown: '<rootDir>/test/support/drop-test-databases.js',
   transform: {
     '^.+\\.ts$': [
       '@swc/jest',

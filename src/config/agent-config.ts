@@ -14,7 +14,7 @@ export interface AgentConfig {
     requestTimeoutMs: number;
   };
   database: { type: 'sqlite' | 'postgres'; path: string; url: string };
-  queue: { pollIntervalMs: number };
+  queue: { pollIntervalMs: number; leaseMs: number; shutdownGraceMs: number };
   workspace: {
     root: string;
     sandbox: 'auto' | 'bubblewrap' | 'none';
@@ -63,6 +63,8 @@ const RULES: Record<string, Record<string, Rule | Record<string, Rule>>> = {
   },
   queue: {
     poll_interval_ms: { kind: 'int', default: 1000, min: 10, max: 3_600_000 },
+    lease_ms: { kind: 'int', default: 30_000, min: 1000, max: 3_600_000 },
+    shutdown_grace_ms: { kind: 'int', default: 30_000, min: 0, max: 3_600_000 },
   },
   workspace: {
     root: { kind: 'string', default: './workspace', nonEmpty: true },

@@ -4,27 +4,32 @@ import { AgentFailure, AgentRunner, type AgentTask } from '../agent/agent-runner
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { SYSTEM_CALLER } from '../identity/caller.js';
+import { RunnerIdentity } from './runner-identity.js';
 import type { TaskStatus } from './task-status.js';
 import type { TaskEntity } from './task.entity.js';
-import { TasksRepository, type TaskProgress } from './tasks.repository.js';
+import { TasksRepository, type Lease, type TaskProgress } from './tasks.repository.js';
 
-const INTERRUPTED_BY_RESTART = 'Interrupted: the service stopped while this task was running; it was not resumed.';
-const INTERRUPTED_BY_SHUTDOWN = 'Interrupted: the service shut down while this task was running.';
+export const INTERRUPTED =
+  'Interrupted: the service stopped while this task was running; it was not resumed because its actions may not be repeatable.';
+const INTERRUPTED_PLANNING_TWICE = 'Interrupted: the service stopped twice while this task was being planned.';
+const INTERRUPTED_BY_SHUTDOWN = 'Interrupted: the service shut down before this task finished.';
 const CANCELLED = 'Cancelled on request.';
 
 /**
- * The single worker: claims the oldest queued Task, runs it with the agent, ends it, and goes on.
- * A scheduler interval drives it, and `wake()` runs it at once when a Task is queued. The database,
- * not this class, guarantees that only one Task is active application-wide.
+ * The single worker: claims the oldest queued Task under a lease, runs it with the agent while
+ * renewing the lease, ends it, and goes on. A scheduler interval drives it (and sweeps abandoned
+ * leases); `wake()` runs it at once when a Task is queued. The database, not this class, guarantees
+ * that only one Task is active application-wide.
  */
 @Injectable()
 export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(TaskWorker.name);
+  private readonly identity = new RunnerIdentity();
   private draining: Promise<void> | null = null;
   /** A wake that arrived mid-drain, possibly after its last empty claim: drain once more. */
   private wakeAgain = false;
   private stopped = false;
-  private current: { id: string; controller: AbortController } | null = null;
+  private current: { lease: Lease; controller: AbortController } | null = null;
 
   constructor(
     private readonly tasks: TasksRepository,
@@ -35,19 +40,27 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    for (const task of await this.tasks.failInterrupted(INTERRUPTED_BY_RESTART)) {
-      this.logger.warn(`task ${task.id} was ${task.status} when the service stopped; marked failed`);
-      await this.recordStatus(task, 'failed', INTERRUPTED_BY_RESTART);
-    }
-    this.scheduler.addInterval('task-worker', setInterval(() => this.wake(), this.config.queue.pollIntervalMs));
+    await this.recoverAbandoned();
+    this.scheduler.addInterval('task-worker', setInterval(() => this.tick(), this.config.queue.pollIntervalMs));
     this.wake();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Graceful stop: claim nothing more, let the running Task finish within the grace period, then
+   * interrupt it. Queued Tasks stay queued for the next start (or another replica).
+   */
+  async stop(graceMs: number): Promise<void> {
     this.stopped = true;
     if (this.scheduler.doesExist('interval', 'task-worker')) this.scheduler.deleteInterval('task-worker');
-    this.current?.controller.abort(new ShutdownSignal());
-    await this.draining;
+    const running = this.draining;
+    if (!running) return;
+    const grace = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
+    if ((await Promise.race([running, grace])) === 'timeout') this.current?.controller.abort(new ShutdownSignal());
+    await running;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.stop(0);
   }
 
   /** Starts draining the queue unless a drain is already in progress here. */
@@ -68,14 +81,32 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
 
   /** Fires the cancellation token of the Task running in this process, if it is that one. */
   cancelLocal(taskId: string): boolean {
-    if (this.current?.id !== taskId) return false;
+    if (this.current?.lease.taskId !== taskId) return false;
     this.current.controller.abort(new CancelSignal());
     return true;
   }
 
+  private tick(): void {
+    if (this.draining) return;
+    void this.recoverAbandoned()
+      .catch((error) => this.logger.warn(`lease sweep failed: ${(error as Error).message}`))
+      .finally(() => this.wake());
+  }
+
+  /** Tasks whose runner died: `running` ones fail (their side effects are not repeated), `planning` ones are re-queued once. */
+  private async recoverAbandoned(): Promise<void> {
+    for (const task of await this.tasks.abandoned((owner) => this.identity.isDead(owner))) {
+      const requeue = task.status === 'planning' && task.attempt < 2;
+      const reason = task.status === 'planning' ? INTERRUPTED_PLANNING_TWICE : INTERRUPTED;
+      if (!(await this.tasks.reclaim(task, requeue ? 'queued' : 'failed', reason))) continue;
+      this.logger.warn(`task ${task.id} was ${task.status} under ${task.leaseOwner ?? 'no owner'}; ${requeue ? 're-queued' : 'marked failed'}`);
+      await this.recordStatus(task, requeue ? 'queued' : 'failed', requeue ? 'runner stopped while planning; re-queued' : reason);
+    }
+  }
+
   private async drain(): Promise<void> {
     while (!this.stopped) {
-      const task = await this.tasks.claimNext();
+      const task = await this.tasks.claimNext(this.identity.id, this.config.queue.leaseMs);
       if (!task) return;
       await this.recordStatus(task, 'planning');
       await this.runClaimed(task);
@@ -83,34 +114,57 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   }
 
   private async runClaimed(task: TaskEntity): Promise<void> {
+    const lease: Lease = { taskId: task.id, attempt: task.attempt, owner: this.identity.id };
     const controller = new AbortController();
-    this.current = { id: task.id, controller };
-    // A cancel may arrive through another process sharing the database; the flag reaches us by polling.
-    const cancelPoll = setInterval(() => void this.pollCancel(task.id, controller), this.config.queue.pollIntervalMs);
+    this.current = { lease, controller };
+    const renewal = this.keepLease(lease, controller);
     let progressSoFar: TaskProgress = {};
     const report = async (progress: TaskProgress) => {
       progressSoFar = { ...progressSoFar, ...progress };
       if (progress.status && progress.status !== task.status) await this.recordStatus(task, progress.status);
-      await this.tasks.updateProgress(task.id, progress);
+      if (!(await this.tasks.updateProgress(lease, progress))) controller.abort(new LeaseLost());
     };
     try {
       const input = await this.agentInput(task);
       const outcome = await this.agent.run(input, report, controller.signal);
       if (controller.signal.aborted) throw controller.signal.reason;
-      await this.end(task, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress });
+      await this.end(task, lease, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress });
     } catch (error) {
       const reason = controller.signal.reason;
-      if (reason instanceof CancelSignal) await this.end(task, 'cancelled', CANCELLED, progressSoFar);
-      else if (reason instanceof ShutdownSignal) await this.end(task, 'failed', INTERRUPTED_BY_SHUTDOWN, progressSoFar);
-      else if (error instanceof AgentFailure) await this.end(task, 'failed', error.message, { ...progressSoFar, ...error.progress });
+      if (reason instanceof LeaseLost) this.logger.warn(`task ${task.id}: lease lost; stopped without further writes`);
+      else if (reason instanceof CancelSignal) await this.end(task, lease, 'cancelled', CANCELLED, progressSoFar);
+      else if (reason instanceof ShutdownSignal) await this.end(task, lease, 'failed', INTERRUPTED_BY_SHUTDOWN, progressSoFar);
+      else if (error instanceof AgentFailure) await this.end(task, lease, 'failed', error.message, { ...progressSoFar, ...error.progress });
       else {
         this.logger.error(`task ${task.id} crashed: ${(error as Error).stack ?? String(error)}`);
-        await this.end(task, 'failed', `Internal error: ${(error as Error).message ?? String(error)}`, progressSoFar);
+        await this.end(task, lease, 'failed', `Internal error: ${(error as Error).message ?? String(error)}`, progressSoFar);
       }
     } finally {
-      clearInterval(cancelPoll);
+      renewal.stop();
       this.current = null;
     }
+  }
+
+  /**
+   * Renews the lease a few times per lease period and watches the cancel flag (set by any replica).
+   * If the lease cannot be renewed before it lapses, the run stops itself: another runner may take over.
+   */
+  private keepLease(lease: Lease, controller: AbortController): { stop(): void } {
+    const { leaseMs, pollIntervalMs } = this.config.queue;
+    let lastRenewed = Date.now();
+    const timer = setInterval(async () => {
+      if (controller.signal.aborted) return;
+      try {
+        const { held, cancelRequested } = await this.tasks.renew(lease, leaseMs);
+        if (!held) controller.abort(new LeaseLost());
+        else if (cancelRequested) controller.abort(new CancelSignal());
+        else lastRenewed = Date.now();
+      } catch (error) {
+        this.logger.warn(`lease renewal for ${lease.taskId} failed: ${(error as Error).message}`);
+        if (Date.now() - lastRenewed > leaseMs * 0.8) controller.abort(new LeaseLost());
+      }
+    }, Math.min(pollIntervalMs, Math.floor(leaseMs / 3)));
+    return { stop: () => clearInterval(timer) };
   }
 
   private async agentInput(task: TaskEntity): Promise<AgentTask> {
@@ -129,18 +183,9 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
     };
   }
 
-  private async pollCancel(taskId: string, controller: AbortController): Promise<void> {
-    if (controller.signal.aborted) return;
-    try {
-      if (await this.tasks.isCancelRequested(taskId)) controller.abort(new CancelSignal());
-    } catch (error) {
-      this.logger.warn(`cancel poll for ${taskId} failed: ${(error as Error).message}`);
-    }
-  }
-
-  private async end(task: TaskEntity, status: TaskStatus, result: string, progress: TaskProgress): Promise<void> {
+  private async end(task: TaskEntity, lease: Lease, status: TaskStatus, result: string, progress: TaskProgress): Promise<void> {
     const { status: _ignored, ...fields } = progress;
-    if (await this.tasks.finish(task.id, status, result, fields)) await this.recordStatus(task, status, result);
+    if (await this.tasks.finish(lease, status, result, fields)) await this.recordStatus(task, status, result);
   }
 
   private async recordStatus(task: TaskEntity, status: TaskStatus, reason?: string): Promise<void> {
@@ -151,7 +196,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
       outcome: status === 'failed' ? 'error' : 'ok',
       taskId: task.id,
       sessionId: task.sessionId,
-      detail: { status, ...(reason && status !== 'completed' ? { reason } : {}) },
+      detail: { status, attempt: task.attempt, ...(reason && status !== 'completed' ? { reason } : {}) },
     });
   }
 }
@@ -165,5 +210,11 @@ class CancelSignal extends Error {
 class ShutdownSignal extends Error {
   constructor() {
     super('shutdown');
+  }
+}
+
+class LeaseLost extends Error {
+  constructor() {
+    super('lease lost');
   }
 }

@@ -54,6 +54,17 @@ export class TaskEntity {
   @Column({ name: 'cancel_requested', type: 'boolean', default: false })
   cancelRequested!: boolean;
 
+  /** Fencing token: incremented by every claim; a runner's writes must carry the attempt it claimed. */
+  @Column({ type: 'integer', default: 0 })
+  attempt!: number;
+
+  @Column({ name: 'lease_owner', type: 'varchar', length: 200, nullable: true })
+  leaseOwner!: string | null;
+
+  /** Database time until which the owner's claim holds; renewed by its heartbeat. */
+  @Column({ name: 'lease_expires_at', type: 'varchar', length: 30, nullable: true })
+  leaseExpiresAt!: string | null;
+
   @Column({ name: 'created_at', type: 'varchar', length: 30 })
   createdAt!: string;
 

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, LessThan, QueryFailedError } from 'typeorm';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { nowIso } from '../common/clock.js';
+import { sqlClock, type SqlClock } from '../database/sql-clock.js';
 import { SessionEntity } from '../sessions/session.entity.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { ACTIVE_STATUSES, type TaskStatus } from './task-status.js';
@@ -20,10 +21,23 @@ export interface NewTask {
   audit: AuditEventEntity;
 }
 
-/** I/O for Tasks. Each multi-step operation is one transaction named after what it does. */
+/** A runner's claim on a Task: every write it makes is fenced by the attempt and the owner. */
+export interface Lease {
+  taskId: string;
+  attempt: number;
+  owner: string;
+}
+
+const ACTIVE = [...ACTIVE_STATUSES];
+
+/** I/O for Tasks. Each multi-step operation is one statement or one transaction named after what it does. */
 @Injectable()
 export class TasksRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly clock: SqlClock;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.clock = sqlClock(dataSource);
+  }
 
   /** Session (when new), Task, its images and the accepting audit event commit together or not at all. */
   async enqueue({ newSession, task, images, audit }: NewTask): Promise<void> {
@@ -60,17 +74,23 @@ export class TasksRepository {
   }
 
   /**
-   * Moves the oldest queued Task to `planning` in one statement (no read-then-write transaction, whose
-   * stale snapshot SQLite would refuse to upgrade). The partial unique index allows one active Task,
-   * so while another one is active, in this process or another, the update fails and nothing is claimed.
+   * Moves the oldest queued Task to `planning` under a new lease, in one statement (no read-then-write
+   * transaction, whose stale snapshot SQLite would refuse to upgrade). The partial unique index allows
+   * one active Task, so while another one is active, in any process or replica, nothing is claimed.
    */
-  async claimNext(): Promise<TaskEntity | null> {
-    const at = nowIso();
+  async claimNext(owner: string, leaseMs: number): Promise<TaskEntity | null> {
     try {
       const claimed = await this.dataSource
         .createQueryBuilder()
         .update(TaskEntity)
-        .set({ status: 'planning', startedAt: at, updatedAt: at })
+        .set({
+          status: 'planning',
+          attempt: () => 'attempt + 1',
+          leaseOwner: owner,
+          leaseExpiresAt: () => this.clock.nowPlus(leaseMs),
+          startedAt: () => this.clock.now(),
+          updatedAt: () => this.clock.now(),
+        })
         .where("status = 'queued'")
         .andWhere("seq = (SELECT MIN(t.seq) FROM tasks t WHERE t.status = 'queued')")
         .execute();
@@ -79,25 +99,31 @@ export class TasksRepository {
       if (isUniqueViolation(error)) return null;
       throw error;
     }
-    // The claim succeeded, so the one active Task is ours until we end it.
-    return this.dataSource.getRepository(TaskEntity).findOneBy({ status: 'planning', startedAt: at });
+    // The claim succeeded, so the one active Task is ours until we end it or lose the lease.
+    return this.dataSource.getRepository(TaskEntity).findOneBy({ status: In(ACTIVE), leaseOwner: owner });
   }
 
-  async updateProgress(id: string, progress: TaskProgress): Promise<void> {
-    await this.dataSource
+  /** Renews the lease; false when it is no longer ours (reclaimed after a stall): the runner must stop. */
+  async renew(lease: Lease, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }> {
+    const renewed = await this.fenced(lease).set({ leaseExpiresAt: () => this.clock.nowPlus(leaseMs) }).execute();
+    if (!renewed.affected) return { held: false, cancelRequested: false };
+    const row = await this.dataSource
       .getRepository(TaskEntity)
-      .update({ id, status: In([...ACTIVE_STATUSES]) }, { ...progress, updatedAt: nowIso() });
+      .findOne({ where: { id: lease.taskId }, select: { seq: true, cancelRequested: true } });
+    return { held: true, cancelRequested: row?.cancelRequested ?? false };
   }
 
-  /** Ends an active Task; returns false when it was no longer active (so the caller writes nothing else). */
-  async finish(id: string, status: TaskStatus, result: string, progress: TaskProgress = {}): Promise<boolean> {
+  async updateProgress(lease: Lease, progress: TaskProgress): Promise<boolean> {
+    const outcome = await this.fenced(lease).set({ ...progress, updatedAt: nowIso() }).execute();
+    return (outcome.affected ?? 0) > 0;
+  }
+
+  /** Ends the leased Task; false when the lease was lost (another attempt owns the Task now). */
+  async finish(lease: Lease, status: TaskStatus, result: string, progress: TaskProgress = {}): Promise<boolean> {
     const at = nowIso();
-    const outcome = await this.dataSource
-      .getRepository(TaskEntity)
-      .update(
-        { id, status: In([...ACTIVE_STATUSES]) },
-        { ...progress, status, result, currentTask: '', updatedAt: at, finishedAt: at },
-      );
+    const outcome = await this.fenced(lease)
+      .set({ ...progress, status, result, currentTask: '', leaseOwner: null, leaseExpiresAt: null, updatedAt: at, finishedAt: at })
+      .execute();
     return (outcome.affected ?? 0) > 0;
   }
 
@@ -110,29 +136,52 @@ export class TasksRepository {
     return (outcome.affected ?? 0) > 0;
   }
 
-  /** Flags an active Task for cancellation; its runner (in any process) sees the flag. */
+  /** Flags an active Task for cancellation; its runner, in whichever process, sees it at its next renewal. */
   async requestCancel(id: string): Promise<boolean> {
     const outcome = await this.dataSource
       .getRepository(TaskEntity)
-      .update({ id, status: In([...ACTIVE_STATUSES]) }, { cancelRequested: true, updatedAt: nowIso() });
+      .update({ id, status: In(ACTIVE) }, { cancelRequested: true, updatedAt: nowIso() });
     return (outcome.affected ?? 0) > 0;
   }
 
-  async isCancelRequested(id: string): Promise<boolean> {
-    const row = await this.dataSource
+  /** Active Tasks whose lease has lapsed by database time, or whose owner is known to be dead. */
+  async abandoned(deadOwner: (owner: string) => boolean): Promise<TaskEntity[]> {
+    const active = await this.dataSource
       .getRepository(TaskEntity)
-      .findOne({ where: { id }, select: { seq: true, cancelRequested: true } });
-    return row?.cancelRequested ?? false;
+      .createQueryBuilder('task')
+      .addSelect(`CASE WHEN task.lease_expires_at < ${this.clock.now()} THEN 1 ELSE 0 END`, 'expired')
+      .where('task.status IN (:...active)', { active: ACTIVE })
+      .getRawAndEntities();
+    return active.entities.filter(
+      (task, index) => Number(active.raw[index].expired) === 1 || task.leaseOwner === null || deadOwner(task.leaseOwner),
+    );
   }
 
-  /** Tasks left active by a process that died; each is marked failed, and those this call ended are returned. */
-  async failInterrupted(reason: string): Promise<TaskEntity[]> {
-    const stuck = await this.dataSource.getRepository(TaskEntity).findBy({ status: In([...ACTIVE_STATUSES]) });
-    const ended: TaskEntity[] = [];
-    for (const task of stuck) {
-      if (await this.finish(task.id, 'failed', reason)) ended.push(task);
-    }
-    return ended;
+  /**
+   * Takes an abandoned Task back from its previous attempt: to `queued` (nothing irreversible can
+   * have happened while planning) or to `failed` with the reason. Fenced, so a runner that renewed in
+   * the meantime keeps its Task.
+   */
+  async reclaim(task: TaskEntity, to: 'queued' | 'failed', reason: string): Promise<boolean> {
+    const at = nowIso();
+    const fields =
+      to === 'queued'
+        ? { status: 'queued' as const, leaseOwner: null, leaseExpiresAt: null, currentTask: '', updatedAt: at }
+        : { status: 'failed' as const, result: reason, leaseOwner: null, leaseExpiresAt: null, currentTask: '', updatedAt: at, finishedAt: at };
+    const outcome = await this.fenced({ taskId: task.id, attempt: task.attempt, owner: task.leaseOwner ?? '' }, task.leaseOwner === null)
+      .set(fields)
+      .execute();
+    return (outcome.affected ?? 0) > 0;
+  }
+
+  private fenced(lease: Lease, ownerIsNull = false) {
+    const query = this.dataSource
+      .createQueryBuilder()
+      .update(TaskEntity)
+      .where('id = :id', { id: lease.taskId })
+      .andWhere('attempt = :attempt', { attempt: lease.attempt })
+      .andWhere('status IN (:...active)', { active: ACTIVE });
+    return ownerIsNull ? query.andWhere('lease_owner IS NULL') : query.andWhere('lease_owner = :owner', { owner: lease.owner });
   }
 }
 

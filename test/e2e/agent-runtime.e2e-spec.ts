@@ -25,17 +25,17 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
   let service: ServiceProcess;
   let client: Client;
   let raw: RawDispatch;
-  let config: ReturnType<typeof writeConfig>;
+  let config: Awaited<ReturnType<typeof writeConfig>>;
 
   const submit = async (request: string) => fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request } }))).task_id;
   const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
   const finish = (taskId: string) => waitForTerminal(status, taskId);
-  const steps = (taskId: string) => probe<Step>(config.databasePath, 'SELECT * FROM task_steps WHERE task_id = ? ORDER BY seq', taskId);
+  const steps = (taskId: string) => probe<Step>(config.database, 'SELECT * FROM task_steps WHERE task_id = ? ORDER BY seq', taskId);
   const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 10, evalCount: 5 });
 
   beforeAll(async () => {
     await ollama.start();
-    config = writeConfig(ollama.url, { workspace: { command_timeout_ms: 20_000 } });
+    config = await writeConfig(ollama.url, { workspace: { command_timeout_ms: 20_000 } });
     mkdirSync(config.workspace, { recursive: true });
     service = await new ServiceProcess(config.file, CANARIES).start();
     client = await modernClient(service.url);
@@ -53,7 +53,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     const taskId = await submit('What is 2 + 2?');
     const final = await finish(taskId);
     expect(final).toMatchObject({ status: 'completed', completed_tasks: '1/1', critical_path_tokens: '0', result: '4' });
-    const kinds = steps(taskId).map((step) => `${step.kind}:${step.name}`);
+    const kinds = (await steps(taskId)).map((step) => `${step.kind}:${step.name}`);
     expect(kinds).toEqual(['model_call:plan', 'plan:direct', 'model_call:chat']);
   });
 
@@ -75,7 +75,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     const final = await finish(taskId);
     expect(final.status).toBe('completed');
     expect(readFileSync(join(config.workspace, 'math.js'), 'utf8')).toBe('export const add = (a, b) => a + b;\n');
-    const commands = steps(taskId).filter((step) => step.kind === 'command').map((step) => JSON.parse(step.detail));
+    const commands = (await steps(taskId)).filter((step) => step.kind === 'command').map((step) => JSON.parse(step.detail));
     expect(commands.map((command) => command.exitCode)).toEqual([1, 0]);
     expect(commands[0].output).toContain('FAIL: add(2, 3) = -1');
     expect(commands[1].output).toContain('PASS');
@@ -137,7 +137,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     // inspect (150) -> fix (300) is heavier than docs (170) alone.
     expect(final.critical_path_tokens).toBe('450');
     expect(final.token_usage).toBe('input=770 output=240 total=1010');
-    const order = steps(taskId).filter((step) => step.kind === 'model_call').map((step) => step.subtask);
+    const order = (await steps(taskId)).filter((step) => step.kind === 'model_call').map((step) => step.subtask);
     expect(order).toEqual(['', 'inspect', 'docs', 'fix', '']);
   });
 
@@ -145,7 +145,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     ollama.enqueue({ content: '<tool_call>\n{"name": "list_dir", "arguments": {"path": "."}}\n</tool_call>' }, { content: 'listed' });
     const taskId = await submit('List the workspace.');
     expect((await finish(taskId)).status).toBe('completed');
-    expect(steps(taskId).some((step) => step.kind === 'tool_call' && step.name === 'list_dir' && step.outcome === 'ok')).toBe(true);
+    expect((await steps(taskId)).some((step) => step.kind === 'tool_call' && step.name === 'list_dir' && step.outcome === 'ok')).toBe(true);
     const last = ollama.workChats.at(-1)!.body.messages;
     expect(last.at(-1)).toMatchObject({ role: 'tool', tool_name: 'list_dir' });
     expect(last.at(-1)!.content).toContain('math.js');
@@ -177,7 +177,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     );
     const taskId = await submit('Read /etc/passwd.');
     await finish(taskId);
-    const denied = steps(taskId).filter((step) => step.outcome === 'denied');
+    const denied = (await steps(taskId)).filter((step) => step.outcome === 'denied');
     expect(denied.map((step) => step.name)).toEqual(['read_file', 'write_file']);
     const toolResults = ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool');
     expect(toolResults.every((message) => message.content.startsWith('Error:') && !message.content.includes('root:'))).toBe(true);
@@ -226,7 +226,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     expect(final.status).toBe('cancelled');
     expect(Date.now() - started).toBeLessThan(2000);
     expect(execSync('ps -eo args').toString()).not.toContain('sleep 45');
-    const command = steps(taskId).find((step) => step.kind === 'command')!;
+    const command = (await steps(taskId)).find((step) => step.kind === 'command')!;
     expect(command.outcome).toBe('cancelled');
   });
 });

@@ -8,11 +8,11 @@ import { ServiceProcess, writeConfig } from '../support/service-process.js';
 describe('kill -9 during a running Task', () => {
   const ollama = new ScriptedOllama();
   let service: ServiceProcess;
-  let config: ReturnType<typeof writeConfig>;
+  let config: Awaited<ReturnType<typeof writeConfig>>;
 
   beforeAll(async () => {
     await ollama.start();
-    config = writeConfig(ollama.url);
+    config = await writeConfig(ollama.url);
     service = new ServiceProcess(config.file);
   });
 
@@ -32,7 +32,7 @@ describe('kill -9 during a running Task', () => {
     await client.close().catch(() => undefined);
 
     await service.kill9();
-    expect(probe(config.databasePath, 'SELECT status FROM tasks WHERE id = ?', running)).toEqual([{ status: 'running' }]);
+    expect(await probe(config.database, 'SELECT status FROM tasks WHERE id = ?', running)).toEqual([{ status: 'running' }]);
 
     ollama.setFallback({ content: 'after restart', promptEvalCount: 1, evalCount: 1 });
     await service.start(service.port);
@@ -42,13 +42,13 @@ describe('kill -9 during a running Task', () => {
     expect(interrupted.status).toBe('failed');
     expect(interrupted.result).toMatch(/^Interrupted: the service stopped while this task was running/);
     for (const taskId of queued) expect(await waitForTerminal(status, taskId)).toMatchObject({ status: 'completed', result: 'after restart' });
-    const order = probe<{ request: string }>(config.databasePath, "SELECT request FROM tasks WHERE request LIKE 'queued %' ORDER BY started_at");
+    const order = await probe<{ request: string }>(config.database, "SELECT request FROM tasks WHERE request LIKE 'queued %' ORDER BY started_at");
     expect(order.map((row) => row.request)).toEqual(['queued 1', 'queued 2', 'queued 3']);
-    const recovery = probe<{ actor: string; detail: string }>(
-      config.databasePath,
+    const [recovery] = await probe<{ actor: string; detail: string }>(
+      config.database,
       "SELECT actor, detail FROM audit_events WHERE task_id = ? AND action = 'task.status' ORDER BY seq DESC LIMIT 1",
       running,
-    )[0];
+    );
     expect(recovery.actor).toBe('system');
     expect(JSON.parse(recovery.detail)).toMatchObject({ status: 'failed' });
     await client.close();

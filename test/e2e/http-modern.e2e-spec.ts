@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { AGENT_RUN_INPUT_SCHEMA, AGENT_STATUS_INPUT_SCHEMA } from '../../src/tools/tool-schemas.js';
 import { count, probe } from '../support/database-probe.js';
+import type { DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
@@ -12,7 +13,7 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
   const ollama = new ScriptedOllama();
   let service: ServiceProcess;
   let client: Client;
-  let db: string;
+  let db: DatabaseTarget;
 
   const run = async (args: Record<string, unknown>) => client.callTool({ name: 'agent_run', arguments: args });
   const status = async (taskId: string, sessionId?: string) =>
@@ -20,8 +21,8 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
 
   beforeAll(async () => {
     await ollama.start();
-    const config = writeConfig(ollama.url, { mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } } });
-    db = config.databasePath;
+    const config = await writeConfig(ollama.url, { mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } } });
+    db = config.database;
     service = await new ServiceProcess(config.file).start();
     client = await modernClient(service.url);
   });
@@ -144,15 +145,15 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
   ];
 
   it.each(invalidCases)('rejects %s as a Tool error, stores nothing, and audits the rejection', async (_name, args, message) => {
-    const tasksBefore = count(db, 'tasks');
-    const sessionsBefore = count(db, 'sessions');
-    const auditBefore = count(db, 'audit_events');
+    const tasksBefore = await count(db, 'tasks');
+    const sessionsBefore = await count(db, 'sessions');
+    const [{ last: auditBefore }] = await probe<{ last: number }>(db, 'SELECT COALESCE(MAX(seq), 0) AS last FROM audit_events');
     const result = await run(args);
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(message);
-    expect(count(db, 'tasks')).toBe(tasksBefore);
-    expect(count(db, 'sessions')).toBe(sessionsBefore);
-    const events = probe<{ action: string; outcome: string; detail: string }>(db, 'SELECT action, outcome, detail FROM audit_events WHERE seq > ?', auditBefore);
+    expect(await count(db, 'tasks')).toBe(tasksBefore);
+    expect(await count(db, 'sessions')).toBe(sessionsBefore);
+    const events = await probe<{ action: string; outcome: string; detail: string }>(db, 'SELECT action, outcome, detail FROM audit_events WHERE seq > ?', auditBefore);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ action: 'tools/call agent_run', outcome: 'rejected' });
     expect(events[0].detail).not.toContain(PNG_1x1);
@@ -164,7 +165,7 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'what is this?', images: [{ mime_type: 'image/png', data_base64: PNG_1x1 }] })));
     expect((await waitForTerminal((id) => status(id), taskId)).result).toBe('a red pixel');
     expect(ollama.workChats.at(-1)!.body.messages.at(-1)!.images).toEqual([PNG_1x1]);
-    const audit = probe<{ detail: string }>(db, 'SELECT detail FROM audit_events WHERE task_id = ?', taskId);
+    const audit = await probe<{ detail: string }>(db, 'SELECT detail FROM audit_events WHERE task_id = ? ORDER BY seq', taskId);
     expect(audit.map((row) => row.detail).join('')).not.toContain(PNG_1x1);
     expect(JSON.parse(audit[0].detail).images[0]).toMatchObject({ mimeType: 'image/png', bytes: 70 });
     expect(JSON.parse(audit[0].detail).images[0].sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -199,8 +200,8 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     const ids = accepted.map((result) => fieldsOf(textOf(result)).task_id);
     for (const id of ids) expect((await waitForTerminal((taskId) => status(taskId), id)).status).toBe('completed');
     expect(ollama.maxConcurrentChats).toBe(1);
-    const order = probe<{ id: string }>(db, `SELECT id FROM tasks WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY started_at`, ...ids);
-    const submitted = probe<{ id: string }>(db, `SELECT id FROM tasks WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY seq`, ...ids);
+    const order = await probe<{ id: string }>(db, `SELECT id FROM tasks WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY started_at`, ...ids);
+    const submitted = await probe<{ id: string }>(db, `SELECT id FROM tasks WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY seq`, ...ids);
     expect(order).toEqual(submitted);
     expect(ollama.workChats.length - chatsBefore).toBe(6);
     ollama.setFallback({ content: 'scripted answer', promptEvalCount: 10, evalCount: 5 });
@@ -209,7 +210,7 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
   it('records every state change of a Task in the audit log', async () => {
     const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'audited' })));
     await waitForTerminal((id) => status(id), taskId);
-    const events = probe<{ action: string; detail: string }>(db, 'SELECT action, detail FROM audit_events WHERE task_id = ? ORDER BY seq', taskId);
+    const events = await probe<{ action: string; detail: string }>(db, 'SELECT action, detail FROM audit_events WHERE task_id = ? ORDER BY seq', taskId);
     expect(events.map((event) => event.action)).toEqual(
       expect.arrayContaining(['tools/call agent_run', 'task.status', 'tools/call agent_status']),
     );

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { count } from '../support/database-probe.js';
+import type { DatabaseTarget } from '../support/database-probe.js';
 import { MODERN, modernMeta, parseRpc } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
@@ -7,7 +8,7 @@ import { ServiceProcess, writeConfig } from '../support/service-process.js';
 describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
   const ollama = new ScriptedOllama();
   let service: ServiceProcess;
-  let db: string;
+  let db: DatabaseTarget;
 
   const headersFor = (method: string, name?: string): Record<string, string> => ({
     'Content-Type': 'application/json',
@@ -22,11 +23,11 @@ describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
 
   beforeAll(async () => {
     await ollama.start();
-    const config = writeConfig(ollama.url, {
+    const config = await writeConfig(ollama.url, {
       server: { allowed_origins: ['https://ide.example.com'] },
       mcp: { images: { max_count: 4, max_bytes_per_image: 1024 * 1024, max_total_bytes: 1024 * 1024 } },
     });
-    db = config.databasePath;
+    db = config.database;
     service = await new ServiceProcess(config.file).start();
   });
 
@@ -129,12 +130,12 @@ describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
       headersFor('tools/call', 'agent_run'),
     );
     expect(ok.status).toBe(200);
-    const tasksBefore = count(db, 'tasks');
+    const tasksBefore = await count(db, 'tasks');
     const tooBig = await post(
       call({ name: 'agent_run', arguments: { request: 'x'.repeat(4 * 1024 * 1024) }, _meta: modernMeta(false) }),
       headersFor('tools/call', 'agent_run'),
     );
     expect(tooBig.status).toBe(413);
-    expect(count(db, 'tasks')).toBe(tasksBefore);
+    expect(await count(db, 'tasks')).toBe(tasksBefore);
   });
 });

@@ -12,7 +12,7 @@ describe('legacy 2025-11-25 client (v1 SDK) over stateless HTTP', () => {
 
   beforeAll(async () => {
     await ollama.start();
-    service = await new ServiceProcess(writeConfig(ollama.url).file).start();
+    service = await new ServiceProcess((await writeConfig(ollama.url)).file).start();
     client = await legacyClient(service.url);
   });
 

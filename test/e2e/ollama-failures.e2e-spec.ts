@@ -10,7 +10,7 @@ describe('Ollama failures end the Task with a clear reason, and the worker goes 
   const clients: Client[] = [];
 
   async function serviceFor(ollamaUrl: string) {
-    const service = await new ServiceProcess(writeConfig(ollamaUrl, { ollama: { request_timeout_ms: 600 } }).file).start();
+    const service = await new ServiceProcess((await writeConfig(ollamaUrl, { ollama: { request_timeout_ms: 600 } })).file).start();
     const client = await modernClient(service.url);
     services.push(service);
     clients.push(client);

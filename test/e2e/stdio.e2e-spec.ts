@@ -16,7 +16,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('MCP over stdio (node dist/stdio.js)', () => {
   const ollama = new ScriptedOllama();
-  let config: ReturnType<typeof writeConfig>;
+  let config: Awaited<ReturnType<typeof writeConfig>>;
   const serverParams = () => ({
     command: process.execPath,
     args: ['dist/stdio.js'],
@@ -27,7 +27,7 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
 
   beforeAll(async () => {
     await ollama.start();
-    config = writeConfig(ollama.url);
+    config = await writeConfig(ollama.url);
   });
 
   afterAll(async () => {
@@ -45,7 +45,7 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
       accepted.task_id,
     );
     expect(final).toMatchObject({ status: 'completed', result: 'stdio answer' });
-    const owner = probe<{ owner: string }>(config.databasePath, 'SELECT owner FROM tasks WHERE id = ?', accepted.task_id)[0].owner;
+    const [{ owner }] = await probe<{ owner: string }>(config.database, 'SELECT owner FROM tasks WHERE id = ?', accepted.task_id);
     expect(owner).toBe(userInfo().username);
     await client.close();
   });

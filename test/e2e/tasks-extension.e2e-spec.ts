@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { probe } from '../support/database-probe.js';
+import type { DatabaseTarget } from '../support/database-probe.js';
 import {
   fieldsOf,
   httpRawDispatch,
@@ -20,7 +21,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
   let service: ServiceProcess;
   let client: Client;
   let raw: RawDispatch;
-  let db: string;
+  let db: DatabaseTarget;
 
   const withTasks = (method: string, params: Record<string, unknown>) => raw({ method, params: { ...params, _meta: modernMeta(true) } });
   const withoutTasks = (method: string, params: Record<string, unknown>) => raw({ method, params: { ...params, _meta: modernMeta(false) } });
@@ -36,8 +37,8 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
 
   beforeAll(async () => {
     await ollama.start();
-    const config = writeConfig(ollama.url);
-    db = config.databasePath;
+    const config = await writeConfig(ollama.url);
+    db = config.database;
     service = await new ServiceProcess(config.file).start();
     client = await modernClient(service.url);
     raw = httpRawDispatch(service.url);
@@ -55,7 +56,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     const exec = await session.callTool('agent_run', { request: 'summarise the repository' });
     expect(exec.kind).toBe('task');
     const taskId = (exec as { handle: { taskId: string } }).handle.taskId;
-    expect(probe(db, 'SELECT id FROM tasks WHERE id = ?', taskId)).toHaveLength(1);
+    expect(await probe(db, 'SELECT id FROM tasks WHERE id = ?', taskId)).toHaveLength(1);
     const { outcome } = await (exec as { settle(): Promise<{ outcome: unknown }> }).settle();
     const result = resultFromTaskOutcome(outcome as never) as { content: unknown; isError?: boolean };
     const fields = fieldsOf(textOf(result));
@@ -117,7 +118,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     const queued = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'waits in the queue' } });
     const queuedId = (queued as { result: { taskId: string } }).result.taskId;
     expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result', result: { resultType: 'complete' } });
-    expect((await withTasks('tasks/get', { taskId: queuedId })).kind === 'result' && probe(db, 'SELECT status FROM tasks WHERE id = ?', queuedId)).toEqual([{ status: 'cancelled' }]);
+    expect((await withTasks('tasks/get', { taskId: queuedId })).kind === 'result' && await probe(db, 'SELECT status FROM tasks WHERE id = ?', queuedId)).toEqual([{ status: 'cancelled' }]);
     expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result' });
     await waitForStatus((first as { result: { taskId: string } }).result.taskId, ['completed']);
     expect(ollama.workChats.some((chat) => chat.body.messages.at(-1)!.content === 'waits in the queue')).toBe(false);
@@ -163,7 +164,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
   });
 
   it('audits every tasks/* request with its outcome', async () => {
-    const events = probe<{ action: string; outcome: string }>(db, "SELECT action, outcome FROM audit_events WHERE action LIKE 'tasks/%'");
+    const events = await probe<{ action: string; outcome: string }>(db, "SELECT action, outcome FROM audit_events WHERE action LIKE 'tasks/%'");
     expect(events.some((event) => event.action === 'tasks/get' && event.outcome === 'ok')).toBe(true);
     expect(events.some((event) => event.action === 'tasks/cancel' && event.outcome === 'ok')).toBe(true);
     expect(events.some((event) => event.action === 'tasks/update' && event.outcome === 'rejected')).toBe(true);

@@ -1,35 +1,43 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { TaskEntity } from '../../src/queue/task.entity.js';
-import { TasksRepository } from '../../src/queue/tasks.repository.js';
+import { TasksRepository, type Lease } from '../../src/queue/tasks.repository.js';
 import { SessionEntity } from '../../src/sessions/session.entity.js';
+import { freshDatabase, type DatabaseKind } from '../support/databases.js';
 
-describe('the one-active-Task rule is enforced by the database (SQLite file shared by two connections)', () => {
+const SESSION = '11111111-1111-4111-8111-111111111111';
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (kind) => {
   const sources: DataSource[] = [];
 
   afterEach(async () => {
     for (const source of sources.splice(0)) await source.destroy();
   });
 
-  async function open(path: string) {
-    const source = new DataSource(dataSourceOptions(validateConfig({ database: { path } }).database));
-    await source.initialize();
-    sources.push(source);
-    return source;
+  /** Two connections (as two processes or replicas would have) on one fresh database. */
+  async function twoConnections() {
+    const database = validateConfig({ database: await freshDatabase(kind) }).database;
+    const open = async () => {
+      const source = new DataSource(dataSourceOptions(database));
+      await source.initialize();
+      sources.push(source);
+      return source;
+    };
+    const a = await open();
+    const b = await open();
+    return { a, b, repoA: new TasksRepository(a), repoB: new TasksRepository(b) };
   }
 
   async function seed(source: DataSource, count: number) {
     const at = new Date().toISOString();
-    await source.getRepository(SessionEntity).insert({ id: '11111111-1111-4111-8111-111111111111', owner: 'u', createdAt: at });
+    await source.getRepository(SessionEntity).insert({ id: SESSION, owner: 'u', createdAt: at });
     for (let n = 0; n < count; n++) {
       await source.getRepository(TaskEntity).insert({
         id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-        sessionId: '11111111-1111-4111-8111-111111111111',
+        sessionId: SESSION,
         owner: 'u',
         request: `task ${n}`,
         temperature: null,
@@ -40,28 +48,58 @@ describe('the one-active-Task rule is enforced by the database (SQLite file shar
     }
   }
 
-  it('lets exactly one of two processes claim, in FIFO order, and the next only after the first ends', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'oam-db-')), 'agent.sqlite');
-    const a = await open(path);
-    const b = await open(path);
+  const leaseOf = (task: TaskEntity): Lease => ({ taskId: task.id, attempt: task.attempt, owner: task.leaseOwner! });
+
+  it('lets exactly one of two runners claim, in FIFO order, and the next only after the first ends', async () => {
+    const { a, b, repoA, repoB } = await twoConnections();
     await seed(a, 3);
-    const repoA = new TasksRepository(a);
-    const repoB = new TasksRepository(b);
-    const [first, second] = await Promise.all([repoA.claimNext(), repoB.claimNext()]);
-    const claimed = [first, second].filter((task) => task !== null);
+    const claims = await Promise.all([repoA.claimNext('A', 30_000), repoB.claimNext('B', 30_000)]);
+    const claimed = claims.filter((task) => task !== null);
     expect(claimed).toHaveLength(1);
-    expect(claimed[0]!.request).toBe('task 0');
-    expect(await repoB.claimNext()).toBeNull();
-    await expect(
-      b.query(`UPDATE tasks SET status = 'running' WHERE request = 'task 2'`),
-    ).rejects.toThrow(/UNIQUE constraint failed/);
-    await repoA.finish(claimed[0]!.id, 'completed', 'done');
-    expect((await repoB.claimNext())!.request).toBe('task 1');
+    expect(claimed[0]!).toMatchObject({ request: 'task 0', status: 'planning', attempt: 1 });
+    expect(await repoB.claimNext('B', 30_000)).toBeNull();
+    await expect(b.query(`UPDATE tasks SET status = 'running' WHERE request = 'task 2'`)).rejects.toThrow(/UNIQUE constraint failed|duplicate key/);
+    expect(await repoA.finish(leaseOf(claimed[0]!), 'completed', 'done')).toBe(true);
+    expect((await repoB.claimNext('B', 30_000))!.request).toBe('task 1');
+  });
+
+  it('fences a stalled runner (T5.4): after its lease lapses and another attempt claims, its writes change nothing', async () => {
+    const { a, repoA, repoB } = await twoConnections();
+    await seed(a, 1);
+    const stalled = (await repoA.claimNext('A', 1000))!;
+    expect(await repoB.abandoned(() => false)).toHaveLength(0);
+    await sleep(1200);
+    const [abandoned] = await repoB.abandoned(() => false);
+    expect(abandoned.id).toBe(stalled.id);
+    expect(await repoB.reclaim(abandoned, 'queued', 'lease expired')).toBe(true);
+    const retried = (await repoB.claimNext('B', 30_000))!;
+    expect(retried).toMatchObject({ id: stalled.id, attempt: 2, leaseOwner: 'B' });
+    const stale = leaseOf(stalled);
+    expect(await repoA.renew(stale, 30_000)).toEqual({ held: false, cancelRequested: false });
+    expect(await repoA.updateProgress(stale, { currentTask: 'stale write' })).toBe(false);
+    expect(await repoA.finish(stale, 'completed', 'stale result')).toBe(false);
+    expect(await repoB.renew(leaseOf(retried), 30_000)).toEqual({ held: true, cancelRequested: false });
+    expect(await repoB.finish(leaseOf(retried), 'completed', 'B result')).toBe(true);
+    expect(await repoA.findById(stalled.id)).toMatchObject({ status: 'completed', result: 'B result', attempt: 2 });
+  });
+
+  it('reclaims at once a Task whose owner is known dead, and passes the cancel flag to the runner', async () => {
+    const { a, repoA, repoB } = await twoConnections();
+    await seed(a, 2);
+    const task = (await repoA.claimNext('host/1/dead', 30_000))!;
+    expect(await repoB.abandoned((owner) => owner === 'other')).toHaveLength(0);
+    const [dead] = await repoB.abandoned((owner) => owner === 'host/1/dead');
+    expect(await repoB.reclaim(dead, 'failed', 'interrupted')).toBe(true);
+    expect(await repoB.findById(task.id)).toMatchObject({ status: 'failed', result: 'interrupted', leaseOwner: null });
+    const next = (await repoB.claimNext('B', 30_000))!;
+    expect(await repoA.requestCancel(next.id)).toBe(true);
+    expect(await repoB.renew(leaseOf(next), 30_000)).toEqual({ held: true, cancelRequested: true });
   });
 
   it('applies the committed migrations and never synchronizes', async () => {
-    const source = await open(':memory:');
-    expect(source.options.synchronize).toBe(false);
-    expect((await source.query('SELECT name FROM migrations')).map((row: { name: string }) => row.name)).toEqual(['InitialSchema1764633600000', 'TaskSteps1764720000000']);
+    const { a } = await twoConnections();
+    expect(a.options.synchronize).toBe(false);
+    const names = (await a.query('SELECT name FROM migrations ORDER BY id')).map((row: { name: string }) => row.name);
+    expect(names).toEqual(['InitialSchema1764633600000', 'TaskSteps1764720000000', 'TaskLeases1764806400000']);
   });
 });

@@ -1,13 +1,32 @@
 import Database from 'better-sqlite3';
+import pg from 'pg';
 
-/** Read-only look at the service's SQLite file: what is really stored. */
-export function probe<T = Record<string, unknown>>(path: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+/** Where the service under test keeps its data: a SQLite file path or a PostgreSQL URL. */
+export type DatabaseTarget = { type: 'sqlite'; path: string } | { type: 'postgres'; url: string };
+
+/**
+ * A read-only look at what the service really stored. SQL is written with `?` placeholders and
+ * rewritten to `$n` for PostgreSQL.
+ */
+export async function probe<T = Record<string, unknown>>(target: DatabaseTarget, sql: string, ...params: unknown[]): Promise<T[]> {
+  if (target.type === 'sqlite') {
+    const db = new Database(target.path, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: target.url });
+  await client.connect();
   try {
-    return db.prepare(sql).all(...params) as T[];
+    let index = 0;
+    const result = await client.query(sql.replace(/\?/g, () => `$${++index}`), params);
+    return result.rows as T[];
   } finally {
-    db.close();
+    await client.end();
   }
 }
 
-export const count = (path: string, table: string) => probe<{ n: number }>(path, `SELECT COUNT(*) AS n FROM ${table}`)[0].n;
+export const count = async (target: DatabaseTarget, table: string) =>
+  Number((await probe<{ n: number | string }>(target, `SELECT COUNT(*) AS n FROM ${table}`))[0].n);

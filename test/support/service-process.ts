@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
+import type { DatabaseTarget } from './database-probe.js';
+import { E2E_DATABASE, freshDatabase } from './databases.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -15,12 +17,16 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** A fresh temporary directory with an agent.yaml built from the defaults plus `overrides`. */
-export function writeConfig(ollamaUrl: string, overrides: Record<string, unknown> = {}, dir = mkdtempSync(join(tmpdir(), 'oam-'))) {
+/**
+ * A fresh temporary directory with an agent.yaml built from the defaults plus `overrides`, on a fresh
+ * database of the kind the suite runs against (OAM_TEST_DB).
+ */
+export async function writeConfig(ollamaUrl: string, overrides: Record<string, unknown> = {}, dir = mkdtempSync(join(tmpdir(), 'oam-'))) {
+  const database = await freshDatabase(E2E_DATABASE, dir);
   const base: Record<string, Record<string, unknown>> = {
     server: { host: '127.0.0.1', port: 0 },
     ollama: { host: ollamaUrl, model: 'test-model', request_timeout_ms: 10_000 },
-    database: { type: 'sqlite', path: join(dir, 'agent.sqlite') },
+    database,
     queue: { poll_interval_ms: 100 },
     workspace: { root: join(dir, 'workspace') },
     mcp: { tasks: { poll_interval_ms: 100 } },
@@ -28,7 +34,7 @@ export function writeConfig(ollamaUrl: string, overrides: Record<string, unknown
   for (const [section, values] of Object.entries(overrides)) base[section] = { ...base[section], ...(values as object) };
   const file = join(dir, 'agent.yaml');
   writeFileSync(file, stringify(base));
-  return { dir, file, databasePath: base.database.path as string, workspace: base.workspace.root as string };
+  return { dir, file, database: database as DatabaseTarget, workspace: base.workspace.root as string };
 }
 
 /** The built HTTP service (`node dist/main.js`) as a child process, for tests that need the real thing. */

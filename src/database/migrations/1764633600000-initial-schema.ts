@@ -9,7 +9,7 @@ export class InitialSchema1764633600000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const postgres = queryRunner.connection.options.type === 'postgres';
-    const serial = postgres ? 'BIGSERIAL PRIMARY KEY' : 'INTEGER PRIMARY KEY AUTOINCREMENT';
+    const serial = postgres ? 'SERIAL PRIMARY KEY' : 'INTEGER PRIMARY KEY AUTOINCREMENT';
     await queryRunner.query(`CREATE TABLE sessions (
       id VARCHAR(36) PRIMARY KEY,
       owner VARCHAR(320) NOT NULL,

@@ -5,7 +5,7 @@ export class TaskSteps1764720000000 implements MigrationInterface {
   name = 'TaskSteps1764720000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    const serial = queryRunner.connection.options.type === 'postgres' ? 'BIGSERIAL PRIMARY KEY' : 'INTEGER PRIMARY KEY AUTOINCREMENT';
+    const serial = queryRunner.connection.options.type === 'postgres' ? 'SERIAL PRIMARY KEY' : 'INTEGER PRIMARY KEY AUTOINCREMENT';
     await queryRunner.query(`CREATE TABLE task_steps (
       seq ${serial},
       task_id VARCHAR(36) NOT NULL REFERENCES tasks (id),

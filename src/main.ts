@@ -4,7 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { HttpAppModule } from './app.module.js';
 import { configOrExit } from './bootstrap.js';
+import { onTermination } from './common/termination.js';
 import { StderrLogger } from './common/stderr-logger.js';
+import { TaskQueueService } from './queue/task-queue.service.js';
 
 async function main(): Promise<void> {
   const config = configOrExit();
@@ -14,10 +16,15 @@ async function main(): Promise<void> {
     logger: new StderrLogger(),
   });
   app.disable('x-powered-by');
-  app.enableShutdownHooks();
   await app.listen(config.server.port, config.server.host);
+  const logger = new Logger('Bootstrap');
   const url = await app.getUrl();
-  new Logger('Bootstrap').log(`MCP endpoint: ${url.replace('[::1]', 'localhost')}/mcp (model ${config.ollama.model} at ${config.ollama.host})`);
+  logger.log(`MCP endpoint: ${url.replace('[::1]', 'localhost')}/mcp (model ${config.ollama.model} at ${config.ollama.host})`);
+  onTermination(async (signal) => {
+    logger.log(`${signal}: shutting down (grace ${config.queue.shutdownGraceMs} ms for the running task)`);
+    await app.get(TaskQueueService).shutdown(config.queue.shutdownGraceMs);
+    await app.close();
+  });
 }
 
 void main();

@@ -1,4 +1,4 @@
-import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
 import { nowIso } from '../common/clock.js';
@@ -25,7 +25,7 @@ export interface AuditedCall {
 
 /** Queue rules: who may see or cancel which Task, and how a request becomes a durable Task. */
 @Injectable()
-export class TaskQueueService implements BeforeApplicationShutdown {
+export class TaskQueueService {
   private acceptingWork = true;
 
   constructor(
@@ -89,9 +89,14 @@ export class TaskQueueService implements BeforeApplicationShutdown {
     return this.tasks.findById(taskId);
   }
 
-  /** On shutdown new agent_run calls get a clear error; queued Tasks stay queued. */
-  beforeApplicationShutdown(): void {
+  /**
+   * Graceful shutdown (SIGTERM): from now on agent_run gets a clear error while the transports keep
+   * answering; the running Task may finish within `graceMs`, else it ends interrupted; queued Tasks
+   * stay queued for the next start or another replica.
+   */
+  async shutdown(graceMs: number): Promise<void> {
     this.acceptingWork = false;
+    await this.worker.stop(graceMs);
   }
 }
 

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { DatabaseTarget } from './database-probe.js';
 import { E2E_DATABASE, freshDatabase } from './databases.js';
 
@@ -48,6 +48,11 @@ export class ServiceProcess {
     private readonly extraEnv: Record<string, string> = {},
   ) {}
 
+  /** The database named by the config file, for probes. */
+  get database(): DatabaseTarget {
+    return (parse(readFileSync(this.configFile, 'utf8')) as { database: DatabaseTarget }).database;
+  }
+
   get url(): string {
     return `http://127.0.0.1:${this.port}/mcp`;
   }
@@ -77,19 +82,21 @@ export class ServiceProcess {
 
   /** SIGKILL, as a crash would: no shutdown hook runs. */
   async kill9(): Promise<void> {
-    await this.stopWith('SIGKILL');
+    await this.signal('SIGKILL');
   }
 
   async stop(): Promise<void> {
-    await this.stopWith('SIGTERM');
+    await this.signal('SIGTERM');
   }
 
-  private async stopWith(signal: NodeJS.Signals): Promise<void> {
+  /** Sends `signal`; resolves with the exit code (null when killed by a signal) once the process is gone. */
+  signal(signal: NodeJS.Signals): Promise<number | null> {
     const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((done) => child.once('exit', done));
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child?.exitCode ?? null);
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     child.kill(signal);
-    await exited;
-    this.child = null;
+    return exited.finally(() => {
+      if (this.child === child) this.child = null;
+    });
   }
 }

@@ -53,6 +53,10 @@ export class ServiceProcess {
     return (parse(readFileSync(this.configFile, 'utf8')) as { database: DatabaseTarget }).database;
   }
 
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   get url(): string {
     return `http://127.0.0.1:${this.port}/mcp`;
   }

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/client';
+import pg from 'pg';
+import { probe, type DatabaseTarget } from '../support/database-probe.js';
+import { E2E_DATABASE, freshDatabase } from '../support/databases.js';
+import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
+
+// Replicas share a PostgreSQL database; this suite runs in the PostgreSQL pass of `npm test`.
+const describeOnPostgres = E2E_DATABASE === 'postgres' ? describe : describe.skip;
+
+describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () => {
+  const ollama = new ScriptedOllama();
+  const replicas: ServiceProcess[] = [];
+  const clients: Client[] = [];
+  let database: DatabaseTarget;
+  let sampler: { stop(): Promise<number> };
+
+  /** Polls the number of active Tasks every 10 ms (T5.2) and reports the highest value seen. */
+  function startSampler(url: string) {
+    const client = new pg.Client({ connectionString: url });
+    let max = 0;
+    let running = true;
+    const loop = (async () => {
+      await client.connect();
+      while (running) {
+        const { rows } = await client.query("SELECT COUNT(*)::int AS n FROM tasks WHERE status IN ('planning', 'running')");
+        max = Math.max(max, rows[0].n);
+        await new Promise((done) => setTimeout(done, 10));
+      }
+      await client.end();
+    })();
+    return { stop: async () => ((running = false), await loop, max) };
+  }
+
+  beforeAll(async () => {
+    await ollama.start();
+    database = (await freshDatabase('postgres')) as DatabaseTarget;
+    for (let n = 0; n < 3; n++) {
+      const replica = new ServiceProcess((await writeConfig(ollama.url, { database })).file);
+      await replica.start();
+      replicas.push(replica);
+      clients.push(await modernClient(replica.url));
+    }
+    sampler = startSampler((database as { url: string }).url);
+  });
+
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+    for (const replica of replicas) await replica.stop();
+    await ollama.stop();
+  });
+
+  it('runs Tasks submitted to any replica one at a time, in submission order, and any replica reports any Task', async () => {
+    ollama.setFallback({ content: 'done', delayMs: 60, promptEvalCount: 1, evalCount: 1 });
+    const ids: string[] = [];
+    for (let n = 0; n < 12; n++) {
+      const result = await clients[n % 3].callTool({ name: 'agent_run', arguments: { request: `job ${n}` } });
+      ids.push(fieldsOf(textOf(result)).task_id);
+    }
+    for (const [n, id] of ids.entries()) {
+      const final = await waitForTerminal(async (taskId) => textOf(await clients[(n + 1) % 3].callTool({ name: 'agent_status', arguments: { task_id: taskId } })), id, 30_000);
+      expect(final.status).toBe('completed');
+    }
+    expect(ollama.maxConcurrentChats).toBe(1);
+    const rows = await probe<{ request: string; lease_owner: string | null }>(database, "SELECT request FROM tasks WHERE request LIKE 'job %' ORDER BY started_at");
+    expect(rows.map((row) => row.request)).toEqual(ids.map((_, n) => `job ${n}`));
+  });
+
+  it('cancels, through replica B, a Task running on another replica', async () => {
+    ollama.enqueue({ hang: true });
+    const before = ollama.workChats.length;
+    const taskId = fieldsOf(textOf(await clients[0].callTool({ name: 'agent_run', arguments: { request: 'runs somewhere' } }))).task_id;
+    await ollama.waitForChats(before + 1);
+    const [{ lease_owner: owner }] = await probe<{ lease_owner: string }>(database, 'SELECT lease_owner FROM tasks WHERE id = ?', taskId);
+    const other = replicas.findIndex((replica) => !owner.includes(`/${replica.pid}/`));
+    const started = Date.now();
+    const cancel = await httpRawDispatch(replicas[other].url)({ method: 'tasks/cancel', params: { taskId, _meta: modernMeta(true) } });
+    expect(cancel.kind).toBe('result');
+    const final = await waitForTerminal(async (id) => textOf(await clients[other].callTool({ name: 'agent_status', arguments: { task_id: id } })), taskId);
+    expect(final.status).toBe('cancelled');
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+
+  it('never had two active Tasks at once (sampled every 10 ms)', async () => {
+    expect(await sampler.stop()).toBeLessThanOrEqual(1);
+  });
+});

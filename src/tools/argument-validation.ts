@@ -42,6 +42,9 @@ export interface AgentStatusInput {
 export function validateAgentRun(args: unknown, limits: AgentConfig['mcp']['images']): AgentRunInput {
   if (!agentRunSchema(args)) throw invalid(agentRunSchema.errors);
   if (args.request.trim() === '') throw invalidInput('request: must not be empty or whitespace only.');
+  if (args.request.includes('\0') || !args.request.isWellFormed()) {
+    throw invalidInput('request: must be text without NUL characters or unpaired surrogates.');
+  }
   const temperature = args.temperature ?? null;
   if (temperature !== null && !(temperature >= 0 && temperature <= 2)) {
     throw invalidInput(`temperature: must be between 0.0 and 2.0 (got ${temperature}).`);

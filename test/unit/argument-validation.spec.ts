@@ -28,6 +28,12 @@ describe('agent_run argument validation', () => {
     expect(valid.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
   });
 
+  it('refuses a request with NUL characters or unpaired surrogates (PostgreSQL text cannot hold them)', () => {
+    expect(() => validateAgentRun({ request: 'a\u0000b' }, limits)).toThrow(/without NUL characters or unpaired surrogates/);
+    expect(() => validateAgentRun({ request: 'a\ud800' }, limits)).toThrow(/without NUL characters or unpaired surrogates/);
+    expect(validateAgentRun({ request: '絵文字 🎉' }, limits).request).toBe('絵文字 🎉');
+  });
+
   it('accepts temperature at both ends of 0.0..2.0', () => {
     expect(validateAgentRun({ request: 'x', temperature: 0 }, limits).temperature).toBe(0);
     expect(validateAgentRun({ request: 'x', temperature: 2 }, limits).temperature).toBe(2);

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { count, probe } from '../support/database-probe.js';
+import { MODERN, modernMeta } from '../support/mcp-clients.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
+
+const FUZZ_REQUESTS = Number(process.env.OAM_FUZZ_REQUESTS ?? 10_000);
+
+function prng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('load, order and malformed input against one service', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let config: Awaited<ReturnType<typeof writeConfig>>;
+
+  const post = (body: string, headers: Record<string, string>) => fetch(service.url, { method: 'POST', headers, body });
+  const headersFor = (method: string, name?: string): Record<string, string> => ({
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': MODERN,
+    'Mcp-Method': method,
+    ...(name !== undefined ? { 'Mcp-Name': headerValue(name) } : {}),
+  });
+  // Non-ASCII header values travel Base64-sentinel encoded (Streamable HTTP §Request Metadata).
+  const headerValue = (value: string) => (/^[\x20-\x7e]*$/.test(value) ? value : `=?base64?${Buffer.from(value).toString('base64')}?=`);
+
+  beforeAll(async () => {
+    await ollama.start();
+    ollama.setFallback({ content: 'ok', promptEvalCount: 1, evalCount: 1 });
+    config = await writeConfig(ollama.url, { queue: { poll_interval_ms: 1000 } });
+    service = await new ServiceProcess(config.file).start();
+  });
+
+  afterAll(async () => {
+    await service.stop();
+    await ollama.stop();
+  });
+
+  it('accepts 1 000 concurrent agent_run calls and runs them in the order they were accepted (T5.10)', async () => {
+    const body = (n: number) =>
+      JSON.stringify({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'agent_run', arguments: { request: `burst ${n}` }, _meta: modernMeta(false) } });
+    const responses = await Promise.all(
+      Array.from({ length: 1000 }, async (_, n) => {
+        const res = await post(body(n), headersFor('tools/call', 'agent_run'));
+        return { status: res.status, text: await res.text() };
+      }),
+    );
+    expect(responses.filter((response) => response.status !== 200 || !response.text.includes('status: queued'))).toEqual([]);
+    const deadline = Date.now() + 300_000;
+    while ((await count(config.database, 'tasks')) > 0) {
+      const [{ open }] = await probe<{ open: number }>(config.database, "SELECT COUNT(*) AS open FROM tasks WHERE status IN ('queued', 'planning', 'running')");
+      if (Number(open) === 0 || Date.now() > deadline) break;
+      await new Promise((done) => setTimeout(done, 250));
+    }
+    const rows = await probe<{ seq: number; status: string }>(config.database, "SELECT seq, status FROM tasks WHERE request LIKE 'burst %' ORDER BY started_at, seq");
+    expect(rows).toHaveLength(1000);
+    expect(rows.every((row) => row.status === 'completed')).toBe(true);
+    const seqs = rows.map((row) => Number(row.seq));
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(ollama.maxConcurrentChats).toBe(1);
+  });
+
+  it(`answers ${FUZZ_REQUESTS} malformed requests with Tool errors or JSON-RPC errors: 0 crashes, 0 HTTP 5xx`, async () => {
+    const random = prng(42);
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
+    const junk = (): unknown =>
+      pick<() => unknown>([
+        () => null,
+        () => random() * 1e6 - 5e5,
+        () => Number.MAX_SAFE_INTEGER,
+        () => '',
+        () => ' \t\n',
+        () => 'x'.repeat(Math.floor(random() * 5000)),
+        () => '00000000-0000-0000-0000-000000000000',
+        () => crypto.randomUUID(),
+        () => '\u0000\u202e\ud800',
+        () => [junk(), junk()],
+        () => ({ nested: { deeper: [junk()] } }),
+        () => true,
+        () => 'data:image/png;base64,AAAA',
+      ])();
+    const argumentsFor = (tool: string): unknown => {
+      if (random() < 0.1) return junk();
+      const base: Record<string, unknown> =
+        tool === 'agent_run'
+          ? { request: junk(), session_id: junk(), temperature: junk(), images: pick([junk(), [junk()], [{ mime_type: junk(), data_base64: junk() }]]) }
+          : { task_id: junk(), session_id: junk() };
+      for (const key of Object.keys(base)) if (random() < 0.4) delete base[key];
+      if (random() < 0.2) base[String(junk()).slice(0, 20)] = junk();
+      return base;
+    };
+    const requestFor = (): { body: string; headers: Record<string, string> } => {
+      const kind = pick(['agent_run', 'agent_status', 'tasks/get', 'tasks/cancel', 'tasks/update', 'raw']);
+      const tasks = random() < 0.5;
+      if (kind === 'raw') {
+        const body = pick([
+          '{',
+          '[]',
+          'null',
+          '{"jsonrpc":"2.0"}',
+          JSON.stringify({ jsonrpc: '2.0', id: junk(), method: junk(), params: junk() }),
+          JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent_run', arguments: {} } }),
+          'x'.repeat(1000),
+        ]);
+        return { body, headers: headersFor(String(pick(['tools/call', 'tasks/get', 'x', '']))) };
+      }
+      if (kind.startsWith('tasks/')) {
+        const taskId = pick([junk(), crypto.randomUUID()]);
+        const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: kind, params: { taskId, inputResponses: junk(), _meta: modernMeta(tasks) } });
+        return { body, headers: headersFor(kind, typeof taskId === 'string' ? taskId : undefined) };
+      }
+      const meta = random() < 0.9 ? modernMeta(tasks) : junk();
+      const body = JSON.stringify({ jsonrpc: '2.0', id: Math.floor(random() * 1e6), method: 'tools/call', params: { name: kind, arguments: argumentsFor(kind), _meta: meta } });
+      return { body, headers: headersFor('tools/call', kind) };
+    };
+
+    const tasksBefore = await count(config.database, 'tasks');
+    const failures: string[] = [];
+    let toolErrors = 0;
+    let rpcErrors = 0;
+    let accepted = 0;
+    for (let batch = 0; batch < FUZZ_REQUESTS / 50; batch++) {
+      await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          const { body, headers } = requestFor();
+          const res = await post(body, headers);
+          const text = await res.text();
+          if (res.status >= 500) return void failures.push(`${res.status} for ${body.slice(0, 200)}`);
+          const json = text.startsWith('event:') || text.includes('\ndata:') ? JSON.parse(text.split('\n').filter((l) => l.startsWith('data:')).at(-1)!.slice(5)) : text ? JSON.parse(text) : null;
+          if (json?.error) rpcErrors++;
+          else if (json?.result?.isError === true) toolErrors++;
+          else if (json?.result?.resultType === 'task' || String(json?.result?.content?.[0]?.text ?? '').includes('status: queued')) {
+            // Mutations sometimes leave a valid call; it must really be one.
+            const request = JSON.parse(body).params.arguments?.request;
+            const valid = typeof request === 'string' && request.trim() !== '' && !request.includes('\0') && request.isWellFormed();
+            if (valid) accepted++;
+            else failures.push(`accepted an invalid request: ${body.slice(0, 300)}`);
+          }
+        }),
+      );
+    }
+    expect(failures).toEqual([]);
+    const health = await fetch(service.url, { method: 'GET' });
+    expect(health.status).toBe(405);
+    process.stderr.write(`fuzz: ${FUZZ_REQUESTS} requests, ${toolErrors} Tool errors, ${rpcErrors} JSON-RPC errors, ${accepted} valid calls accepted, 0 5xx; tasks stored: ${(await count(config.database, 'tasks')) - tasksBefore}\n`);
+  });
+});

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { nowIso } from '../common/clock.js';
 import type { Caller } from '../identity/caller.js';
 import { AuditEventEntity } from './audit-event.entity.js';
+import { AuditWriter } from './audit-writer.js';
 
 export interface AuditRecord {
   caller: Caller;
@@ -18,10 +19,22 @@ export interface AuditRecord {
 /** Append-only audit trail of every MCP call and every Task state change. */
 @Injectable()
 export class AuditService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly writer: AuditWriter,
+  ) {}
 
-  /** Builds the row without writing it, for operations that commit it in their own transaction. */
-  build(record: AuditRecord): AuditEventEntity {
+  /** Writes one event; a failure propagates, so an action that must be audited fails with it. */
+  async record(record: AuditRecord): Promise<void> {
+    await this.writer.append(this.build(record));
+  }
+
+  /** Writes the event and `work` in one transaction: the audited change exists only if its event does. */
+  async recordWith(record: AuditRecord, work: (manager: EntityManager) => Promise<void>): Promise<void> {
+    await this.writer.append(this.build(record), work);
+  }
+
+  private build(record: AuditRecord): AuditEventEntity {
     const event = new AuditEventEntity();
     event.at = nowIso();
     event.actor = record.caller.user;
@@ -33,11 +46,6 @@ export class AuditService {
     event.sessionId = record.sessionId ?? null;
     event.detail = JSON.stringify(record.detail ?? {});
     return event;
-  }
-
-  /** Writes one event; a failure propagates, so an action that must be audited fails with it. */
-  async record(record: AuditRecord): Promise<void> {
-    await this.dataSource.getRepository(AuditEventEntity).insert(this.build(record));
   }
 
   /** Events of one Task, oldest first (tests and, later, the admin surface). */

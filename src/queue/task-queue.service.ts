@@ -48,15 +48,18 @@ export class TaskQueueService {
     }
     const task = newTask(caller, sessionId, input);
     const images = input.images.map((image, position) => newImage(task.id, position, image));
-    const audit = this.audit.build({
-      caller,
-      action: call.action,
-      outcome: 'ok',
-      taskId: task.id,
-      sessionId,
-      detail: { ...call.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
-    });
-    await this.tasks.enqueue({ newSession, task, images, audit });
+    // The Task exists only if its accepting audit event does: both commit in one transaction.
+    await this.audit.recordWith(
+      {
+        caller,
+        action: call.action,
+        outcome: 'ok',
+        taskId: task.id,
+        sessionId,
+        detail: { ...call.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
+      },
+      (manager) => this.tasks.insertNew(manager, { newSession, task, images }),
+    );
     this.worker.wake();
     return task;
   }

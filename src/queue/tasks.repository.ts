@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, LessThan, QueryFailedError } from 'typeorm';
-import { AuditEventEntity } from '../audit/audit-event.entity.js';
+import { DataSource, In, LessThan, QueryFailedError, type EntityManager } from 'typeorm';
 import { nowIso } from '../common/clock.js';
+import { HotPathSql } from '../database/hot-path-sql.js';
 import { sqlClock, type SqlClock } from '../database/sql-clock.js';
 import { SessionEntity } from '../sessions/session.entity.js';
 import { TaskImageEntity } from './task-image.entity.js';
@@ -18,7 +18,6 @@ export interface NewTask {
   newSession: SessionEntity | null;
   task: TaskEntity;
   images: TaskImageEntity[];
-  audit: AuditEventEntity;
 }
 
 /** A runner's claim on a Task: every write it makes is fenced by the attempt and the owner. */
@@ -34,23 +33,24 @@ const ACTIVE = [...ACTIVE_STATUSES];
 @Injectable()
 export class TasksRepository {
   private readonly clock: SqlClock;
+  private readonly hotPath: HotPathSql;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.clock = sqlClock(dataSource);
+    this.hotPath = new HotPathSql(dataSource);
   }
 
-  /** Session (when new), Task, its images and the accepting audit event commit together or not at all. */
-  async enqueue({ newSession, task, images, audit }: NewTask): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      if (newSession) await manager.insert(SessionEntity, newSession);
-      await manager.insert(TaskEntity, task);
-      for (const image of images) await manager.insert(TaskImageEntity, image);
-      await manager.insert(AuditEventEntity, audit);
-    });
+  /** Inserts a new Task (with its new session and images) inside the caller's transaction. */
+  async insertNew(manager: EntityManager, { newSession, task, images }: NewTask): Promise<void> {
+    if (newSession) await manager.insert(SessionEntity, newSession);
+    await manager.insert(TaskEntity, task);
+    for (const image of images) await manager.insert(TaskImageEntity, image);
   }
 
-  findById(id: string): Promise<TaskEntity | null> {
-    return this.dataSource.getRepository(TaskEntity).findOneBy({ id });
+  /** The agent_status / tasks/get lookup: on every poll of every client, hence plain SQL. */
+  async findById(id: string): Promise<TaskEntity | null> {
+    const [task] = await this.hotPath.select(TaskEntity, { id });
+    return task ?? null;
   }
 
   images(taskId: string): Promise<TaskImageEntity[]> {

@@ -1,13 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { DatabaseTarget } from './database-probe.js';
 import { E2E_DATABASE, freshDatabase } from './databases.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
+/** The repository root (the folder with package.json), from test/support or its compiled copy in dist-bench. */
+const ROOT = (() => {
+  let dir = import.meta.dirname;
+  while (!existsSync(join(dir, 'package.json')) || dir.endsWith('dist-bench')) dir = dirname(dir);
+  return dir;
+})();
 
 export async function freePort(): Promise<number> {
   const server = createServer();

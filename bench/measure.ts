@@ -1,0 +1,58 @@
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface Load {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  seconds: number;
+}
+
+export interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/** Closed-loop load with autocannon; a run with errors or non-2xx answers is reported, not hidden. */
+export async function load({ url, method = 'POST', headers, body, connections, seconds }: Load): Promise<Figures> {
+  const result = await autocannon({ url, method, headers, body, connections, duration: seconds });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
+}
+
+/** Starts `node <script> <args>` and resolves once it prints `ready` (or, for the service, answers HTTP). */
+export async function startProcess(script: string, args: string[], env: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('ready') || output.includes('MCP endpoint')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${output}`)));
+  });
+  return child;
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Peak resident memory (kB) of a process since the last reset; `reset` clears the peak (Linux). */
+export async function peakRss(pid: number, reset = false): Promise<number> {
+  const { readFile, writeFile } = await import('node:fs/promises');
+  if (reset) await writeFile(`/proc/${pid}/clear_refs`, '5');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)![1]);
+}
+
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+export const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];

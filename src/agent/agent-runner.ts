@@ -2,7 +2,12 @@ import type { TaskProgress } from '../queue/tasks.repository.js';
 
 export interface AgentImage {
   mimeType: string;
-  dataBase64: string;
+  /**
+   * Decoded bytes, never the Base64 text: the `ollama` client treats an image *string* as a file path
+   * and sends that file if it exists, so a crafted "Base64" value such as `/etc///group` would make the
+   * service read and forward its own files.
+   */
+  data: Buffer;
 }
 
 /** One earlier turn of the session: what was asked (with image metadata only) and what was answered. */

@@ -119,7 +119,7 @@ function conversationStart(task: AgentTask): ChatMessage[] {
     const note = turn.imageCount > 0 ? `\n\n[${turn.imageCount} image(s) were attached to this message]` : '';
     messages.push({ role: 'user', content: turn.request + note }, { role: 'assistant', content: turn.answer });
   }
-  messages.push({ role: 'user', content: task.request, ...(task.images.length > 0 ? { images: task.images.map((image) => image.dataBase64) } : {}) });
+  messages.push({ role: 'user', content: task.request, ...(task.images.length > 0 ? { images: task.images.map((image) => image.data) } : {}) });
   return messages;
 }
 

@@ -1,23 +1,24 @@
 import { All, Controller, Logger, Req, Res } from '@nestjs/common';
-import { createMcpHandler } from '@modelcontextprotocol/server';
-import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
 import { HttpRequestGuard, maxRequestBodyBytes } from './http-guards.js';
 import { McpServerFactory } from './mcp-server.factory.js';
+import { readJsonBody, serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
 
 /**
  * Stateless Streamable HTTP at /mcp. The SDK handler answers GET/DELETE with 405, never mints a
- * session id, and runs the header/_meta ladder (-32020/-32022/-32602); it reads the body itself, so
- * its size limit (413) applies, sized for the configured image limits.
+ * session id, and runs the header/_meta ladder (-32020/-32022/-32602). The body is read here, with a
+ * limit sized for the configured image limits (413 above it), and handed to the SDK already parsed.
  */
 @Controller()
 export class McpHttpController {
   private readonly logger = new Logger('McpHttp');
   private readonly guard: HttpRequestGuard;
-  private readonly handle: NodeMcpRequestHandler;
+  private readonly handler: McpHttpHandler;
+  private readonly maxBodyBytes: number;
 
   constructor(
     factory: McpServerFactory,
@@ -25,13 +26,12 @@ export class McpHttpController {
     config: AppConfig,
   ) {
     this.guard = new HttpRequestGuard(config.server);
-    const maxRequestBodySize = maxRequestBodyBytes(config.mcp.images);
+    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images);
     const onerror = (error: Error) => this.logger.debug?.(`MCP request rejected: ${error.message}`);
-    const handler = createMcpHandler(
+    this.handler = createMcpHandler(
       ({ era, authInfo }) => factory.create({ era }, (authInfo?.extra as { caller: Caller }).caller),
-      { legacy: 'stateless', onerror, maxRequestBodySize },
+      { legacy: 'stateless', onerror, maxRequestBodySize: this.maxBodyBytes },
     );
-    this.handle = toNodeHandler(handler, { onerror, maxRequestBodySize });
   }
 
   @All('mcp')
@@ -41,8 +41,11 @@ export class McpHttpController {
       res.status(403).json({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Forbidden: ${refusal}` } });
       return;
     }
+    const body = await readJsonBody(req, this.maxBodyBytes);
+    if (body.kind === 'too_large') return writeJsonRpcError(res, 413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`);
+    if (body.kind === 'invalid') return writeJsonRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
     const caller = this.identity.forHttp(req.socket.remoteAddress);
-    Object.assign(req, { auth: { token: '', clientId: caller.user, scopes: [], extra: { caller } } });
-    await this.handle(req, res);
+    const authInfo = { token: '', clientId: caller.user, scopes: [], extra: { caller } };
+    await serveParsed(this.handler, req, res, { authInfo, parsedBody: body.kind === 'json' ? body.value : undefined });
   }
 }

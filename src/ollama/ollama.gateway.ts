@@ -59,7 +59,9 @@ export class OllamaGateway {
     return this.withDeadline(request.signal, async (client) => {
       const stream = await client.chat({
         model,
-        messages: request.messages as Message[],
+        // The client rewrites `images` on the message objects it is given (bytes -> Base64 text), and
+        // on the next call would treat that text as a file path to read: it gets copies, always.
+        messages: request.messages.map((message) => ({ ...message })) as Message[],
         stream: true,
         keep_alive: keepAlive,
         options: { num_ctx: numCtx, temperature: request.temperature },

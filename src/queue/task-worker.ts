@@ -174,7 +174,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
       id: task.id,
       request: task.request,
       temperature: task.temperature ?? this.config.ollama.temperature,
-      images: images.map(({ mimeType, dataBase64 }) => ({ mimeType, dataBase64 })),
+      images: images.map(({ mimeType, dataBase64 }) => ({ mimeType, data: Buffer.from(dataBase64, 'base64') })),
       history: history.map((turn) => ({
         request: turn.request,
         imageCount: historyImages.filter((image) => image.taskId === turn.id).length,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
+import { readFileSync } from 'node:fs';
 import { AGENT_RUN_INPUT_SCHEMA, AGENT_STATUS_INPUT_SCHEMA } from '../../src/tools/tool-schemas.js';
 import { count, probe } from '../support/database-probe.js';
 import type { DatabaseTarget } from '../support/database-probe.js';
@@ -169,6 +170,19 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     expect(audit.map((row) => row.detail).join('')).not.toContain(PNG_1x1);
     expect(JSON.parse(audit[0].detail).images[0]).toMatchObject({ mimeType: 'image/png', bytes: 70 });
     expect(JSON.parse(audit[0].detail).images[0].sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('never lets an image string name a server file (the ollama client reads strings that are paths)', async () => {
+    ollama.capabilities = ['completion', 'vision'];
+    const pathShaped = '/etc///group'; // valid Base64 (12 characters of the alphabet) and an existing path
+    ollama.enqueue({ content: 'looked' });
+    const before = ollama.chats.length;
+    const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'look', images: [{ mime_type: 'image/png', data_base64: pathShaped }] })));
+    expect((await waitForTerminal((id) => status(id), taskId)).status).toBe('completed');
+    // Every call of the Task (planning, then work) carries the submitted bytes, never the file's.
+    const sent = ollama.chats.slice(before).map((chat) => chat.body.messages.find((message) => message.images)!.images);
+    expect(sent).toEqual([[pathShaped], [pathShaped]]);
+    expect(JSON.stringify(sent)).not.toContain(readFileSync('/etc/group').toString('base64'));
   });
 
   it('fails an image Task on a model without vision before any chat call', async () => {

@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 
 export interface Load {
   url: string;
@@ -23,6 +24,19 @@ export async function load({ url, method = 'POST', headers, body, connections, s
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
 }
 
+/**
+ * Servers on core 0, the load generator (this process) on core 1, as the calibration in the
+ * reliability reference did: otherwise the two fight for one core and the ratios mean less.
+ */
+export function pin(pid: number, core: 0 | 1): void {
+  if (availableParallelism() < 2) return;
+  try {
+    execFileSync('taskset', ['-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
+  } catch {
+    // taskset missing: run unpinned
+  }
+}
+
 /** Starts `node <script> <args>` and resolves once it prints `ready` (or, for the service, answers HTTP). */
 export async function startProcess(script: string, args: string[], env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -36,6 +50,7 @@ export async function startProcess(script: string, args: string[], env: Record<s
     child.stderr!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${output}`)));
   });
+  pin(child.pid!, 0);
   return child;
 }
 

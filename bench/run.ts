@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { freePort, ServiceProcess, writeConfig } from '../test/support/service-process.js';
 import { fieldsOf, MODERN, modernMeta, parseRpc } from '../test/support/mcp-clients.js';
 import { ScriptedOllama } from '../test/support/scripted-ollama.js';
-import { load, median, peakRss, percentile, startProcess, stopProcess, type Figures } from './measure.js';
+import { load, median, peakRss, percentile, pin, startProcess, stopProcess, type Figures } from './measure.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -46,7 +46,7 @@ async function gatewayThroughput(ollama: ScriptedOllama) {
   const helloPort = await freePort();
   const floor = await startProcess('dist-bench/bench/floor-server.js', [String(floorPort)]);
   const hello = await startProcess('dist-bench/bench/hello-server.js', [String(helloPort)]);
-  const service = await new ServiceProcess((await writeConfig(ollama.url)).file).start();
+  const service = await startService(ollama);
   const taskId = fieldsOf(await call(service.url, 'agent_run', { request: 'benchmark fixture' })).task_id;
   await finished(service.url, taskId);
   const statusLoad = { headers: headers('agent_status'), body: callBody('agent_status', { task_id: taskId }), connections: 32 };
@@ -67,6 +67,7 @@ async function gatewayThroughput(ollama: ScriptedOllama) {
 async function dispatchLatency(ollama: ScriptedOllama) {
   const config = await writeConfig(ollama.url, { queue: { poll_interval_ms: 1000 } });
   const service = await new ServiceProcess(config.file).start();
+  pin(service.pid!, 0);
   const ids: string[] = [];
   for (let n = 0; n < 30; n++) {
     const taskId = fieldsOf(await call(service.url, 'agent_run', { request: `dispatch ${n}` })).task_id;
@@ -82,9 +83,13 @@ async function dispatchLatency(ollama: ScriptedOllama) {
 
 async function largeImages(ollama: ScriptedOllama) {
   ollama.capabilities = ['completion', 'tools', 'vision'];
-  const service = await new ServiceProcess((await writeConfig(ollama.url)).file).start();
+  const service = await startService(ollama, { queue: { shutdown_grace_ms: 0 } });
   const image = () => ({ mime_type: 'image/png', data_base64: Buffer.alloc(10 * MiB, randomUUID()).toString('base64') });
   await call(service.url, 'agent_run', { request: 'warm up', images: [{ mime_type: 'image/png', data_base64: 'iVBORw0KGgo=' }] });
+  // Keep the worker on a Task that never ends, so the figure is the accept path alone (parse,
+  // validate, hash, persist) and not the Ollama calls that the worker makes with the images afterwards.
+  ollama.enqueue({ hang: true });
+  await call(service.url, 'agent_run', { request: 'occupies the worker' });
   const body = callBody('agent_run', { request: 'what is in these images?', images: [image(), image()] });
   const timings: number[] = [];
   const growth: number[] = [];
@@ -124,13 +129,22 @@ async function statusAtScale(ollama: ScriptedOllama, stored: number) {
   })();
   db.close();
   service = await new ServiceProcess(config.file).start();
+  pin(service.pid!, 0);
   const target = ids[Math.floor(stored / 2)];
-  const figures = await load({ url: service.url, headers: headers('agent_status'), body: callBody('agent_status', { task_id: target }), connections: 32, seconds: Math.max(3, SECONDS / 2) });
+  const figures = await load({ url: service.url, headers: headers('agent_status'), body: callBody('agent_status', { task_id: target }), connections: 32, seconds: SECONDS });
   await service.stop();
   return figures;
 }
 
+/** The service under test, pinned like the baselines. */
+async function startService(ollama: ScriptedOllama, overrides: Record<string, unknown> = {}): Promise<ServiceProcess> {
+  const service = await new ServiceProcess((await writeConfig(ollama.url, overrides)).file).start();
+  pin(service.pid!, 0);
+  return service;
+}
+
 async function main() {
+  pin(process.pid, 1);
   const ollama = await new ScriptedOllama().start();
   ollama.setFallback({ content: 'ok', promptEvalCount: 1, evalCount: 1 });
   const gateway = await gatewayThroughput(ollama);
@@ -141,7 +155,7 @@ async function main() {
   await ollama.stop();
 
   const lines = [
-    `Node ${process.version}, ${SECONDS}s per run, best of ${ROUNDS} interleaved rounds, load from autocannon on the same host.`,
+    `Node ${process.version}, ${SECONDS}s per run, best of ${ROUNDS} interleaved rounds; servers pinned to core 0, autocannon (this process) to core 1.`,
     '',
     '| agent_status over HTTP, 32 connections | req/s | p50 ms | p99 ms | errors |',
     '|---|---|---|---|---|',

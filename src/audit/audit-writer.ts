@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
 import { HotPathSql } from '../database/hot-path-sql.js';
+import { chainHash } from './audit-chain.js';
 import { AuditEventEntity } from './audit-event.entity.js';
 
 interface Pending {
@@ -13,20 +15,26 @@ interface Pending {
 }
 
 /**
- * The single writer of the audit log, with group commit: events that arrive while a write is in
- * progress go into the next transaction together. Every caller still waits for its own event to be
- * committed (an action that must be audited fails when its audit write fails), but under load one
- * transaction carries many events. A failed batch is retried item by item, so one caller's bad write
- * never fails another caller.
+ * The single writer of the audit log. Each transaction first takes the chain head (updating its one
+ * row locks it, in SQLite and across PostgreSQL replicas alike), numbers and hash-chains its events,
+ * and moves the head. Group commit: events that arrive while a write is in progress go into the next
+ * transaction together; every caller still waits for its own event (an action that must be audited
+ * fails when its audit write fails). A failed batch is retried item by item, so one caller's bad
+ * write never fails another's. Every `audit.checkpoint_every` events the head is written to the log,
+ * outside the database, so that truncating the tail of the chain can be detected.
  */
 @Injectable()
 export class AuditWriter {
+  private readonly logger = new Logger('AuditCheckpoint');
+  private readonly sql: HotPathSql;
   private queue: Pending[] = [];
   private writing: Promise<void> | null = null;
-  private readonly hotPath: HotPathSql;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.hotPath = new HotPathSql(dataSource);
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {
+    this.sql = new HotPathSql(dataSource);
   }
 
   append(event: AuditEventEntity, work?: Pending['work']): Promise<void> {
@@ -51,12 +59,24 @@ export class AuditWriter {
   }
 
   private async commit(batch: Pending[]): Promise<void> {
-    const events = batch.map((item) => item.event);
-    // A multi-row INSERT is atomic on its own; a transaction is needed only to join other writes.
-    if (batch.every((item) => !item.work)) return this.hotPath.insert(AuditEventEntity, events);
+    let checkpoint: { seq: number; hash: string } | null = null;
     await this.dataSource.transaction(async (manager) => {
+      const sql = this.sql.within(manager);
+      await sql.run('UPDATE audit_head SET purging = purging WHERE id = 1');
+      const [head] = (await sql.all('SELECT seq, hash FROM audit_head WHERE id = 1')) as { seq: number | string; hash: string }[];
       for (const item of batch) await item.work?.(manager);
-      await manager.insert(AuditEventEntity, events);
+      let seq = Number(head.seq);
+      let hash = head.hash;
+      for (const { event } of batch) {
+        event.seq = ++seq;
+        event.prevHash = hash;
+        event.hash = hash = chainHash(event.prevHash, event);
+        if (seq % this.config.audit.checkpointEvery === 0) checkpoint = { seq, hash };
+      }
+      await sql.insert(AuditEventEntity, batch.map((item) => item.event));
+      await sql.run('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1', [seq, hash]);
     });
+    const written = checkpoint as { seq: number; hash: string } | null;
+    if (written) this.logger.log(`audit checkpoint seq=${written.seq} hash=${written.hash}`);
   }
 }

@@ -5,6 +5,8 @@ import { nowIso } from '../common/clock.js';
 import type { Caller } from '../identity/caller.js';
 import { AuditEventEntity } from './audit-event.entity.js';
 import { AuditWriter } from './audit-writer.js';
+import { redact } from './redaction.js';
+import { AppConfig } from '../config/app-config.js';
 
 export interface AuditRecord {
   caller: Caller;
@@ -19,10 +21,16 @@ export interface AuditRecord {
 /** Append-only audit trail of every MCP call and every Task state change. */
 @Injectable()
 export class AuditService {
+  /** Configured secrets that must never appear in the log, whatever their shape. */
+  private readonly knownSecrets: string[];
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly writer: AuditWriter,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.knownSecrets = [config.auth.adminToken, passwordOf(config.database.url)].filter((secret) => secret.length > 0);
+  }
 
   /** Writes one event; a failure propagates, so an action that must be audited fails with it. */
   async record(record: AuditRecord): Promise<void> {
@@ -38,18 +46,28 @@ export class AuditService {
     const event = new AuditEventEntity();
     event.at = nowIso();
     event.actor = record.caller.user;
+    event.groups = record.caller.groups.length > 0 ? JSON.stringify(record.caller.groups) : null;
+    event.source = record.caller.address;
     event.transport = record.caller.transport;
     event.client = record.caller.client;
     event.action = record.action;
     event.outcome = record.outcome;
     event.taskId = record.taskId ?? null;
     event.sessionId = record.sessionId ?? null;
-    event.detail = JSON.stringify(record.detail ?? {});
+    event.detail = JSON.stringify(redact(record.detail ?? {}, this.knownSecrets));
     return event;
   }
 
   /** Events of one Task, oldest first (tests and, later, the admin surface). */
   forTask(taskId: string): Promise<AuditEventEntity[]> {
     return this.dataSource.getRepository(AuditEventEntity).find({ where: { taskId }, order: { seq: 'ASC' } });
+  }
+}
+
+function passwordOf(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return '';
   }
 }

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * The one typed configuration of the service. It is read from `agent.yaml` (or the file named by
  * AGENT_CONFIG), overlaid with AGENT__SECTION__KEY environment overrides, and validated at boot: every
@@ -5,6 +7,23 @@
  */
 export interface AgentConfig {
   server: { host: string; port: number; allowedOrigins: string[] };
+  auth: {
+    mode: 'none' | 'proxy_headers' | 'proxy_jwt';
+    trustedProxies: string[];
+    userHeader: string;
+    emailHeader: string;
+    groupsHeader: string;
+    adminGroups: string[];
+    adminToken: string;
+    jwtHeader: string;
+    jwksUrl: string;
+    issuer: string;
+    audience: string;
+    algorithms: string[];
+    userClaim: string;
+    groupsClaim: string;
+  };
+  audit: { retentionDays: number; checkpointEvery: number };
   ollama: {
     host: string;
     model: string;
@@ -47,6 +66,26 @@ const RULES: Record<string, Record<string, Rule | Record<string, Rule>>> = {
     host: { kind: 'string', default: '127.0.0.1', nonEmpty: true },
     port: { kind: 'int', default: 3000, min: 0, max: 65535 },
     allowed_origins: { kind: 'string[]', default: [] },
+  },
+  auth: {
+    mode: { kind: 'string', default: 'none', oneOf: ['none', 'proxy_headers', 'proxy_jwt'] },
+    trusted_proxies: { kind: 'string[]', default: [] },
+    user_header: { kind: 'string', default: 'X-Forwarded-User', nonEmpty: true },
+    email_header: { kind: 'string', default: 'X-Forwarded-Email', nonEmpty: true },
+    groups_header: { kind: 'string', default: 'X-Forwarded-Groups', nonEmpty: true },
+    admin_groups: { kind: 'string[]', default: [] },
+    admin_token: { kind: 'string', default: '' },
+    jwt_header: { kind: 'string', default: 'X-Jwt-Assertion', nonEmpty: true },
+    jwks_url: { kind: 'string', default: '' },
+    issuer: { kind: 'string', default: '' },
+    audience: { kind: 'string', default: '' },
+    algorithms: { kind: 'string[]', default: ['RS256', 'ES256'] },
+    user_claim: { kind: 'string', default: 'email', nonEmpty: true },
+    groups_claim: { kind: 'string', default: 'groups', nonEmpty: true },
+  },
+  audit: {
+    retention_days: { kind: 'int', default: 0, min: 0, max: 36_500 },
+    checkpoint_every: { kind: 'int', default: 1000, min: 1, max: 1_000_000 },
   },
   ollama: {
     host: { kind: 'string', default: 'http://127.0.0.1:11434', url: true },
@@ -194,6 +233,48 @@ export function validateConfig(raw: unknown): AgentConfig {
     problems.push('database.url: required when database.type is postgres');
   if (problems.length === 0 && config.mcp.images.maxBytesPerImage > config.mcp.images.maxTotalBytes)
     problems.push('mcp.images.max_bytes_per_image: must not exceed mcp.images.max_total_bytes');
+  if (problems.length === 0) problems.push(...authProblems(config));
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+const OPEN_TO_ALL = ['0.0.0.0/0', '::/0', '*'];
+const LOOPBACK = ['127.0.0.1', 'localhost', '::1'];
+
+/**
+ * Identity settings that would let anyone in are refused at boot: no authentication on a non-loopback
+ * address, and trusted-proxy lists that trust everyone (the Gitea CVE-2026-20896 and oauth2-proxy lesson).
+ */
+function authProblems({ auth, server }: AgentConfig): string[] {
+  const problems: string[] = [];
+  if (auth.mode === 'none' && !LOOPBACK.includes(server.host)) {
+    problems.push(`auth.mode: none serves one local user and requires server.host on loopback (got "${server.host}")`);
+  }
+  if (auth.mode === 'proxy_headers') {
+    if (auth.trustedProxies.length === 0) problems.push('auth.trusted_proxies: required (the addresses of the SSO proxy) when auth.mode is proxy_headers');
+    for (const entry of auth.trustedProxies) {
+      if (OPEN_TO_ALL.includes(entry.trim())) problems.push(`auth.trusted_proxies: "${entry}" would trust every client`);
+      else if (!parseCidr(entry)) problems.push(`auth.trusted_proxies: "${entry}" is not an IP address or CIDR`);
+    }
+  }
+  if (auth.mode === 'proxy_jwt') {
+    if (!URL.canParse(auth.jwksUrl)) problems.push('auth.jwks_url: a pinned JWKS URL is required when auth.mode is proxy_jwt');
+    if (!auth.issuer) problems.push('auth.issuer: required when auth.mode is proxy_jwt');
+    if (!auth.audience) problems.push('auth.audience: required when auth.mode is proxy_jwt');
+    const weak = auth.algorithms.filter((alg) => alg === 'none' || alg.startsWith('HS'));
+    if (weak.length > 0) problems.push(`auth.algorithms: ${weak.join(', ')} not allowed (asymmetric algorithms only)`);
+  }
+  if (auth.adminToken && auth.adminToken.length < 24) problems.push('auth.admin_token: must be at least 24 characters');
+  return problems;
+}
+
+/** `10.0.0.0/8`, `2001:db8::/32` or a single address; null when it is neither. */
+export function parseCidr(entry: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
+  const [address, prefixText] = entry.trim().split('/');
+  const family = isIP(address) === 4 ? 'ipv4' : isIP(address) === 6 ? 'ipv6' : null;
+  if (!family) return null;
+  const max = family === 'ipv4' ? 32 : 128;
+  const prefix = prefixText === undefined ? max : Number(prefixText);
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) return null;
+  return { address, prefix, family };
 }

@@ -2,11 +2,25 @@
 export interface Caller {
   user: string;
   groups: string[];
+  /** Admin rights: a group in `auth.admin_groups` (proxy modes) or the admin token (mode none). */
+  admin: boolean;
   transport: 'http' | 'stdio' | 'system';
+  /** The client's address: the TCP peer, or behind a trusted proxy the right-most untrusted hop. */
   address: string | null;
   /** MCP clientInfo name/version, when the client sent one. */
   client: string | null;
 }
 
 /** The actor of events the service itself causes (worker state changes, crash recovery). */
-export const SYSTEM_CALLER: Caller = { user: 'system', groups: [], transport: 'system', address: null, client: null };
+export const SYSTEM_CALLER: Caller = { user: 'system', groups: [], admin: false, transport: 'system', address: null, client: null };
+
+/** Why a request has no usable identity; the edge answers 401 and audits it. */
+export interface IdentityRefusal {
+  reason: string;
+  /** Audit action: `auth.fail`, or `auth.untrusted_identity_header` for a spoofing attempt. */
+  action: 'auth.fail' | 'auth.untrusted_identity_header';
+  address: string | null;
+}
+
+/** The actor of a request that has no identity (refused at the edge). */
+export const anonymous = (address: string | null): Caller => ({ user: 'anonymous', groups: [], admin: false, transport: 'http', address, client: null });

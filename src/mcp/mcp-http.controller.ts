@@ -2,7 +2,8 @@ import { All, Controller, Logger, Req, Res } from '@nestjs/common';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/app-config.js';
-import type { Caller } from '../identity/caller.js';
+import { AuditService } from '../audit/audit.service.js';
+import { anonymous, type Caller } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
 import { HttpRequestGuard, maxRequestBodyBytes } from './http-guards.js';
 import { McpServerFactory } from './mcp-server.factory.js';
@@ -23,6 +24,7 @@ export class McpHttpController {
   constructor(
     factory: McpServerFactory,
     private readonly identity: IdentityService,
+    private readonly audit: AuditService,
     config: AppConfig,
   ) {
     this.guard = new HttpRequestGuard(config.server);
@@ -38,13 +40,18 @@ export class McpHttpController {
   async serve(@Req() req: Request, @Res() res: Response): Promise<void> {
     const refusal = this.guard.refusal(req.headers.origin, req.headers.host);
     if (refusal) {
-      res.status(403).json({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Forbidden: ${refusal}` } });
-      return;
+      await this.audit.record({ caller: anonymous(req.socket.remoteAddress ?? null), action: 'mcp.origin_rejected', outcome: 'rejected', detail: { reason: refusal } });
+      return writeJsonRpcError(res, 403, -32600, `Forbidden: ${refusal}`);
     }
     const body = await readJsonBody(req, this.maxBodyBytes);
     if (body.kind === 'too_large') return writeJsonRpcError(res, 413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`);
     if (body.kind === 'invalid') return writeJsonRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
-    const caller = this.identity.forHttp(req.socket.remoteAddress);
+    const identified = await this.identity.forHttp(req);
+    if ('refusal' in identified) {
+      await this.audit.record({ caller: anonymous(identified.refusal.address), action: identified.refusal.action, outcome: 'rejected', detail: { reason: identified.refusal.reason, path: '/mcp' } });
+      return writeJsonRpcError(res, 401, -32600, `Unauthorized: ${identified.refusal.reason}`);
+    }
+    const caller = identified.caller;
     const authInfo = { token: '', clientId: caller.user, scopes: [], extra: { caller } };
     await serveParsed(this.handler, req, res, { authInfo, parsedBody: body.kind === 'json' ? body.value : undefined });
   }

@@ -10,6 +10,6 @@ import { TasksExtension } from './tasks-extension.js';
 @Module({
   imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule],
   providers: [McpServerFactory, TasksExtension],
-  exports: [McpServerFactory, IdentityModule],
+  exports: [McpServerFactory, IdentityModule, AuditModule],
 })
 export class McpModule {}

@@ -4,6 +4,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AgentConfig } from './config/agent-config.js';
 import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
+import { AdminModule } from './admin/admin.module.js';
+import { HealthModule } from './health/health.module.js';
 import { McpHttpController } from './mcp/mcp-http.controller.js';
 import { McpModule } from './mcp/mcp.module.js';
 
@@ -21,10 +23,10 @@ export class CoreModule {
   }
 }
 
-/** The HTTP service: the core plus the /mcp endpoint. */
+/** The HTTP service: the core plus the /mcp endpoint, the admin surface and health probes. */
 @Module({})
 export class HttpAppModule {
   static forRoot(config: AgentConfig): DynamicModule {
-    return { module: HttpAppModule, imports: [CoreModule.forRoot(config)], controllers: [McpHttpController] };
+    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), AdminModule, HealthModule], controllers: [McpHttpController] };
   }
 }

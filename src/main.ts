@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Express } from 'express';
+import { buildOpenApiDocument } from './admin/openapi.js';
 import { HttpAppModule } from './app.module.js';
 import { configOrExit } from './bootstrap.js';
 import { onTermination } from './common/termination.js';
@@ -16,6 +18,8 @@ async function main(): Promise<void> {
     logger: new StderrLogger(),
   });
   app.disable('x-powered-by');
+  const openApi = buildOpenApiDocument(app);
+  (app.getHttpAdapter().getInstance() as Express).get('/admin/openapi.json', (_req, res) => void res.json(openApi));
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Bootstrap');
   const url = await app.getUrl();

@@ -1,6 +1,11 @@
 import { Module } from '@nestjs/common';
+import { AuditLogService } from './audit-log.service.js';
+import { AuditRetention } from './audit-retention.js';
 import { AuditWriter } from './audit-writer.js';
 import { AuditService } from './audit.service.js';
 
-@Module({ providers: [AuditWriter, AuditService], exports: [AuditService] })
+@Module({
+  providers: [AuditWriter, AuditService, AuditLogService, AuditRetention],
+  exports: [AuditService, AuditLogService, AuditRetention],
+})
 export class AuditModule {}

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { nowIso } from '../common/clock.js';
+import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
 import { AuditEventEntity } from './audit-event.entity.js';
 import { AuditWriter } from './audit-writer.js';
 import { redact } from './redaction.js';
-import { AppConfig } from '../config/app-config.js';
 
 export interface AuditRecord {
   caller: Caller;
@@ -25,7 +24,6 @@ export class AuditService {
   private readonly knownSecrets: string[];
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly writer: AuditWriter,
     config: AppConfig,
   ) {
@@ -56,11 +54,6 @@ export class AuditService {
     event.sessionId = record.sessionId ?? null;
     event.detail = JSON.stringify(redact(record.detail ?? {}, this.knownSecrets));
     return event;
-  }
-
-  /** Events of one Task, oldest first (tests and, later, the admin surface). */
-  forTask(taskId: string): Promise<AuditEventEntity[]> {
-    return this.dataSource.getRepository(AuditEventEntity).find({ where: { taskId }, order: { seq: 'ASC' } });
   }
 }
 

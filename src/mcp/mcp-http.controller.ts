@@ -1,4 +1,5 @@
 import { All, Controller, Logger, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/app-config.js';
@@ -14,6 +15,7 @@ import { readJsonBody, serveParsed, writeJsonRpcError } from './node-fetch-bridg
  * session id, and runs the header/_meta ladder (-32020/-32022/-32602). The body is read here, with a
  * limit sized for the configured image limits (413 above it), and handed to the SDK already parsed.
  */
+@ApiExcludeController()
 @Controller()
 export class McpHttpController {
   private readonly logger = new Logger('McpHttp');

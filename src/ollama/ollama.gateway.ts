@@ -49,6 +49,11 @@ export class OllamaGateway {
     });
   }
 
+  /** Names of the models Ollama has pulled (`/api/tags`). */
+  async models(signal: AbortSignal): Promise<string[]> {
+    return this.withDeadline(signal, async (client) => (await client.list()).models.map((model) => model.name));
+  }
+
   /**
    * One streamed `/api/chat` call, accumulated (content, thinking and tool calls may arrive in any
    * chunk); token counts come from the final chunk. `num_ctx` and `keep_alive` never vary, so the

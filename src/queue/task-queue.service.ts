@@ -8,7 +8,7 @@ import { SessionsService } from '../sessions/sessions.service.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskWorker } from './task-worker.js';
-import { TasksRepository } from './tasks.repository.js';
+import { TasksRepository, type TaskFilters } from './tasks.repository.js';
 
 export interface EnqueueRequest {
   request: string;
@@ -64,6 +64,16 @@ export class TaskQueueService {
     return task;
   }
 
+  /** Admin view: any Task. */
+  find(taskId: string): Promise<TaskEntity | null> {
+    return this.tasks.findById(taskId);
+  }
+
+  /** Admin view: Tasks matching the filters, newest first, keyset-paged by `seq`. */
+  list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
+    return this.tasks.list(filters, limit, beforeSeq);
+  }
+
   /** A Task of another user answers exactly as a missing one. */
   async findOwned(caller: Caller, taskId: string): Promise<TaskEntity | null> {
     const task = await this.tasks.findById(taskId);
@@ -72,11 +82,22 @@ export class TaskQueueService {
 
   /**
    * Cancels a queued Task at once, or fires the running Task's cancellation token (here, or through
-   * the database flag in whichever process runs it). Terminal Tasks are left as they are.
+   * the database flag in whichever process runs it). Terminal Tasks are left as they are. Only the
+   * owner's own Tasks: another user's Task answers as a missing one.
    */
   async cancel(caller: Caller, taskId: string): Promise<TaskEntity | null> {
     const task = await this.findOwned(caller, taskId);
-    if (!task) return null;
+    return task && this.cancelTask(caller, task);
+  }
+
+  /** The admin surface's cancel: any Task (the admin is recorded as the actor). */
+  async cancelAny(admin: Caller, taskId: string): Promise<TaskEntity | null> {
+    const task = await this.tasks.findById(taskId);
+    return task && this.cancelTask(admin, task);
+  }
+
+  private async cancelTask(caller: Caller, task: TaskEntity): Promise<TaskEntity | null> {
+    const taskId = task.id;
     if (await this.tasks.cancelQueued(taskId, 'Cancelled on request before it started.')) {
       await this.audit.record({
         caller,

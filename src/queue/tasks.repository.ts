@@ -29,6 +29,12 @@ export interface Lease {
 
 const ACTIVE = [...ACTIVE_STATUSES];
 
+export interface TaskFilters {
+  status?: TaskStatus;
+  owner?: string;
+  sessionId?: string;
+}
+
 /** I/O for Tasks. Each multi-step operation is one statement or one transaction named after what it does. */
 @Injectable()
 export class TasksRepository {
@@ -51,6 +57,15 @@ export class TasksRepository {
   async findById(id: string): Promise<TaskEntity | null> {
     const [task] = await this.hotPath.select(TaskEntity, { id });
     return task ?? null;
+  }
+
+  list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
+    const query = this.dataSource.getRepository(TaskEntity).createQueryBuilder('task').orderBy('task.seq', 'DESC').limit(limit);
+    if (filters.status) query.andWhere('task.status = :status', { status: filters.status });
+    if (filters.owner) query.andWhere('task.owner = :owner', { owner: filters.owner });
+    if (filters.sessionId) query.andWhere('task.session_id = :sessionId', { sessionId: filters.sessionId });
+    if (beforeSeq !== null) query.andWhere('task.seq < :beforeSeq', { beforeSeq });
+    return query.getMany();
   }
 
   images(taskId: string): Promise<TaskImageEntity[]> {

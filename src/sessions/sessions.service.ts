@@ -16,6 +16,11 @@ export class SessionsService {
     return session && session.owner === owner ? session : null;
   }
 
+  /** Admin view: any session. */
+  find(id: string): Promise<SessionEntity | null> {
+    return this.dataSource.getRepository(SessionEntity).findOneBy({ id });
+  }
+
   /** A new session row, committed by the caller together with its first Task. */
   create(owner: string): SessionEntity {
     const session = new SessionEntity();

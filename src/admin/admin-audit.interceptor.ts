@@ -1,0 +1,31 @@
+import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { catchError, concatMap, from, map, type Observable } from 'rxjs';
+import { AuditService } from '../audit/audit.service.js';
+import { summarizeArguments } from '../tools/audit-summary.js';
+import { ADMIN_ACTION, type AdminRequest } from './admin-auth.guard.js';
+
+/**
+ * Audits every admin call after the guard let it through: who read or changed what, with which
+ * outcome. Reading the audit log is itself audited. The response waits for the event (fail-closed).
+ */
+@Injectable()
+export class AdminAuditInterceptor implements NestInterceptor {
+  constructor(
+    private readonly audit: AuditService,
+    private readonly reflector: Reflector,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const req = context.switchToHttp().getRequest<AdminRequest>();
+    const action = this.reflector.get<string>(ADMIN_ACTION, context.getHandler()) ?? 'admin.request';
+    const detail = { method: req.method, path: req.path, query: summarizeArguments(req.query), params: req.params };
+    const taskId = typeof req.params.id === 'string' && action.startsWith('admin.task') ? req.params.id : null;
+    const record = (outcome: 'ok' | 'error', reason?: string) =>
+      this.audit.record({ caller: req.caller!, action, outcome, taskId, detail: reason ? { ...detail, reason } : detail });
+    return next.handle().pipe(
+      concatMap((value) => from(record('ok')).pipe(map(() => value))),
+      catchError((error: Error) => from(record('error', error.message)).pipe(concatMap(() => Promise.reject(error)))),
+    );
+  }
+}

@@ -1,0 +1,63 @@
+import { Controller, Get, HttpCode, NotFoundException, Param, Post, Query, Req } from '@nestjs/common';
+import { UseGuards, UseInterceptors } from '@nestjs/common';
+import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { TraceRepository } from '../agent/trace.repository.js';
+import { decodeCursor, encodeCursor } from '../common/cursor.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
+import { SessionsService } from '../sessions/sessions.service.js';
+import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
+import { AdminAction, AdminAuthGuard, type AdminRequest } from './admin-auth.guard.js';
+import { TaskListQueryDto, UuidParamDto } from './admin.dto.js';
+import { mapSession, mapStep, mapTask } from './admin-views.js';
+
+@ApiTags('tasks')
+@ApiSecurity('admin')
+@UseGuards(AdminAuthGuard)
+@UseInterceptors(AdminAuditInterceptor)
+@Controller('admin')
+export class AdminTasksController {
+  constructor(
+    private readonly queue: TaskQueueService,
+    private readonly trace: TraceRepository,
+    private readonly sessions: SessionsService,
+  ) {}
+
+  @Get('tasks')
+  @AdminAction('admin.task_list')
+  @ApiOperation({ summary: 'List Tasks (filters AND-ed), newest first, with an opaque cursor' })
+  async list(@Query() query: TaskListQueryDto) {
+    const limit = query.limit ?? 100;
+    const tasks = await this.queue.list({ status: query.status, owner: query.owner, sessionId: query.session_id }, limit + 1, query.cursor ? decodeCursor(query.cursor) : null);
+    const page = tasks.slice(0, limit);
+    return { items: page.map(mapTask), next_cursor: tasks.length > limit ? encodeCursor(page[page.length - 1].seq) : null };
+  }
+
+  @Get('tasks/:id')
+  @AdminAction('admin.task_read')
+  @ApiOperation({ summary: 'One Task with its execution trace' })
+  async get(@Param() { id }: UuidParamDto) {
+    const task = await this.queue.find(id);
+    if (!task) throw new NotFoundException(`no task ${id}`);
+    return { ...mapTask(task), trace: (await this.trace.forTask(id)).map(mapStep) };
+  }
+
+  @Post('tasks/:id/cancel')
+  @HttpCode(200)
+  @AdminAction('admin.task_cancel')
+  @ApiOperation({ summary: 'Cancel a Task: a queued one at once, a running one through its cancellation token' })
+  async cancel(@Param() { id }: UuidParamDto, @Req() req: AdminRequest) {
+    const task = await this.queue.cancelAny(req.caller!, id);
+    if (!task) throw new NotFoundException(`no task ${id}`);
+    return mapTask(task);
+  }
+
+  @Get('sessions/:id')
+  @AdminAction('admin.session_read')
+  @ApiOperation({ summary: 'One session with its Tasks' })
+  async session(@Param() { id }: UuidParamDto) {
+    const session = await this.sessions.find(id);
+    if (!session) throw new NotFoundException(`no session ${id}`);
+    const tasks = await this.queue.list({ sessionId: id }, 1000, null);
+    return { ...mapSession(session), tasks: tasks.reverse().map(mapTask) };
+  }
+}

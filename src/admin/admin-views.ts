@@ -1,0 +1,68 @@
+import type { TaskStepEntity } from '../agent/task-step.entity.js';
+import type { AuditEventEntity } from '../audit/audit-event.entity.js';
+import type { TaskEntity } from '../queue/task.entity.js';
+import type { SessionEntity } from '../sessions/session.entity.js';
+
+/** The admin API's JSON shapes (snake_case, like the MCP surface); entities never leave a service. */
+export function mapAuditEvent(event: AuditEventEntity) {
+  return {
+    seq: Number(event.seq),
+    at: event.at,
+    actor: event.actor,
+    groups: event.groups ? (JSON.parse(event.groups) as string[]) : [],
+    source: event.source,
+    transport: event.transport,
+    client: event.client,
+    action: event.action,
+    outcome: event.outcome,
+    task_id: event.taskId,
+    session_id: event.sessionId,
+    detail: JSON.parse(event.detail) as unknown,
+    prev_hash: event.prevHash,
+    hash: event.hash,
+  };
+}
+
+export function mapTask(task: TaskEntity) {
+  return {
+    task_id: task.id,
+    session_id: task.sessionId,
+    owner: task.owner,
+    request: task.request,
+    status: task.status,
+    completed_tasks: task.completedSubtasks,
+    total_tasks: task.totalSubtasks,
+    current_task: task.currentTask,
+    token_usage: { input: task.inputTokens, output: task.outputTokens, total: task.inputTokens + task.outputTokens },
+    critical_path_tokens: task.criticalPathTokens,
+    result: task.result,
+    attempt: task.attempt,
+    created_at: task.createdAt,
+    started_at: task.startedAt,
+    finished_at: task.finishedAt,
+  };
+}
+
+export function mapStep(step: TaskStepEntity) {
+  return {
+    seq: Number(step.seq),
+    subtask: step.subtask,
+    kind: step.kind,
+    name: step.name,
+    outcome: step.outcome,
+    input_tokens: step.inputTokens,
+    output_tokens: step.outputTokens,
+    duration_ms: step.durationMs,
+    started_at: step.startedAt,
+    detail: JSON.parse(step.detail) as unknown,
+  };
+}
+
+export const mapSession = (session: SessionEntity) => ({ session_id: session.id, owner: session.owner, created_at: session.createdAt });
+
+/** A CSV cell: quoted, with quotes doubled, and a leading = + - @ neutralised against formula injection. */
+export function csvCell(value: unknown): string {
+  const text = value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return `"${safe.replace(/"/g, '""')}"`;
+}

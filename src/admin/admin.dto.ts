@@ -1,0 +1,39 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { TASK_STATUSES, type TaskStatus } from '../queue/task-status.js';
+
+export class AuditQueryDto {
+  @ApiPropertyOptional({ description: 'Actor (user) exactly' }) @IsOptional() @IsString() @MaxLength(320) actor?: string;
+  @ApiPropertyOptional({ description: 'Action, e.g. `tools/call agent_run`, `task.status`, `auth.fail`' }) @IsOptional() @IsString() @MaxLength(64) action?: string;
+  @ApiPropertyOptional({ enum: ['ok', 'rejected', 'error'] }) @IsOptional() @IsIn(['ok', 'rejected', 'error']) outcome?: string;
+  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() task_id?: string;
+  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() session_id?: string;
+  @ApiPropertyOptional({ description: 'ISO-8601, inclusive' }) @IsOptional() @IsISO8601({ strict: true }) from?: string;
+  @ApiPropertyOptional({ description: 'ISO-8601, exclusive' }) @IsOptional() @IsISO8601({ strict: true }) to?: string;
+}
+
+export class AuditPageQueryDto extends AuditQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
+  @ApiPropertyOptional({ description: 'Opaque cursor from `next_cursor`' }) @IsOptional() @IsString() @MaxLength(200) cursor?: string;
+}
+
+export class AuditExportQueryDto extends AuditQueryDto {
+  @ApiProperty({ enum: ['jsonl', 'csv'] }) @IsIn(['jsonl', 'csv']) format!: 'jsonl' | 'csv';
+}
+
+export class TaskListQueryDto {
+  @ApiPropertyOptional({ enum: TASK_STATUSES }) @IsOptional() @IsIn([...TASK_STATUSES]) status?: TaskStatus;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(320) owner?: string;
+  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() session_id?: string;
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
+  @ApiPropertyOptional({ description: 'Opaque cursor from `next_cursor`' }) @IsOptional() @IsString() @MaxLength(200) cursor?: string;
+}
+
+export class UuidParamDto {
+  @ApiProperty({ format: 'uuid' }) @IsUUID() id!: string;
+}
+
+export class SeqParamDto {
+  @ApiProperty({ minimum: 1 }) @Type(() => Number) @IsInt() @Min(1) seq!: number;
+}

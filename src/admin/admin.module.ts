@@ -1,0 +1,27 @@
+import { Module, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AgentModule } from '../agent/agent.module.js';
+import { AuditModule } from '../audit/audit.module.js';
+import { IdentityModule } from '../identity/identity.module.js';
+import { TaskQueueModule } from '../queue/task-queue.module.js';
+import { SessionsModule } from '../sessions/sessions.module.js';
+import { AdminAuditController } from './admin-audit.controller.js';
+import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
+import { AdminAuthGuard } from './admin-auth.guard.js';
+import { AdminPageController } from './admin-page.controller.js';
+import { AdminTasksController } from './admin-tasks.controller.js';
+import { AgentErrorFilter } from './agent-error.filter.js';
+
+/** The admin REST surface (audit review, Tasks, sessions) and its page. */
+@Module({
+  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, IdentityModule],
+  controllers: [AdminAuditController, AdminTasksController, AdminPageController],
+  providers: [
+    AdminAuthGuard,
+    AdminAuditInterceptor,
+    // Query and path parameters are validated against the DTOs; anything undeclared is refused.
+    { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
+    { provide: APP_FILTER, useClass: AgentErrorFilter },
+  ],
+})
+export class AdminModule {}

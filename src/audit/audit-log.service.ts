@@ -1,0 +1,128 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { decodeCursor, encodeCursor } from '../common/cursor.js';
+import { HotPathSql } from '../database/hot-path-sql.js';
+import { chainHash } from './audit-chain.js';
+import { AuditEventEntity } from './audit-event.entity.js';
+
+export interface AuditFilters {
+  actor?: string;
+  action?: string;
+  outcome?: string;
+  taskId?: string;
+  sessionId?: string;
+  /** ISO-8601 bounds on `at`, inclusive from, exclusive to. */
+  from?: string;
+  to?: string;
+}
+
+export interface AuditPage {
+  items: AuditEventEntity[];
+  /** Opaque; absent on the last page. */
+  nextCursor: string | null;
+}
+
+export interface Verification {
+  ok: boolean;
+  checked: number;
+  firstBadSeq: number | null;
+  reason: string | null;
+  head: { seq: number; hash: string };
+  anchor: { seq: number; hash: string };
+}
+
+const COLUMNS: Record<keyof AuditFilters, string> = {
+  actor: 'actor = ?',
+  action: 'action = ?',
+  outcome: 'outcome = ?',
+  taskId: 'task_id = ?',
+  sessionId: 'session_id = ?',
+  from: 'at >= ?',
+  to: 'at < ?',
+};
+const VERIFY_PAGE = 5000;
+
+/** Reads of the audit log: search with keyset cursors, export pages, and chain verification. */
+@Injectable()
+export class AuditLogService {
+  private readonly sql: HotPathSql;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.sql = new HotPathSql(dataSource);
+  }
+
+  /**
+   * Newest first. The cursor is the last seen `seq` (events only ever get higher numbers), so paging
+   * stays exact while events are being written: no duplicates, no gaps.
+   */
+  async search(filters: AuditFilters, limit: number, cursor: string | null): Promise<AuditPage> {
+    const before = cursor === null ? null : decodeCursor(cursor);
+    const { where, params } = whereClause(filters, before === null ? [] : [['seq < ?', before]]);
+    const rows = (await this.sql.all(`SELECT * FROM audit_events ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit + 1])) as Record<string, unknown>[];
+    const items = rows.slice(0, limit).map((row) => this.sql.hydrate(AuditEventEntity, row));
+    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].seq) : null };
+  }
+
+  async get(seq: number): Promise<AuditEventEntity | null> {
+    const [event] = await this.sql.select(AuditEventEntity, { seq });
+    return event ?? null;
+  }
+
+  /** Matching events oldest first, a page at a time, for streamed exports. */
+  async *stream(filters: AuditFilters, pageSize = 1000): AsyncGenerator<AuditEventEntity> {
+    let after = 0;
+    for (;;) {
+      const { where, params } = whereClause(filters, [['seq > ?', after]]);
+      const rows = (await this.sql.all(`SELECT * FROM audit_events ${where} ORDER BY seq ASC LIMIT ?`, [...params, pageSize])) as Record<string, unknown>[];
+      for (const row of rows) yield this.sql.hydrate(AuditEventEntity, row);
+      if (rows.length < pageSize) return;
+      after = Number(rows[rows.length - 1].seq);
+    }
+  }
+
+  /**
+   * Walks the chain from the retention anchor: sequence numbers must follow each other, each event must
+   * name its predecessor's hash and hash to its own, and the last one must be the recorded head.
+   * Reports the first sequence number where that fails.
+   */
+  async verify(): Promise<Verification> {
+    const [head] = (await this.sql.all('SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1')) as Record<string, string | number>[];
+    const result = (firstBadSeq: number | null, reason: string | null, checked: number): Verification => ({
+      ok: firstBadSeq === null,
+      checked,
+      firstBadSeq,
+      reason,
+      head: { seq: Number(head.seq), hash: String(head.hash) },
+      anchor: { seq: Number(head.anchor_seq), hash: String(head.anchor_hash) },
+    });
+    let expectedSeq = Number(head.anchor_seq) + 1;
+    let previous = String(head.anchor_hash);
+    let checked = 0;
+    for (;;) {
+      const rows = (await this.sql.all('SELECT * FROM audit_events WHERE seq >= ? ORDER BY seq ASC LIMIT ?', [expectedSeq, VERIFY_PAGE])) as Record<string, unknown>[];
+      for (const row of rows) {
+        const event = this.sql.hydrate(AuditEventEntity, row);
+        if (Number(event.seq) !== expectedSeq) return result(expectedSeq, `event ${expectedSeq} is missing`, checked);
+        if (event.prevHash !== previous) return result(expectedSeq, 'does not link to the previous event', checked);
+        if (chainHash(previous, event) !== event.hash) return result(expectedSeq, 'its content does not match its hash', checked);
+        previous = event.hash!;
+        expectedSeq++;
+        checked++;
+      }
+      if (rows.length < VERIFY_PAGE) break;
+    }
+    if (expectedSeq - 1 !== Number(head.seq) || previous !== head.hash) {
+      return result(expectedSeq, `the chain ends at ${expectedSeq - 1} but the head is at ${head.seq}`, checked);
+    }
+    return result(null, null, checked);
+  }
+}
+
+function whereClause(filters: AuditFilters, extra: [string, unknown][]) {
+  const parts: [string, unknown][] = [...extra];
+  for (const [key, condition] of Object.entries(COLUMNS) as [keyof AuditFilters, string][]) {
+    if (filters[key] !== undefined) parts.push([condition, filters[key]]);
+  }
+  return { where: parts.length > 0 ? `WHERE ${parts.map(([condition]) => condition).join(' AND ')}` : '', params: parts.map(([, value]) => value) };
+}

@@ -1,0 +1,142 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { AuditLogService } from '../../src/audit/audit-log.service.js';
+import { AuditRetention } from '../../src/audit/audit-retention.js';
+import { AuditWriter } from '../../src/audit/audit-writer.js';
+import { AuditService } from '../../src/audit/audit.service.js';
+import { validateConfig } from '../../src/config/agent-config.js';
+import type { AppConfig } from '../../src/config/app-config.js';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import type { Caller } from '../../src/identity/caller.js';
+import { freshDatabase, type DatabaseKind } from '../support/databases.js';
+
+const alice: Caller = { user: 'alice', groups: ['dev'], admin: false, transport: 'http', address: '10.0.0.7', client: 'e2e/1' };
+
+describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %s', (kind) => {
+  const sources: DataSource[] = [];
+
+  afterEach(async () => {
+    for (const source of sources.splice(0)) await source.destroy();
+  });
+
+  async function open(database?: AppConfig['database']) {
+    const config = validateConfig({ database: database ?? (await freshDatabase(kind)), audit: { checkpoint_every: 1000 } }) as AppConfig;
+    const source = new DataSource(dataSourceOptions(config.database));
+    await source.initialize();
+    sources.push(source);
+    const audit = new AuditService(new AuditWriter(source, config), config);
+    return { config, source, audit, log: new AuditLogService(source), retention: new AuditRetention(source, audit, config, new SchedulerRegistry()) };
+  }
+
+  const write = (audit: AuditService, count: number, action = 'test.event') =>
+    Promise.all(Array.from({ length: count }, (_, n) => audit.record({ caller: alice, action, outcome: 'ok', detail: { n } })));
+
+  it('numbers events without gaps and verifies; UPDATE and DELETE are refused by the database (T4.4)', async () => {
+    const { source, audit, log } = await open();
+    await write(audit, 50);
+    expect(await log.verify()).toMatchObject({ ok: true, checked: 50, firstBadSeq: null, head: { seq: 50 } });
+    await expect(source.query(`UPDATE audit_events SET actor = 'mallory' WHERE seq = 3`)).rejects.toThrow(/append-only/);
+    await expect(source.query(`DELETE FROM audit_events WHERE seq = 3`)).rejects.toThrow(/append-only/);
+  });
+
+  it('reports the first broken sequence number after tampering (T4.2)', async () => {
+    const { source, audit, log } = await open();
+    await write(audit, 30);
+    const bypass = async (sql: string) => {
+      // What an attacker with database access does first: remove the guard.
+      if (kind === 'sqlite') {
+        await source.query('DROP TRIGGER IF EXISTS audit_events_no_update');
+        await source.query('DROP TRIGGER IF EXISTS audit_events_no_delete');
+      } else {
+        await source.query('DROP TRIGGER IF EXISTS audit_events_append_only ON audit_events');
+      }
+      await source.query(sql);
+    };
+    await bypass(`UPDATE audit_events SET detail = '{"n":999}' WHERE seq = 12`);
+    expect(await log.verify()).toMatchObject({ ok: false, firstBadSeq: 12, reason: 'its content does not match its hash' });
+  });
+
+  it('detects a deleted middle event and a truncated tail', async () => {
+    const { source, audit, log } = await open();
+    await write(audit, 30);
+    await source.query(kind === 'sqlite' ? 'DROP TRIGGER audit_events_no_delete' : 'DROP TRIGGER audit_events_append_only ON audit_events');
+    await source.query('DELETE FROM audit_events WHERE seq = 7');
+    expect(await log.verify()).toMatchObject({ ok: false, firstBadSeq: 7, reason: 'event 7 is missing' });
+    await source.query('DELETE FROM audit_events WHERE seq >= 7');
+    expect(await log.verify()).toMatchObject({ ok: false, firstBadSeq: 7, reason: 'the chain ends at 6 but the head is at 30' });
+  });
+
+  // Replicas share PostgreSQL; two SQLite connections in one thread would only block each other.
+  (kind === 'postgres' ? it : it.skip)('keeps one gapless chain with two replicas writing at once (T4.3)', async () => {
+    const first = await open();
+    const second = await open(first.config.database);
+    await Promise.all([write(first.audit, 400, 'a'), write(second.audit, 400, 'b')]);
+    expect(await first.log.verify()).toMatchObject({ ok: true, checked: 800, head: { seq: 800 } });
+  });
+
+  it('pages exactly by cursor while events keep being written, with filters ANDed (T4.8)', async () => {
+    const { audit, log } = await open();
+    await write(audit, 120, 'page.me');
+    await write(audit, 30, 'other');
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await log.search({ action: 'page.me', actor: 'alice' }, 25, cursor);
+      seen.push(...page.items.map((event) => Number(event.seq)));
+      await write(audit, 10, 'page.me');
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(Array.from({ length: 120 }, (_, n) => 120 - n));
+    expect((await log.search({ action: 'page.me', actor: 'bob' }, 25, null)).items).toEqual([]);
+    await expect(log.search({}, 10, 'garbage')).rejects.toThrow(/cursor/);
+  });
+
+  it('purges by retention and still verifies from the new anchor (T4.9)', async () => {
+    const { source, audit, log, retention } = await open();
+    await write(audit, 20);
+    const cutoff = new Date(Date.now() + 1000);
+    await new Promise((done) => setTimeout(done, 1100));
+    await write(audit, 5, 'kept');
+    expect(await retention.purge(cutoff)).toBe(20);
+    const remaining = await source.query('SELECT COUNT(*) AS n FROM audit_events');
+    expect(Number(remaining[0].n)).toBe(6);
+    const verification = await log.verify();
+    expect(verification).toMatchObject({ ok: true, checked: 6, anchor: { seq: 20 }, head: { seq: 26 } });
+    const [purged] = (await log.search({ action: 'audit.purged' }, 1, null)).items;
+    expect(JSON.parse(purged.detail)).toMatchObject({ events: 20, toSeq: 20 });
+  });
+
+  it('redacts secrets and never stores image data (T4.5)', async () => {
+    const { audit, log } = await open();
+    const canaries = ['AKIAIOSFODNN7EXAMPLE', 'ghp_0123456789abcdefghijABCDEFGHIJ012345', 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl', 'hunter2'];
+    await audit.record({
+      caller: alice,
+      action: 'tools/call agent_run',
+      outcome: 'ok',
+      detail: { request: `use ${canaries[0]} and ${canaries[1]} with Bearer ${canaries[2]}; password=hunter2`, url: 'postgres://app:s3cretpass@db/x' },
+    });
+    const [event] = (await log.search({}, 1, null)).items;
+    for (const canary of [...canaries, 's3cretpass']) expect(event.detail).not.toContain(canary);
+    expect(event.detail).toContain('[REDACTED AWS KEY]');
+  });
+});
+
+describe('audit verification speed (T4.2)', () => {
+  it('verifies 100 000 events in under 5 s', async () => {
+    const config = validateConfig({ database: await freshDatabase('sqlite') }) as AppConfig;
+    const source = new DataSource(dataSourceOptions(config.database));
+    await source.initialize();
+    const audit = new AuditService(new AuditWriter(source, config), config);
+    for (let batch = 0; batch < 20; batch++) {
+      await Promise.all(Array.from({ length: 5000 }, (_, n) => audit.record({ caller: alice, action: 'bulk', outcome: 'ok', detail: { n } })));
+    }
+    const started = performance.now();
+    const result = await new AuditLogService(source).verify();
+    const seconds = (performance.now() - started) / 1000;
+    expect(result).toMatchObject({ ok: true, checked: 100_000 });
+    expect(seconds).toBeLessThan(5);
+    process.stderr.write(`verify: 100000 events in ${seconds.toFixed(2)} s\n`);
+    await source.destroy();
+  });
+});

@@ -17,9 +17,9 @@ const sameRealmFetch = async (input: string | URL | Request, init?: RequestInit)
 };
 
 /** The v2 SDK client pinned to 2026-07-28 (it does not declare the Tasks extension). */
-export async function modernClient(url: string): Promise<Client> {
+export async function modernClient(url: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: sameRealmFetch }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: sameRealmFetch, requestInit: { headers } }));
   return client;
 }
 
@@ -36,7 +36,7 @@ export type RawDispatch = (request: { method: string; params?: any }, options?: 
 let rawId = 1;
 
 /** Modern-era JSON-RPC over HTTP by hand (what the ext-tasks client needs, and malformed-input tests use). */
-export function httpRawDispatch(url: string): RawDispatch {
+export function httpRawDispatch(url: string, extraHeaders: Record<string, string> = {}): RawDispatch {
   return async (request, options = {}) => {
     const name = request.params?.taskId ?? request.params?.name;
     const res = await fetch(url, {
@@ -48,6 +48,7 @@ export function httpRawDispatch(url: string): RawDispatch {
         'MCP-Protocol-Version': MODERN,
         'Mcp-Method': request.method,
         ...(name ? { 'Mcp-Name': name } : {}),
+        ...extraHeaders,
         ...(options.context?.headers ?? {}),
       },
       body: JSON.stringify({ jsonrpc: '2.0', id: `raw-${rawId++}`, ...request }),

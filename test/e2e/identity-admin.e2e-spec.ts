@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/client';
+import { request as httpRequest } from 'node:http';
+import { probe, type DatabaseTarget } from '../support/database-probe.js';
+import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
+
+const ADMIN_GROUP = 'platform-admins';
+const as = (user: string, groups = 'dev') => ({ 'X-Forwarded-User': user, 'X-Forwarded-Groups': groups });
+const ADMIN = as('carol@example.com', `dev, ${ADMIN_GROUP}`);
+
+/** A raw HTTP request, for what fetch cannot send (repeated header lines). */
+function rawRequest(port: number, path: string, headers: Record<string, string | string[]>, body?: string) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: body ? 'POST' : 'GET', headers }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isolation, admin surface', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let db: DatabaseTarget;
+  let alice: Client;
+  let bob: Client;
+  let base: string;
+
+  const admin = (path: string, headers: Record<string, string> = ADMIN, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { ...headers, ...(init.headers ?? {}) } });
+  const statusFor = (client: Client) => async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
+
+  beforeAll(async () => {
+    await ollama.start();
+    const config = await writeConfig(ollama.url, {
+      auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: [ADMIN_GROUP] },
+    });
+    db = config.database;
+    service = await new ServiceProcess(config.file).start();
+    base = service.url.replace(/\/mcp$/, '');
+    alice = await modernClient(service.url, as('alice@example.com'));
+    bob = await modernClient(service.url, as('bob@example.com'));
+  });
+
+  afterAll(async () => {
+    await alice?.close();
+    await bob?.close();
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  it('refuses a trusted peer that sends no identity (T2.2), on MCP and admin routes alike', async () => {
+    await expect(modernClient(service.url)).rejects.toThrow();
+    expect((await fetch(`${base}/admin/audit`)).status).toBe(401);
+    const [event] = await probe<{ action: string; actor: string }>(db, "SELECT action, actor FROM audit_events WHERE action = 'auth.fail' ORDER BY seq DESC LIMIT 1");
+    expect(event).toEqual({ action: 'auth.fail', actor: 'anonymous' });
+  });
+
+  it('refuses repeated, comma-joined or oversized identity headers (T2.3)', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: modernMeta(false) } });
+    const mcpHeaders = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'server/discover' };
+    for (const user of [['alice@example.com', 'admin'], 'alice@example.com, admin', 'x'.repeat(300)]) {
+      const response = await rawRequest(service.port, '/mcp', { ...mcpHeaders, 'X-Forwarded-User': user }, body);
+      expect(response.status).toBe(401);
+    }
+    const actors = await probe<{ actor: string }>(db, 'SELECT DISTINCT actor FROM audit_events');
+    expect(actors.map((row) => row.actor)).not.toContain('alice@example.com, admin');
+  });
+
+  it("keeps each user's Tasks and sessions to that user (T1.8)", async () => {
+    ollama.enqueue({ content: 'for alice only' });
+    const accepted = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: 'private work' } })));
+    expect((await waitForTerminal(statusFor(alice), accepted.task_id)).result).toBe('for alice only');
+    const notFound = `task_id: ${accepted.task_id}\nstatus: failed\nmessage: タスク ${accepted.task_id} が見つかりません。`;
+    expect(await statusFor(bob)(accepted.task_id)).toBe(notFound);
+    const bobRaw = httpRawDispatch(service.url, as('bob@example.com'));
+    const unknownGet = await bobRaw({ method: 'tasks/get', params: { taskId: '00000000-0000-4000-8000-000000000000', _meta: modernMeta(true) } });
+    const othersGet = await bobRaw({ method: 'tasks/get', params: { taskId: accepted.task_id, _meta: modernMeta(true) } });
+    expect(othersGet).toEqual(unknownGet);
+    expect(await bobRaw({ method: 'tasks/cancel', params: { taskId: accepted.task_id, _meta: modernMeta(true) } })).toMatchObject({ kind: 'error', error: { code: -32602 } });
+    const hijack = await bob.callTool({ name: 'agent_run', arguments: { request: 'continue', session_id: accepted.session_id } });
+    expect(hijack.isError).toBe(true);
+    expect(textOf(hijack)).toMatch(/does not exist/);
+    const [{ owner }] = await probe<{ owner: string }>(db, 'SELECT owner FROM tasks WHERE id = ?', accepted.task_id);
+    expect(owner).toBe('alice@example.com');
+  });
+
+  it('refuses every admin route to a non-admin (403) and to no identity (401), enumerated from the OpenAPI document (T2.9)', async () => {
+    const document = (await (await fetch(`${base}/admin/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const routes = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => ({ path, method })));
+    const adminRoutes = routes.filter((route) => route.path.startsWith('/admin/'));
+    expect(adminRoutes.length).toBeGreaterThanOrEqual(8);
+    const concrete = (path: string) => path.replace('{id}', '00000000-0000-4000-8000-000000000000').replace('{seq}', '1');
+    for (const { path, method } of adminRoutes) {
+      const url = `${base}${concrete(path)}${path.endsWith('/export') ? '?format=jsonl' : ''}`;
+      expect([method, path, (await fetch(url, { method: method.toUpperCase(), headers: as('alice@example.com') })).status]).toEqual([method, path, 403]);
+      expect([method, path, (await fetch(url, { method: method.toUpperCase() })).status]).toEqual([method, path, 401]);
+      expect([method, path, [200, 404].includes((await fetch(url, { method: method.toUpperCase(), headers: ADMIN })).status)]).toEqual([method, path, true]);
+    }
+    const denied = await probe<{ n: number }>(db, "SELECT COUNT(*) AS n FROM audit_events WHERE action LIKE 'admin.%' AND outcome = 'rejected' AND actor = 'alice@example.com'");
+    expect(Number(denied[0].n)).toBe(adminRoutes.length);
+  });
+
+  it('lets an admin search, page, export and verify the audit log, and review a Task with its trace', async () => {
+    ollama.enqueue({ toolCalls: [{ name: 'list_dir', arguments: {} }] }, { content: 'reviewed' });
+    const taskId = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: '=HYPERLINK("http://evil")' } }))).task_id;
+    await waitForTerminal(statusFor(alice), taskId);
+
+    const page = (await (await admin(`/admin/audit?task_id=${taskId}&actor=alice@example.com&limit=1`)).json()) as { items: { action: string; source: string; groups: string[] }[]; next_cursor: string };
+    expect(page.items).toHaveLength(1);
+    expect(page.items[0]).toMatchObject({ source: '127.0.0.1', groups: ['dev'] });
+    const next = (await (await admin(`/admin/audit?task_id=${taskId}&actor=alice@example.com&limit=1&cursor=${page.next_cursor}`)).json()) as { items: unknown[] };
+    expect(next.items).toHaveLength(1);
+    expect((await admin('/admin/audit?limit=5000')).status).toBe(400);
+    expect((await admin('/admin/audit?bogus=1')).status).toBe(400);
+    expect((await admin('/admin/audit?cursor=nope')).status).toBe(400);
+
+    const jsonl = await (await admin(`/admin/audit/export?format=jsonl&task_id=${taskId}`)).text();
+    const lines = jsonl.trimEnd().split('\n').map((line) => JSON.parse(line) as { action: string });
+    expect(lines.map((line) => line.action)).toEqual(expect.arrayContaining(['tools/call agent_run', 'task.status']));
+    const csv = await (await admin(`/admin/audit/export?format=csv&task_id=${taskId}&action=tools/call%20agent_run`)).text();
+    expect(csv.split('\n')[0]).toBe('seq,at,actor,groups,source,transport,client,action,outcome,task_id,session_id,detail,prev_hash,hash');
+    expect(csv).not.toMatch(/(^|,)"=HYPERLINK/m);
+
+    expect(await (await admin('/admin/audit/verify')).json()).toMatchObject({ ok: true, first_bad_seq: null });
+    const task = (await (await admin(`/admin/tasks/${taskId}`)).json()) as { owner: string; trace: { kind: string; name: string }[] };
+    expect(task.owner).toBe('alice@example.com');
+    expect(task.trace.map((step) => `${step.kind}:${step.name}`)).toEqual(expect.arrayContaining(['plan:direct', 'tool_call:list_dir', 'model_call:chat']));
+    const list = (await (await admin('/admin/tasks?owner=alice@example.com&status=completed')).json()) as { items: { task_id: string }[] };
+    expect(list.items.map((item) => item.task_id)).toContain(taskId);
+    const reads = await probe<{ n: number }>(db, "SELECT COUNT(*) AS n FROM audit_events WHERE action IN ('admin.audit_read', 'admin.audit_export', 'admin.audit_verify', 'admin.task_read') AND outcome = 'ok'");
+    expect(Number(reads[0].n)).toBeGreaterThanOrEqual(5);
+  });
+
+  it("lets an admin cancel any user's queued Task and see the session", async () => {
+    ollama.enqueue({ content: 'slow', delayMs: 800 });
+    await alice.callTool({ name: 'agent_run', arguments: { request: 'occupy' } });
+    const queued = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: 'to be cancelled' } })));
+    const cancel = await admin(`/admin/tasks/${queued.task_id}/cancel`, ADMIN, { method: 'POST' });
+    expect(cancel.status).toBe(200);
+    expect(await cancel.json()).toMatchObject({ status: 'cancelled' });
+    const session = (await (await admin(`/admin/sessions/${queued.session_id}`)).json()) as { owner: string; tasks: { status: string }[] };
+    expect(session).toMatchObject({ owner: 'alice@example.com', tasks: [{ status: 'cancelled' }] });
+    const [event] = await probe<{ actor: string }>(db, "SELECT actor FROM audit_events WHERE task_id = ? AND action = 'task.status'", queued.task_id);
+    expect(event.actor).toBe('carol@example.com');
+  });
+
+  it('answers /healthz, and /readyz with the database and the model checked', async () => {
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: { ok: true }, ollama: { ok: true } } });
+    ollama.models = ['other-model:latest'];
+    const notReady = await fetch(`${base}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(await notReady.json()).toMatchObject({ checks: { ollama: { ok: false, error: 'model test-model is not pulled' } } });
+    ollama.models = ['test-model:latest'];
+  });
+});
+
+describe('identity headers from an untrusted peer (T2.1, T2.5)', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let db: DatabaseTarget;
+
+  beforeAll(async () => {
+    await ollama.start();
+    const config = await writeConfig(ollama.url, { auth: { mode: 'proxy_headers', trusted_proxies: ['10.9.9.9/32'] } });
+    db = config.database;
+    service = await new ServiceProcess(config.file).start();
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  it('refuses a spoofed identity, audits it, creates nothing, and X-Forwarded-For does not make the peer trusted', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'spoof' }, _meta: modernMeta(false) } });
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'agent_run', 'X-Forwarded-User': 'admin', 'X-Forwarded-For': '10.9.9.9' };
+    const response = await fetch(`http://127.0.0.1:${service.port}/mcp`, { method: 'POST', headers, body });
+    expect(response.status).toBe(401);
+    const [event] = await probe<{ action: string; source: string }>(db, "SELECT action, source FROM audit_events WHERE action = 'auth.untrusted_identity_header'");
+    expect(event).toEqual({ action: 'auth.untrusted_identity_header', source: '127.0.0.1' });
+    expect(await probe(db, 'SELECT id FROM tasks')).toEqual([]);
+  });
+});

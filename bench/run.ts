@@ -44,8 +44,8 @@ const row = (name: string, figures: Figures) =>
 async function gatewayThroughput(ollama: ScriptedOllama) {
   const floorPort = await freePort();
   const helloPort = await freePort();
-  const floor = await startProcess('dist-bench/bench/floor-server.js', [String(floorPort)]);
-  const hello = await startProcess('dist-bench/bench/hello-server.js', [String(helloPort)]);
+  const floor = await startProcess('dist-tools/bench/floor-server.js', [String(floorPort)]);
+  const hello = await startProcess('dist-tools/bench/hello-server.js', [String(helloPort)]);
   const service = await startService(ollama);
   const taskId = fieldsOf(await call(service.url, 'agent_run', { request: 'benchmark fixture' })).task_id;
   await finished(service.url, taskId);

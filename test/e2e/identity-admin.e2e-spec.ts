@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
@@ -103,6 +105,8 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     }
     const denied = await probe<{ n: number }>(db, "SELECT COUNT(*) AS n FROM audit_events WHERE action LIKE 'admin.%' AND outcome = 'rejected' AND actor = 'alice@example.com'");
     expect(Number(denied[0].n)).toBe(adminRoutes.length);
+    // The committed copy is what integrators read; `npm run openapi` regenerates it.
+    expect(document).toEqual(JSON.parse(readFileSync(join(service.root, 'docs/openapi.json'), 'utf8')));
   });
 
   it('lets an admin search, page, export and verify the audit log, and review a Task with its trace', async () => {

@@ -7,10 +7,10 @@ import { parse, stringify } from 'yaml';
 import type { DatabaseTarget } from './database-probe.js';
 import { E2E_DATABASE, freshDatabase } from './databases.js';
 
-/** The repository root (the folder with package.json), from test/support or its compiled copy in dist-bench. */
+/** The repository root (the folder with package.json), from test/support or its compiled copy in dist-tools. */
 const ROOT = (() => {
   let dir = import.meta.dirname;
-  while (!existsSync(join(dir, 'package.json')) || dir.endsWith('dist-bench')) dir = dirname(dir);
+  while (!existsSync(join(dir, 'package.json')) || dir.endsWith('dist-tools')) dir = dirname(dir);
   return dir;
 })();
 
@@ -56,6 +56,11 @@ export class ServiceProcess {
   /** The database named by the config file, for probes. */
   get database(): DatabaseTarget {
     return (parse(readFileSync(this.configFile, 'utf8')) as { database: DatabaseTarget }).database;
+  }
+
+  /** The repository root the service runs from. */
+  get root(): string {
+    return ROOT;
   }
 
   get pid(): number | undefined {

@@ -1,0 +1,161 @@
+/**
+ * `npm run bench`: gateway figures as ratios against baselines measured in the same run (this
+ * machine is shared and noisy, so absolute numbers mean little; see docs/benchmarks.md).
+ */
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { freePort, ServiceProcess, writeConfig } from '../test/support/service-process.js';
+import { fieldsOf, MODERN, modernMeta, parseRpc } from '../test/support/mcp-clients.js';
+import { ScriptedOllama } from '../test/support/scripted-ollama.js';
+import { load, median, peakRss, percentile, pin, startProcess, stopProcess } from './measure.js';
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const MiB = 1024 * 1024;
+const headers = (name) => ({
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': MODERN,
+    'Mcp-Method': 'tools/call',
+    'Mcp-Name': name,
+});
+const callBody = (name, args) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta(false) } });
+async function call(url, name, args) {
+    const res = await fetch(url, { method: 'POST', headers: headers(name), body: callBody(name, args) });
+    const response = parseRpc(await res.text(), res.headers.get('content-type'));
+    if (response.kind === 'error')
+        throw new Error(JSON.stringify(response.error));
+    return response.result.content[0].text;
+}
+async function finished(url, taskId) {
+    for (;;) {
+        const status = fieldsOf(await call(url, 'agent_status', { task_id: taskId })).status;
+        if (['completed', 'failed', 'cancelled'].includes(status))
+            return;
+        await new Promise((done) => setTimeout(done, 5));
+    }
+}
+const row = (name, figures) => `| ${name} | ${figures.rps.toFixed(0)} | ${figures.p50} | ${figures.p99} | ${figures.errors} |`;
+async function gatewayThroughput(ollama) {
+    const floorPort = await freePort();
+    const helloPort = await freePort();
+    const floor = await startProcess('dist-bench/bench/floor-server.js', [String(floorPort)]);
+    const hello = await startProcess('dist-bench/bench/hello-server.js', [String(helloPort)]);
+    const service = await startService(ollama);
+    const taskId = fieldsOf(await call(service.url, 'agent_run', { request: 'benchmark fixture' })).task_id;
+    await finished(service.url, taskId);
+    const statusLoad = { headers: headers('agent_status'), body: callBody('agent_status', { task_id: taskId }), connections: 32 };
+    const runs = { floor: [], hello: [], ours: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+        runs.floor.push(await load({ url: `http://127.0.0.1:${floorPort}/mcp`, ...statusLoad, seconds: SECONDS }));
+        runs.hello.push(await load({ url: `http://127.0.0.1:${helloPort}/hello`, method: 'GET', connections: 32, seconds: SECONDS }));
+        runs.ours.push(await load({ url: service.url, ...statusLoad, seconds: SECONDS }));
+    }
+    const best = (figures) => figures.reduce((a, b) => (b.rps > a.rps ? b : a));
+    const accept = await load({ url: service.url, headers: headers('agent_run'), body: callBody('agent_run', { request: 'accept latency' }), connections: 16, seconds: SECONDS });
+    await service.stop();
+    await stopProcess(floor);
+    await stopProcess(hello);
+    return { floor: best(runs.floor), hello: best(runs.hello), ours: best(runs.ours), accept };
+}
+async function dispatchLatency(ollama) {
+    const config = await writeConfig(ollama.url, { queue: { poll_interval_ms: 1000 } });
+    const service = await new ServiceProcess(config.file).start();
+    pin(service.pid, 0);
+    const ids = [];
+    for (let n = 0; n < 30; n++) {
+        const taskId = fieldsOf(await call(service.url, 'agent_run', { request: `dispatch ${n}` })).task_id;
+        await finished(service.url, taskId);
+        ids.push(taskId);
+    }
+    await service.stop();
+    const db = new Database(config.database.path, { readonly: true });
+    const rows = db.prepare('SELECT created_at, started_at FROM tasks').all();
+    db.close();
+    return rows.map((task) => Date.parse(task.started_at) - Date.parse(task.created_at));
+}
+async function largeImages(ollama) {
+    ollama.capabilities = ['completion', 'tools', 'vision'];
+    const service = await startService(ollama, { queue: { shutdown_grace_ms: 0 } });
+    const image = () => ({ mime_type: 'image/png', data_base64: Buffer.alloc(10 * MiB, randomUUID()).toString('base64') });
+    await call(service.url, 'agent_run', { request: 'warm up', images: [{ mime_type: 'image/png', data_base64: 'iVBORw0KGgo=' }] });
+    // Keep the worker on a Task that never ends, so the figure is the accept path alone (parse,
+    // validate, hash, persist) and not the Ollama calls that the worker makes with the images afterwards.
+    ollama.enqueue({ hang: true });
+    await call(service.url, 'agent_run', { request: 'occupies the worker' });
+    const body = callBody('agent_run', { request: 'what is in these images?', images: [image(), image()] });
+    const timings = [];
+    const growth = [];
+    for (let n = 0; n < 3; n++) {
+        const before = await peakRss(service.pid, true);
+        const started = performance.now();
+        const res = await fetch(service.url, { method: 'POST', headers: headers('agent_run'), body });
+        const text = await res.text();
+        timings.push(performance.now() - started);
+        if (!text.includes('status: queued'))
+            throw new Error(`20 MiB request not accepted: ${text.slice(0, 300)}`);
+        growth.push(((await peakRss(service.pid)) - before) * 1024);
+        await new Promise((done) => setTimeout(done, 1500));
+    }
+    await service.stop();
+    ollama.capabilities = ['completion', 'tools'];
+    return { ms: median(timings), rssGrowth: median(growth), payload: 20 * MiB };
+}
+async function statusAtScale(ollama, stored) {
+    const config = await writeConfig(ollama.url);
+    let service = await new ServiceProcess(config.file).start();
+    await service.stop();
+    const db = new Database(config.database.path);
+    const at = new Date().toISOString();
+    const session = randomUUID();
+    db.prepare('INSERT INTO sessions (id, owner, created_at) VALUES (?, ?, ?)').run(session, 'local', at);
+    const insert = db.prepare("INSERT INTO tasks (id, session_id, owner, request, status, result, created_at, updated_at) VALUES (?, ?, 'local', 'bulk', 'completed', 'done', ?, ?)");
+    const ids = [];
+    db.transaction(() => {
+        for (let n = 0; n < stored; n++) {
+            const id = randomUUID();
+            ids.push(id);
+            insert.run(id, session, at, at);
+        }
+    })();
+    db.close();
+    service = await new ServiceProcess(config.file).start();
+    pin(service.pid, 0);
+    const target = ids[Math.floor(stored / 2)];
+    const figures = await load({ url: service.url, headers: headers('agent_status'), body: callBody('agent_status', { task_id: target }), connections: 32, seconds: SECONDS });
+    await service.stop();
+    return figures;
+}
+/** The service under test, pinned like the baselines. */
+async function startService(ollama, overrides = {}) {
+    const service = await new ServiceProcess((await writeConfig(ollama.url, overrides)).file).start();
+    pin(service.pid, 0);
+    return service;
+}
+async function main() {
+    pin(process.pid, 1);
+    const ollama = await new ScriptedOllama().start();
+    ollama.setFallback({ content: 'ok', promptEvalCount: 1, evalCount: 1 });
+    const gateway = await gatewayThroughput(ollama);
+    const dispatch = await dispatchLatency(ollama);
+    const images = await largeImages(ollama);
+    const small = await statusAtScale(ollama, 100);
+    const large = await statusAtScale(ollama, 100_000);
+    await ollama.stop();
+    const lines = [
+        `Node ${process.version}, ${SECONDS}s per run, best of ${ROUNDS} interleaved rounds; servers pinned to core 0, autocannon (this process) to core 1.`,
+        '',
+        '| agent_status over HTTP, 32 connections | req/s | p50 ms | p99 ms | errors |',
+        '|---|---|---|---|---|',
+        row('(a) SDK v2 stateless handler on node:http, in-memory tool (protocol floor)', gateway.floor),
+        row('(b) NestJS + Express JSON hello-world', gateway.hello),
+        row('ollama-agent-mcp agent_status (Nest, identity, validation, database, audit)', gateway.ours),
+        '',
+        `ratio to (a): ${(gateway.ours.rps / gateway.floor.rps).toFixed(2)} (target >= 0.9); ratio to (b): ${(gateway.ours.rps / gateway.hello.rps).toFixed(2)}; p99 ${gateway.ours.p99} ms (target < 75)`,
+        `agent_run accept at 16 connections: p50 ${gateway.accept.p50} ms, p99 ${gateway.accept.p99} ms (target p99 < 20), ${gateway.accept.rps.toFixed(0)} req/s, errors ${gateway.accept.errors}`,
+        `dispatch enqueue -> planning on an idle queue: median ${median(dispatch)} ms, p95 ${percentile(dispatch, 95)} ms (target median < 20)`,
+        `one agent_run with 20 MiB of images: ${images.ms.toFixed(0)} ms (target < 250), peak RSS growth ${(images.rssGrowth / images.payload).toFixed(2)}x the payload (target <= 6)`,
+        `agent_status with 100 000 Tasks stored vs 100: p50 ${large.p50} vs ${small.p50} ms, req/s ratio ${(small.rps / large.rps).toFixed(2)} (target <= 1.2)`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+}
+await main();

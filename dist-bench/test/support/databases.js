@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+/** The PostgreSQL server the tests use (.ci/run starts it): 127.0.0.1:5432, trust auth, database `test`. */
+export const POSTGRES_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
+/** Which database the e2e suites run against: OAM_TEST_DB=postgres selects PostgreSQL. */
+export const E2E_DATABASE = process.env.OAM_TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
+/** A fresh, empty database of the given kind, as the `database` section of agent.yaml. */
+export async function freshDatabase(kind, dir = mkdtempSync(join(tmpdir(), 'oam-db-'))) {
+    if (kind === 'sqlite')
+        return { type: 'sqlite', path: join(dir, 'agent.sqlite') };
+    const name = `oam_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+    await admin.connect();
+    try {
+        await admin.query(`CREATE DATABASE ${name}`);
+    }
+    finally {
+        await admin.end();
+    }
+    return { type: 'postgres', url: `postgres://postgres@127.0.0.1:5432/${name}` };
+}

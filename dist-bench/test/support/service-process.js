@@ -1,0 +1,106 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { E2E_DATABASE, freshDatabase } from './databases.js';
+/** The repository root (the folder with package.json), from test/support or its compiled copy in dist-bench. */
+const ROOT = (() => {
+    let dir = import.meta.dirname;
+    while (!existsSync(join(dir, 'package.json')) || dir.endsWith('dist-bench'))
+        dir = dirname(dir);
+    return dir;
+})();
+export async function freePort() {
+    const server = createServer();
+    await new Promise((done) => server.listen(0, '127.0.0.1', done));
+    const port = server.address().port;
+    await new Promise((done) => server.close(done));
+    return port;
+}
+/**
+ * A fresh temporary directory with an agent.yaml built from the defaults plus `overrides`, on a fresh
+ * database of the kind the suite runs against (OAM_TEST_DB).
+ */
+export async function writeConfig(ollamaUrl, overrides = {}, dir = mkdtempSync(join(tmpdir(), 'oam-'))) {
+    const database = await freshDatabase(E2E_DATABASE, dir);
+    const base = {
+        server: { host: '127.0.0.1', port: 0 },
+        ollama: { host: ollamaUrl, model: 'test-model', request_timeout_ms: 10_000 },
+        database,
+        queue: { poll_interval_ms: 100 },
+        workspace: { root: join(dir, 'workspace') },
+        mcp: { tasks: { poll_interval_ms: 100 } },
+    };
+    for (const [section, values] of Object.entries(overrides))
+        base[section] = { ...base[section], ...values };
+    const file = join(dir, 'agent.yaml');
+    writeFileSync(file, stringify(base));
+    return { dir, file, database: database, workspace: base.workspace.root };
+}
+/** The built HTTP service (`node dist/main.js`) as a child process, for tests that need the real thing. */
+export class ServiceProcess {
+    configFile;
+    extraEnv;
+    child = null;
+    stderr = '';
+    port = 0;
+    constructor(configFile, extraEnv = {}) {
+        this.configFile = configFile;
+        this.extraEnv = extraEnv;
+    }
+    /** The database named by the config file, for probes. */
+    get database() {
+        return parse(readFileSync(this.configFile, 'utf8')).database;
+    }
+    get pid() {
+        return this.child?.pid;
+    }
+    get url() {
+        return `http://127.0.0.1:${this.port}/mcp`;
+    }
+    async start(port) {
+        this.port = port ?? (await freePort());
+        this.stderr = '';
+        this.child = spawn(process.execPath, ['dist/main.js'], {
+            cwd: ROOT,
+            env: { PATH: process.env.PATH, ...this.extraEnv, AGENT_CONFIG: this.configFile, AGENT__SERVER__PORT: String(this.port), NO_COLOR: '1' },
+            stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        this.child.stdout.on('data', (chunk) => (this.stderr += chunk.toString()));
+        this.child.stderr.on('data', (chunk) => (this.stderr += chunk.toString()));
+        const deadline = Date.now() + 20_000;
+        while (Date.now() < deadline) {
+            if (this.child.exitCode !== null)
+                throw new Error(`service exited early:\n${this.stderr}`);
+            try {
+                await fetch(this.url, { method: 'GET' });
+                return this;
+            }
+            catch {
+                await new Promise((done) => setTimeout(done, 100));
+            }
+        }
+        throw new Error(`service did not start:\n${this.stderr}`);
+    }
+    /** SIGKILL, as a crash would: no shutdown hook runs. */
+    async kill9() {
+        await this.signal('SIGKILL');
+    }
+    async stop() {
+        await this.signal('SIGTERM');
+    }
+    /** Sends `signal`; resolves with the exit code (null when killed by a signal) once the process is gone. */
+    signal(signal) {
+        const child = this.child;
+        if (!child || child.exitCode !== null || child.signalCode !== null)
+            return Promise.resolve(child?.exitCode ?? null);
+        const exited = new Promise((done) => child.once('exit', (code) => done(code)));
+        child.kill(signal);
+        return exited.finally(() => {
+            if (this.child === child)
+                this.child = null;
+        });
+    }
+}

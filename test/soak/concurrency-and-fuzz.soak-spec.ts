@@ -1,19 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { count, probe } from '../support/database-probe.js';
 import { MODERN, modernMeta } from '../support/mcp-clients.js';
+import { prng } from '../support/prng.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const FUZZ_REQUESTS = Number(process.env.OAM_FUZZ_REQUESTS ?? 10_000);
-
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('load, order and malformed input against one service', () => {
   const ollama = new ScriptedOllama();

@@ -2,21 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { probe } from '../support/database-probe.js';
 import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
+import { prng } from '../support/prng.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const ITERATIONS = Number(process.env.OAM_SOAK_ITERATIONS ?? 25);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-/** Random but reproducible kill moments (mulberry32). */
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe(`kill -9 soak (T5.1 with the T5.2 sampler), ${ITERATIONS} iterations`, () => {
   const ollama = new ScriptedOllama();

@@ -214,6 +214,21 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     for (const canary of Object.values(CANARIES)) expect(output).not.toContain(canary);
   });
 
+  it('passes no client credential on to Ollama, commands or the audit log (T1.6)', async () => {
+    const canary = 'tokencanary-5f2e9a71c3';
+    const withToken = await modernClient(service.url, { Authorization: `Bearer ${canary}`, 'X-Jwt-Assertion': `eyJ${canary}` });
+    const before = ollama.chats.length;
+    ollama.enqueue(call('run_command', { command: 'env; cat /proc/self/environ; cat /proc/1/cmdline' }), { content: 'done' });
+    const taskId = fieldsOf(textOf(await withToken.callTool({ name: 'agent_run', arguments: { request: 'show the environment' } }))).task_id;
+    await finish(taskId);
+    await withToken.close();
+    expect(JSON.stringify(ollama.chats.slice(before).map((chat) => chat.body))).not.toContain(canary);
+    const rows = await probe<Record<string, unknown>>(config.database, 'SELECT * FROM audit_events');
+    expect(JSON.stringify(rows)).not.toContain(canary);
+    const trace = await probe<Record<string, unknown>>(config.database, 'SELECT * FROM task_steps WHERE task_id = ?', taskId);
+    expect(JSON.stringify(trace)).not.toContain(canary);
+  });
+
   it('cancels a Task during a long command within 2 s, leaving no process behind', async () => {
     ollama.enqueue(call('run_command', { command: 'sleep 45 && echo finished > late.txt' }));
     const taskId = await submit('Wait a long time.');

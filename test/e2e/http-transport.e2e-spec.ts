@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { count } from '../support/database-probe.js';
+import { count, probe } from '../support/database-probe.js';
 import type { DatabaseTarget } from '../support/database-probe.js';
 import { MODERN, modernMeta, parseRpc } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
@@ -69,6 +69,8 @@ describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
       }, reject);
     });
     expect(rebinding).toBe(403);
+    const rejected = await probe<{ action: string }>(db, "SELECT action FROM audit_events WHERE action = 'mcp.origin_rejected'");
+    expect(rejected).toHaveLength(3);
   });
 
   it('rejects header/body mismatches with 400 and -32020', async () => {

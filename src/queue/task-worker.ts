@@ -40,6 +40,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    await this.audit.record({ caller: SYSTEM_CALLER, action: 'system.start', outcome: 'ok', detail: { runner: this.identity.id } });
     await this.recoverAbandoned();
     this.scheduler.addInterval('task-worker', setInterval(() => this.tick(), this.config.queue.pollIntervalMs));
     this.wake();
@@ -50,7 +51,10 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
    * interrupt it. Queued Tasks stay queued for the next start (or another replica).
    */
   async stop(graceMs: number): Promise<void> {
+    if (this.stopped) return;
     this.stopped = true;
+    // Best effort: a database that is already gone must not keep the process from stopping.
+    await this.audit.record({ caller: SYSTEM_CALLER, action: 'system.stop', outcome: 'ok', detail: { runner: this.identity.id, graceMs } }).catch(() => undefined);
     if (this.scheduler.doesExist('interval', 'task-worker')) this.scheduler.deleteInterval('task-worker');
     const running = this.draining;
     if (!running) return;

@@ -49,6 +49,21 @@ describe('Ollama failures end the Task with a clear reason, and the worker goes 
     expect(await finish(await submit('fine'))).toMatchObject({ status: 'completed', result: 'back to normal' });
   });
 
+  it('fails a Task on a persistent 503 (overloaded queue) and on a garbage answer, each with a clear reason', async () => {
+    const { submit, finish } = await serviceFor(ollama.url);
+    const busy = { status: 503, error: 'server busy, please try again. maximum pending requests exceeded' };
+    ollama.enqueue(busy, busy, busy);
+    const overloaded = await finish(await submit('overloaded'));
+    expect(overloaded.status).toBe('failed');
+    expect(overloaded.result).toMatch(/Ollama returned HTTP 503: server busy/);
+    ollama.enqueue({ garbage: true });
+    const garbled = await finish(await submit('garbled'));
+    expect(garbled.status).toBe('failed');
+    expect(garbled.result).toMatch(/Unexpected response from Ollama/);
+    ollama.enqueue({ content: 'fine again' });
+    expect(await finish(await submit('recovered'))).toMatchObject({ status: 'completed', result: 'fine again' });
+  });
+
   it('fails every Task against an unreachable Ollama without stalling the queue', async () => {
     const { submit, finish } = await serviceFor(`http://127.0.0.1:${await freePort()}`);
     const ids = [await submit('one'), await submit('two')];

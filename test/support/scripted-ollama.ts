@@ -13,6 +13,8 @@ export interface ScriptedReply {
   error?: string;
   /** Accept the request and never answer. */
   hang?: boolean;
+  /** Answer 200 with a body that is not Ollama's JSON at all. */
+  garbage?: boolean;
   /** Native tool calls of the answer (`message.tool_calls`). */
   toolCalls?: { name: string; arguments: Record<string, unknown> }[];
 }
@@ -142,6 +144,10 @@ export class ScriptedOllama {
       await sleep(reply.delayMs ?? 0);
       if (closed) return;
       if (reply.status) return json(res, reply.status, { error: reply.error ?? 'scripted failure' });
+      if (reply.garbage) {
+        res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+        return void res.end('<html>502 Bad Gateway from some proxy</html>\n');
+      }
       const content = reply.content ?? '';
       const toolCalls = reply.toolCalls?.map((call, index) => ({ id: `call_${this.chats.length}_${index}`, function: { index, ...call } }));
       const final = {

@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+import { bubblewrapArgs, commandEnvironment, type SandboxStatus } from './sandbox.js';
+import { WorkspaceError } from './workspace-error.js';
+
+export interface CommandResult {
+  exitCode: number | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  durationMs: number;
+  stdout: string;
+  stderr: string;
+  /** Bytes dropped beyond the capture limit, per stream. */
+  droppedBytes: number;
+}
+
+export interface CommandOptions {
+  workspaceRoot: string;
+  sandbox: SandboxStatus;
+  timeoutMs: number;
+  captureBytes: number;
+  signal: AbortSignal;
+}
+
+/** The conventional exit status of a command killed by its time limit. */
+export const TIMEOUT_EXIT_CODE = 124;
+
+/**
+ * Runs `sh -c command` in its own process group, under bubblewrap when available. A timeout or an
+ * abort kills the whole group; under bubblewrap the PID namespace dies with it, so nothing survives.
+ */
+export function runCommand(command: string, options: CommandOptions): Promise<CommandResult> {
+  if (options.sandbox.mode === 'disabled') return Promise.reject(new WorkspaceError('sandbox_unavailable', options.sandbox.detail));
+  const env = commandEnvironment(options.workspaceRoot);
+  const [file, args] =
+    options.sandbox.mode === 'bubblewrap'
+      ? ['bwrap', [...bubblewrapArgs(options.workspaceRoot), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), '/bin/sh', '-c', command]]
+      : ['/bin/sh', ['-c', command]];
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd: options.workspaceRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdout = new CappedBuffer(options.captureBytes);
+    const stderr = new CappedBuffer(options.captureBytes);
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    let timedOut = false;
+    let cancelled = false;
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, options.timeoutMs);
+    const onAbort = () => {
+      cancelled = true;
+      killGroup();
+    };
+    if (options.signal.aborted) onAbort();
+    else options.signal.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+      reject(new WorkspaceError('sandbox_unavailable', `cannot start the command: ${error.message}`));
+    });
+    // 'close' can wait forever on pipes held by a daemonised grandchild; 'exit' plus a short drain cannot.
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+      killGroup();
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        resolve({
+          exitCode: timedOut ? TIMEOUT_EXIT_CODE : (code ?? (signal ? 128 + signalNumber(signal) : null)),
+          timedOut,
+          cancelled,
+          durationMs: Date.now() - started,
+          stdout: stdout.text(),
+          stderr: stderr.text(),
+          droppedBytes: stdout.dropped + stderr.dropped,
+        });
+      }, 50);
+    });
+  });
+}
+
+class CappedBuffer {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  dropped = 0;
+
+  constructor(private readonly cap: number) {}
+
+  push(chunk: Buffer): void {
+    const room = this.cap - this.size;
+    if (room > 0) {
+      const kept = chunk.length <= room ? chunk : chunk.subarray(0, room);
+      this.chunks.push(kept);
+      this.size += kept.length;
+    }
+    this.dropped += Math.max(0, chunk.length - Math.max(0, room));
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+const SIGNALS: Record<string, number> = { SIGKILL: 9, SIGTERM: 15, SIGINT: 2, SIGSEGV: 11, SIGABRT: 6 };
+const signalNumber = (signal: NodeJS.Signals) => SIGNALS[signal] ?? 0;

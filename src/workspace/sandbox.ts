@@ -1,0 +1,60 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+export type SandboxMode = 'bubblewrap' | 'none' | 'disabled';
+
+export interface SandboxStatus {
+  mode: SandboxMode;
+  /** Why commands are disabled, or which isolation they run under. */
+  detail: string;
+}
+
+/** Namespaces and mounts for one command: no network, read-only system, writable workspace, private /tmp. */
+export function bubblewrapArgs(workspaceRoot: string): string[] {
+  const args = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop', 'ALL',
+    '--clearenv',
+    '--ro-bind', '/usr', '/usr',
+    '--symlink', 'usr/bin', '/bin',
+    '--symlink', 'usr/sbin', '/sbin',
+    '--symlink', 'usr/lib', '/lib',
+    '--symlink', 'usr/lib64', '/lib64',
+    '--ro-bind-try', '/etc/alternatives', '/etc/alternatives',
+    '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
+    '--ro-bind-try', '/etc/ssl', '/etc/ssl',
+    '--ro-bind-try', '/etc/localtime', '/etc/localtime',
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--tmpfs', '/tmp',
+    '--bind', workspaceRoot, workspaceRoot,
+  ];
+  // Codex-style protected path: the repository metadata (hooks, config) stays read-only.
+  if (existsSync(join(workspaceRoot, '.git'))) args.push('--ro-bind', join(workspaceRoot, '.git'), join(workspaceRoot, '.git'));
+  // The sandbox's own root (and the /etc it holds) is read-only too; only the workspace and /tmp take writes.
+  return [...args, '--remount-ro', '/', '--chdir', workspaceRoot];
+}
+
+/** The only variables a command sees: nothing of the service's environment (tokens, database URLs). */
+export function commandEnvironment(workspaceRoot: string): Record<string, string> {
+  return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: workspaceRoot, LANG: 'C.UTF-8', TERM: 'dumb', TZ: 'UTC' };
+}
+
+/** Runs bubblewrap once with the real argument set; `auto` uses it only if this works here. */
+export function probeBubblewrap(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): { ok: boolean; detail: string } {
+  const probe = spawnSync('bwrap', [...bubblewrapArgs(workspaceRoot), '/bin/sh', '-c', 'exit 0'], { timeout: 10_000, encoding: 'utf8', env });
+  if (probe.error) return { ok: false, detail: `bubblewrap cannot run: ${probe.error.message}` };
+  if (probe.status !== 0) return { ok: false, detail: `bubblewrap failed: ${(probe.stderr || `exit ${probe.status}`).trim()}` };
+  return { ok: true, detail: 'bubblewrap: no network, read-only system, writable workspace, private /tmp and PIDs' };
+}
+
+export function resolveSandbox(setting: 'auto' | 'bubblewrap' | 'none', workspaceRoot: string, env?: NodeJS.ProcessEnv): SandboxStatus {
+  if (setting === 'none') return { mode: 'none', detail: 'no sandbox (workspace.sandbox: none was chosen explicitly)' };
+  const probe = probeBubblewrap(workspaceRoot, env);
+  if (probe.ok) return { mode: 'bubblewrap', detail: probe.detail };
+  if (setting === 'bubblewrap') throw new Error(`workspace.sandbox is bubblewrap, but ${probe.detail}`);
+  return { mode: 'disabled', detail: `run_command is disabled (sandbox_unavailable): ${probe.detail}` };
+}

@@ -1,0 +1,10 @@
+/** A refused or failed workspace operation; the message goes back to the model as the tool result. */
+export class WorkspaceError extends Error {
+  constructor(
+    readonly code: 'path_denied' | 'not_found' | 'invalid' | 'sandbox_unavailable',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WorkspaceError';
+  }
+}

@@ -6,7 +6,6 @@ import { AgentError, type AgentErrorCode } from '../common/agent-error.js';
 const STATUS: Record<AgentErrorCode, number> = {
   invalid_input: HttpStatus.BAD_REQUEST,
   session_not_found: HttpStatus.NOT_FOUND,
-  task_not_found: HttpStatus.NOT_FOUND,
   shutting_down: HttpStatus.SERVICE_UNAVAILABLE,
   internal: HttpStatus.INTERNAL_SERVER_ERROR,
 };

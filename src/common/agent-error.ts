@@ -5,7 +5,6 @@
 export type AgentErrorCode =
   | 'invalid_input'
   | 'session_not_found'
-  | 'task_not_found'
   | 'shutting_down'
   | 'internal';
 

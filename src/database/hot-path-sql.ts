@@ -12,21 +12,19 @@ type SqliteConnection = { prepare(sql: string): Statement };
  */
 export class HotPathSql {
   private readonly sqlite: SqliteConnection | null;
-  private readonly statements = new Map<string, Statement>();
 
   constructor(
     private readonly dataSource: DataSource,
     /** Inside a transaction: PostgreSQL must use the transaction's connection (SQLite has only one). */
     private readonly manager?: EntityManager,
+    private readonly statements = new Map<string, Statement>(),
   ) {
     this.sqlite = dataSource.options.type === 'better-sqlite3' ? (dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection : null;
   }
 
-  /** The same executor bound to a transaction's manager. */
+  /** The same executor (and prepared statements) bound to a transaction's manager. */
   within(manager: EntityManager): HotPathSql {
-    const bound = new HotPathSql(this.dataSource, manager);
-    (bound as unknown as { statements: Map<string, Statement> }).statements = this.statements;
-    return bound;
+    return new HotPathSql(this.dataSource, manager, this.statements);
   }
 
   /** Rows of `entity` matching `where` (column = value, ANDed), hydrated as entities. */

@@ -22,7 +22,6 @@ export interface ToolErrorResult {
 const TOOL_ERROR_PREFIX: Record<AgentErrorCode, string> = {
   invalid_input: 'Invalid arguments',
   session_not_found: 'Invalid arguments',
-  task_not_found: 'Not found',
   shutting_down: 'Unavailable',
   internal: 'Internal error',
 };

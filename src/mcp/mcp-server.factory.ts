@@ -50,6 +50,8 @@ export class McpServerFactory {
 
   create(context: McpRequestContext, caller: Caller): McpServer {
     const server = new McpServer(SERVER_INFO, {
+      // The two tools never change, so no list_changed notification will ever come: do not promise one.
+      capabilities: { tools: { listChanged: false } },
       cacheHints: {
         'tools/list': { ttlMs: 3_600_000, cacheScope: 'public' },
         'server/discover': { ttlMs: 3_600_000, cacheScope: 'public' },

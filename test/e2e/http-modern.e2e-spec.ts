@@ -3,6 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { readFileSync } from 'node:fs';
 import { AGENT_RUN_INPUT_SCHEMA, AGENT_STATUS_INPUT_SCHEMA } from '../../src/tools/tool-schemas.js';
 import { count, probe } from '../support/database-probe.js';
+import { E2E_DATABASE } from '../support/databases.js';
 import type { DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
@@ -230,5 +231,25 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     );
     const statuses = events.filter((event) => event.action === 'task.status').map((event) => JSON.parse(event.detail).status);
     expect(statuses).toEqual(['planning', 'running', 'completed']);
+  });
+
+  // The sabotage below works on the SQLite file; the PostgreSQL pass skips it.
+  (E2E_DATABASE === 'sqlite' ? it : it.skip)('fails an action whose audit event cannot be written, and stores nothing for it (T4.7)', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const sabotage = new Database((db as { path: string }).path);
+    sabotage.exec('ALTER TABLE audit_head RENAME TO audit_head_moved');
+    try {
+      const tasksBefore = await count(db, 'tasks');
+      const result = await client.callTool({ name: 'agent_run', arguments: { request: 'must not run unaudited' } }).catch((error: Error) => ({ rpcError: error.message }));
+      expect(JSON.stringify(result)).toMatch(/error|Internal/i);
+      expect(JSON.stringify(result)).not.toMatch(/status: queued/);
+      expect(await count(db, 'tasks')).toBe(tasksBefore);
+    } finally {
+      sabotage.exec('ALTER TABLE audit_head_moved RENAME TO audit_head');
+      sabotage.close();
+    }
+    const after = fieldsOf(textOf(await run({ request: 'audited again' })));
+    expect(after.status).toBe('queued');
+    await waitForTerminal((id) => status(id), after.task_id);
   });
 });

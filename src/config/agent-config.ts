@@ -39,6 +39,8 @@ export interface AgentConfig {
     sandbox: 'auto' | 'bubblewrap' | 'none';
     commandTimeoutMs: number;
     captureBytes: number;
+    maxFileBytes: number;
+    maxProcesses: number;
   };
   agent: {
     maxSubtasks: number;
@@ -110,6 +112,8 @@ const RULES: Record<string, Record<string, Rule | Record<string, Rule>>> = {
     sandbox: { kind: 'string', default: 'auto', oneOf: ['auto', 'bubblewrap', 'none'] },
     command_timeout_ms: { kind: 'int', default: 120_000, min: 100, max: 3_600_000 },
     capture_bytes: { kind: 'int', default: MiB, min: 1024, max: 64 * MiB },
+    max_file_bytes: { kind: 'int', default: 1024 * MiB, min: MiB, max: 1024 * 1024 * MiB },
+    max_processes: { kind: 'int', default: 512, min: 16, max: 65_536 },
   },
   agent: {
     max_subtasks: { kind: 'int', default: 8, min: 1, max: 32 },

@@ -18,7 +18,20 @@ export interface CommandOptions {
   sandbox: SandboxStatus;
   timeoutMs: number;
   captureBytes: number;
+  /** RLIMIT_FSIZE: no file the command writes grows beyond this. */
+  maxFileBytes: number;
+  /** RLIMIT_NPROC (not enforced by the kernel for root: run the service as its own user). */
+  maxProcesses: number;
   signal: AbortSignal;
+}
+
+/**
+ * Resource limits set by the shell before the command runs (inherited by everything it starts).
+ * `ulimit -f` counts 512-byte blocks; dash names the process limit `-p`, bash `-u`.
+ */
+function withLimits(command: string, options: CommandOptions): string {
+  const blocks = Math.max(1, Math.floor(options.maxFileBytes / 512));
+  return `ulimit -f ${blocks}; ulimit -u ${options.maxProcesses} 2>/dev/null || ulimit -p ${options.maxProcesses} 2>/dev/null; ${command}`;
 }
 
 /** The conventional exit status of a command killed by its time limit. */
@@ -31,10 +44,11 @@ export const TIMEOUT_EXIT_CODE = 124;
 export function runCommand(command: string, options: CommandOptions): Promise<CommandResult> {
   if (options.sandbox.mode === 'disabled') return Promise.reject(new WorkspaceError('sandbox_unavailable', options.sandbox.detail));
   const env = commandEnvironment(options.workspaceRoot);
+  const script = withLimits(command, options);
   const [file, args] =
     options.sandbox.mode === 'bubblewrap'
-      ? ['bwrap', [...bubblewrapArgs(options.workspaceRoot), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), '/bin/sh', '-c', command]]
-      : ['/bin/sh', ['-c', command]];
+      ? ['bwrap', [...bubblewrapArgs(options.workspaceRoot), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), '/bin/sh', '-c', script]]
+      : ['/bin/sh', ['-c', script]];
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { cwd: options.workspaceRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

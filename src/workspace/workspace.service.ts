@@ -33,12 +33,14 @@ export class WorkspaceService implements OnModuleInit {
   }
 
   run(command: string, signal: AbortSignal): Promise<CommandResult> {
-    const { commandTimeoutMs, captureBytes } = this.config.workspace;
+    const { commandTimeoutMs, captureBytes, maxFileBytes, maxProcesses } = this.config.workspace;
     return runCommand(command, {
       workspaceRoot: this.paths.root,
       sandbox: this.sandbox,
       timeoutMs: commandTimeoutMs,
       captureBytes,
+      maxFileBytes,
+      maxProcesses,
       signal,
     });
   }

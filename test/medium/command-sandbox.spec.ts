@@ -17,6 +17,8 @@ const options = (overrides: Partial<CommandOptions> = {}): CommandOptions => ({
   sandbox: { mode: 'bubblewrap', detail: '' },
   timeoutMs: 10_000,
   captureBytes: 64 * 1024,
+  maxFileBytes: 1024 * 1024 * 1024,
+  maxProcesses: 512,
   signal: new AbortController().signal,
   ...overrides,
 });
@@ -94,6 +96,12 @@ describe('commands under bubblewrap (T3.6 to T3.10)', () => {
     const result = await runCommand('yes | head -c 50000000', options({ captureBytes: 64 * 1024 }));
     expect(result.stdout.length).toBe(64 * 1024);
     expect(result.droppedBytes).toBe(50_000_000 - 64 * 1024);
+  });
+
+  it('T3.11: caps the size of any file a command writes', async () => {
+    const result = await runCommand('dd if=/dev/zero of=big bs=1M count=100 2>&1; echo "exit $?"', options({ maxFileBytes: 2 * 1024 * 1024 }));
+    expect(result.stdout).toMatch(/File size limit exceeded|exit 153/);
+    expect(statSync(join(root, 'big')).size).toBe(2 * 1024 * 1024);
   });
 
   it('reports the real exit code', async () => {

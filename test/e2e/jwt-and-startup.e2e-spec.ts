@@ -15,6 +15,7 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
   let service: ServiceProcess;
   let jwks: Server;
   let jwksFetches = 0;
+  let jwksPort = 0;
   let keys: { privateKey: CryptoKey; publicJwk: JWK };
   let otherKey: CryptoKey;
 
@@ -38,11 +39,12 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [keys.publicJwk] }));
     });
     await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done));
+    jwksPort = (jwks.address() as { port: number }).port;
     await ollama.start();
     const config = await writeConfig(ollama.url, {
       auth: {
         mode: 'proxy_jwt',
-        jwks_url: `http://127.0.0.1:${(jwks.address() as { port: number }).port}/jwks.json`,
+        jwks_url: `http://127.0.0.1:${jwksPort}/jwks.json`,
         issuer: ISSUER,
         audience: AUDIENCE,
         algorithms: ['ES256'],
@@ -84,6 +86,14 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
       ['garbage', 'not.a.jwt'],
     ];
     for (const [name, assertion] of cases) expect([name, await statusWith(assertion)]).toEqual([name, 401]);
+  });
+
+  it('keeps verifying with cached keys while the JWKS endpoint is down (T2.7)', async () => {
+    jwks.closeAllConnections();
+    await new Promise((done) => jwks.close(done));
+    expect(await statusWith(await token())).toBe(200);
+    expect(await statusWith(await token({}, { key: otherKey }))).toBe(401);
+    await new Promise<void>((done) => jwks.listen(jwksPort, '127.0.0.1', done));
   });
 
   it('refetches the JWKS for unknown key ids at most once per cooldown (T2.7)', async () => {

@@ -57,12 +57,26 @@ async function gatewayThroughput(ollama: ScriptedOllama) {
     runs.ours.push(await load({ url: service.url, ...statusLoad, seconds: SECONDS }));
   }
   const best = (figures: Figures[]) => figures.reduce((a, b) => (b.rps > a.rps ? b : a));
-  const accept = await load({ url: service.url, headers: headers('agent_run'), body: callBody('agent_run', { request: 'accept latency' }), connections: 16, seconds: SECONDS });
   await service.stop();
   await stopProcess(floor);
   await stopProcess(hello);
-  return { floor: best(runs.floor), hello: best(runs.hello), ours: best(runs.ours), accept };
+  return { floor: best(runs.floor), hello: best(runs.hello), ours: best(runs.ours) };
 }
+
+/**
+ * agent_run accept latency: the worker is kept on a Task whose model call never ends, as it would be
+ * waiting on a real model, so the figure is the accept path (validate, store, audit, answer) and not the
+ * scripted model's instant answers competing for the event loop.
+ */
+async function acceptLatency(ollama: ScriptedOllama) {
+  const service = await startService(ollama, { queue: { shutdown_grace_ms: 0 } });
+  ollama.enqueue({ hang: true });
+  await call(service.url, 'agent_run', { request: 'occupies the worker' });
+  const accept = await load({ url: service.url, headers: headers('agent_run'), body: callBody('agent_run', { request: 'accept latency' }), connections: 16, seconds: SECONDS });
+  await service.stop();
+  return accept;
+}
+
 
 async function dispatchLatency(ollama: ScriptedOllama) {
   const config = await writeConfig(ollama.url, { queue: { poll_interval_ms: 1000 } });
@@ -148,6 +162,7 @@ async function main() {
   const ollama = await new ScriptedOllama().start();
   ollama.setFallback({ content: 'ok', promptEvalCount: 1, evalCount: 1 });
   const gateway = await gatewayThroughput(ollama);
+  const accept = await acceptLatency(ollama);
   const dispatch = await dispatchLatency(ollama);
   const images = await largeImages(ollama);
   const small = await statusAtScale(ollama, 100);
@@ -164,7 +179,7 @@ async function main() {
     row('ollama-agent-mcp agent_status (Nest, identity, validation, database, audit)', gateway.ours),
     '',
     `ratio to (a): ${(gateway.ours.rps / gateway.floor.rps).toFixed(2)} (target >= 0.9); ratio to (b): ${(gateway.ours.rps / gateway.hello.rps).toFixed(2)}; p99 ${gateway.ours.p99} ms (target < 75)`,
-    `agent_run accept at 16 connections: p50 ${gateway.accept.p50} ms, p99 ${gateway.accept.p99} ms (target p99 < 20), ${gateway.accept.rps.toFixed(0)} req/s, errors ${gateway.accept.errors}`,
+    `agent_run accept at 16 connections: p50 ${accept.p50} ms, p99 ${accept.p99} ms (target p99 < 20), ${accept.rps.toFixed(0)} req/s, errors ${accept.errors}`,
     `dispatch enqueue -> planning on an idle queue: median ${median(dispatch)} ms, p95 ${percentile(dispatch, 95)} ms (target median < 20)`,
     `one agent_run with 20 MiB of images: ${images.ms.toFixed(0)} ms (target < 250), peak RSS growth ${(images.rssGrowth / images.payload).toFixed(2)}x the payload (target <= 6)`,
     `agent_status with 100 000 Tasks stored vs 100: p50 ${large.p50} vs ${small.p50} ms, req/s ratio ${(small.rps / large.rps).toFixed(2)} (target <= 1.2)`,

@@ -46,11 +46,12 @@ export class TasksRepository {
     this.hotPath = new HotPathSql(dataSource);
   }
 
-  /** Inserts a new Task (with its new session and images) inside the caller's transaction. */
+  /** Inserts a new Task (with its new session and images) inside the caller's transaction; on the accept path, hence plain SQL. */
   async insertNew(manager: EntityManager, { newSession, task, images }: NewTask): Promise<void> {
-    if (newSession) await manager.insert(SessionEntity, newSession);
-    await manager.insert(TaskEntity, task);
-    for (const image of images) await manager.insert(TaskImageEntity, image);
+    const sql = this.hotPath.within(manager);
+    if (newSession) await sql.insert(SessionEntity, [newSession]);
+    await sql.insert(TaskEntity, [task]);
+    for (const image of images) await sql.insert(TaskImageEntity, [image]);
   }
 
   /** The agent_status / tasks/get lookup: on every poll of every client, hence plain SQL. */

@@ -6,6 +6,13 @@ import { HotPathSql } from '../database/hot-path-sql.js';
 import { chainHash } from './audit-chain.js';
 import { AuditEventEntity } from './audit-event.entity.js';
 
+type Head = { seq: number | string; hash: string };
+
+// Updating the head's single row first takes the write lock (SQLite) or the row lock (PostgreSQL).
+const LOCK_HEAD = 'UPDATE audit_head SET purging = purging WHERE id = 1';
+const READ_HEAD = 'SELECT seq, hash FROM audit_head WHERE id = 1';
+const MOVE_HEAD = 'UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1';
+
 interface Pending {
   event: AuditEventEntity;
   /** Writes that must commit together with the event (e.g. the Task it accepts). */
@@ -59,24 +66,41 @@ export class AuditWriter {
   }
 
   private async commit(batch: Pending[]): Promise<void> {
-    let checkpoint: { seq: number; hash: string } | null = null;
-    await this.dataSource.transaction(async (manager) => {
-      const sql = this.sql.within(manager);
-      await sql.run('UPDATE audit_head SET purging = purging WHERE id = 1');
-      const [head] = (await sql.all('SELECT seq, hash FROM audit_head WHERE id = 1')) as { seq: number | string; hash: string }[];
-      for (const item of batch) await item.work?.(manager);
-      let seq = Number(head.seq);
-      let hash = head.hash;
-      for (const { event } of batch) {
-        event.seq = ++seq;
-        event.prevHash = hash;
-        event.hash = hash = chainHash(event.prevHash, event);
-        if (seq % this.config.audit.checkpointEvery === 0) checkpoint = { seq, hash };
-      }
-      await sql.insert(AuditEventEntity, batch.map((item) => item.event));
-      await sql.run('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1', [seq, hash]);
-    });
-    const written = checkpoint as { seq: number; hash: string } | null;
-    if (written) this.logger.log(`audit checkpoint seq=${written.seq} hash=${written.hash}`);
+    const events = batch.map((item) => item.event);
+    // Plain events on SQLite: one synchronous IMMEDIATE transaction (the common case: every tool call).
+    if (this.sql.isSqlite && batch.every((item) => !item.work)) {
+      this.sql.immediate((sql) => {
+        sql.run(LOCK_HEAD);
+        const head = this.chain(events, sql.all(READ_HEAD)[0] as Head);
+        sql.insert(AuditEventEntity, events);
+        sql.run(MOVE_HEAD, [head.seq, head.hash]);
+      });
+    } else {
+      await this.dataSource.transaction(async (manager) => {
+        const sql = this.sql.within(manager);
+        await sql.run(LOCK_HEAD);
+        const [current] = (await sql.all(READ_HEAD)) as Head[];
+        for (const item of batch) await item.work?.(manager);
+        const head = this.chain(events, current);
+        await sql.insert(AuditEventEntity, events);
+        await sql.run(MOVE_HEAD, [head.seq, head.hash]);
+      });
+    }
+    // Logged once committed: a checkpoint names a head that exists.
+    for (const event of events) {
+      if (event.seq % this.config.audit.checkpointEvery === 0) this.logger.log(`audit checkpoint seq=${event.seq} hash=${event.hash}`);
+    }
+  }
+
+  /** Numbers and links `events` after `head`; returns the new head. */
+  private chain(events: AuditEventEntity[], head: Head): { seq: number; hash: string } {
+    let seq = Number(head.seq);
+    let hash = head.hash;
+    for (const event of events) {
+      event.seq = ++seq;
+      event.prevHash = hash;
+      event.hash = hash = chainHash(event.prevHash, event);
+    }
+    return { seq, hash };
   }
 }

@@ -1,7 +1,18 @@
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 
 type Statement = { all(...params: unknown[]): unknown[]; run(...params: unknown[]): unknown };
-type SqliteConnection = { prepare(sql: string): Statement };
+type SqliteConnection = {
+  prepare(sql: string): Statement;
+  transaction<A extends unknown[], T>(fn: (...args: A) => T): { immediate(...args: A): T };
+};
+type ImmediateTransaction = { immediate(fn: (sql: SyncSql) => unknown): unknown };
+
+/** Synchronous statements for a SQLite transaction that nothing else can interleave with. */
+export interface SyncSql {
+  all(sql: string, params?: unknown[]): unknown[];
+  run(sql: string, params?: unknown[]): void;
+  insert<T extends ObjectLiteral>(entity: EntityTarget<T>, items: T[]): void;
+}
 
 /**
  * Plain SQL for the few statements on the hot path (an agent_status lookup, audit appends): they run
@@ -45,11 +56,45 @@ export class HotPathSql {
   /** One multi-row INSERT of `items` (columns from the entity metadata; generated columns omitted). */
   async insert<T extends ObjectLiteral>(entity: EntityTarget<T>, items: T[]): Promise<void> {
     if (items.length === 0) return;
+    const { sql, params } = this.insertStatement(entity, items);
+    await this.run(sql, params);
+  }
+
+  get isSqlite(): boolean {
+    return this.sqlite !== null;
+  }
+
+  /**
+   * SQLite only: `fn` inside one BEGIN IMMEDIATE transaction run synchronously, so no other statement
+   * on the (single) connection can slip into it, and without TypeORM's per-transaction overhead.
+   */
+  immediate<T>(fn: (sql: SyncSql) => T): T {
+    return this.transactionRunner().immediate(fn) as T;
+  }
+
+  private runner: ImmediateTransaction | null = null;
+
+  /** Built once: better-sqlite3 prepares BEGIN/COMMIT/ROLLBACK for each transaction function it makes. */
+  private transactionRunner(): ImmediateTransaction {
+    if (this.runner) return this.runner;
+    const sync: SyncSql = {
+      all: (sql, params = []) => this.prepared(sql).all(...params),
+      run: (sql, params = []) => void this.prepared(sql).run(...params),
+      insert: (entity, items) => {
+        const { sql, params } = this.insertStatement(entity, items);
+        this.prepared(sql).run(...params);
+      },
+    };
+    this.runner = this.sqlite!.transaction((fn: (sql: SyncSql) => unknown) => fn(sync));
+    return this.runner;
+  }
+
+  private insertStatement<T extends ObjectLiteral>(entity: EntityTarget<T>, items: T[]) {
     const metadata = this.dataSource.getMetadata(entity);
     const columns = metadata.columns.filter((column) => !column.isGenerated);
     const row = `(${columns.map(() => '?').join(', ')})`;
     const params = items.flatMap((item) => columns.map((column) => this.dataSource.driver.preparePersistentValue(item[column.propertyName], column)));
-    await this.run(`INSERT INTO ${metadata.tableName} (${columns.map((column) => column.databaseName).join(', ')}) VALUES ${items.map(() => row).join(', ')}`, params);
+    return { sql: `INSERT INTO ${metadata.tableName} (${columns.map((column) => column.databaseName).join(', ')}) VALUES ${items.map(() => row).join(', ')}`, params };
   }
 
   async all(sql: string, params: unknown[] = []): Promise<unknown[]> {

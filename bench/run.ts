@@ -63,6 +63,12 @@ async function gatewayThroughput(ollama: ScriptedOllama) {
   return { floor: best(runs.floor), hello: best(runs.hello), ours: best(runs.ours) };
 }
 
+/** Puts the worker on a Task whose model call never ends, as if it were waiting on a real model. */
+async function occupyWorker(ollama: ScriptedOllama, url: string): Promise<void> {
+  ollama.enqueue({ hang: true });
+  await call(url, 'agent_run', { request: 'occupies the worker' });
+}
+
 /**
  * agent_run accept latency: the worker is kept on a Task whose model call never ends, as it would be
  * waiting on a real model, so the figure is the accept path (validate, store, audit, answer) and not the
@@ -70,8 +76,7 @@ async function gatewayThroughput(ollama: ScriptedOllama) {
  */
 async function acceptLatency(ollama: ScriptedOllama) {
   const service = await startService(ollama, { queue: { shutdown_grace_ms: 0 } });
-  ollama.enqueue({ hang: true });
-  await call(service.url, 'agent_run', { request: 'occupies the worker' });
+  await occupyWorker(ollama, service.url);
   const accept = await load({ url: service.url, headers: headers('agent_run'), body: callBody('agent_run', { request: 'accept latency' }), connections: 16, seconds: SECONDS });
   await service.stop();
   return accept;
@@ -100,10 +105,8 @@ async function largeImages(ollama: ScriptedOllama) {
   const service = await startService(ollama, { queue: { shutdown_grace_ms: 0 } });
   const image = () => ({ mime_type: 'image/png', data_base64: Buffer.alloc(10 * MiB, randomUUID()).toString('base64') });
   await call(service.url, 'agent_run', { request: 'warm up', images: [{ mime_type: 'image/png', data_base64: 'iVBORw0KGgo=' }] });
-  // Keep the worker on a Task that never ends, so the figure is the accept path alone (parse,
-  // validate, hash, persist) and not the Ollama calls that the worker makes with the images afterwards.
-  ollama.enqueue({ hang: true });
-  await call(service.url, 'agent_run', { request: 'occupies the worker' });
+  // The figure is the accept path alone (parse, validate, hash, persist), not the worker's Ollama calls.
+  await occupyWorker(ollama, service.url);
   const body = callBody('agent_run', { request: 'what is in these images?', images: [image(), image()] });
   const timings: number[] = [];
   const growth: number[] = [];

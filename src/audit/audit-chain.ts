@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AuditEventEntity } from './audit-event.entity.js';
 
-export const GENESIS_HASH = '0'.repeat(64);
-
 /** The fields a hash covers, in a fixed order: everything about the event except its own hash. */
 function canonical(event: AuditEventEntity): string {
   return JSON.stringify([

@@ -28,8 +28,10 @@ export class IdentityService {
   async forHttp(req: IncomingMessage): Promise<Identified> {
     const peer = req.socket.remoteAddress ?? '';
     switch (this.config.auth.mode) {
-      case 'none':
-        return { caller: this.caller('local', [], bearer(req) !== null && bearer(req) === this.config.auth.adminToken, peer) };
+      case 'none': {
+        const token = bearer(req);
+        return { caller: this.caller('local', [], token !== null && token === this.config.auth.adminToken, peer) };
+      }
       case 'proxy_headers':
         return this.fromProxyHeaders(req, peer);
       case 'proxy_jwt':

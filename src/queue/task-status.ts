@@ -3,6 +3,3 @@ export const TASK_STATUSES = ['queued', 'planning', 'running', 'completed', 'fai
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export const ACTIVE_STATUSES: readonly TaskStatus[] = ['planning', 'running'];
-export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
-
-export const isTerminal = (status: TaskStatus) => TERMINAL_STATUSES.includes(status);

@@ -118,7 +118,8 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     const queued = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'waits in the queue' } });
     const queuedId = (queued as { result: { taskId: string } }).result.taskId;
     expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result', result: { resultType: 'complete' } });
-    expect((await withTasks('tasks/get', { taskId: queuedId })).kind === 'result' && await probe(db, 'SELECT status FROM tasks WHERE id = ?', queuedId)).toEqual([{ status: 'cancelled' }]);
+    expect(await withTasks('tasks/get', { taskId: queuedId })).toMatchObject({ kind: 'result', result: { status: 'cancelled' } });
+    expect(await probe(db, 'SELECT status FROM tasks WHERE id = ?', queuedId)).toEqual([{ status: 'cancelled' }]);
     expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result' });
     await waitForStatus((first as { result: { taskId: string } }).result.taskId, ['completed']);
     expect(ollama.workChats.some((chat) => chat.body.messages.at(-1)!.content === 'waits in the queue')).toBe(false);

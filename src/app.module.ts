@@ -6,7 +6,7 @@ import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
 import { AdminModule } from './admin/admin.module.js';
 import { HealthModule } from './health/health.module.js';
-import { McpHttpController } from './mcp/mcp-http.controller.js';
+import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
 import { McpModule } from './mcp/mcp.module.js';
 
 /** Everything but the HTTP edge: used as is by the stdio entry point. */
@@ -23,10 +23,10 @@ export class CoreModule {
   }
 }
 
-/** The HTTP service: the core plus the /mcp endpoint, the admin surface and health probes. */
+/** The HTTP service: the core plus the /mcp endpoint (mounted on the server by main.ts), the admin surface and health probes. */
 @Module({})
 export class HttpAppModule {
   static forRoot(config: AgentConfig): DynamicModule {
-    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), AdminModule, HealthModule], controllers: [McpHttpController] };
+    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), AdminModule, HealthModule], providers: [McpHttpEndpoint] };
   }
 }

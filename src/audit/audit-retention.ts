@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { HotPathSql } from '../database/hot-path-sql.js';
+import { HotPathSql, sqlStep } from '../database/hot-path-sql.js';
 import { SYSTEM_CALLER } from '../identity/caller.js';
 import { AuditService } from './audit.service.js';
 
@@ -21,7 +21,7 @@ export class AuditRetention implements OnApplicationBootstrap {
   private readonly sql: HotPathSql;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
     private readonly scheduler: SchedulerRegistry,
@@ -38,20 +38,19 @@ export class AuditRetention implements OnApplicationBootstrap {
 
   /** Deletes events older than `before`; returns how many went. */
   async purge(before: Date): Promise<number> {
-    let purged: { count: number; toSeq: number; hash: string } | null = null;
-    await this.dataSource.transaction(async (manager) => {
-      const sql = this.sql.within(manager);
-      await sql.run('UPDATE audit_head SET purging = 1 WHERE id = 1');
-      const [last] = (await sql.all('SELECT seq, hash FROM audit_events WHERE at < ? ORDER BY seq DESC LIMIT 1', [before.toISOString()])) as { seq: number; hash: string }[];
+    const done = await this.sql.transaction(function* () {
+      yield sqlStep.run('UPDATE audit_head SET purging = 1 WHERE id = 1');
+      const [last] = (yield sqlStep.all('SELECT seq, hash FROM audit_events WHERE at < ? ORDER BY seq DESC LIMIT 1', [before.toISOString()])) as { seq: number; hash: string }[];
+      let purged: { count: number; toSeq: number; hash: string } | null = null;
       if (last) {
-        const [{ n }] = (await sql.all('SELECT COUNT(*) AS n FROM audit_events WHERE seq <= ?', [last.seq])) as { n: number | string }[];
-        await sql.run('DELETE FROM audit_events WHERE seq <= ?', [last.seq]);
-        await sql.run('UPDATE audit_head SET anchor_seq = ?, anchor_hash = ? WHERE id = 1', [last.seq, last.hash]);
+        const [{ n }] = (yield sqlStep.all('SELECT COUNT(*) AS n FROM audit_events WHERE seq <= ?', [last.seq])) as { n: number | string }[];
+        yield sqlStep.run('DELETE FROM audit_events WHERE seq <= ?', [last.seq]);
+        yield sqlStep.run('UPDATE audit_head SET anchor_seq = ?, anchor_hash = ? WHERE id = 1', [last.seq, last.hash]);
         purged = { count: Number(n), toSeq: Number(last.seq), hash: last.hash };
       }
-      await sql.run('UPDATE audit_head SET purging = 0 WHERE id = 1');
+      yield sqlStep.run('UPDATE audit_head SET purging = 0 WHERE id = 1');
+      return purged;
     });
-    const done = purged as { count: number; toSeq: number; hash: string } | null;
     if (!done) return 0;
     await this.audit.record({
       caller: SYSTEM_CALLER,

@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource, type EntityTarget, type ObjectLiteral } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { HotPathSql } from '../database/hot-path-sql.js';
+import { HotPathSql, sqlStep } from '../database/hot-path-sql.js';
 import { chainHash } from './audit-chain.js';
 import { AuditEventEntity } from './audit-event.entity.js';
 
@@ -13,10 +13,15 @@ const LOCK_HEAD = 'UPDATE audit_head SET purging = purging WHERE id = 1';
 const READ_HEAD = 'SELECT seq, hash FROM audit_head WHERE id = 1';
 const MOVE_HEAD = 'UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1';
 
+/** Rows of one table that must commit together with an audit event (e.g. the Task it accepts). */
+export interface RowsToInsert {
+  entity: EntityTarget<ObjectLiteral>;
+  items: ObjectLiteral[];
+}
+
 interface Pending {
   event: AuditEventEntity;
-  /** Writes that must commit together with the event (e.g. the Task it accepts). */
-  work?: (manager: EntityManager) => Promise<void>;
+  rows: RowsToInsert[];
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -24,10 +29,11 @@ interface Pending {
 /**
  * The single writer of the audit log. Each transaction first takes the chain head (updating its one
  * row locks it, in SQLite and across PostgreSQL replicas alike), numbers and hash-chains its events,
- * and moves the head. Group commit: events that arrive while a write is in progress go into the next
- * transaction together; every caller still waits for its own event (an action that must be audited
- * fails when its audit write fails). A failed batch is retried item by item, so one caller's bad
- * write never fails another's. Every `audit.checkpoint_every` events the head is written to the log,
+ * and moves the head. Group commit: the first event waits for the end of the current event-loop turn
+ * (setImmediate), so every request that reaches its audit point in the same turn commits in the same
+ * transaction, and events that arrive while a write is in progress go into the next one. Every caller
+ * still waits for its own event (an action that must be audited fails when its audit write fails). A
+ * failed batch is retried item by item, so one caller's bad write never fails another's. Every `audit.checkpoint_every` events the head is written to the log,
  * outside the database, so that truncating the tail of the chain can be detected.
  */
 @Injectable()
@@ -38,16 +44,18 @@ export class AuditWriter {
   private writing: Promise<void> | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly config: AppConfig,
   ) {
     this.sql = new HotPathSql(dataSource);
   }
 
-  append(event: AuditEventEntity, work?: Pending['work']): Promise<void> {
+  append(event: AuditEventEntity, rows: RowsToInsert[] = []): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ event, work, resolve, reject });
-      this.writing ??= this.drain().finally(() => (this.writing = null));
+      this.queue.push({ event, rows, resolve, reject });
+      this.writing ??= endOfTurn()
+        .then(() => this.drain())
+        .finally(() => (this.writing = null));
     });
   }
 
@@ -67,40 +75,32 @@ export class AuditWriter {
 
   private async commit(batch: Pending[]): Promise<void> {
     const events = batch.map((item) => item.event);
-    // Plain events on SQLite: one synchronous IMMEDIATE transaction (the common case: every tool call).
-    if (this.sql.isSqlite && batch.every((item) => !item.work)) {
-      this.sql.immediate((sql) => {
-        sql.run(LOCK_HEAD);
-        const head = this.chain(events, sql.all(READ_HEAD)[0] as Head);
-        sql.insert(AuditEventEntity, events);
-        sql.run(MOVE_HEAD, [head.seq, head.hash]);
-      });
-    } else {
-      await this.dataSource.transaction(async (manager) => {
-        const sql = this.sql.within(manager);
-        await sql.run(LOCK_HEAD);
-        const [current] = (await sql.all(READ_HEAD)) as Head[];
-        for (const item of batch) await item.work?.(manager);
-        const head = this.chain(events, current);
-        await sql.insert(AuditEventEntity, events);
-        await sql.run(MOVE_HEAD, [head.seq, head.hash]);
-      });
-    }
+    const rows = batch.flatMap((item) => item.rows);
+    await this.sql.transaction(function* () {
+      yield sqlStep.run(LOCK_HEAD);
+      const [current] = (yield sqlStep.all(READ_HEAD)) as Head[];
+      for (const { entity, items } of rows) yield sqlStep.insert(entity, items);
+      const head = chainAfter(current, events);
+      yield sqlStep.insert(AuditEventEntity, events);
+      yield sqlStep.run(MOVE_HEAD, [head.seq, head.hash]);
+    });
     // Logged once committed: a checkpoint names a head that exists.
     for (const event of events) {
       if (event.seq % this.config.audit.checkpointEvery === 0) this.logger.log(`audit checkpoint seq=${event.seq} hash=${event.hash}`);
     }
   }
+}
 
-  /** Numbers and links `events` after `head`; returns the new head. */
-  private chain(events: AuditEventEntity[], head: Head): { seq: number; hash: string } {
-    let seq = Number(head.seq);
-    let hash = head.hash;
-    for (const event of events) {
-      event.seq = ++seq;
-      event.prevHash = hash;
-      event.hash = hash = chainHash(event.prevHash, event);
-    }
-    return { seq, hash };
+const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Numbers and links `events` after `head`; returns the new head. */
+function chainAfter(head: Head, events: AuditEventEntity[]): { seq: number; hash: string } {
+  let seq = Number(head.seq);
+  let hash = head.hash;
+  for (const event of events) {
+    event.seq = ++seq;
+    event.prevHash = hash;
+    event.hash = hash = chainHash(event.prevHash, event);
   }
+  return { seq, hash };
 }

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { nowIso } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
 import { AuditEventEntity } from './audit-event.entity.js';
-import { AuditWriter } from './audit-writer.js';
+import { AuditWriter, type RowsToInsert } from './audit-writer.js';
 import { redact } from './redaction.js';
 
 export interface AuditRecord {
@@ -35,9 +34,9 @@ export class AuditService {
     await this.writer.append(this.build(record));
   }
 
-  /** Writes the event and `work` in one transaction: the audited change exists only if its event does. */
-  async recordWith(record: AuditRecord, work: (manager: EntityManager) => Promise<void>): Promise<void> {
-    await this.writer.append(this.build(record), work);
+  /** Writes the event and `rows` in one transaction: the audited change exists only if its event does. */
+  async recordWith(record: AuditRecord, rows: RowsToInsert[]): Promise<void> {
+    await this.writer.append(this.build(record), rows);
   }
 
   private build(record: AuditRecord): AuditEventEntity {

@@ -5,14 +5,25 @@ type SqliteConnection = {
   prepare(sql: string): Statement;
   transaction<A extends unknown[], T>(fn: (...args: A) => T): { immediate(...args: A): T };
 };
-type ImmediateTransaction = { immediate(fn: (sql: SyncSql) => unknown): unknown };
+type ImmediateTransaction = { immediate<T>(steps: TransactionSteps<T>): T };
 
-/** Synchronous statements for a SQLite transaction that nothing else can interleave with. */
-export interface SyncSql {
-  all(sql: string, params?: unknown[]): unknown[];
-  run(sql: string, params?: unknown[]): void;
-  insert<T extends ObjectLiteral>(entity: EntityTarget<T>, items: T[]): void;
-}
+/** One statement of a transaction; `all` answers with its rows, the others with none. */
+export type SqlStep =
+  | { op: 'all'; sql: string; params: unknown[] }
+  | { op: 'run'; sql: string; params: unknown[] }
+  | { op: 'insert'; entity: EntityTarget<ObjectLiteral>; items: ObjectLiteral[] };
+
+/**
+ * A transaction written once as a generator: it yields each statement and receives that statement's
+ * rows. HotPathSql.transaction runs it synchronously on SQLite and asynchronously on PostgreSQL.
+ */
+export type TransactionSteps<T> = Generator<SqlStep, T, unknown[]>;
+
+export const sqlStep = {
+  all: (sql: string, params: unknown[] = []): SqlStep => ({ op: 'all', sql, params }),
+  run: (sql: string, params: unknown[] = []): SqlStep => ({ op: 'run', sql, params }),
+  insert: (entity: EntityTarget<ObjectLiteral>, items: ObjectLiteral[]): SqlStep => ({ op: 'insert', entity, items }),
+};
 
 /**
  * Plain SQL for the few statements on the hot path (an agent_status lookup, audit appends): they run
@@ -33,11 +44,6 @@ export class HotPathSql {
     this.sqlite = dataSource.options.type === 'better-sqlite3' ? (dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection : null;
   }
 
-  /** The same executor (and prepared statements) bound to a transaction's manager. */
-  within(manager: EntityManager): HotPathSql {
-    return new HotPathSql(this.dataSource, manager, this.statements);
-  }
-
   /** Rows of `entity` matching `where` (column = value, ANDed), hydrated as entities. */
   async select<T extends ObjectLiteral>(entity: EntityTarget<T>, where: Partial<Record<keyof T & string, unknown>>): Promise<T[]> {
     const metadata = this.dataSource.getMetadata(entity);
@@ -53,40 +59,63 @@ export class HotPathSql {
     return item as T;
   }
 
-  /** One multi-row INSERT of `items` (columns from the entity metadata; generated columns omitted). */
+  /**
+   * Inserts `items` (columns from the entity metadata; generated columns omitted): multi-row INSERTs
+   * of at most INSERT_CHUNK rows, to save round trips to PostgreSQL within its parameter limit.
+   */
   async insert<T extends ObjectLiteral>(entity: EntityTarget<T>, items: T[]): Promise<void> {
-    if (items.length === 0) return;
-    const { sql, params } = this.insertStatement(entity, items);
-    await this.run(sql, params);
-  }
-
-  get isSqlite(): boolean {
-    return this.sqlite !== null;
+    for (let start = 0; start < items.length; start += INSERT_CHUNK) {
+      const { sql, params } = this.insertStatement(entity, items.slice(start, start + INSERT_CHUNK));
+      await this.run(sql, params);
+    }
   }
 
   /**
-   * SQLite only: `fn` inside one BEGIN IMMEDIATE transaction run synchronously, so no other statement
-   * on the (single) connection can slip into it, and without TypeORM's per-transaction overhead.
+   * Runs `steps` in one transaction. SQLite: one BEGIN IMMEDIATE transaction run synchronously, so no
+   * other statement on its single connection can slip in and two transactions never overlap (TypeORM's
+   * async transactions on that connection would), and without TypeORM's per-transaction overhead.
+   * PostgreSQL: a TypeORM transaction on its own pooled connection.
    */
-  immediate<T>(fn: (sql: SyncSql) => T): T {
-    return this.transactionRunner().immediate(fn) as T;
+  async transaction<T>(steps: () => TransactionSteps<T>): Promise<T> {
+    if (this.sqlite) return this.immediateTransaction().immediate(steps());
+    return this.dataSource.transaction(async (manager) => {
+      const sql = new HotPathSql(this.dataSource, manager, this.statements);
+      const generator = steps();
+      let next = generator.next();
+      while (!next.done) next = generator.next(await sql.execute(next.value));
+      return next.value;
+    });
   }
 
   private runner: ImmediateTransaction | null = null;
 
   /** Built once: better-sqlite3 prepares BEGIN/COMMIT/ROLLBACK for each transaction function it makes. */
-  private transactionRunner(): ImmediateTransaction {
-    if (this.runner) return this.runner;
-    const sync: SyncSql = {
-      all: (sql, params = []) => this.prepared(sql).all(...params),
-      run: (sql, params = []) => void this.prepared(sql).run(...params),
-      insert: (entity, items) => {
-        const { sql, params } = this.insertStatement(entity, items);
-        this.prepared(sql).run(...params);
-      },
-    };
-    this.runner = this.sqlite!.transaction((fn: (sql: SyncSql) => unknown) => fn(sync));
+  private immediateTransaction(): ImmediateTransaction {
+    this.runner ??= this.sqlite!.transaction(<T>(steps: TransactionSteps<T>): T => {
+      let next = steps.next();
+      while (!next.done) next = steps.next(this.executeNow(next.value));
+      return next.value;
+    }) as ImmediateTransaction;
     return this.runner;
+  }
+
+  /** SQLite: one step, synchronously. Inserts go row by row: in-process, there are no round trips to save, and one statement shape stays prepared. */
+  private executeNow(step: SqlStep): unknown[] {
+    if (step.op === 'all') return this.prepared(step.sql).all(...step.params);
+    if (step.op === 'run') this.prepared(step.sql).run(...step.params);
+    else
+      for (const item of step.items) {
+        const { sql, params } = this.insertStatement(step.entity, [item]);
+        this.prepared(sql).run(...params);
+      }
+    return [];
+  }
+
+  private async execute(step: SqlStep): Promise<unknown[]> {
+    if (step.op === 'all') return this.all(step.sql, step.params);
+    if (step.op === 'run') await this.run(step.sql, step.params);
+    else await this.insert(step.entity, step.items);
+    return [];
   }
 
   private insertStatement<T extends ObjectLiteral>(entity: EntityTarget<T>, items: T[]) {
@@ -111,12 +140,15 @@ export class HotPathSql {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.sqlite!.prepare(sql);
-      // Bounded: only a handful of shapes exist (one per batch size at most for inserts).
+      // Bounded: only a handful of shapes exist (one per chunk size at most for inserts).
       if (this.statements.size < 256) this.statements.set(sql, statement);
     }
     return statement;
   }
 }
+
+/** Rows per multi-row INSERT: 500 rows of the widest table stay far below PostgreSQL's 65 535 parameters. */
+const INSERT_CHUNK = 500;
 
 function toPostgres(sql: string): string {
   let index = 0;

@@ -1,29 +1,56 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 
-export type BodyResult = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'too_large' } | { kind: 'invalid' };
+export type BodyResult = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'too_large' } | { kind: 'invalid' } | { kind: 'aborted' };
 
 /**
  * Reads and parses a JSON body with a size limit (checked on Content-Length before reading, and while
  * reading). Collecting Buffers and decoding once is several times cheaper for a 27 MiB image payload
- * than the SDK's web-stream path, which decodes chunk by chunk and copies each chunk.
+ * than the SDK's web-stream path, which decodes chunk by chunk and copies each chunk. Past the limit
+ * the rest is not collected, and the stream is left open for refuseTooLarge.
  */
-export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyResult> {
-  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE') return { kind: 'none' };
-  if (Number(req.headers['content-length'] ?? 0) > maxBytes) return { kind: 'too_large' };
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) return { kind: 'too_large' };
-    chunks.push(chunk as Buffer);
-  }
-  if (size === 0) return { kind: 'none' };
-  try {
-    return { kind: 'json', value: JSON.parse(Buffer.concat(chunks, size).toString('utf8')) };
-  } catch {
-    return { kind: 'invalid' };
-  }
+export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyResult> {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE') return Promise.resolve({ kind: 'none' });
+  if (Number(req.headers['content-length'] ?? 0) > maxBytes) return Promise.resolve({ kind: 'too_large' });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const collect = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      req.off('data', collect).off('end', parse);
+      resolve({ kind: 'too_large' });
+    };
+    const parse = () => {
+      if (size === 0) return resolve({ kind: 'none' });
+      try {
+        resolve({ kind: 'json', value: JSON.parse(Buffer.concat(chunks, size).toString('utf8')) });
+      } catch {
+        resolve({ kind: 'invalid' });
+      }
+    };
+    req.on('data', collect).once('end', parse);
+    // A client that goes away mid-body: nothing to answer (resolving twice is a no-op).
+    req.once('close', () => resolve({ kind: 'aborted' }));
+  });
+}
+
+/** Bytes a refused body may still send, discarded, before the connection is cut. */
+const DISCARD_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * Answers 413 and reads and discards what the client is still sending (up to DISCARD_LIMIT, then the
+ * connection is cut): closing a socket with unread data resets it, and a client that is still writing
+ * would see a broken pipe instead of the answer.
+ */
+export function refuseTooLarge(req: IncomingMessage, res: ServerResponse, maxBytes: number): void {
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_LIMIT) req.socket.destroy();
+  });
+  req.resume();
+  writeJsonRpcError(res, 413, -32600, `Request body exceeds ${maxBytes} bytes`);
 }
 
 /**
@@ -53,12 +80,17 @@ export async function serveParsed(
     authInfo: options.authInfo,
     ...(options.parsedBody !== undefined ? { parsedBody: options.parsedBody } : {}),
   });
+  if (!response.body || response.headers.get('content-type')?.startsWith('application/json')) {
+    // A JSON answer is one body: written in one go, with its length, instead of chunk by chunk.
+    const body = Buffer.from(await response.arrayBuffer());
+    finished = true;
+    res.writeHead(response.status, { ...Object.fromEntries(response.headers), 'content-length': body.length });
+    return void res.end(body);
+  }
   res.writeHead(response.status, Object.fromEntries(response.headers));
-  if (response.body) {
-    for await (const chunk of response.body) {
-      if (abort.signal.aborted) break;
-      if (!res.write(chunk)) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
-    }
+  for await (const chunk of response.body) {
+    if (abort.signal.aborted) break;
+    if (!res.write(chunk)) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
   }
   finished = true;
   res.end();
@@ -66,6 +98,6 @@ export async function serveParsed(
 
 export function writeJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
   const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
-  res.writeHead(status, { 'Content-Type': 'application/json', ...(status === 413 ? { Connection: 'close' } : {}) });
+  res.writeHead(status, { 'Content-Type': 'application/json' });
   res.end(body);
 }

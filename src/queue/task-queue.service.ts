@@ -8,7 +8,7 @@ import { SessionsService } from '../sessions/sessions.service.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskWorker } from './task-worker.js';
-import { TasksRepository, type TaskFilters } from './tasks.repository.js';
+import { newTaskRows, TasksRepository, type TaskFilters } from './tasks.repository.js';
 
 export interface EnqueueRequest {
   request: string;
@@ -58,7 +58,7 @@ export class TaskQueueService {
         sessionId,
         detail: { ...call.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
       },
-      (manager) => this.tasks.insertNew(manager, { newSession, task, images }),
+      newTaskRows({ newSession, task, images }),
     );
     this.worker.wake();
     return task;

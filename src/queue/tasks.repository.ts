@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, LessThan, QueryFailedError, type EntityManager } from 'typeorm';
+import { DataSource, In, LessThan, QueryFailedError } from 'typeorm';
+import type { RowsToInsert } from '../audit/audit-writer.js';
 import { nowIso } from '../common/clock.js';
 import { HotPathSql } from '../database/hot-path-sql.js';
 import { sqlClock, type SqlClock } from '../database/sql-clock.js';
@@ -18,6 +19,15 @@ export interface NewTask {
   newSession: SessionEntity | null;
   task: TaskEntity;
   images: TaskImageEntity[];
+}
+
+/** The rows a new Task consists of, in insertion order, for the transaction of its accepting audit event. */
+export function newTaskRows({ newSession, task, images }: NewTask): RowsToInsert[] {
+  return [
+    ...(newSession ? [{ entity: SessionEntity, items: [newSession] }] : []),
+    { entity: TaskEntity, items: [task] },
+    { entity: TaskImageEntity, items: images },
+  ];
 }
 
 /** A runner's claim on a Task: every write it makes is fenced by the attempt and the owner. */
@@ -44,14 +54,6 @@ export class TasksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.clock = sqlClock(dataSource);
     this.hotPath = new HotPathSql(dataSource);
-  }
-
-  /** Inserts a new Task (with its new session and images) inside the caller's transaction; on the accept path, hence plain SQL. */
-  async insertNew(manager: EntityManager, { newSession, task, images }: NewTask): Promise<void> {
-    const sql = this.hotPath.within(manager);
-    if (newSession) await sql.insert(SessionEntity, [newSession]);
-    await sql.insert(TaskEntity, [task]);
-    for (const image of images) await sql.insert(TaskImageEntity, [image]);
   }
 
   /** The agent_status / tasks/get lookup: on every poll of every client, hence plain SQL. */

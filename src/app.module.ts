@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AgentConfig } from './config/agent-config.js';
 import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
+import { WalCheckpointer } from './database/wal-checkpointer.js';
 import { AdminModule } from './admin/admin.module.js';
 import { HealthModule } from './health/health.module.js';
 import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
@@ -17,7 +18,7 @@ export class CoreModule {
       module: CoreModule,
       global: true,
       imports: [TypeOrmModule.forRoot(dataSourceOptions(config.database)), ScheduleModule.forRoot(), McpModule],
-      providers: [{ provide: AppConfig, useValue: config }],
+      providers: [{ provide: AppConfig, useValue: config }, WalCheckpointer],
       exports: [AppConfig, McpModule],
     };
   }

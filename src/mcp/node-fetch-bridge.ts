@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 
@@ -24,7 +25,7 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Bo
     const parse = () => {
       if (size === 0) return resolve({ kind: 'none' });
       try {
-        resolve({ kind: 'json', value: JSON.parse(Buffer.concat(chunks, size).toString('utf8')) });
+        resolve({ kind: 'json', value: JSON.parse(decodeUtf8(Buffer.concat(chunks, size))) });
       } catch {
         resolve({ kind: 'invalid' });
       }
@@ -33,6 +34,15 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Bo
     // A client that goes away mid-body: nothing to answer (resolving twice is a no-op).
     req.once('close', () => resolve({ kind: 'aborted' }));
   });
+}
+
+/**
+ * UTF-8 text of `bytes`. A body that is all ASCII (every request whose non-ASCII text is escaped, and
+ * most image payloads) is copied byte for byte, which is tens of times cheaper than UTF-8 decoding for
+ * a body of Base64 images; ASCII is a subset of Latin-1, so the text is the same.
+ */
+function decodeUtf8(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
 /** Bytes a refused body may still send, discarded, before the connection is cut. */

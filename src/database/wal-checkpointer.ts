@@ -1,0 +1,73 @@
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { DataSource } from 'typeorm';
+
+type SqliteConnection = { pragma(sql: string): unknown; name: string; memory: boolean };
+
+/** How often the background connection copies the WAL into the database file. */
+const CHECKPOINT_INTERVAL_MS = 200;
+/** SQLite's own default, restored if the background checkpointer stops. */
+const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
+/** A WAL file grown larger than this (by one large transaction) is cut back to it once reset. */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A second connection, on a worker thread, that runs PASSIVE checkpoints (it never waits for, nor
+ * blocks, the writer or readers). Without it SQLite checkpoints inside whichever commit crosses 1 000
+ * WAL pages: that commit, on the event loop, copies the pages into the database file and fsyncs it,
+ * a stall of tens of milliseconds for every request queued behind it, and hundreds after a request with
+ * images. Durability is unchanged: committed transactions are in the WAL either way (ADR 0007).
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true });
+db.pragma('synchronous = NORMAL');
+const timer = setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), workerData.intervalMs);
+parentPort.once('message', () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+@Injectable()
+export class WalCheckpointer implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(WalCheckpointer.name);
+  private worker: Worker | null = null;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  onApplicationBootstrap(): void {
+    const connection = this.sqliteFile();
+    if (!connection) return;
+    connection.pragma('wal_autocheckpoint = 0');
+    connection.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: connection.name, intervalMs: CHECKPOINT_INTERVAL_MS } });
+    this.worker.unref();
+    this.worker.once('error', (error) => {
+      this.logger.warn(`background WAL checkpoints stopped (${error.message}); checkpointing on commit again`);
+      this.worker = null;
+      connection.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.worker = null;
+    const exited = new Promise((done) => worker.once('exit', done));
+    worker.postMessage('stop');
+    await exited;
+  }
+
+  /** The better-sqlite3 connection of a file database; null for PostgreSQL and in-memory SQLite. */
+  private sqliteFile(): SqliteConnection | null {
+    if (this.dataSource.options.type !== 'better-sqlite3') return null;
+    const connection = (this.dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
+    return connection.memory ? null : connection;
+  }
+}

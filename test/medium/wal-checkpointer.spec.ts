@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { validateConfig } from '../../src/config/agent-config.js';
+import type { AppConfig } from '../../src/config/app-config.js';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { WalCheckpointer } from '../../src/database/wal-checkpointer.js';
+import { freshDatabase } from '../support/databases.js';
+
+const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** Sessions found in the database file alone, without its WAL: what has been checkpointed. */
+function sessionsInMainFile(path: string): number {
+  const copy = join(mkdtempSync(join(tmpdir(), 'oam-main-')), 'copy.sqlite');
+  copyFileSync(path, copy);
+  const db = new Database(copy, { readonly: true });
+  try {
+    const table = db.prepare("SELECT name FROM sqlite_master WHERE name = 'sessions'").get();
+    return table ? (db.prepare('SELECT COUNT(*) AS n FROM sessions').get() as { n: number }).n : 0;
+  } finally {
+    db.close();
+  }
+}
+
+describe('background WAL checkpoints (SQLite)', () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function open(withCheckpointer: boolean) {
+    const config = validateConfig({ database: await freshDatabase('sqlite') }) as AppConfig;
+    const source = new DataSource(dataSourceOptions(config.database));
+    await source.initialize();
+    cleanups.push(() => source.destroy());
+    if (withCheckpointer) {
+      const checkpointer = new WalCheckpointer(source);
+      checkpointer.onApplicationBootstrap();
+      cleanups.push(() => checkpointer.onApplicationShutdown());
+    }
+    const path = (config.database as { path: string }).path;
+    const insert = async (count: number) => {
+      for (let n = 0; n < count; n++) await source.query(`INSERT INTO sessions (id, owner, created_at) VALUES ('s-${n}', 'alice', '2026-12-02T00:00:00.000Z')`);
+    };
+    return { source, path, insert };
+  }
+
+  it('copies commits into the database file off the event loop, where commits below 1 000 pages never would', async () => {
+    const without = await open(false);
+    await without.insert(20);
+    await pause(600);
+    expect(sessionsInMainFile(without.path)).toBe(0);
+
+    const withIt = await open(true);
+    await withIt.insert(20);
+    await pause(600);
+    expect(sessionsInMainFile(withIt.path)).toBe(20);
+    // The writer no longer checkpoints on commit: the background connection owns it.
+    const connection = (withIt.source.driver as unknown as { databaseConnection: Database.Database }).databaseConnection;
+    expect(connection.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+  });
+
+  it('stops its worker on shutdown, and the database closes cleanly after it', async () => {
+    const { source, path, insert } = await open(true);
+    await insert(5);
+    const checkpointer = cleanups.pop()!;
+    await checkpointer();
+    await source.destroy();
+    cleanups.pop();
+    expect(sessionsInMainFile(path)).toBe(5);
+  });
+});

@@ -1,0 +1,39 @@
+import { describe, expect, it } from '@jest/globals';
+import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { readJsonBody } from '../../src/mcp/node-fetch-bridge.js';
+
+/** A request body arriving in `chunks` (split anywhere, even inside a UTF-8 character). */
+function request(chunks: Buffer[], headers: Record<string, string> = {}): IncomingMessage {
+  const stream = new PassThrough();
+  Object.assign(stream, { method: 'POST', headers });
+  setImmediate(() => {
+    for (const chunk of chunks) stream.write(chunk);
+    stream.end();
+  });
+  return stream as unknown as IncomingMessage;
+}
+
+const split = (bytes: Buffer, at: number) => [bytes.subarray(0, at), bytes.subarray(at)];
+
+describe('readJsonBody', () => {
+  it('decodes an ASCII body and a UTF-8 body split inside a character to the same values JSON.parse gives', async () => {
+    const ascii = { request: 'plain \\u00fc text', data: 'iVBORw0KGgo=' };
+    expect(await readJsonBody(request([Buffer.from(JSON.stringify(ascii))]), 1024)).toEqual({ kind: 'json', value: ascii });
+    const text = { request: 'プロジェクトのテスト ü €' };
+    const bytes = Buffer.from(JSON.stringify(text));
+    const inside = bytes.indexOf(Buffer.from('ロ')) + 1;
+    expect(await readJsonBody(request(split(bytes, inside)), 1024)).toEqual({ kind: 'json', value: text });
+  });
+
+  it('refuses by Content-Length before reading, and by the bytes read when there is none', async () => {
+    expect(await readJsonBody(request([Buffer.alloc(10, 32)], { 'content-length': '2000' }), 1024)).toEqual({ kind: 'too_large' });
+    expect(await readJsonBody(request([Buffer.alloc(600, 32), Buffer.alloc(600, 32)]), 1024)).toEqual({ kind: 'too_large' });
+  });
+
+  it('tells an empty body from invalid JSON', async () => {
+    expect(await readJsonBody(request([]), 1024)).toEqual({ kind: 'none' });
+    expect(await readJsonBody(request([Buffer.from('{"a":')]), 1024)).toEqual({ kind: 'invalid' });
+    expect(await readJsonBody(request([Buffer.from([0x7b, 0xff, 0x7d])]), 1024)).toEqual({ kind: 'invalid' });
+  });
+});

@@ -107,7 +107,8 @@ async function largeImages(ollama: ScriptedOllama) {
   await call(service.url, 'agent_run', { request: 'warm up', images: [{ mime_type: 'image/png', data_base64: 'iVBORw0KGgo=' }] });
   // The figure is the accept path alone (parse, validate, hash, persist), not the worker's Ollama calls.
   await occupyWorker(ollama, service.url);
-  const body = callBody('agent_run', { request: 'what is in these images?', images: [image(), image()] });
+  // Encoded once: the figure is the server's, not the client re-encoding 27 MiB of text on every request.
+  const body = Buffer.from(callBody('agent_run', { request: 'what is in these images?', images: [image(), image()] }));
   const timings: number[] = [];
   const growth: number[] = [];
   for (let n = 0; n < 3; n++) {

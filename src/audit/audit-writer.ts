@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityTarget, type ObjectLiteral } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { HotPathSql, sqlStep } from '../database/hot-path-sql.js';
+import { HotPathSql, sqlStep, type SqlStep } from '../database/hot-path-sql.js';
 import { chainHash } from './audit-chain.js';
 import { AuditEventEntity } from './audit-event.entity.js';
 
@@ -13,15 +13,10 @@ const LOCK_HEAD = 'UPDATE audit_head SET purging = purging WHERE id = 1';
 const READ_HEAD = 'SELECT seq, hash FROM audit_head WHERE id = 1';
 const MOVE_HEAD = 'UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1';
 
-/** Rows of one table that must commit together with an audit event (e.g. the Task it accepts). */
-export interface RowsToInsert {
-  entity: EntityTarget<ObjectLiteral>;
-  items: ObjectLiteral[];
-}
-
 interface Pending {
   event: AuditEventEntity;
-  rows: RowsToInsert[];
+  /** Writes that must commit together with the event (e.g. the Task it accepts). */
+  writes: SqlStep[];
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -50,9 +45,9 @@ export class AuditWriter {
     this.sql = new HotPathSql(dataSource);
   }
 
-  append(event: AuditEventEntity, rows: RowsToInsert[] = []): Promise<void> {
+  append(event: AuditEventEntity, writes: SqlStep[] = []): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ event, rows, resolve, reject });
+      this.queue.push({ event, writes, resolve, reject });
       this.writing ??= endOfTurn()
         .then(() => this.drain())
         .finally(() => (this.writing = null));
@@ -75,11 +70,11 @@ export class AuditWriter {
 
   private async commit(batch: Pending[]): Promise<void> {
     const events = batch.map((item) => item.event);
-    const rows = batch.flatMap((item) => item.rows);
+    const writes = batch.flatMap((item) => item.writes);
     await this.sql.transaction(function* () {
       yield sqlStep.run(LOCK_HEAD);
       const [current] = (yield sqlStep.all(READ_HEAD)) as Head[];
-      for (const { entity, items } of rows) yield sqlStep.insert(entity, items);
+      yield* writes;
       const head = chainAfter(current, events);
       yield sqlStep.insert(AuditEventEntity, events);
       yield sqlStep.run(MOVE_HEAD, [head.seq, head.hash]);

@@ -3,7 +3,8 @@ import { nowIso } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
 import { AuditEventEntity } from './audit-event.entity.js';
-import { AuditWriter, type RowsToInsert } from './audit-writer.js';
+import type { SqlStep } from '../database/hot-path-sql.js';
+import { AuditWriter } from './audit-writer.js';
 import { redact } from './redaction.js';
 
 export interface AuditRecord {
@@ -34,9 +35,9 @@ export class AuditService {
     await this.writer.append(this.build(record));
   }
 
-  /** Writes the event and `rows` in one transaction: the audited change exists only if its event does. */
-  async recordWith(record: AuditRecord, rows: RowsToInsert[]): Promise<void> {
-    await this.writer.append(this.build(record), rows);
+  /** Writes the event and `writes` in one transaction: the audited change exists only if its event does. */
+  async recordWith(record: AuditRecord, writes: SqlStep[]): Promise<void> {
+    await this.writer.append(this.build(record), writes);
   }
 
   private build(record: AuditRecord): AuditEventEntity {

@@ -14,18 +14,26 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Bo
   if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE') return Promise.resolve({ kind: 'none' });
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) return Promise.resolve({ kind: 'too_large' });
   return new Promise((resolve) => {
+    // With a Content-Length the body is copied into one buffer as it arrives, so the copying (and the
+    // page faults of a fresh 27 MiB allocation) overlap the transfer instead of following it.
+    const declared = Number(req.headers['content-length']);
+    const whole = Number.isSafeInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : null;
     const chunks: Buffer[] = [];
     let size = 0;
     const collect = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBytes) return void chunks.push(chunk);
+      if (size + chunk.length <= maxBytes && (!whole || size + chunk.length <= whole.length)) {
+        if (whole) chunk.copy(whole, size);
+        else chunks.push(chunk);
+        size += chunk.length;
+        return;
+      }
       req.off('data', collect).off('end', parse);
       resolve({ kind: 'too_large' });
     };
     const parse = () => {
       if (size === 0) return resolve({ kind: 'none' });
       try {
-        resolve({ kind: 'json', value: JSON.parse(decodeUtf8(Buffer.concat(chunks, size))) });
+        resolve({ kind: 'json', value: JSON.parse(decodeUtf8(whole ? whole.subarray(0, size) : Buffer.concat(chunks, size))) });
       } catch {
         resolve({ kind: 'invalid' });
       }

@@ -18,7 +18,10 @@ export class TaskImageEntity {
   @Column({ type: 'varchar', length: 64 })
   sha256!: string;
 
-  /** Base64 text exactly as submitted (what Ollama wants), so nothing is re-encoded on the run path. */
-  @Column({ name: 'data_base64', type: 'text' })
-  dataBase64!: string;
+  /**
+   * The image bytes, in the `data` column (BLOB on SQLite, BYTEA on PostgreSQL: a quarter smaller than
+   * the Base64 text and bound without a copy). TypeORM has no binary column type that both databases
+   * accept, so the entity does not map it: it is written and read with plain SQL (TasksRepository).
+   */
+  data!: Buffer;
 }

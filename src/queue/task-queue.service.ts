@@ -8,13 +8,13 @@ import { SessionsService } from '../sessions/sessions.service.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskWorker } from './task-worker.js';
-import { newTaskRows, TasksRepository, type TaskFilters } from './tasks.repository.js';
+import { newTaskWrites, TasksRepository, type TaskFilters } from './tasks.repository.js';
 
 export interface EnqueueRequest {
   request: string;
   sessionId: string | null;
   temperature: number | null;
-  images: { mimeType: string; dataBase64: string; bytes: number; sha256: string }[];
+  images: { mimeType: string; data: Buffer; bytes: number; sha256: string }[];
 }
 
 export interface AuditedCall {
@@ -58,7 +58,7 @@ export class TaskQueueService {
         sessionId,
         detail: { ...call.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
       },
-      newTaskRows({ newSession, task, images }),
+      newTaskWrites({ newSession, task, images }),
     );
     this.worker.wake();
     return task;
@@ -160,6 +160,6 @@ function newImage(taskId: string, position: number, image: EnqueueRequest['image
   row.mimeType = image.mimeType;
   row.bytes = image.bytes;
   row.sha256 = image.sha256;
-  row.dataBase64 = image.dataBase64;
+  row.data = image.data;
   return row;
 }

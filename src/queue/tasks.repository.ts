@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, LessThan, QueryFailedError } from 'typeorm';
-import type { RowsToInsert } from '../audit/audit-writer.js';
 import { nowIso } from '../common/clock.js';
-import { HotPathSql } from '../database/hot-path-sql.js';
+import { HotPathSql, sqlStep, type SqlStep } from '../database/hot-path-sql.js';
 import { sqlClock, type SqlClock } from '../database/sql-clock.js';
 import { SessionEntity } from '../sessions/session.entity.js';
 import { TaskImageEntity } from './task-image.entity.js';
@@ -21,12 +20,14 @@ export interface NewTask {
   images: TaskImageEntity[];
 }
 
-/** The rows a new Task consists of, in insertion order, for the transaction of its accepting audit event. */
-export function newTaskRows({ newSession, task, images }: NewTask): RowsToInsert[] {
+const INSERT_IMAGE = 'INSERT INTO task_images (task_id, position, mime_type, bytes, sha256, data) VALUES (?, ?, ?, ?, ?, ?)';
+
+/** The inserts a new Task consists of, in order, for the transaction of its accepting audit event. */
+export function newTaskWrites({ newSession, task, images }: NewTask): SqlStep[] {
   return [
-    ...(newSession ? [{ entity: SessionEntity, items: [newSession] }] : []),
-    { entity: TaskEntity, items: [task] },
-    { entity: TaskImageEntity, items: images },
+    ...(newSession ? [sqlStep.insert(SessionEntity, [newSession])] : []),
+    sqlStep.insert(TaskEntity, [task]),
+    ...images.map((image) => sqlStep.run(INSERT_IMAGE, [image.taskId, image.position, image.mimeType, image.bytes, image.sha256, image.data])),
   ];
 }
 
@@ -71,8 +72,10 @@ export class TasksRepository {
     return query.getMany();
   }
 
-  images(taskId: string): Promise<TaskImageEntity[]> {
-    return this.dataSource.getRepository(TaskImageEntity).find({ where: { taskId }, order: { position: 'ASC' } });
+  /** A Task's images with their bytes, in submission order. */
+  async imageData(taskId: string): Promise<{ mimeType: string; data: Buffer }[]> {
+    const rows = (await this.hotPath.all('SELECT mime_type, data FROM task_images WHERE task_id = ? ORDER BY position', [taskId])) as { mime_type: string; data: Buffer }[];
+    return rows.map((row) => ({ mimeType: row.mime_type, data: row.data }));
   }
 
   /** Completed earlier turns of a session, oldest first: the conversation sent back as context. */

@@ -20,7 +20,8 @@ const ALLOWED_MIME_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 
 export interface ValidImage {
   mimeType: string;
-  dataBase64: string;
+  /** The decoded image: stored and sent to Ollama as bytes. */
+  data: Buffer;
   bytes: number;
   /** SHA-256 of the decoded bytes: what the audit log keeps instead of the image. */
   sha256: string;
@@ -89,7 +90,7 @@ function validateImages(images: NonNullable<AgentRunArguments['images']>, limits
     // Node's decoder skips characters outside the alphabet, so any such character (or misplaced padding)
     // shows as fewer bytes than the length arithmetic promises: a full regex scan costs ~5x more.
     if (decoded.length !== bytes) throw invalidInput(`${at}.data_base64: must be non-empty, valid Base64.`);
-    return { mimeType, dataBase64: data, bytes, sha256: createHash('sha256').update(decoded).digest('hex') };
+    return { mimeType, data: decoded, bytes, sha256: createHash('sha256').update(decoded).digest('hex') };
   });
 }
 

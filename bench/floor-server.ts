@@ -1,9 +1,9 @@
 /**
  * Baseline (a), the protocol floor: the MCP SDK v2 stateless handler on bare node:http (no Nest, no
  * Express, no database) serving one in-memory tool with the same name, schema and answer shape as
- * our agent_status.
+ * our agent_status. Also serves POST /sink, which only reads the body.
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createMcpHandler, fromJsonSchema, McpServer, type JsonSchemaType } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { AGENT_STATUS_INPUT_SCHEMA } from '../src/tools/tool-schemas.js';
@@ -18,4 +18,6 @@ const handler = createMcpHandler(() => {
 });
 const node = toNodeHandler(handler);
 const port = Number(process.argv[2]);
-createServer((req, res) => void node(req, res)).listen(port, '127.0.0.1', () => process.stdout.write('ready\n'));
+// POST /sink reads a body and answers at once: the transfer alone, the baseline for the large-image figure.
+const sink = (req: IncomingMessage, res: ServerResponse) => req.resume().once('end', () => res.end('{}'));
+createServer((req, res) => void (req.url === '/sink' ? sink(req, res) : node(req, res))).listen(port, '127.0.0.1', () => process.stdout.write('ready\n'));

@@ -1,4 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { bubblewrapArgs, commandEnvironment, type SandboxStatus } from './sandbox.js';
 import { WorkspaceError } from './workspace-error.js';
 
@@ -45,13 +47,19 @@ export function runCommand(command: string, options: CommandOptions): Promise<Co
   if (options.sandbox.mode === 'disabled') return Promise.reject(new WorkspaceError('sandbox_unavailable', options.sandbox.detail));
   const env = commandEnvironment(options.workspaceRoot);
   const script = withLimits(command, options);
-  const [file, args] =
-    options.sandbox.mode === 'bubblewrap'
-      ? ['bwrap', [...bubblewrapArgs(options.workspaceRoot), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), '/bin/sh', '-c', script]]
-      : ['/bin/sh', ['-c', script]];
+  const sandboxed = options.sandbox.mode === 'bubblewrap';
+  const [file, args] = sandboxed
+    ? ['bwrap', ['--json-status-fd', '3', ...bubblewrapArgs(options.workspaceRoot), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), '/bin/sh', '-c', script]]
+    : ['/bin/sh', ['-c', script]];
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: options.workspaceRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, {
+      cwd: options.workspaceRoot,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', sandboxed ? 'pipe' : 'ignore'],
+    }) as ChildProcessByStdio<null, Readable, Readable>;
+    const sandboxInit = sandboxed ? watchSandboxInit(child.stdio[3] as Readable) : null;
     const stdout = new CappedBuffer(options.captureBytes);
     const stderr = new CappedBuffer(options.captureBytes);
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -80,26 +88,57 @@ export function runCommand(command: string, options: CommandOptions): Promise<Co
       options.signal.removeEventListener('abort', onAbort);
       reject(new WorkspaceError('sandbox_unavailable', `cannot start the command: ${error.message}`));
     });
+    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      child.stdout.destroy();
+      child.stderr.destroy();
+      (child.stdio[3] as Readable | null)?.destroy();
+      resolve({
+        exitCode: timedOut ? TIMEOUT_EXIT_CODE : (code ?? (signal ? 128 + signalNumber(signal) : null)),
+        timedOut,
+        cancelled,
+        durationMs: Date.now() - started,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        droppedBytes: stdout.dropped + stderr.dropped,
+      });
+    };
     // 'close' can wait forever on pipes held by a daemonised grandchild; 'exit' plus a short drain cannot.
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
       killGroup();
-      setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        resolve({
-          exitCode: timedOut ? TIMEOUT_EXIT_CODE : (code ?? (signal ? 128 + signalNumber(signal) : null)),
-          timedOut,
-          cancelled,
-          durationMs: Date.now() - started,
-          stdout: stdout.text(),
-          stderr: stderr.text(),
-          droppedBytes: stdout.dropped + stderr.dropped,
-        });
-      }, 50);
+      // bwrap is gone; the sandbox's init dies with it and takes its whole PID namespace along, a
+      // moment later. The command is over only once nothing of it is left.
+      void namespaceGone(sandboxInit?.pid ?? null).then(() => setTimeout(() => finish(code, signal), 50));
     });
   });
+}
+
+/** The host PID of the sandbox's init, which bwrap reports as JSON on its status descriptor. */
+function watchSandboxInit(status: Readable): { pid: number | null } {
+  const init: { pid: number | null } = { pid: null };
+  let text = '';
+  status.on('data', (chunk: Buffer) => {
+    if (init.pid !== null) return;
+    text += chunk.toString();
+    const match = /"child-pid":\s*(\d+)/.exec(text);
+    if (match) init.pid = Number(match[1]);
+  });
+  return init;
+}
+
+/**
+ * Resolves once the sandbox's init is gone (no /proc entry, or a zombie): the kernel ends a PID
+ * namespace's init only after every other process in it has exited. Bounded, so a stuck exit (or a
+ * reused PID) delays the result by at most two seconds.
+ */
+async function namespaceGone(initPid: number | null): Promise<void> {
+  if (initPid === null) return;
+  for (const deadline = Date.now() + 2000; Date.now() < deadline; ) {
+    const stat = await readFile(`/proc/${initPid}/stat`, 'utf8').catch(() => null);
+    if (stat === null || /\) [ZX] /.test(stat)) return;
+    await new Promise((done) => setTimeout(done, 10));
+  }
 }
 
 class CappedBuffer {

@@ -83,13 +83,15 @@ describe('commands under bubblewrap (T3.6 to T3.10)', () => {
     expect(execSync('ps -eo args').toString()).not.toMatch(/while :; do date > hb/);
   });
 
-  it('an abort (task cancellation) kills the running command at once', async () => {
+  it('an abort (task cancellation) kills the running command at once, and nothing of it is left when it returns', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
     const started = Date.now();
-    const result = await runCommand('sleep 30', options({ signal: controller.signal }));
+    const marker = `sleep 31.${process.pid}`;
+    const result = await runCommand(`${marker} & ${marker}`, options({ signal: controller.signal }));
     expect(result.cancelled).toBe(true);
     expect(Date.now() - started).toBeLessThan(2000);
+    expect(execSync('ps -eo args').toString()).not.toContain(marker);
   });
 
   it('T3.10: an output flood is capped and reported as dropped', async () => {

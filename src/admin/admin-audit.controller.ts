@@ -5,7 +5,7 @@ import type { Response } from 'express';
 import { AuditLogService, type AuditFilters } from '../audit/audit-log.service.js';
 import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
-import { AuditExportQueryDto, AuditPageQueryDto, AuditQueryDto, SeqParamDto } from './admin.dto.js';
+import { AuditExportQueryDto, AuditPageQueryDto, AuditQueryDto, AuditVerifyQueryDto, SeqParamDto } from './admin.dto.js';
 import { csvCell, mapAuditEvent } from './admin-views.js';
 
 const CSV_COLUMNS = ['seq', 'at', 'actor', 'groups', 'source', 'transport', 'client', 'action', 'outcome', 'task_id', 'session_id', 'detail', 'prev_hash', 'hash'] as const;
@@ -54,10 +54,14 @@ export class AdminAuditController {
 
   @Get('verify')
   @AdminAction('admin.audit_verify')
-  @ApiOperation({ summary: 'Verify the hash chain; reports the first broken sequence number' })
+  @ApiOperation({
+    summary: 'Verify the hash chain; reports the first broken sequence number',
+    description: 'With the latest checkpoint from the service log, also detects events removed from the end of the chain.',
+  })
   @ApiOkResponse({ description: '`{ok, checked, first_bad_seq, reason, head, anchor}`' })
-  async verify() {
-    const result = await this.log.verify();
+  async verify(@Query() query: AuditVerifyQueryDto) {
+    const checkpoint = query.checkpoint_seq !== undefined && query.checkpoint_hash !== undefined ? { seq: query.checkpoint_seq, hash: query.checkpoint_hash.toLowerCase() } : undefined;
+    const result = await this.log.verify(checkpoint);
     return { ok: result.ok, checked: result.checked, first_bad_seq: result.firstBadSeq, reason: result.reason, head: result.head, anchor: result.anchor };
   }
 

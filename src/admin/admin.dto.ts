@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { IsDefined, IsHexadecimal, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { TASK_STATUSES, type TaskStatus } from '../queue/task-status.js';
 
 export class AuditQueryDto {
@@ -36,4 +36,22 @@ export class UuidParamDto {
 
 export class SeqParamDto {
   @ApiProperty({ minimum: 1 }) @Type(() => Number) @IsInt() @Min(1) seq!: number;
+}
+
+/** A checkpoint from the service log (`audit checkpoint seq=… hash=…`): both fields, or neither. */
+export class AuditVerifyQueryDto {
+  @ApiPropertyOptional({ minimum: 1, description: 'seq of the latest logged checkpoint (with checkpoint_hash)' })
+  @ValidateIf((query: AuditVerifyQueryDto) => query.checkpoint_hash !== undefined || query.checkpoint_seq !== undefined)
+  @IsDefined({ message: 'checkpoint_seq and checkpoint_hash go together' })
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  checkpoint_seq?: number;
+
+  @ApiPropertyOptional({ description: 'hash of the latest logged checkpoint (64 hex digits, with checkpoint_seq)' })
+  @ValidateIf((query: AuditVerifyQueryDto) => query.checkpoint_hash !== undefined || query.checkpoint_seq !== undefined)
+  @IsDefined({ message: 'checkpoint_seq and checkpoint_hash go together' })
+  @IsHexadecimal()
+  @Length(64, 64)
+  checkpoint_hash?: string;
 }

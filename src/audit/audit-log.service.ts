@@ -32,6 +32,12 @@ export interface Verification {
   anchor: { seq: number; hash: string };
 }
 
+/** A `{seq, hash}` the service logged outside the database (`audit checkpoint seq=… hash=…`). */
+export interface Checkpoint {
+  seq: number;
+  hash: string;
+}
+
 const COLUMNS: Record<keyof AuditFilters, string> = {
   actor: 'actor = ?',
   action: 'action = ?',
@@ -86,7 +92,12 @@ export class AuditLogService {
    * name its predecessor's hash and hash to its own, and the last one must be the recorded head.
    * Reports the first sequence number where that fails.
    */
-  async verify(): Promise<Verification> {
+  /**
+   * Walks the chain from the anchor to the head. With a checkpoint from the service log, also proves
+   * that nothing after it was cut off: whoever can write the database can remove the last events and
+   * move the head back so that the chain alone still verifies, but cannot change what was logged.
+   */
+  async verify(checkpoint?: Checkpoint): Promise<Verification> {
     const [head] = (await this.sql.all('SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1')) as Record<string, string | number>[];
     const result = (firstBadSeq: number | null, reason: string | null, checked: number): Verification => ({
       ok: firstBadSeq === null,
@@ -115,7 +126,20 @@ export class AuditLogService {
     if (expectedSeq - 1 !== Number(head.seq) || previous !== head.hash) {
       return result(expectedSeq, `the chain ends at ${expectedSeq - 1} but the head is at ${head.seq}`, checked);
     }
-    return result(null, null, checked);
+    const mismatch = checkpoint && (await this.checkpointMismatch(checkpoint, Number(head.seq), { seq: Number(head.anchor_seq), hash: String(head.anchor_hash) }));
+    return mismatch ? result(mismatch.seq, mismatch.reason, checked) : result(null, null, checked);
+  }
+
+  /** Why a verified chain contradicts the logged checkpoint, or null when it agrees (or was purged past it). */
+  private async checkpointMismatch(checkpoint: Checkpoint, headSeq: number, anchor: Checkpoint): Promise<{ seq: number; reason: string } | null> {
+    if (checkpoint.seq > headSeq) {
+      return { seq: headSeq + 1, reason: `the logged checkpoint ${checkpoint.seq} is beyond the head ${headSeq}: events were removed from the end` };
+    }
+    // Retention removed events up to the anchor: one before it can no longer be compared, the anchor itself can.
+    if (checkpoint.seq < anchor.seq) return null;
+    const [row] = (await this.sql.all('SELECT hash FROM audit_events WHERE seq = ?', [checkpoint.seq])) as { hash: string }[];
+    const hash = checkpoint.seq === anchor.seq ? anchor.hash : row?.hash;
+    return hash === checkpoint.hash ? null : { seq: checkpoint.seq, reason: `event ${checkpoint.seq} does not match the logged checkpoint` };
   }
 }
 

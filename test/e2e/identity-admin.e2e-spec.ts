@@ -40,6 +40,7 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     await ollama.start();
     const config = await writeConfig(ollama.url, {
       auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: [ADMIN_GROUP] },
+      audit: { checkpoint_every: 5 },
     });
     db = config.database;
     service = await new ServiceProcess(config.file).start();
@@ -131,6 +132,13 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     expect(csv).not.toMatch(/(^|,)"=HYPERLINK/m);
 
     expect(await (await admin('/admin/audit/verify')).json()).toMatchObject({ ok: true, first_bad_seq: null });
+    // Against the latest checkpoint the service logged (what an auditor takes from the platform logs).
+    const [, seq, hash] = [...service.stderr.matchAll(/audit checkpoint seq=(\d+) hash=([0-9a-f]{64})/g)].at(-1)!;
+    expect(await (await admin(`/admin/audit/verify?checkpoint_seq=${seq}&checkpoint_hash=${hash}`)).json()).toMatchObject({ ok: true });
+    const beyond = Number(seq) + 1_000_000;
+    expect(await (await admin(`/admin/audit/verify?checkpoint_seq=${beyond}&checkpoint_hash=${hash}`)).json()).toMatchObject({ ok: false });
+    expect((await admin(`/admin/audit/verify?checkpoint_seq=${seq}`)).status).toBe(400);
+    expect((await admin(`/admin/audit/verify?checkpoint_seq=${seq}&checkpoint_hash=xyz`)).status).toBe(400);
     const task = (await (await admin(`/admin/tasks/${taskId}`)).json()) as { owner: string; trace: { kind: string; name: string }[] };
     expect(task.owner).toBe('alice@example.com');
     expect(task.trace.map((step) => `${step.kind}:${step.name}`)).toEqual(expect.arrayContaining(['plan:direct', 'tool_call:list_dir', 'model_call:chat']));

@@ -67,6 +67,22 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     expect(await log.verify()).toMatchObject({ ok: false, firstBadSeq: 7, reason: 'the chain ends at 6 but the head is at 30' });
   });
 
+  it('detects a tail cut together with the head, which the chain alone cannot, against a logged checkpoint', async () => {
+    const { source, audit, log } = await open();
+    await write(audit, 30);
+    const [logged] = (await source.query(`SELECT seq, hash FROM audit_events WHERE seq = 30`)) as { seq: number; hash: string }[];
+    const [earlier] = (await source.query(`SELECT seq, hash FROM audit_events WHERE seq = 20`)) as { seq: number; hash: string }[];
+    expect(await log.verify({ seq: 30, hash: logged.hash })).toMatchObject({ ok: true });
+    // An attacker with database access removes the last ten events and moves the head back to match.
+    await source.query(kind === 'sqlite' ? 'DROP TRIGGER audit_events_no_delete' : 'DROP TRIGGER audit_events_append_only ON audit_events');
+    await source.query('DELETE FROM audit_events WHERE seq > 20');
+    await source.query(kind === 'sqlite' ? 'UPDATE audit_head SET seq = 20, hash = ? WHERE id = 1' : 'UPDATE audit_head SET seq = 20, hash = $1 WHERE id = 1', [earlier.hash]);
+    expect(await log.verify()).toMatchObject({ ok: true, checked: 20 });
+    expect(await log.verify({ seq: 30, hash: logged.hash })).toMatchObject({ ok: false, firstBadSeq: 21, reason: 'the logged checkpoint 30 is beyond the head 20: events were removed from the end' });
+    expect(await log.verify({ seq: 20, hash: earlier.hash })).toMatchObject({ ok: true });
+    expect(await log.verify({ seq: 20, hash: logged.hash })).toMatchObject({ ok: false, firstBadSeq: 20, reason: 'event 20 does not match the logged checkpoint' });
+  });
+
   // Replicas share PostgreSQL; two SQLite connections in one thread would only block each other.
   (kind === 'postgres' ? it : it.skip)('keeps one gapless chain with two replicas writing at once (T4.3)', async () => {
     const first = await open();
@@ -105,6 +121,10 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     expect(verification).toMatchObject({ ok: true, checked: 6, anchor: { seq: 20 }, head: { seq: 26 } });
     const [purged] = (await log.search({ action: 'audit.purged' }, 1, null)).items;
     expect(JSON.parse(purged.detail)).toMatchObject({ events: 20, toSeq: 20 });
+    // Checkpoints: the anchor's is still compared; one before it was purged with its event.
+    expect(await log.verify({ seq: 20, hash: verification.anchor.hash })).toMatchObject({ ok: true });
+    expect(await log.verify({ seq: 20, hash: 'f'.repeat(64) })).toMatchObject({ ok: false, firstBadSeq: 20 });
+    expect(await log.verify({ seq: 10, hash: 'f'.repeat(64) })).toMatchObject({ ok: true });
   });
 
   it('redacts secrets and never stores image data (T4.5)', async () => {

@@ -5,6 +5,7 @@ import type { AgentConfig } from './config/agent-config.js';
 import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
 import { WalCheckpointer } from './database/wal-checkpointer.js';
+import { Metrics } from './metrics/metrics.js';
 import { AdminModule } from './admin/admin.module.js';
 import { HealthModule } from './health/health.module.js';
 import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
@@ -18,8 +19,8 @@ export class CoreModule {
       module: CoreModule,
       global: true,
       imports: [TypeOrmModule.forRoot(dataSourceOptions(config.database)), ScheduleModule.forRoot(), McpModule],
-      providers: [{ provide: AppConfig, useValue: config }, WalCheckpointer],
-      exports: [AppConfig, McpModule],
+      providers: [{ provide: AppConfig, useValue: config }, WalCheckpointer, Metrics],
+      exports: [AppConfig, Metrics, McpModule],
     };
   }
 }

@@ -8,14 +8,15 @@ import { SessionsModule } from '../sessions/sessions.module.js';
 import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
+import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
 
-/** The admin REST surface (audit review, Tasks, sessions) and its page. */
+/** The admin REST surface (audit review, Tasks, sessions, metrics) and its page. */
 @Module({
   imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, IdentityModule],
-  controllers: [AdminAuditController, AdminTasksController, AdminPageController],
+  controllers: [AdminAuditController, AdminTasksController, AdminMetricsController, AdminPageController],
   providers: [
     AdminAuthGuard,
     AdminAuditInterceptor,

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { Metrics } from '../metrics/metrics.js';
 import { HotPathSql, sqlStep, type SqlStep } from '../database/hot-path-sql.js';
 import { chainHash } from './audit-chain.js';
 import { AuditEventEntity } from './audit-event.entity.js';
@@ -33,7 +34,7 @@ interface Pending {
  */
 @Injectable()
 export class AuditWriter {
-  private readonly logger = new Logger('AuditCheckpoint');
+  private readonly logger = new Logger('AuditWriter');
   private readonly sql: HotPathSql;
   private queue: Pending[] = [];
   private writing: Promise<void> | null = null;
@@ -41,6 +42,7 @@ export class AuditWriter {
   constructor(
     @InjectDataSource() dataSource: DataSource,
     private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {
     this.sql = new HotPathSql(dataSource);
   }
@@ -62,10 +64,16 @@ export class AuditWriter {
         await this.commit(batch);
         batch.forEach((item) => item.resolve());
       } catch (error) {
-        if (batch.length === 1) batch[0].reject(error);
-        else for (const item of batch) await this.commit([item]).then(item.resolve, item.reject);
+        if (batch.length === 1) this.fail(batch[0], error);
+        else for (const item of batch) await this.commit([item]).then(item.resolve, (itemError: unknown) => this.fail(item, itemError));
       }
     }
+  }
+
+  private fail(item: Pending, error: unknown): void {
+    this.metrics.auditWriteFailures.inc();
+    this.logger.error(`audit write failed (${item.event.action}): ${(error as Error).message}`);
+    item.reject(error);
   }
 
   private async commit(batch: Pending[]): Promise<void> {
@@ -79,6 +87,7 @@ export class AuditWriter {
       yield sqlStep.insert(AuditEventEntity, events);
       yield sqlStep.run(MOVE_HEAD, [head.seq, head.hash]);
     });
+    this.metrics.auditEventsWritten.inc(events.length);
     // Logged once committed: a checkpoint names a head that exists.
     for (const event of events) {
       if (event.seq % this.config.audit.checkpointEvery === 0) this.logger.log(`audit checkpoint seq=${event.seq} hash=${event.hash}`);

@@ -6,6 +6,7 @@ import { AuditService } from '../audit/audit.service.js';
 import type { Caller } from '../identity/caller.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { TaskImageEntity } from './task-image.entity.js';
+import type { TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskWorker } from './task-worker.js';
 import { newTaskWrites, TasksRepository, type TaskFilters } from './tasks.repository.js';
@@ -67,6 +68,11 @@ export class TaskQueueService {
   /** Admin view: any Task. */
   find(taskId: string): Promise<TaskEntity | null> {
     return this.tasks.findById(taskId);
+  }
+
+  /** Metrics: how many Tasks are in each status. */
+  countByStatus(): Promise<Record<TaskStatus, number>> {
+    return this.tasks.countByStatus();
   }
 
   /** Admin view: Tasks matching the filters, newest first, keyset-paged by `seq`. */

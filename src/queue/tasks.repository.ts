@@ -6,7 +6,7 @@ import { HotPathSql, sqlStep, type SqlStep } from '../database/hot-path-sql.js';
 import { sqlClock, type SqlClock } from '../database/sql-clock.js';
 import { SessionEntity } from '../sessions/session.entity.js';
 import { TaskImageEntity } from './task-image.entity.js';
-import { ACTIVE_STATUSES, type TaskStatus } from './task-status.js';
+import { ACTIVE_STATUSES, TASK_STATUSES, type TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
 
 /** Progress fields the agent may write while a Task is active. */
@@ -70,6 +70,13 @@ export class TasksRepository {
     if (filters.sessionId) query.andWhere('task.session_id = :sessionId', { sessionId: filters.sessionId });
     if (beforeSeq !== null) query.andWhere('task.seq < :beforeSeq', { beforeSeq });
     return query.getMany();
+  }
+
+  async countByStatus(): Promise<Record<TaskStatus, number>> {
+    const rows = (await this.hotPath.all('SELECT status, COUNT(*) AS n FROM tasks GROUP BY status')) as { status: TaskStatus; n: number | string }[];
+    const counts = Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as Record<TaskStatus, number>;
+    for (const row of rows) counts[row.status] = Number(row.n);
+    return counts;
   }
 
   /** A Task's images with their bytes, in submission order. */

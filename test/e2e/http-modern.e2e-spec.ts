@@ -9,6 +9,7 @@ import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
+const ADMIN_TOKEN = 'metrics-scraper-token-0123456789';
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)', () => {
@@ -23,7 +24,10 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
 
   beforeAll(async () => {
     await ollama.start();
-    const config = await writeConfig(ollama.url, { mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } } });
+    const config = await writeConfig(ollama.url, {
+      mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } },
+      auth: { admin_token: ADMIN_TOKEN },
+    });
     db = config.database;
     service = await new ServiceProcess(config.file).start();
     client = await modernClient(service.url);
@@ -234,7 +238,12 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
   });
 
   // The sabotage below works on the SQLite file; the PostgreSQL pass skips it.
-  (E2E_DATABASE === 'sqlite' ? it : it.skip)('fails an action whose audit event cannot be written, and stores nothing for it (T4.7)', async () => {
+  (E2E_DATABASE === 'sqlite' ? it : it.skip)('fails an action whose audit event cannot be written, stores nothing for it, and counts it (T4.7)', async () => {
+    const failures = async () => {
+      const metrics = await (await fetch(`${service.url.replace(/\/mcp$/, '')}/admin/metrics`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+      return Number(/^audit_write_failures_total (\d+)$/m.exec(metrics)![1]);
+    };
+    const failuresBefore = await failures();
     const { default: Database } = await import('better-sqlite3');
     const sabotage = new Database((db as { path: string }).path);
     sabotage.exec('ALTER TABLE audit_head RENAME TO audit_head_moved');
@@ -244,6 +253,8 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
       expect(JSON.stringify(result)).toMatch(/error|Internal/i);
       expect(JSON.stringify(result)).not.toMatch(/status: queued/);
       expect(await count(db, 'tasks')).toBe(tasksBefore);
+      // The accepting event and the pipeline's own record of the failure: neither could be written.
+      expect(await failures()).toBeGreaterThan(failuresBefore);
     } finally {
       sabotage.exec('ALTER TABLE audit_head_moved RENAME TO audit_head');
       sabotage.close();

@@ -5,6 +5,7 @@ import { AuditLogService } from '../../src/audit/audit-log.service.js';
 import { AuditRetention } from '../../src/audit/audit-retention.js';
 import { AuditWriter } from '../../src/audit/audit-writer.js';
 import { AuditService } from '../../src/audit/audit.service.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
@@ -25,7 +26,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     const source = new DataSource(dataSourceOptions(config.database));
     await source.initialize();
     sources.push(source);
-    const audit = new AuditService(new AuditWriter(source, config), config);
+    const audit = new AuditService(new AuditWriter(source, config, new Metrics()), config);
     return { config, source, audit, log: new AuditLogService(source), retention: new AuditRetention(source, audit, config, new SchedulerRegistry()) };
   }
 
@@ -147,7 +148,7 @@ describe('audit verification speed (T4.2)', () => {
     const config = validateConfig({ database: await freshDatabase('sqlite') }) as AppConfig;
     const source = new DataSource(dataSourceOptions(config.database));
     await source.initialize();
-    const audit = new AuditService(new AuditWriter(source, config), config);
+    const audit = new AuditService(new AuditWriter(source, config, new Metrics()), config);
     for (let batch = 0; batch < 20; batch++) {
       await Promise.all(Array.from({ length: 5000 }, (_, n) => audit.record({ caller: alice, action: 'bulk', outcome: 'ok', detail: { n } })));
     }

@@ -1,0 +1,32 @@
+import { Controller, Get, Res, UseGuards } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Metrics } from '../metrics/metrics.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
+import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
+
+/**
+ * Prometheus metrics for admins (a scraper uses the admin token, or comes through the proxy as an
+ * admin). Refusals are audited by the guard; successful scrapes are not, or every scrape interval
+ * would add an event to the log.
+ */
+@ApiTags('metrics')
+@ApiSecurity('admin')
+@UseGuards(AdminAuthGuard)
+@Controller('admin/metrics')
+export class AdminMetricsController {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly queue: TaskQueueService,
+  ) {}
+
+  @Get()
+  @AdminAction('admin.metrics_read')
+  @ApiOperation({ summary: 'Prometheus text format: process metrics, audit write failures, Tasks by status' })
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ description: 'Prometheus exposition format 0.0.4' })
+  async scrape(@Res() res: Response): Promise<void> {
+    for (const [status, count] of Object.entries(await this.queue.countByStatus())) this.metrics.tasks.set({ status }, count);
+    res.type(this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
+  }
+}

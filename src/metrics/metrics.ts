@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+
+/**
+ * The service's Prometheus metrics: process defaults (CPU, memory, event-loop lag, GC) and the
+ * counters an operator alerts on. One registry per instance, so tests and several apps in one process
+ * never share counts. Served at GET /admin/metrics (admins only).
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  /** Audit events that could not be written: each one failed its action (fail-closed). Alert on any increase. */
+  readonly auditWriteFailures = new Counter({
+    name: 'audit_write_failures_total',
+    help: 'Audit events that could not be written; the action of each was refused',
+    registers: [this.registry],
+  });
+
+  readonly auditEventsWritten = new Counter({
+    name: 'audit_events_written_total',
+    help: 'Audit events committed to the hash chain',
+    registers: [this.registry],
+  });
+
+  readonly tasks = new Gauge({
+    name: 'agent_tasks',
+    help: 'Tasks stored, by status (read from the database at each scrape)',
+    labelNames: ['status'],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}

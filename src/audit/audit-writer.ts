@@ -29,8 +29,9 @@ interface Pending {
  * (setImmediate), so every request that reaches its audit point in the same turn commits in the same
  * transaction, and events that arrive while a write is in progress go into the next one. Every caller
  * still waits for its own event (an action that must be audited fails when its audit write fails). A
- * failed batch is retried item by item, so one caller's bad write never fails another's. Every `audit.checkpoint_every` events the head is written to the log,
- * outside the database, so that truncating the tail of the chain can be detected.
+ * failed batch is retried item by item, so one caller's bad write never fails another's; each event
+ * that still fails counts in `audit_write_failures_total`. Every `audit.checkpoint_every` events the
+ * head is written to the log, outside the database, so that a cut tail of the chain can be detected.
  */
 @Injectable()
 export class AuditWriter {

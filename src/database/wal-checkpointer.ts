@@ -10,15 +10,23 @@ type SqliteConnection = { pragma(sql: string): unknown; name: string; memory: bo
 const CHECKPOINT_INTERVAL_MS = 200;
 /** SQLite's own default, restored if the background checkpointer stops. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
+/**
+ * The writer's own checkpoint, as a backstop (64 MiB of 4 KiB pages). Under a sustained stream of
+ * commits the background checkpoints never catch up with the very last frame, and SQLite restarts the
+ * WAL only once every frame is copied: without it the WAL would grow as long as the load lasts. The
+ * writer then finds almost everything copied already, so its checkpoint is a short tail and an fsync.
+ */
+const BACKSTOP_AUTOCHECKPOINT_PAGES = 16_384;
 /** A WAL file grown larger than this (by one large transaction) is cut back to it once reset. */
 const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
  * A second connection, on a worker thread, that runs PASSIVE checkpoints (it never waits for, nor
- * blocks, the writer or readers). Without it SQLite checkpoints inside whichever commit crosses 1 000
+ * blocks, the writer or readers). By default SQLite checkpoints inside whichever commit crosses 1 000
  * WAL pages: that commit, on the event loop, copies the pages into the database file and fsyncs it,
  * a stall of tens of milliseconds for every request queued behind it, and hundreds after a request with
- * images. Durability is unchanged: committed transactions are in the WAL either way (ADR 0007).
+ * images. Here the writer checkpoints only as a backstop at 64 MiB of WAL, and finds the pages copied
+ * already. Durability is unchanged: committed transactions are in the WAL either way (ADR 0007).
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -43,7 +51,7 @@ export class WalCheckpointer implements OnApplicationBootstrap, OnApplicationShu
   onApplicationBootstrap(): void {
     const connection = this.sqliteFile();
     if (!connection) return;
-    connection.pragma('wal_autocheckpoint = 0');
+    connection.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
     connection.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: connection.name, intervalMs: CHECKPOINT_INTERVAL_MS } });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -58,9 +58,24 @@ describe('background WAL checkpoints (SQLite)', () => {
     await withIt.insert(20);
     await pause(600);
     expect(sessionsInMainFile(withIt.path)).toBe(20);
-    // The writer no longer checkpoints on commit: the background connection owns it.
+    // The writer checkpoints only as a backstop, at 64 MiB of WAL instead of SQLite's 4 MiB.
     const connection = (withIt.source.driver as unknown as { databaseConnection: Database.Database }).databaseConnection;
-    expect(connection.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    expect(connection.pragma('wal_autocheckpoint', { simple: true })).toBe(16_384);
+  });
+
+  it('keeps the WAL bounded under a sustained stream of commits, which background checkpoints alone never finish', async () => {
+    const { source, path } = await open(true);
+    const connection = (source.driver as unknown as { databaseConnection: Database.Database }).databaseConnection;
+    connection.exec('CREATE TABLE filler (data BLOB)');
+    const insert = connection.prepare('INSERT INTO filler (data) VALUES (?)');
+    const row = Buffer.alloc(128 * 1024, 7);
+    let largest = 0;
+    // 96 MiB in 768 commits, back to back.
+    for (let n = 0; n < 768; n++) {
+      insert.run(row);
+      if (n % 16 === 0) largest = Math.max(largest, statSync(`${path}-wal`).size);
+    }
+    expect(largest).toBeLessThan(72 * 1024 * 1024);
   });
 
   it('stops its worker on shutdown, and the database closes cleanly after it', async () => {

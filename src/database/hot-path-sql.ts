@@ -1,4 +1,6 @@
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
+import type { EntityMetadata } from 'typeorm/metadata/EntityMetadata.js';
 
 type Statement = { all(...params: unknown[]): unknown[]; run(...params: unknown[]): unknown };
 type SqliteConnection = {
@@ -119,11 +121,22 @@ export class HotPathSql {
   }
 
   private insertStatement<T extends ObjectLiteral>(entity: EntityTarget<T>, items: T[]) {
-    const metadata = this.dataSource.getMetadata(entity);
-    const columns = metadata.columns.filter((column) => !column.isGenerated);
-    const row = `(${columns.map(() => '?').join(', ')})`;
+    const { table, columns, row } = this.insertShape(entity);
     const params = items.flatMap((item) => columns.map((column) => this.dataSource.driver.preparePersistentValue(item[column.propertyName], column)));
-    return { sql: `INSERT INTO ${metadata.tableName} (${columns.map((column) => column.databaseName).join(', ')}) VALUES ${items.map(() => row).join(', ')}`, params };
+    return { sql: `INSERT INTO ${table} VALUES ${items.map(() => row).join(', ')}`, params };
+  }
+
+  /** An entity's insertable columns and SQL, worked out once per entity (one call per row on the accept path). */
+  private insertShape(entity: EntityTarget<ObjectLiteral>): InsertShape {
+    const metadata = this.dataSource.getMetadata(entity);
+    let shape = INSERT_SHAPES.get(metadata);
+    if (!shape) {
+      const columns = metadata.columns.filter((column) => !column.isGenerated);
+      const table = `${metadata.tableName} (${columns.map((column) => column.databaseName).join(', ')})`;
+      shape = { table, columns, row: `(${columns.map(() => '?').join(', ')})` };
+      INSERT_SHAPES.set(metadata, shape);
+    }
+    return shape;
   }
 
   async all(sql: string, params: unknown[] = []): Promise<unknown[]> {
@@ -146,6 +159,16 @@ export class HotPathSql {
     return statement;
   }
 }
+
+interface InsertShape {
+  /** `table (column, ...)` */
+  table: string;
+  columns: ColumnMetadata[];
+  /** `(?, ?, ...)`, one placeholder per column */
+  row: string;
+}
+
+const INSERT_SHAPES = new WeakMap<EntityMetadata, InsertShape>();
 
 /** Rows per multi-row INSERT: 500 rows of the widest table stay far below PostgreSQL's 65 535 parameters. */
 const INSERT_CHUNK = 500;

@@ -7,6 +7,15 @@ import { randomUUID } from 'node:crypto';
 import { freePort, ServiceProcess, writeConfig } from '../test/support/service-process.js';
 import { fieldsOf, MODERN, modernMeta, parseRpc } from '../test/support/mcp-clients.js';
 import { ScriptedOllama } from '../test/support/scripted-ollama.js';
+import { DataSource } from 'typeorm';
+import { AuditLogService } from '../src/audit/audit-log.service.js';
+import { AuditWriter } from '../src/audit/audit-writer.js';
+import { AuditService } from '../src/audit/audit.service.js';
+import { validateConfig } from '../src/config/agent-config.js';
+import type { AppConfig } from '../src/config/app-config.js';
+import { dataSourceOptions } from '../src/database/data-source-options.js';
+import { Metrics } from '../src/metrics/metrics.js';
+import { freshDatabase } from '../test/support/databases.js';
 import { load, median, peakRss, percentile, pin, startProcess, stopProcess, type Figures } from './measure.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -160,6 +169,24 @@ async function statusAtScale(ollama: ScriptedOllama, stored: number) {
   return figures;
 }
 
+/** T4.2: verification of a chain of 100 000 events, timed alone (the events are written first). */
+async function auditVerify(events: number): Promise<number> {
+  const config = validateConfig({ database: await freshDatabase('sqlite') }) as AppConfig;
+  const source = new DataSource(dataSourceOptions(config.database));
+  await source.initialize();
+  const audit = new AuditService(new AuditWriter(source, config, new Metrics()), config);
+  const caller = { user: 'bench', groups: [], admin: false, transport: 'http' as const, address: '127.0.0.1', client: null };
+  for (let written = 0; written < events; written += 5000) {
+    await Promise.all(Array.from({ length: 5000 }, (_, n) => audit.record({ caller, action: 'bench.event', outcome: 'ok', detail: { n } })));
+  }
+  const started = performance.now();
+  const result = await new AuditLogService(source).verify();
+  const seconds = (performance.now() - started) / 1000;
+  await source.destroy();
+  if (!result.ok || result.checked !== events) throw new Error(`verify failed: ${JSON.stringify(result)}`);
+  return seconds;
+}
+
 /** The service under test, pinned like the baselines. */
 async function startService(ollama: ScriptedOllama, overrides: Record<string, unknown> = {}): Promise<ServiceProcess> {
   const service = await new ServiceProcess((await writeConfig(ollama.url, overrides)).file).start();
@@ -182,6 +209,7 @@ async function main() {
   const small = await statusAtScale(ollama, 100);
   const large = await statusAtScale(ollama, 100_000);
   await ollama.stop();
+  const verifySeconds = await auditVerify(100_000);
 
   const lines = [
     `Node ${process.version}, ${SECONDS}s per run, best of ${ROUNDS} interleaved rounds; servers pinned to core 0, autocannon (this process) to core 1.`,
@@ -197,6 +225,7 @@ async function main() {
     `dispatch enqueue -> planning on an idle queue: median ${median(dispatch)} ms, p95 ${percentile(dispatch, 95)} ms (target median < 20)`,
     `one agent_run with 20 MiB of images: ${images.ms.toFixed(0)} ms (target < 250; the same body to a bare node:http reader: ${images.transferMs.toFixed(0)} ms), peak RSS growth ${(images.rssGrowth / images.payload).toFixed(2)}x the payload (target <= 6)`,
     `agent_status with 100 000 Tasks stored vs 100: p50 ${large.p50} vs ${small.p50} ms, req/s ratio ${(small.rps / large.rps).toFixed(2)} (target <= 1.2)`,
+    `audit chain verification of 100 000 events: ${verifySeconds.toFixed(2)} s (target < 5)`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -142,22 +142,3 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     expect(event.detail).toContain('[REDACTED AWS KEY]');
   });
 });
-
-describe('audit verification speed (T4.2)', () => {
-  it('verifies 100 000 events in under 5 s', async () => {
-    const config = validateConfig({ database: await freshDatabase('sqlite') }) as AppConfig;
-    const source = new DataSource(dataSourceOptions(config.database));
-    await source.initialize();
-    const audit = new AuditService(new AuditWriter(source, config, new Metrics()), config);
-    for (let batch = 0; batch < 20; batch++) {
-      await Promise.all(Array.from({ length: 5000 }, (_, n) => audit.record({ caller: alice, action: 'bulk', outcome: 'ok', detail: { n } })));
-    }
-    const started = performance.now();
-    const result = await new AuditLogService(source).verify();
-    const seconds = (performance.now() - started) / 1000;
-    expect(result).toMatchObject({ ok: true, checked: 100_000 });
-    expect(seconds).toBeLessThan(5);
-    process.stderr.write(`verify: 100000 events in ${seconds.toFixed(2)} s\n`);
-    await source.destroy();
-  });
-});

@@ -6,8 +6,13 @@ import { DataSource } from 'typeorm';
 
 type SqliteConnection = { pragma(sql: string): unknown; name: string; memory: boolean };
 
-/** How often the background connection copies the WAL into the database file. */
-const CHECKPOINT_INTERVAL_MS = 200;
+/**
+ * The pause between two background checkpoints. It is a pause after each one, not a period: on a slow
+ * disk a checkpoint can take longer than this, and back-to-back checkpoints would hold SQLite's
+ * checkpoint lock all the time, so the writer's backstop checkpoint (which gives up when it finds the
+ * lock taken) would never get in and the WAL would grow past it.
+ */
+const CHECKPOINT_PAUSE_MS = 200;
 /** SQLite's own default, restored if the background checkpointer stops. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 /**
@@ -33,9 +38,16 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('synchronous = NORMAL');
-const timer = setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), workerData.intervalMs);
+let timer;
+const checkpointLater = () => {
+  timer = setTimeout(() => {
+    db.pragma('wal_checkpoint(PASSIVE)');
+    checkpointLater();
+  }, workerData.pauseMs);
+};
+checkpointLater();
 parentPort.once('message', () => {
-  clearInterval(timer);
+  clearTimeout(timer);
   db.close();
   parentPort.close();
 });
@@ -54,7 +66,7 @@ export class WalCheckpointer implements OnApplicationBootstrap, OnApplicationShu
     connection.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
     connection.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: connection.name, intervalMs: CHECKPOINT_INTERVAL_MS } });
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: connection.name, pauseMs: CHECKPOINT_PAUSE_MS } });
     this.worker.unref();
     this.worker.once('error', (error) => {
       this.logger.warn(`background WAL checkpoints stopped (${error.message}); checkpointing on commit again`);

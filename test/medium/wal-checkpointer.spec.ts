@@ -70,12 +70,16 @@ describe('background WAL checkpoints (SQLite)', () => {
     const insert = connection.prepare('INSERT INTO filler (data) VALUES (?)');
     const row = Buffer.alloc(128 * 1024, 7);
     let largest = 0;
-    // 96 MiB in 768 commits, back to back.
-    for (let n = 0; n < 768; n++) {
+    // 256 MiB in 2 048 commits, back to back: without the backstop the WAL holds all of it. With it, the
+    // WAL restarts near 64 MiB; it passes that by what is committed while a background checkpoint holds
+    // the checkpoint lock and the writer's backstop gives way (20 MiB on a busy CI machine, 45 MiB here
+    // under a competing stream of direct disk writes), hence the margin.
+    for (let n = 0; n < 2048; n++) {
       insert.run(row);
       if (n % 16 === 0) largest = Math.max(largest, statSync(`${path}-wal`).size);
     }
-    expect(largest).toBeLessThan(72 * 1024 * 1024);
+    console.log("LARGEST", largest / 1048576);
+    expect(largest).toBeLessThan(160 * 1024 * 1024);
   });
 
   it('stops its worker on shutdown, and the database closes cleanly after it', async () => {

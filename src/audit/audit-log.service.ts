@@ -48,6 +48,8 @@ const COLUMNS: Record<keyof AuditFilters, string> = {
   to: 'at < ?',
 };
 const VERIFY_PAGE = 5000;
+/** Walks of the chain before a failure is reported, when retention purges keep moving the anchor. */
+const VERIFY_ATTEMPTS = 3;
 
 /** Reads of the audit log: search with keyset cursors, export pages, and chain verification. */
 @Injectable()
@@ -98,20 +100,35 @@ export class AuditLogService {
    * move the head back so that the chain alone still verifies, but cannot change what was logged.
    */
   async verify(checkpoint?: Checkpoint): Promise<Verification> {
+    // A retention purge that commits while the chain is walked removes events the walk expected from
+    // the anchor it read: that is no tampering, and the walk starts again from the new anchor.
+    for (let attempt = 1; ; attempt++) {
+      const verification = await this.walkChain(checkpoint);
+      if (verification.ok || attempt === VERIFY_ATTEMPTS || !(await this.anchorMovedFrom(verification.anchor.seq))) return verification;
+    }
+  }
+
+  /**
+   * One walk, up to the head as read at its start. The service keeps appending meanwhile: events
+   * committed after that read are not the walk's (they come with a later head), so a live log verifies.
+   * Events beyond the current head are another matter: the writer never leaves any, so they were put there.
+   */
+  private async walkChain(checkpoint?: Checkpoint): Promise<Verification> {
     const [head] = (await this.sql.all('SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1')) as Record<string, string | number>[];
+    const headSeq = Number(head.seq);
     const result = (firstBadSeq: number | null, reason: string | null, checked: number): Verification => ({
       ok: firstBadSeq === null,
       checked,
       firstBadSeq,
       reason,
-      head: { seq: Number(head.seq), hash: String(head.hash) },
+      head: { seq: headSeq, hash: String(head.hash) },
       anchor: { seq: Number(head.anchor_seq), hash: String(head.anchor_hash) },
     });
     let expectedSeq = Number(head.anchor_seq) + 1;
     let previous = String(head.anchor_hash);
     let checked = 0;
     for (;;) {
-      const rows = (await this.sql.all('SELECT * FROM audit_events WHERE seq >= ? ORDER BY seq ASC LIMIT ?', [expectedSeq, VERIFY_PAGE])) as Record<string, unknown>[];
+      const rows = (await this.sql.all('SELECT * FROM audit_events WHERE seq >= ? AND seq <= ? ORDER BY seq ASC LIMIT ?', [expectedSeq, headSeq, VERIFY_PAGE])) as Record<string, unknown>[];
       for (const row of rows) {
         const event = this.sql.hydrate(AuditEventEntity, row);
         if (Number(event.seq) !== expectedSeq) return result(expectedSeq, `event ${expectedSeq} is missing`, checked);
@@ -123,11 +140,19 @@ export class AuditLogService {
       }
       if (rows.length < VERIFY_PAGE) break;
     }
-    if (expectedSeq - 1 !== Number(head.seq) || previous !== head.hash) {
-      return result(expectedSeq, `the chain ends at ${expectedSeq - 1} but the head is at ${head.seq}`, checked);
+    if (expectedSeq - 1 !== headSeq || previous !== head.hash) {
+      return result(expectedSeq, `the chain ends at ${expectedSeq - 1} but the head is at ${headSeq}`, checked);
     }
-    const mismatch = checkpoint && (await this.checkpointMismatch(checkpoint, Number(head.seq), { seq: Number(head.anchor_seq), hash: String(head.anchor_hash) }));
+    // One statement, so that the head it compares with and the events it finds are of the same moment.
+    const [beyond] = (await this.sql.all('SELECT MIN(seq) AS seq FROM audit_events WHERE seq > (SELECT seq FROM audit_head WHERE id = 1)')) as { seq: number | string | null }[];
+    if (beyond.seq !== null) return result(Number(beyond.seq), `event ${beyond.seq} is beyond the head`, checked);
+    const mismatch = checkpoint && (await this.checkpointMismatch(checkpoint, headSeq, { seq: Number(head.anchor_seq), hash: String(head.anchor_hash) }));
     return mismatch ? result(mismatch.seq, mismatch.reason, checked) : result(null, null, checked);
+  }
+
+  private async anchorMovedFrom(anchorSeq: number): Promise<boolean> {
+    const [head] = (await this.sql.all('SELECT anchor_seq FROM audit_head WHERE id = 1')) as { anchor_seq: number | string }[];
+    return Number(head.anchor_seq) !== anchorSeq;
   }
 
   /** Why a verified chain contradicts the logged checkpoint, or null when it agrees (or was purged past it). */

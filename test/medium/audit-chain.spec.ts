@@ -68,6 +68,51 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     expect(await log.verify()).toMatchObject({ ok: false, firstBadSeq: 7, reason: 'the chain ends at 6 but the head is at 30' });
   });
 
+  it('reports an event put beyond the head, which the writer never leaves', async () => {
+    const { source, audit, log } = await open();
+    await write(audit, 10);
+    const [last] = await source.query('SELECT * FROM audit_events WHERE seq = 10');
+    const columns = Object.keys(last);
+    await source.query(
+      `INSERT INTO audit_events (${columns.join(', ')}) VALUES (${columns.map((_, n) => (kind === 'sqlite' ? '?' : `$${n + 1}`)).join(', ')})`,
+      columns.map((column) => (column === 'seq' ? 11 : last[column])),
+    );
+    expect(await log.verify()).toMatchObject({ ok: false, firstBadSeq: 11, reason: 'event 11 is beyond the head' });
+  });
+
+  /** Runs `meanwhile` right after the walk has read the head, before it reads any event. */
+  function afterHeadRead(log: AuditLogService, meanwhile: () => Promise<unknown>) {
+    const sql = (log as unknown as { sql: { all: (sql: string, params?: unknown[]) => Promise<unknown[]> } }).sql;
+    const all = sql.all.bind(sql);
+    let done = false;
+    sql.all = async (text, params) => {
+      const rows = await all(text, params);
+      if (!done && text.includes('FROM audit_head')) {
+        done = true;
+        await meanwhile();
+      }
+      return rows;
+    };
+  }
+
+  it('verifies a live log: events committed while the chain is walked belong to a later head', async () => {
+    const { audit, log } = await open();
+    await write(audit, 20);
+    afterHeadRead(log, () => write(audit, 5, 'during.verify'));
+    expect(await log.verify()).toMatchObject({ ok: true, checked: 20, head: { seq: 20 } });
+    expect(await log.verify()).toMatchObject({ ok: true, checked: 25, head: { seq: 25 } });
+  });
+
+  it('walks again from the new anchor when a retention purge commits during the walk', async () => {
+    const { audit, log, retention } = await open();
+    await write(audit, 10);
+    const cutoff = new Date(Date.now() + 1000);
+    await new Promise((done) => setTimeout(done, 1100));
+    await write(audit, 3, 'kept');
+    afterHeadRead(log, () => retention.purge(cutoff));
+    expect(await log.verify()).toMatchObject({ ok: true, checked: 4, anchor: { seq: 10 }, head: { seq: 14 } });
+  });
+
   it('detects a tail cut together with the head, which the chain alone cannot, against a logged checkpoint', async () => {
     const { source, audit, log } = await open();
     await write(audit, 30);

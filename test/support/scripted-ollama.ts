@@ -141,7 +141,7 @@ export class ScriptedOllama {
         await new Promise<void>((resolve) => res.on('close', () => resolve()));
         return;
       }
-      await sleep(reply.delayMs ?? 0);
+      await pause(reply.delayMs ?? 0, res);
       if (closed) return;
       if (reply.status) return json(res, reply.status, { error: reply.error ?? 'scripted failure' });
       if (reply.garbage) {
@@ -167,7 +167,7 @@ export class ScriptedOllama {
       for (const part of [content.slice(0, half), content.slice(half)]) {
         const chunk = { model: body.model, created_at: final.created_at, message: { role: 'assistant', content: part }, done: false };
         res.write(`${JSON.stringify(chunk)}\n`);
-        await sleep((reply.delayMs ?? 0) / 2);
+        await pause((reply.delayMs ?? 0) / 2, res);
         if (closed) return;
       }
       if (toolCalls) {
@@ -182,7 +182,22 @@ export class ScriptedOllama {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Waits `ms`, or less once the client has gone away: a scripted delay whose caller aborted must not keep
+ * its timer (and so the test process) alive after the test.
+ */
+function pause(ms: number, res: ServerResponse): Promise<void> {
+  if (res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.once('close', done);
+  });
+}
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   if (res.headersSent || res.destroyed) return;

@@ -113,6 +113,16 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     expect(await log.verify()).toMatchObject({ ok: true, checked: 4, anchor: { seq: 10 }, head: { seq: 14 } });
   });
 
+  it('lets other requests run between the pages of a walk (on SQLite every read is synchronous)', async () => {
+    const { audit, log } = await open();
+    await write(audit, 2500);
+    const order: string[] = [];
+    const walk = log.verify().then((verification) => order.push(`verified ${verification.checked}`));
+    setImmediate(() => order.push('another request'));
+    await walk;
+    expect(order).toEqual(['another request', 'verified 2500']);
+  });
+
   it('detects a tail cut together with the head, which the chain alone cannot, against a logged checkpoint', async () => {
     const { source, audit, log } = await open();
     await write(audit, 30);

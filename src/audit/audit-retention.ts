@@ -8,6 +8,10 @@ import { SYSTEM_CALLER } from '../identity/caller.js';
 import { AuditService } from './audit.service.js';
 
 const HOUR = 3_600_000;
+/** Events deleted per purge transaction. */
+const PURGE_CHUNK = 10_000;
+
+type PurgedChunk = { count: number; toSeq: number; hash: string };
 
 /**
  * Retention: events older than `audit.retention_days` are deleted, and the chain anchor moves to the
@@ -36,28 +40,49 @@ export class AuditRetention implements OnApplicationBootstrap {
     run();
   }
 
-  /** Deletes events older than `before`; returns how many went. */
-  async purge(before: Date): Promise<number> {
-    const done = await this.sql.transaction(function* () {
-      yield sqlStep.run('UPDATE audit_head SET purging = 1 WHERE id = 1');
-      const [last] = (yield sqlStep.all('SELECT seq, hash FROM audit_events WHERE at < ? ORDER BY seq DESC LIMIT 1', [before.toISOString()])) as { seq: number; hash: string }[];
-      let purged: { count: number; toSeq: number; hash: string } | null = null;
-      if (last) {
-        const [{ n }] = (yield sqlStep.all('SELECT COUNT(*) AS n FROM audit_events WHERE seq <= ?', [last.seq])) as { n: number | string }[];
-        yield sqlStep.run('DELETE FROM audit_events WHERE seq <= ?', [last.seq]);
-        yield sqlStep.run('UPDATE audit_head SET anchor_seq = ?, anchor_hash = ? WHERE id = 1', [last.seq, last.hash]);
-        purged = { count: Number(n), toSeq: Number(last.seq), hash: last.hash };
-      }
-      yield sqlStep.run('UPDATE audit_head SET purging = 0 WHERE id = 1');
-      return purged;
-    });
+  /**
+   * Deletes events older than `before`, oldest first, in transactions of at most `chunkSize` events
+   * with a turn of the event loop between them: the first purge after retention is enabled may remove
+   * millions of events, and one transaction would hold the write lock (and, on SQLite, the event loop)
+   * for all of it. The anchor moves with each chunk, so the chain verifies at every step. Returns how
+   * many went.
+   */
+  async purge(before: Date, chunkSize = PURGE_CHUNK): Promise<number> {
+    const [last] = (await this.sql.all('SELECT seq FROM audit_events WHERE at < ? ORDER BY seq DESC LIMIT 1', [before.toISOString()])) as { seq: number | string }[];
+    if (!last) return 0;
+    const through = Number(last.seq);
+    let done: PurgedChunk | null = null;
+    let count = 0;
+    for (;;) {
+      const chunk: PurgedChunk | null = await this.sql.transaction(function* () {
+        yield sqlStep.run('UPDATE audit_head SET purging = 1 WHERE id = 1');
+        const [head] = (yield sqlStep.all('SELECT anchor_seq FROM audit_head WHERE id = 1')) as { anchor_seq: number | string }[];
+        const toSeq = Math.min(through, Number(head.anchor_seq) + chunkSize);
+        const [end] = (yield sqlStep.all('SELECT hash FROM audit_events WHERE seq = ?', [toSeq])) as { hash: string }[];
+        let purged: PurgedChunk | null = null;
+        if (end) {
+          const [{ n }] = (yield sqlStep.all('SELECT COUNT(*) AS n FROM audit_events WHERE seq <= ?', [toSeq])) as { n: number | string }[];
+          yield sqlStep.run('DELETE FROM audit_events WHERE seq <= ?', [toSeq]);
+          yield sqlStep.run('UPDATE audit_head SET anchor_seq = ?, anchor_hash = ? WHERE id = 1', [toSeq, end.hash]);
+          purged = { count: Number(n), toSeq, hash: end.hash };
+        }
+        yield sqlStep.run('UPDATE audit_head SET purging = 0 WHERE id = 1');
+        return purged;
+      });
+      // No chunk: another replica purged up to here already.
+      if (!chunk) break;
+      done = chunk;
+      count += chunk.count;
+      if (chunk.toSeq >= through) break;
+      await new Promise((resume) => setImmediate(resume));
+    }
     if (!done) return 0;
     await this.audit.record({
       caller: SYSTEM_CALLER,
       action: 'audit.purged',
       outcome: 'ok',
-      detail: { before: before.toISOString(), events: done.count, toSeq: done.toSeq, anchorHash: done.hash },
+      detail: { before: before.toISOString(), events: count, toSeq: done.toSeq, anchorHash: done.hash },
     });
-    return done.count;
+    return count;
   }
 }

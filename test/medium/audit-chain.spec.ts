@@ -183,6 +183,27 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     expect(await log.verify({ seq: 10, hash: 'f'.repeat(64) })).toMatchObject({ ok: true });
   });
 
+  it('purges in chunks, one transaction each, moving the anchor with each', async () => {
+    const { source, audit, log, retention } = await open();
+    await write(audit, 25);
+    const cutoff = new Date(Date.now() + 1000);
+    await new Promise((done) => setTimeout(done, 1100));
+    await write(audit, 2, 'kept');
+    const sql = (retention as unknown as { sql: { transaction: (steps: () => Generator) => Promise<unknown> } }).sql;
+    const transaction = sql.transaction.bind(sql);
+    const anchors: number[] = [];
+    sql.transaction = async (steps) => {
+      const result = await transaction(steps);
+      anchors.push(Number((await source.query('SELECT anchor_seq FROM audit_head WHERE id = 1'))[0].anchor_seq));
+      return result;
+    };
+    expect(await retention.purge(cutoff, 10)).toBe(25);
+    expect(anchors).toEqual([10, 20, 25]);
+    expect(await log.verify()).toMatchObject({ ok: true, checked: 3, anchor: { seq: 25 }, head: { seq: 28 } });
+    const purges = (await log.search({ action: 'audit.purged' }, 10, null)).items;
+    expect(purges.map((event) => JSON.parse(event.detail))).toEqual([expect.objectContaining({ events: 25, toSeq: 25 })]);
+  });
+
   it('redacts secrets and never stores image data (T4.5)', async () => {
     const { audit, log } = await open();
     const canaries = ['AKIAIOSFODNN7EXAMPLE', 'ghp_0123456789abcdefghijABCDEFGHIJ012345', 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl', 'hunter2'];

@@ -16,7 +16,7 @@ import type { AppConfig } from '../src/config/app-config.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { freshDatabase } from '../test/support/databases.js';
-import { load, median, peakRss, percentile, pin, startProcess, stopProcess, type Figures } from './measure.js';
+import { load, median, peakRss, percentile, pin, startProcess, stopProcess, type Figures, type Load } from './measure.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -70,6 +70,15 @@ async function gatewayThroughput(ollama: ScriptedOllama, floorUrl: string) {
   return { floor: best(runs.floor), hello: best(runs.hello), ours: best(runs.ours) };
 }
 
+/**
+ * `load` after WARM_UP_SECONDS of the same load, unmeasured: a freshly started service spends its first
+ * seconds compiling (500 accepts/s in its first second, 1 900 from its fourth on).
+ */
+async function loadWarm(spec: Omit<Load, 'seconds'>): Promise<Figures> {
+  await load({ ...spec, seconds: WARM_UP_SECONDS });
+  return load({ ...spec, seconds: SECONDS });
+}
+
 /** Puts the worker on a Task whose model call never ends, as if it were waiting on a real model. */
 async function occupyWorker(ollama: ScriptedOllama, url: string): Promise<void> {
   ollama.enqueue({ hang: true });
@@ -84,12 +93,8 @@ async function occupyWorker(ollama: ScriptedOllama, url: string): Promise<void> 
 async function acceptLatency(ollama: ScriptedOllama, floorUrl: string) {
   const service = await startService(ollama, { queue: { shutdown_grace_ms: 0 } });
   await occupyWorker(ollama, service.url);
-  const acceptLoad = { url: service.url, headers: headers('agent_run'), body: callBody('agent_run', { request: 'accept latency' }), connections: 16 };
-  // The floor it is compared with has served for minutes by now; a freshly started service spends its
-  // first seconds compiling (500 accepts/s in the first second, 1 900 from the fourth on), so it is warmed
-  // up with the same load first, unmeasured.
-  await load({ ...acceptLoad, seconds: WARM_UP_SECONDS });
-  const accept = await load({ ...acceptLoad, seconds: SECONDS });
+  // The floor it is compared with has served for minutes by now.
+  const accept = await loadWarm({ url: service.url, headers: headers('agent_run'), body: callBody('agent_run', { request: 'accept latency' }), connections: 16 });
   await service.stop();
   // The same concurrency against the protocol floor's trivial in-memory tool: the latency no MCP server on the SDK goes below here.
   const floor = await load({ url: `${floorUrl}/mcp`, headers: headers('agent_status'), body: callBody('agent_status', { task_id: randomUUID() }), connections: 16, seconds: SECONDS });
@@ -174,10 +179,8 @@ async function statusAtScale(ollama: ScriptedOllama, stored: number) {
   service = await new ServiceProcess(config.file).start();
   pin(service.pid!, 0);
   const target = ids[Math.floor(stored / 2)];
-  const statusLoad = { url: service.url, headers: headers('agent_status'), body: callBody('agent_status', { task_id: target }), connections: 32 };
   // Both sides start cold; warming each up first keeps the compiler's start-up out of the ratio.
-  await load({ ...statusLoad, seconds: WARM_UP_SECONDS });
-  const figures = await load({ ...statusLoad, seconds: SECONDS });
+  const figures = await loadWarm({ url: service.url, headers: headers('agent_status'), body: callBody('agent_status', { task_id: target }), connections: 32 });
   await service.stop();
   return figures;
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import { HotPathSql } from '../database/hot-path-sql.js';
@@ -117,16 +118,17 @@ export class AuditLogService {
   private async walkChain(checkpoint?: Checkpoint): Promise<Verification> {
     const [head] = (await this.sql.all('SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1')) as Record<string, string | number>[];
     const headSeq = Number(head.seq);
+    const anchor = { seq: Number(head.anchor_seq), hash: String(head.anchor_hash) };
     const result = (firstBadSeq: number | null, reason: string | null, checked: number): Verification => ({
       ok: firstBadSeq === null,
       checked,
       firstBadSeq,
       reason,
       head: { seq: headSeq, hash: String(head.hash) },
-      anchor: { seq: Number(head.anchor_seq), hash: String(head.anchor_hash) },
+      anchor,
     });
-    let expectedSeq = Number(head.anchor_seq) + 1;
-    let previous = String(head.anchor_hash);
+    let expectedSeq = anchor.seq + 1;
+    let previous = anchor.hash;
     let checked = 0;
     for (;;) {
       const rows = (await this.sql.all('SELECT * FROM audit_events WHERE seq >= ? AND seq <= ? ORDER BY seq ASC LIMIT ?', [expectedSeq, headSeq, VERIFY_PAGE])) as Record<string, unknown>[];
@@ -142,7 +144,7 @@ export class AuditLogService {
       if (rows.length < VERIFY_PAGE) break;
       // Other requests get their turn between pages: on SQLite every read is synchronous, and a walk of
       // a million events would otherwise hold the event loop for seconds.
-      await new Promise((resume) => setImmediate(resume));
+      await nextTurn();
     }
     if (expectedSeq - 1 !== headSeq || previous !== head.hash) {
       return result(expectedSeq, `the chain ends at ${expectedSeq - 1} but the head is at ${headSeq}`, checked);
@@ -150,7 +152,7 @@ export class AuditLogService {
     // One statement, so that the head it compares with and the events it finds are of the same moment.
     const [beyond] = (await this.sql.all('SELECT MIN(seq) AS seq FROM audit_events WHERE seq > (SELECT seq FROM audit_head WHERE id = 1)')) as { seq: number | string | null }[];
     if (beyond.seq !== null) return result(Number(beyond.seq), `event ${beyond.seq} is beyond the head`, checked);
-    const mismatch = checkpoint && (await this.checkpointMismatch(checkpoint, headSeq, { seq: Number(head.anchor_seq), hash: String(head.anchor_hash) }));
+    const mismatch = checkpoint && (await this.checkpointMismatch(checkpoint, headSeq, anchor));
     return mismatch ? result(mismatch.seq, mismatch.reason, checked) : result(null, null, checked);
   }
 

@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { HotPathSql, sqlStep } from '../database/hot-path-sql.js';
@@ -51,7 +52,7 @@ export class AuditRetention implements OnApplicationBootstrap {
     const [last] = (await this.sql.all('SELECT seq FROM audit_events WHERE at < ? ORDER BY seq DESC LIMIT 1', [before.toISOString()])) as { seq: number | string }[];
     if (!last) return 0;
     const through = Number(last.seq);
-    let done: PurgedChunk | null = null;
+    let lastChunk: PurgedChunk | null = null;
     let count = 0;
     for (;;) {
       const chunk: PurgedChunk | null = await this.sql.transaction(function* () {
@@ -71,17 +72,17 @@ export class AuditRetention implements OnApplicationBootstrap {
       });
       // No chunk: another replica purged up to here already.
       if (!chunk) break;
-      done = chunk;
+      lastChunk = chunk;
       count += chunk.count;
       if (chunk.toSeq >= through) break;
-      await new Promise((resume) => setImmediate(resume));
+      await nextTurn();
     }
-    if (!done) return 0;
+    if (!lastChunk) return 0;
     await this.audit.record({
       caller: SYSTEM_CALLER,
       action: 'audit.purged',
       outcome: 'ok',
-      detail: { before: before.toISOString(), events: count, toSeq: done.toSeq, anchorHash: done.hash },
+      detail: { before: before.toISOString(), events: count, toSeq: lastChunk.toSeq, anchorHash: lastChunk.hash },
     });
     return count;
   }

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { setImmediate as endOfTurn } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -95,8 +96,6 @@ export class AuditWriter {
     }
   }
 }
-
-const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Numbers and links `events` after `head`; returns the new head. */
 function chainAfter(head: Head, events: AuditEventEntity[]): { seq: number; hash: string } {

@@ -15,7 +15,8 @@ export const E2E_DATABASE: DatabaseKind = process.env.OAM_TEST_DB === 'postgres'
 /** A fresh, empty database of the given kind, as the `database` section of agent.yaml. */
 export async function freshDatabase(kind: DatabaseKind, dir = mkdtempSync(join(tmpdir(), 'oam-db-'))) {
   if (kind === 'sqlite') return { type: 'sqlite', path: join(dir, 'agent.sqlite') };
-  const name = `oam_${randomBytes(6).toString('hex')}`;
+  // Named after this process so that a concurrent test run's clean-up leaves it alone (drop-test-databases.js).
+  const name = `oam_p${process.pid}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();
   try {

@@ -1,12 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { userInfo } from 'node:os';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller, IdentityRefusal } from './caller.js';
+import { presentHeaders, readIdentityHeader, valueOf } from './identity-headers.js';
 import { JwtAssertions } from './jwt-assertions.js';
 import { TrustedProxies } from './trusted-proxies.js';
 
-const MAX_HEADER_LENGTH = 256;
+/** A groups list, and a signed assertion, are longer than a name. */
+const MAX_GROUPS_HEADER_BYTES = 4096;
+const MAX_ASSERTION_BYTES = 16 * 1024;
 
 export type Identified = { caller: Caller } | { refusal: IdentityRefusal };
 
@@ -30,7 +34,7 @@ export class IdentityService {
     switch (this.config.auth.mode) {
       case 'none': {
         const token = bearer(req);
-        return { caller: this.caller('local', [], token !== null && token === this.config.auth.adminToken, peer) };
+        return { caller: this.caller('local', [], isAdminToken(token, this.config.auth.adminToken), peer) };
       }
       case 'proxy_headers':
         return this.fromProxyHeaders(req, peer);
@@ -45,25 +49,30 @@ export class IdentityService {
 
   private fromProxyHeaders(req: IncomingMessage, peer: string): Identified {
     const { userHeader, emailHeader, groupsHeader } = this.config.auth;
-    const identityHeaders = [userHeader, emailHeader, groupsHeader].map((name) => name.toLowerCase());
     if (!this.proxies.trusts(peer)) {
-      const spoofed = identityHeaders.some((name) => req.headers[name] !== undefined);
+      const spoofed = presentHeaders(req, [userHeader, emailHeader, groupsHeader]).length > 0;
       return refuse(spoofed ? 'identity headers from an untrusted peer' : 'not from a trusted proxy', peer, spoofed ? 'auth.untrusted_identity_header' : 'auth.fail');
     }
-    const address = this.proxies.clientAddress(peer, single(req, 'x-forwarded-for') ?? undefined);
-    const user = single(req, userHeader) ?? single(req, emailHeader);
-    if (user === undefined || user === null) return refuse('the trusted proxy sent no identity', address);
-    if (!cleanValue(user)) return refuse(`${userHeader}: must be one value without commas or line breaks, at most ${MAX_HEADER_LENGTH} bytes`, address);
-    const groupsValue = single(req, groupsHeader);
-    if (groupsValue === null) return refuse(`${groupsHeader}: sent more than once`, address);
-    const groups = (groupsValue ?? '').split(',').map((group) => group.trim()).filter(Boolean);
-    return { caller: this.caller(user, groups, this.isAdmin(groups), address) };
+    const forwardedFor = req.headersDistinct['x-forwarded-for'];
+    const address = this.proxies.clientAddress(peer, forwardedFor?.length === 1 ? forwardedFor[0] : undefined);
+    // Every identity header is read (and may refuse) before any is used: a refused user header never
+    // falls back to the email header, whatever that one says.
+    const user = readIdentityHeader(req, userHeader);
+    const email = readIdentityHeader(req, emailHeader);
+    const groups = readIdentityHeader(req, groupsHeader, { list: true, maxBytes: MAX_GROUPS_HEADER_BYTES });
+    for (const read of [user, email, groups]) if (read && 'refused' in read) return refuse(read.refused, address);
+    const name = valueOf(user) ?? valueOf(email);
+    if (name === undefined) return refuse('the trusted proxy sent no identity', address);
+    const groupList = (valueOf(groups) ?? '').split(',').map((group) => group.trim()).filter(Boolean);
+    return { caller: this.caller(name.trim(), groupList, this.isAdmin(groupList), address) };
   }
 
   private async fromAssertion(req: IncomingMessage, peer: string): Promise<Identified> {
-    const token = single(req, this.config.auth.jwtHeader);
-    if (!token) return refuse(`no ${this.config.auth.jwtHeader} assertion`, peer);
-    const verified = await this.jwt!.verify(token);
+    const header = this.config.auth.jwtHeader;
+    const token = readIdentityHeader(req, header, { maxBytes: MAX_ASSERTION_BYTES });
+    if (!token) return refuse(`no ${header} assertion`, peer);
+    if ('refused' in token) return refuse(token.refused, peer);
+    const verified = await this.jwt!.verify(token.value);
     if ('error' in verified) return refuse(`invalid assertion: ${verified.error}`, peer);
     return { caller: this.caller(verified.user, verified.groups, this.isAdmin(verified.groups), peer) };
   }
@@ -81,14 +90,12 @@ const refuse = (reason: string, address: string, action: IdentityRefusal['action
   refusal: { reason, action, address: address || null },
 });
 
-/** The header's single value; null when it was sent more than once (a proxy that appends, not sets). */
-function single(req: IncomingMessage, name: string): string | null | undefined {
-  const values = req.headersDistinct[name.toLowerCase()];
-  if (!values) return undefined;
-  return values.length === 1 ? values[0] : null;
+/** The admin token check of mode none, in constant time (hashes first: timingSafeEqual wants equal lengths). */
+function isAdminToken(token: string | null, adminToken: string): boolean {
+  if (token === null || adminToken.length === 0) return false;
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(token), digest(adminToken));
 }
-
-const cleanValue = (value: string) => value.length > 0 && Buffer.byteLength(value) <= MAX_HEADER_LENGTH && !/[,\r\n]/.test(value);
 
 function bearer(req: IncomingMessage): string | null {
   const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');

@@ -1,4 +1,4 @@
-import { BlockList, isIPv6 } from 'node:net';
+import { BlockList, isIP, isIPv6 } from 'node:net';
 import { parseCidr } from '../config/agent-config.js';
 
 /**
@@ -25,11 +25,18 @@ export class TrustedProxies {
     }
   }
 
-  /** The client behind a trusted peer: the right-most X-Forwarded-For hop that is not a trusted proxy. */
+  /**
+   * The client behind a trusted peer: the right-most X-Forwarded-For hop that is not a trusted proxy.
+   * Only an IP address is taken (the audit log stores it as the source): a hop that is not one ends
+   * the walk at the peer, the last address known for certain.
+   */
   clientAddress(peer: string, forwardedFor: string | undefined): string {
     if (!forwardedFor || !this.trusts(peer)) return peer;
     const hops = forwardedFor.split(',').map((hop) => hop.trim()).filter(Boolean);
-    for (let index = hops.length - 1; index >= 0; index--) if (!this.trusts(hops[index])) return hops[index];
+    for (let index = hops.length - 1; index >= 0; index--) {
+      if (isIP(hops[index]) === 0) return peer;
+      if (!this.trusts(hops[index])) return hops[index];
+    }
     return peer;
   }
 }

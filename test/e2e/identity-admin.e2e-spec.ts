@@ -74,6 +74,31 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     expect(actors.map((row) => row.actor)).not.toContain('alice@example.com, admin');
   });
 
+  it('refuses an identity header sent twice, or comma-joined, whatever the other identity headers say: no fallback to the email header', async () => {
+    const verify = (headers: Record<string, string | string[]>) => rawRequest(service.port, '/admin/audit/verify', headers);
+    const email = 'mallory@example.com';
+    const cases: Record<string, string | string[]>[] = [
+      { 'X-Forwarded-User': ['carol@example.com', 'carol@example.com'], 'X-Forwarded-Email': email, 'X-Forwarded-Groups': ADMIN_GROUP },
+      { 'X-Forwarded-User': 'carol@example.com, x', 'X-Forwarded-Email': email, 'X-Forwarded-Groups': ADMIN_GROUP },
+      { 'X-Forwarded-Email': [email, email], 'X-Forwarded-Groups': ADMIN_GROUP },
+      { 'X-Forwarded-User': 'carol@example.com', 'X-Forwarded-Email': `${email},${email}`, 'X-Forwarded-Groups': ADMIN_GROUP },
+      { 'X-Forwarded-User': 'carol@example.com', 'X-Forwarded-Groups': ['dev', ADMIN_GROUP] },
+    ];
+    for (const headers of cases) expect([headers, (await verify(headers)).status]).toEqual([headers, 401]);
+    const actors = await probe<{ actor: string }>(db, 'SELECT DISTINCT actor FROM audit_events');
+    expect(actors.map((row) => row.actor)).not.toContain(email);
+  });
+
+  it('decodes identity headers as UTF-8 (raw bytes on the wire, as oauth2-proxy sends them), refuses bytes that are not, and stores only IP addresses as the source', async () => {
+    // Node writes header strings as Latin-1: a UTF-8 name re-encoded that way goes out as its UTF-8 bytes.
+    const wire = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+    const ok = await rawRequest(service.port, '/admin/audit/verify', { 'X-Forwarded-User': wire('山田 太郎'), 'X-Forwarded-Groups': wire(`開発, ${ADMIN_GROUP}`), 'X-Forwarded-For': '<svg onload=alert(1)>' });
+    expect(ok.status).toBe(200);
+    const [event] = await probe<{ actor: string; groups: string; source: string }>(db, "SELECT actor, groups, source FROM audit_events WHERE action = 'admin.audit_verify' ORDER BY seq DESC LIMIT 1");
+    expect({ ...event, groups: JSON.parse(event.groups) }).toEqual({ actor: '山田 太郎', groups: ['開発', ADMIN_GROUP], source: '127.0.0.1' });
+    expect((await rawRequest(service.port, '/admin/audit/verify', { 'X-Forwarded-User': '\xff\xfeyamada', 'X-Forwarded-Groups': ADMIN_GROUP })).status).toBe(401);
+  });
+
   it("keeps each user's Tasks and sessions to that user (T1.8)", async () => {
     ollama.enqueue({ content: 'for alice only' });
     const accepted = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: 'private work' } })));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
@@ -86,6 +86,21 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
       ['garbage', 'not.a.jwt'],
     ];
     for (const [name, assertion] of cases) expect([name, await statusWith(assertion)]).toEqual([name, 401]);
+  });
+
+  it('refuses an assertion header sent twice, even with two valid assertions', async () => {
+    const valid = await token();
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: service.port, path: '/admin/audit/verify', headers: { 'X-Jwt-Assertion': [valid, valid] } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(401);
+    expect(await statusWith(`${valid}, ${valid}`)).toBe(401);
+    expect(await statusWith(valid)).toBe(200);
   });
 
   it('keeps verifying with cached keys while the JWKS endpoint is down (T2.7)', async () => {

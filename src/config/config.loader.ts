@@ -14,10 +14,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AgentConfig {
     try {
       document = parse(readFileSync(file, 'utf8')) ?? {};
     } catch (error) {
-      throw new ConfigError([`${file}: not valid YAML (${(error as Error).message.split('\n')[0]})`]);
+      throw new ConfigError([{ path: [], subject: file, message: `not valid YAML (${(error as Error).message.split('\n')[0]})` }]);
     }
   } else if (env.AGENT_CONFIG) {
-    throw new ConfigError([`AGENT_CONFIG: file not found: ${file}`]);
+    throw new ConfigError([{ path: [], subject: 'AGENT_CONFIG', message: `file not found: ${file}` }]);
   }
   return validateConfig(deepMerge(document, overridesFromEnv(env, (text) => parse(text))));
 }

@@ -1,5 +1,5 @@
 import { BlockList, isIP, isIPv6 } from 'node:net';
-import { parseCidr } from '../config/agent-config.js';
+import { parseCidr } from '../config/cidr.js';
 
 /**
  * The configured SSO proxy addresses. Trust is decided from the TCP peer only, never from

@@ -43,6 +43,32 @@ describe('configuration', () => {
     ]);
   });
 
+  it('gives each problem as the YAML key path and a message, for callers that name keys their own way', () => {
+    try {
+      validateConfig({ mcp: { tasks: { ttl_ms: 1 } }, sever: {}, auth: { admin_token: 'short' } });
+      throw new Error('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).issues).toEqual([
+        { path: ['sever'], message: 'unknown key' },
+        { path: ['mcp', 'tasks', 'ttl_ms'], message: 'must be between 1000 and 31536000000 (got 1)' },
+      ]);
+    }
+  });
+
+  it('checks rules across keys only once every key is valid, and names the key that must change', () => {
+    expect(problemsOf({ auth: { admin_token: 'short' }, server: { port: -1 } })).toEqual(['server.port: must be between 0 and 65535 (got -1)']);
+    expect(problemsOf({ auth: { admin_token: 'short' } })).toEqual(['auth.admin_token: must be at least 24 characters']);
+    expect(problemsOf({ mcp: { images: { max_bytes_per_image: 100, max_total_bytes: 10 } } })).toEqual([
+      'mcp.images.max_bytes_per_image: must not exceed mcp.images.max_total_bytes',
+    ]);
+  });
+
+  it('takes every default for a section left empty in YAML, and refuses a section that is not a mapping', () => {
+    expect(validateConfig({ server: null }).server.port).toBe(3000);
+    expect(problemsOf({ server: ['x'], queue: 5 })).toEqual(['server: expected a mapping', 'queue: expected a mapping']);
+    expect(problemsOf('text')).toEqual(['(root): expected a mapping']);
+  });
+
   it('requires a url for postgres', () => {
     expect(problemsOf({ database: { type: 'postgres' } })).toEqual(['database.url: required when database.type is postgres']);
   });

@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import { parseCidr } from './cidr.js';
+
+/**
+ * The configuration's one schema: keys as they appear in YAML (snake_case), their defaults, their
+ * constraints and the boot-time message for each bad value. The TypeScript type (`AgentConfig`) is
+ * inferred from it, and `validateConfig` turns its issues into messages naming the dotted key.
+ */
+
+const MiB = 1024 * 1024;
+
+/** A string; `nonEmpty` refuses blank values, `url` values `URL` cannot parse. */
+function text(fallback: string, rules: { nonEmpty?: boolean; url?: boolean } = {}) {
+  let schema = z.string({ error: 'expected a string' });
+  if (rules.nonEmpty) schema = schema.refine((value) => value.trim() !== '', { error: 'must not be empty', abort: true });
+  if (rules.url) schema = schema.refine((value) => URL.canParse(value), { error: (issue) => `must be a URL (got "${issue.input}")` });
+  return schema.default(fallback);
+}
+
+/** One of a fixed list of strings; the first is the default. */
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z
+    .enum(values, {
+      error: (issue) =>
+        typeof issue.input === 'string' ? `must be one of ${values.join(', ')} (got "${issue.input}")` : 'expected a string',
+    })
+    .default(values[0] as T[0]);
+}
+
+function bounded(kind: 'an integer' | 'a number', fallback: number, min: number, max: number) {
+  let schema = z.number({ error: `expected ${kind}` });
+  if (kind === 'an integer') schema = schema.refine(Number.isInteger, { error: 'expected an integer', abort: true });
+  return schema
+    .refine((value) => value >= min && value <= max, { error: (issue) => `must be between ${min} and ${max} (got ${issue.input})` })
+    .default(fallback);
+}
+const integer = (fallback: number, min: number, max: number) => bounded('an integer', fallback, min, max);
+const decimal = (fallback: number, min: number, max: number) => bounded('a number', fallback, min, max);
+
+const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
+/** A list of strings, refused as a whole (one message for the key, not one per item). */
+const list = (fallback: readonly string[]) =>
+  z.custom<string[]>(isStringList, { error: 'expected a list of strings' }).default(() => [...fallback]);
+
+/**
+ * A mapping of keys; every key it does not name is refused. An absent or empty (`null` in YAML)
+ * section takes every default.
+ */
+function section<S extends z.ZodRawShape>(shape: S) {
+  const mapping = z.strictObject(shape, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? 'unknown key' : 'expected a mapping'),
+  });
+  return z.preprocess((value) => value ?? undefined, mapping.prefault({} as z.input<typeof mapping>));
+}
+
+const shape = {
+  server: section({
+    host: text('127.0.0.1', { nonEmpty: true }),
+    port: integer(3000, 0, 65535),
+    allowed_origins: list([]),
+  }),
+  auth: section({
+    mode: oneOf(['none', 'proxy_headers', 'proxy_jwt']),
+    trusted_proxies: list([]),
+    user_header: text('X-Forwarded-User', { nonEmpty: true }),
+    email_header: text('X-Forwarded-Email', { nonEmpty: true }),
+    groups_header: text('X-Forwarded-Groups', { nonEmpty: true }),
+    admin_groups: list([]),
+    admin_token: text(''),
+    jwt_header: text('X-Jwt-Assertion', { nonEmpty: true }),
+    jwks_url: text(''),
+    issuer: text(''),
+    audience: text(''),
+    algorithms: list(['RS256', 'ES256']),
+    user_claim: text('email', { nonEmpty: true }),
+    groups_claim: text('groups', { nonEmpty: true }),
+  }),
+  audit: section({
+    retention_days: integer(0, 0, 36_500),
+    checkpoint_every: integer(1000, 1, 1_000_000),
+  }),
+  ollama: section({
+    host: text('http://127.0.0.1:11434', { url: true }),
+    model: text('qwen3:8b', { nonEmpty: true }),
+    temperature: decimal(0.7, 0, 2),
+    num_ctx: integer(32768, 512, 1_048_576),
+    keep_alive: text('30m', { nonEmpty: true }),
+    request_timeout_ms: integer(600_000, 100, 86_400_000),
+  }),
+  database: section({
+    type: oneOf(['sqlite', 'postgres']),
+    path: text('./data/agent.sqlite', { nonEmpty: true }),
+    url: text(''),
+  }),
+  queue: section({
+    poll_interval_ms: integer(1000, 10, 3_600_000),
+    lease_ms: integer(30_000, 1000, 3_600_000),
+    shutdown_grace_ms: integer(30_000, 0, 3_600_000),
+  }),
+  workspace: section({
+    root: text('./workspace', { nonEmpty: true }),
+    sandbox: oneOf(['auto', 'bubblewrap', 'none']),
+    command_timeout_ms: integer(120_000, 100, 3_600_000),
+    capture_bytes: integer(MiB, 1024, 64 * MiB),
+    max_file_bytes: integer(1024 * MiB, MiB, 1024 * 1024 * MiB),
+    max_processes: integer(512, 16, 65_536),
+  }),
+  agent: section({
+    max_subtasks: integer(8, 1, 32),
+    max_rounds_per_subtask: integer(20, 1, 500),
+    max_rounds_per_task: integer(60, 1, 2000),
+    tool_output_chars: integer(16_000, 1000, 1_000_000),
+  }),
+  mcp: section({
+    images: section({
+      max_count: integer(4, 0, 64),
+      max_bytes_per_image: integer(10 * MiB, 1, 256 * MiB),
+      max_total_bytes: integer(20 * MiB, 1, 1024 * MiB),
+    }),
+    tasks: section({
+      ttl_ms: integer(86_400_000, 1000, 31_536_000_000),
+      poll_interval_ms: integer(1000, 10, 3_600_000),
+    }),
+  }),
+};
+
+/** The configuration as written in YAML, every default filled in. */
+export type ConfigDocument = z.output<ReturnType<typeof section<typeof shape>>>;
+
+interface Problem {
+  path: string[];
+  message: string;
+}
+
+const OPEN_TO_ALL = ['0.0.0.0/0', '::/0', '*'];
+const LOOPBACK = ['127.0.0.1', 'localhost', '::1'];
+
+/**
+ * Identity settings that would let anyone in are refused at boot: no authentication on a non-loopback
+ * address, and trusted-proxy lists that trust everyone (the Gitea CVE-2026-20896 and oauth2-proxy lesson).
+ */
+function authProblems({ auth, server }: ConfigDocument): Problem[] {
+  const problems: Problem[] = [];
+  const problem = (key: string, message: string) => problems.push({ path: ['auth', key], message });
+  if (auth.mode === 'none' && !LOOPBACK.includes(server.host)) {
+    problem('mode', `none serves one local user and requires server.host on loopback (got "${server.host}")`);
+  }
+  if (auth.mode === 'proxy_headers') {
+    if (auth.trusted_proxies.length === 0) problem('trusted_proxies', 'required (the addresses of the SSO proxy) when auth.mode is proxy_headers');
+    for (const entry of auth.trusted_proxies) {
+      if (OPEN_TO_ALL.includes(entry.trim())) problem('trusted_proxies', `"${entry}" would trust every client`);
+      else if (!parseCidr(entry)) problem('trusted_proxies', `"${entry}" is not an IP address or CIDR`);
+    }
+  }
+  if (auth.mode === 'proxy_jwt') {
+    if (!URL.canParse(auth.jwks_url)) problem('jwks_url', 'a pinned JWKS URL is required when auth.mode is proxy_jwt');
+    if (!auth.issuer) problem('issuer', 'required when auth.mode is proxy_jwt');
+    if (!auth.audience) problem('audience', 'required when auth.mode is proxy_jwt');
+    const weak = auth.algorithms.filter((alg) => alg === 'none' || alg.startsWith('HS'));
+    if (weak.length > 0) problem('algorithms', `${weak.join(', ')} not allowed (asymmetric algorithms only)`);
+  }
+  if (auth.admin_token && auth.admin_token.length < 24) problem('admin_token', 'must be at least 24 characters');
+  return problems;
+}
+
+/** Rules across keys, checked in order once every key is valid on its own; the first that fails is reported. */
+function crossKeyProblems(config: ConfigDocument): Problem[] {
+  if (config.database.type === 'postgres' && !config.database.url)
+    return [{ path: ['database', 'url'], message: 'required when database.type is postgres' }];
+  if (config.mcp.images.max_bytes_per_image > config.mcp.images.max_total_bytes)
+    return [{ path: ['mcp', 'images', 'max_bytes_per_image'], message: 'must not exceed mcp.images.max_total_bytes' }];
+  return authProblems(config);
+}
+
+/** The whole document; the cross-key rules run only once every key is valid on its own. */
+export const configSchema = section(shape).superRefine(
+  (config, context) => {
+    for (const { path, message } of crossKeyProblems(config)) context.addIssue({ code: 'custom', path, message });
+  },
+  { when: (payload) => payload.issues.length === 0 },
+);

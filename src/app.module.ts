@@ -8,6 +8,7 @@ import { WalCheckpointer } from './database/wal-checkpointer.js';
 import { Metrics } from './metrics/metrics.js';
 import { AdminModule } from './admin/admin.module.js';
 import { HealthModule } from './health/health.module.js';
+import { HttpEdge } from './http/http-edge.js';
 import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
 import { McpModule } from './mcp/mcp.module.js';
 
@@ -25,10 +26,10 @@ export class CoreModule {
   }
 }
 
-/** The HTTP service: the core plus the /mcp endpoint (mounted on the server by main.ts), the admin surface and health probes. */
+/** The HTTP service: the core plus the HTTP edge and the /mcp endpoint behind it (mounted on the server by main.ts), the admin surface and health probes. */
 @Module({})
 export class HttpAppModule {
   static forRoot(config: AgentConfig): DynamicModule {
-    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), AdminModule, HealthModule], providers: [McpHttpEndpoint] };
+    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), AdminModule, HealthModule], providers: [McpHttpEndpoint, HttpEdge] };
   }
 }

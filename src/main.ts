@@ -6,7 +6,7 @@ import type { Express } from 'express';
 import { buildOpenApiDocument } from './admin/openapi.js';
 import { HttpAppModule } from './app.module.js';
 import { configOrExit } from './bootstrap.js';
-import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
+import { HttpEdge } from './http/http-edge.js';
 import { onTermination } from './common/termination.js';
 import { StderrLogger } from './common/stderr-logger.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   app.disable('x-powered-by');
   const openApi = buildOpenApiDocument(app);
   (app.getHttpAdapter().getInstance() as Express).get('/admin/openapi.json', (_req, res) => void res.json(openApi));
-  app.get(McpHttpEndpoint).mountOn(app.getHttpServer());
+  app.get(HttpEdge).mountOn(app.getHttpServer());
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Bootstrap');
   const url = await app.getUrl();

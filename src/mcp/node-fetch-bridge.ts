@@ -1,6 +1,11 @@
 import { isAscii } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
+import type { AgentConfig } from '../config/agent-config.js';
+
+/** Room for the largest image payload as Base64 (4/3 of the bytes) plus the rest of the request. */
+export const maxRequestBodyBytes = (images: AgentConfig['mcp']['images']) =>
+  Math.ceil(images.maxTotalBytes / 3) * 4 + 1024 * 1024;
 
 export type BodyResult = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'too_large' } | { kind: 'invalid' } | { kind: 'aborted' };
 
@@ -8,7 +13,7 @@ export type BodyResult = { kind: 'none' } | { kind: 'json'; value: unknown } | {
  * Reads and parses a JSON body with a size limit (checked on Content-Length before reading, and while
  * reading). Collecting Buffers and decoding once is several times cheaper for a 27 MiB image payload
  * than the SDK's web-stream path, which decodes chunk by chunk and copies each chunk. Past the limit
- * the rest is not collected, and the stream is left open for refuseTooLarge.
+ * the rest is not collected, and the stream is left open for `refuse`.
  */
 export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyResult> {
   if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE') return Promise.resolve({ kind: 'none' });
@@ -51,24 +56,6 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Bo
  */
 function decodeUtf8(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
-}
-
-/** Bytes a refused body may still send, discarded, before the connection is cut. */
-const DISCARD_LIMIT = 64 * 1024 * 1024;
-
-/**
- * Answers 413 and reads and discards what the client is still sending (up to DISCARD_LIMIT, then the
- * connection is cut): closing a socket with unread data resets it, and a client that is still writing
- * would see a broken pipe instead of the answer.
- */
-export function refuseTooLarge(req: IncomingMessage, res: ServerResponse, maxBytes: number): void {
-  let discarded = 0;
-  req.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > DISCARD_LIMIT) req.socket.destroy();
-  });
-  req.resume();
-  writeJsonRpcError(res, 413, -32600, `Request body exceeds ${maxBytes} bytes`);
 }
 
 /**

@@ -69,7 +69,7 @@ describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
       }, reject);
     });
     expect(rebinding).toBe(403);
-    const rejected = await probe<{ action: string }>(db, "SELECT action FROM audit_events WHERE action = 'mcp.origin_rejected'");
+    const rejected = await probe<{ action: string }>(db, "SELECT action FROM audit_events WHERE action = 'http.request_rejected'");
     expect(rejected).toHaveLength(3);
   });
 

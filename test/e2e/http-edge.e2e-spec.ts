@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { probe, type DatabaseTarget } from '../support/database-probe.js';
+import { MODERN } from '../support/mcp-clients.js';
+import { firstReply, head, openUpload, rawExchange } from '../support/raw-http.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
+
+const TOKEN = 'edge-admin-token-0123456789';
+/** Every kind of route the service serves, and one it does not. */
+const ROUTES = ['/mcp', '/admin', '/admin/audit', '/admin/tasks', '/admin/metrics', '/admin/openapi.json', '/healthz', '/readyz', '/no/such/path'];
+const MCP_HEADERS = ['Content-Type: application/json', 'Accept: application/json, text/event-stream', `MCP-Protocol-Version: ${MODERN}`, 'Mcp-Method: tools/list'];
+const rejections = async (db: DatabaseTarget) =>
+  probe<{ detail: string }>(db, "SELECT detail FROM audit_events WHERE action = 'http.request_rejected' ORDER BY seq");
+
+describe('HTTP edge: one Host/Origin guard for every route, methods, malformed requests, early refusal', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let db: DatabaseTarget;
+
+  beforeAll(async () => {
+    await ollama.start();
+    const config = await writeConfig(ollama.url, { auth: { admin_token: TOKEN }, server: { allowed_origins: ['https://ide.example.com'] } });
+    db = config.database;
+    service = await new ServiceProcess(config.file).start();
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  const get = (path: string, lines: string[]) => rawExchange(service.port, head(`GET ${path} HTTP/1.1`, [...lines, `Authorization: Bearer ${TOKEN}`, 'Connection: close']));
+
+  it('refuses a foreign Host (DNS rebinding) and a foreign Origin with 403 on every route, and audits each refusal', async () => {
+    const before = (await rejections(db)).length;
+    for (const path of ROUTES) {
+      const rebound = await get(path, ['Host: attacker.example']);
+      expect([path, rebound.status, rebound.headers.connection]).toEqual([path, 403, 'close']);
+      const crossSite = await get(path, [`Host: 127.0.0.1:${service.port}`, 'Origin: https://evil.example']);
+      expect([path, crossSite.status]).toEqual([path, 403]);
+      expect(crossSite.body).toContain('evil.example');
+    }
+    // Loopback and configured origins still pass, on admin routes as on /mcp.
+    expect((await get('/admin/tasks', [`Host: localhost:${service.port}`, `Origin: http://localhost:${service.port}`])).status).toBe(200);
+    expect((await get('/admin/tasks', [`Host: [::1]:${service.port}`, 'Origin: https://ide.example.com'])).status).toBe(200);
+    expect((await get('/admin/tasks', [`Host: 127.0.0.1:${service.port}`, 'Origin: http://ide.example.com'])).status).toBe(403);
+    const audited = (await rejections(db)).slice(before).map((row) => JSON.parse(row.detail) as { path: string });
+    expect(audited).toHaveLength(ROUTES.length * 2 + 1);
+    expect(new Set(audited.map((detail) => detail.path))).toEqual(new Set([...ROUTES, '/admin/tasks']));
+  });
+
+  it('refuses a cross-site POST to an admin route before it acts, even with a valid admin token', async () => {
+    const cancel = (lines: string[]) =>
+      rawExchange(service.port, head('POST /admin/tasks/00000000-0000-0000-0000-000000000000/cancel HTTP/1.1', [`Host: 127.0.0.1:${service.port}`, `Authorization: Bearer ${TOKEN}`, 'Content-Length: 0', 'Connection: close', ...lines]));
+    for (const lines of [['Sec-Fetch-Site: cross-site'], ['Sec-Fetch-Site: same-site'], [`Origin: http://localhost:${service.port + 1}`], ['Origin: https://ide.example.com']]) {
+      const refused = await cancel(lines);
+      expect([lines, refused.status]).toEqual([lines, 403]);
+      expect(refused.body).toContain('cross-site');
+    }
+    // Same-origin page requests and non-browser clients reach the route (no such Task: 404).
+    for (const lines of [[], ['Sec-Fetch-Site: same-origin'], [`Origin: http://127.0.0.1:${service.port}`]]) {
+      expect([lines, (await cancel(lines)).status]).toEqual([lines, 404]);
+    }
+  });
+
+  it('refuses malformed and doubled Host headers with 400 naming the Host, on every route', async () => {
+    const forms = [
+      ['Host: evil.com@127.0.0.1'],
+      [`Host: evil.com@127.0.0.1:${service.port}`],
+      [`Host: 127.0.0.1:${service.port}`, 'Host: attacker.example'],
+      ['Host: 127.0.0.1:99999'],
+      ['Host: 127.0.0.1:port'],
+      ['Host: '],
+      ['Host: 127.0.0.1/admin'],
+      ['Host: [::1'],
+    ];
+    for (const path of ROUTES) {
+      for (const lines of forms) {
+        const reply = await get(path, lines);
+        expect([path, lines, reply.status]).toEqual([path, lines, 400]);
+        expect(reply.body).toMatch(/Host/);
+      }
+    }
+    const absolute = await rawExchange(service.port, head('GET http://attacker.example/admin HTTP/1.1', [`Host: 127.0.0.1:${service.port}`, 'Connection: close']));
+    expect(absolute.status).toBe(400);
+  });
+
+  it('answers every method on every route without a 5xx, and logs no stack trace', async () => {
+    const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'MKCOL', 'LOCK', 'PURGE', 'SEARCH', 'QUERY'];
+    for (const path of ROUTES) {
+      for (const method of methods) {
+        const reply = await rawExchange(service.port, head(`${method} ${path} HTTP/1.1`, [`Host: 127.0.0.1:${service.port}`, ...MCP_HEADERS, 'Content-Length: 0', 'Connection: close']));
+        expect([method, path, reply.status >= 200 && reply.status < 500]).toEqual([method, path, true]);
+        if (!['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'].includes(method)) expect([method, path, reply.status]).toEqual([method, path, 405]);
+      }
+    }
+    expect(service.stderr).not.toMatch(/ERROR|\n\s+at /);
+  });
+});
+
+describe('HTTP edge: the caller is known before a byte of the body is read', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    await ollama.start();
+    // No trusted proxy: every loopback peer is unidentified.
+    const config = await writeConfig(ollama.url, { auth: { mode: 'proxy_headers', trusted_proxies: ['10.9.9.9/32'] } });
+    service = await new ServiceProcess(config.file).start();
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  /** The reply to an upload that has sent its head and none of its announced body; null if none came. */
+  const replyToHeadOnly = async (lines: string[]) => {
+    const socket = await openUpload(service.port, head('POST /mcp HTTP/1.1', [...MCP_HEADERS, 'Content-Length: 28000000', ...lines]));
+    const bound = new Promise<null>((resolve) => setTimeout(() => resolve(null), 10_000).unref());
+    const reply = await Promise.race([firstReply(socket), bound]);
+    socket.destroy();
+    return reply;
+  };
+
+  it('answers 401 with Connection: close to an unidentified peer announcing a 28 MB body, before any of it is sent', async () => {
+    const reply = await replyToHeadOnly([`Host: 127.0.0.1:${service.port}`, 'X-Forwarded-User: mallory']);
+    expect(reply).toMatchObject({ status: 401, headers: { connection: 'close' } });
+    expect(JSON.parse(reply!.body)).toMatchObject({ error: { code: -32600 } });
+  });
+
+  it('answers 403 to a foreign Origin before any body is sent', async () => {
+    const reply = await replyToHeadOnly([`Host: 127.0.0.1:${service.port}`, 'Origin: https://evil.example']);
+    expect(reply).toMatchObject({ status: 403, headers: { connection: 'close' } });
+  });
+});

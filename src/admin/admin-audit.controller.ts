@@ -6,7 +6,7 @@ import { AuditLogService, type AuditFilters } from '../audit/audit-log.service.j
 import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
 import { AuditExportQueryDto, AuditPageQueryDto, AuditQueryDto, AuditVerifyQueryDto, SeqParamDto } from './admin.dto.js';
-import { csvCell, mapAuditEvent } from './admin-views.js';
+import { csvCell, mapAuditEvent, mapListedAuditEvent } from './admin-views.js';
 
 const CSV_COLUMNS = ['seq', 'at', 'actor', 'groups', 'source', 'transport', 'client', 'action', 'outcome', 'task_id', 'session_id', 'detail', 'prev_hash', 'hash'] as const;
 
@@ -33,7 +33,7 @@ export class AdminAuditController {
   @ApiOperation({ summary: 'Search audit events (filters AND-ed), newest first, with an opaque cursor' })
   async search(@Query() query: AuditPageQueryDto) {
     const page = await this.log.search(filtersOf(query), query.limit ?? 100, query.cursor ?? null);
-    return { items: page.items.map(mapAuditEvent), next_cursor: page.nextCursor };
+    return { items: page.items.map(mapListedAuditEvent), next_cursor: page.nextCursor };
   }
 
   @Get('export')

@@ -2,7 +2,6 @@ import { Injectable, type CallHandler, type ExecutionContext, type NestIntercept
 import { Reflector } from '@nestjs/core';
 import { catchError, concatMap, from, map, type Observable } from 'rxjs';
 import { AuditService } from '../audit/audit.service.js';
-import { summarizeArguments } from '../tools/audit-summary.js';
 import { ADMIN_ACTION, type AdminRequest } from './admin-auth.guard.js';
 
 /**
@@ -19,7 +18,7 @@ export class AdminAuditInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<AdminRequest>();
     const action = this.reflector.get<string>(ADMIN_ACTION, context.getHandler()) ?? 'admin.request';
-    const detail = { method: req.method, path: req.path, query: summarizeArguments(req.query), params: req.params };
+    const detail = { method: req.method, path: req.path, query: req.query, params: req.params };
     const taskId = typeof req.params.id === 'string' && action.startsWith('admin.task') ? req.params.id : null;
     const record = (outcome: 'ok' | 'error', reason?: string) =>
       this.audit.record({ caller: req.caller!, action, outcome, taskId, detail: reason ? { ...detail, reason } : detail });

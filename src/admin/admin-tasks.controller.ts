@@ -8,7 +8,7 @@ import { SessionsService } from '../sessions/sessions.service.js';
 import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAction, AdminAuthGuard, type AdminRequest } from './admin-auth.guard.js';
 import { TaskListQueryDto, UuidParamDto } from './admin.dto.js';
-import { mapSession, mapStep, mapTask } from './admin-views.js';
+import { mapListedTask, mapSession, mapStep, mapTask } from './admin-views.js';
 
 @ApiTags('tasks')
 @ApiSecurity('admin')
@@ -29,7 +29,7 @@ export class AdminTasksController {
     const limit = query.limit ?? 100;
     const tasks = await this.queue.list({ status: query.status, owner: query.owner, sessionId: query.session_id }, limit + 1, query.cursor ? decodeCursor(query.cursor) : null);
     const page = tasks.slice(0, limit);
-    return { items: page.map(mapTask), next_cursor: tasks.length > limit ? encodeCursor(page[page.length - 1].seq) : null };
+    return { items: page.map(mapListedTask), next_cursor: tasks.length > limit ? encodeCursor(page[page.length - 1].seq) : null };
   }
 
   @Get('tasks/:id')
@@ -58,6 +58,6 @@ export class AdminTasksController {
     const session = await this.sessions.find(id);
     if (!session) throw new NotFoundException(`no session ${id}`);
     const tasks = await this.queue.list({ sessionId: id }, 1000, null);
-    return { ...mapSession(session), tasks: tasks.reverse().map(mapTask) };
+    return { ...mapSession(session), tasks: tasks.reverse().map(mapListedTask) };
   }
 }

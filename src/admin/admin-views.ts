@@ -1,7 +1,12 @@
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
+import { CUT_KEY, cutText } from '../audit/audit-bounds.js';
 import type { AuditEventEntity } from '../audit/audit-event.entity.js';
+import type { ListedAuditEvent } from '../audit/audit-log.service.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import type { SessionEntity } from '../sessions/session.entity.js';
+
+/** Characters of a Task's request and result shown in listings. */
+const LIST_TEXT_CHARS = 2000;
 
 /** The admin API's JSON shapes (snake_case, like the MCP surface); entities never leave a service. */
 export function mapAuditEvent(event: AuditEventEntity) {
@@ -23,6 +28,16 @@ export function mapAuditEvent(event: AuditEventEntity) {
   };
 }
 
+/**
+ * An event in a listing: its detail whole when the listing read all of it, otherwise a marker that
+ * says how long it is and where to read it whole, and the head of its JSON text.
+ */
+export function mapListedAuditEvent({ event, detailChars }: ListedAuditEvent) {
+  if (detailChars <= event.detail.length) return mapAuditEvent(event);
+  const cut = { [CUT_KEY]: `[cut: detail of ${detailChars} chars; GET /admin/audit/${event.seq} returns it whole]`, preview: event.detail };
+  return { ...mapAuditEvent({ ...event, detail: '{}' }), detail: cut };
+}
+
 export function mapTask(task: TaskEntity) {
   return {
     task_id: task.id,
@@ -41,6 +56,12 @@ export function mapTask(task: TaskEntity) {
     started_at: task.startedAt,
     finished_at: task.finishedAt,
   };
+}
+
+/** A Task in a listing: its request and result cut (GET /admin/tasks/:id returns them whole). */
+export function mapListedTask(task: TaskEntity) {
+  const view = mapTask(task);
+  return { ...view, request: cutText(view.request, LIST_TEXT_CHARS), result: view.result === null ? null : cutText(view.result, LIST_TEXT_CHARS) };
 }
 
 export function mapStep(step: TaskStepEntity) {

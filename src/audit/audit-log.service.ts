@@ -18,8 +18,15 @@ export interface AuditFilters {
   to?: string;
 }
 
+/** An event as listed: long fields cut (`detail` holds at most LIST_DETAIL_CHARS of its JSON text). */
+export interface ListedAuditEvent {
+  event: AuditEventEntity;
+  /** The length of the whole detail; more than `event.detail` holds when it was cut for the list. */
+  detailChars: number;
+}
+
 export interface AuditPage {
-  items: AuditEventEntity[];
+  items: ListedAuditEvent[];
   /** Opaque; absent on the last page. */
   nextCursor: string | null;
 }
@@ -48,6 +55,15 @@ const COLUMNS: Record<keyof AuditFilters, string> = {
   from: 'at >= ?',
   to: 'at < ?',
 };
+/**
+ * What a listing reads of each event. Events written before their size was bounded may hold
+ * megabytes: a page of them is cut in the query itself, so a page costs the same whatever is stored.
+ */
+export const LIST_DETAIL_CHARS = 4096;
+const LISTED_COLUMNS = `seq, at, actor, groups, source, transport, substr(client, 1, 200) AS client, action, outcome, task_id, session_id,
+  substr(detail, 1, ${LIST_DETAIL_CHARS}) AS detail, length(detail) AS detail_chars, prev_hash, hash`;
+/** Detail characters one read of whole events may hold (at least one event is read). */
+const READ_DETAIL_CHARS = 8 * 1024 * 1024;
 /** Events per read of a verification walk: about 5 ms of hashing, the longest the walk holds the event loop. */
 const VERIFY_PAGE = 1000;
 /** Walks of the chain before a failure is reported, when retention purges keep moving the anchor. */
@@ -69,9 +85,9 @@ export class AuditLogService {
   async search(filters: AuditFilters, limit: number, cursor: string | null): Promise<AuditPage> {
     const before = cursor === null ? null : decodeCursor(cursor);
     const { where, params } = whereClause(filters, before === null ? [] : [['seq < ?', before]]);
-    const rows = (await this.sql.all(`SELECT * FROM audit_events ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit + 1])) as Record<string, unknown>[];
-    const items = rows.slice(0, limit).map((row) => this.sql.hydrate(AuditEventEntity, row));
-    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].seq) : null };
+    const rows = (await this.sql.all(`SELECT ${LISTED_COLUMNS} FROM audit_events ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit + 1])) as Record<string, unknown>[];
+    const items = rows.slice(0, limit).map((row) => ({ event: this.sql.hydrate(AuditEventEntity, row), detailChars: Number(row.detail_chars) }));
+    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].event.seq) : null };
   }
 
   async get(seq: number): Promise<AuditEventEntity | null> {
@@ -84,10 +100,10 @@ export class AuditLogService {
     let after = 0;
     for (;;) {
       const { where, params } = whereClause(filters, [['seq > ?', after]]);
-      const rows = (await this.sql.all(`SELECT * FROM audit_events ${where} ORDER BY seq ASC LIMIT ?`, [...params, pageSize])) as Record<string, unknown>[];
-      for (const row of rows) yield this.sql.hydrate(AuditEventEntity, row);
-      if (rows.length < pageSize) return;
-      after = Number(rows[rows.length - 1].seq);
+      const sizes = (await this.sql.all(`SELECT seq, length(detail) AS size FROM audit_events ${where} ORDER BY seq ASC LIMIT ?`, [...params, pageSize])) as EventSize[];
+      yield* this.wholeEvents(sizes);
+      if (sizes.length < pageSize) return;
+      after = Number(sizes[sizes.length - 1].seq);
     }
   }
 
@@ -131,9 +147,8 @@ export class AuditLogService {
     let previous = anchor.hash;
     let checked = 0;
     for (;;) {
-      const rows = (await this.sql.all('SELECT * FROM audit_events WHERE seq >= ? AND seq <= ? ORDER BY seq ASC LIMIT ?', [expectedSeq, headSeq, VERIFY_PAGE])) as Record<string, unknown>[];
-      for (const row of rows) {
-        const event = this.sql.hydrate(AuditEventEntity, row);
+      const sizes = (await this.sql.all('SELECT seq, length(detail) AS size FROM audit_events WHERE seq >= ? AND seq <= ? ORDER BY seq ASC LIMIT ?', [expectedSeq, headSeq, VERIFY_PAGE])) as EventSize[];
+      for await (const event of this.wholeEvents(sizes)) {
         if (Number(event.seq) !== expectedSeq) return result(expectedSeq, `event ${expectedSeq} is missing`, checked);
         if (event.prevHash !== previous) return result(expectedSeq, 'does not link to the previous event', checked);
         if (chainHash(previous, event) !== event.hash) return result(expectedSeq, 'its content does not match its hash', checked);
@@ -141,7 +156,7 @@ export class AuditLogService {
         expectedSeq++;
         checked++;
       }
-      if (rows.length < VERIFY_PAGE) break;
+      if (sizes.length < VERIFY_PAGE) break;
       // Other requests get their turn between pages: on SQLite every read is synchronous, and a walk of
       // a million events would otherwise hold the event loop for seconds.
       await nextTurn();
@@ -154,6 +169,21 @@ export class AuditLogService {
     if (beyond.seq !== null) return result(Number(beyond.seq), `event ${beyond.seq} is beyond the head`, checked);
     const mismatch = checkpoint && (await this.checkpointMismatch(checkpoint, headSeq, anchor));
     return mismatch ? result(mismatch.seq, mismatch.reason, checked) : result(null, null, checked);
+  }
+
+  /**
+   * The whole events `sizes` names, in order, read in groups of at most READ_DETAIL_CHARS of detail:
+   * memory stays bounded by one group (or one event) whatever old, unbounded events the log holds.
+   */
+  private async *wholeEvents(sizes: EventSize[]): AsyncGenerator<AuditEventEntity> {
+    for (let start = 0; start < sizes.length; ) {
+      let end = start + 1;
+      for (let chars = Number(sizes[start].size); end < sizes.length && chars + Number(sizes[end].size) <= READ_DETAIL_CHARS; end++) chars += Number(sizes[end].size);
+      const group = sizes.slice(start, end).map((size) => size.seq);
+      const rows = (await this.sql.all(`SELECT * FROM audit_events WHERE seq IN (${group.map(() => '?').join(', ')}) ORDER BY seq ASC`, group)) as Record<string, unknown>[];
+      for (const row of rows) yield this.sql.hydrate(AuditEventEntity, row);
+      start = end;
+    }
   }
 
   private async anchorMovedFrom(anchorSeq: number): Promise<boolean> {
@@ -173,6 +203,8 @@ export class AuditLogService {
     return hash === checkpoint.hash ? null : { seq: checkpoint.seq, reason: `event ${checkpoint.seq} does not match the logged checkpoint` };
   }
 }
+
+type EventSize = { seq: number | string; size: number | string };
 
 function whereClause(filters: AuditFilters, extra: [string, unknown][]) {
   const parts: [string, unknown][] = [...extra];

@@ -5,6 +5,7 @@ import type { Caller } from '../identity/caller.js';
 import { AuditEventEntity } from './audit-event.entity.js';
 import type { SqlStep } from '../database/hot-path-sql.js';
 import { AuditWriter } from './audit-writer.js';
+import { AUDIT_LIMITS, cutText } from './audit-bounds.js';
 import { redact } from './redaction.js';
 
 export interface AuditRecord {
@@ -43,11 +44,11 @@ export class AuditService {
   private build(record: AuditRecord): AuditEventEntity {
     const event = new AuditEventEntity();
     event.at = nowIso();
-    event.actor = record.caller.user;
+    event.actor = cutText(record.caller.user, AUDIT_LIMITS.actorChars);
     event.groups = record.caller.groups.length > 0 ? JSON.stringify(record.caller.groups) : null;
     event.source = record.caller.address;
     event.transport = record.caller.transport;
-    event.client = record.caller.client;
+    event.client = record.caller.client === null ? null : cutText(record.caller.client, AUDIT_LIMITS.clientChars);
     event.action = record.action;
     event.outcome = record.outcome;
     event.taskId = record.taskId ?? null;

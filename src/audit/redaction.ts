@@ -1,4 +1,4 @@
-const MAX_STRING = 8 * 1024;
+import { boundForAudit } from './audit-bounds.js';
 
 /** Shapes of secrets that must never reach the audit log (OWASP logging cheat sheet). */
 const PATTERNS: [RegExp, string][] = [
@@ -13,20 +13,22 @@ const PATTERNS: [RegExp, string][] = [
   [/\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&,;]+)/gi, '$1$2[REDACTED]'],
 ];
 
+/** `text` with secret-shaped substrings and the given known secret values masked. */
+export function redactText(text: string, knownSecrets: readonly string[] = []): string {
+  let masked = text;
+  for (const secret of knownSecrets) if (secret.length >= 8) masked = masked.split(secret).join('[REDACTED]');
+  for (const [pattern, replacement] of PATTERNS) masked = masked.replace(pattern, replacement);
+  return masked;
+}
+
 /**
- * A copy of `value` fit for the audit log: secret-shaped substrings and the given known secret values
- * are masked, and long strings are cut (the log stores a bounded preview, not payloads).
+ * A copy of `value` fit for the audit log: secrets masked (see `redactText`), Base64 image data
+ * (`data_base64`, wherever it is) replaced by its length (its SHA-256 is recorded once accepted), and
+ * the whole bounded in depth, entries and size: the log stores a bounded preview, not payloads.
  */
 export function redact(value: unknown, knownSecrets: readonly string[] = []): unknown {
-  if (typeof value === 'string') {
-    let text = value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}… (${value.length} chars)` : value;
-    for (const secret of knownSecrets) if (secret.length >= 8) text = text.split(secret).join('[REDACTED]');
-    for (const [pattern, replacement] of PATTERNS) text = text.replace(pattern, replacement);
-    return text;
-  }
-  if (Array.isArray(value)) return value.map((item) => redact(item, knownSecrets));
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redact(item, knownSecrets)]));
-  }
-  return value;
+  return boundForAudit(value, {
+    text: (text) => redactText(text, knownSecrets),
+    replace: (key, item) => (key === 'data_base64' && typeof item === 'string' ? { base64_chars: item.length } : undefined),
+  });
 }

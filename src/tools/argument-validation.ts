@@ -39,10 +39,25 @@ export interface AgentStatusInput {
   sessionId: string | null;
 }
 
+export interface AgentRunLimits {
+  images: AgentConfig['mcp']['images'];
+  /** Longest request accepted: see `requestCharsFor`. */
+  maxRequestChars: number;
+}
+
+/**
+ * The longest request the model could ever take: its whole context window at a generous four
+ * characters per token. A longer one can only fail later, after a place in the queue and a model load.
+ */
+export const requestCharsFor = (numCtx: number) => numCtx * 4;
+
 /** Schema check, then the spec's runtime rules (§2.2, §4). Throws `invalid_input` naming the field. */
-export function validateAgentRun(args: unknown, limits: AgentConfig['mcp']['images']): AgentRunInput {
+export function validateAgentRun(args: unknown, limits: AgentRunLimits): AgentRunInput {
   if (!agentRunSchema(args)) throw invalid(agentRunSchema.errors);
   if (args.request.trim() === '') throw invalidInput('request: must not be empty or whitespace only.');
+  if (args.request.length > limits.maxRequestChars) {
+    throw invalidInput(`request: ${args.request.length} characters exceeds the limit of ${limits.maxRequestChars} characters (the model's context, ollama.num_ctx, at 4 characters per token).`);
+  }
   if (args.request.includes('\0') || !args.request.isWellFormed()) {
     throw invalidInput('request: must be text without NUL characters or unpaired surrogates.');
   }
@@ -54,7 +69,7 @@ export function validateAgentRun(args: unknown, limits: AgentConfig['mcp']['imag
     request: args.request,
     sessionId: args.session_id ?? null,
     temperature,
-    images: validateImages(args.images ?? [], limits),
+    images: validateImages(args.images ?? [], limits.images),
   };
 }
 
@@ -110,7 +125,7 @@ function invalid(errors: ErrorObject[] | null | undefined): AgentError {
   const path = error.instancePath ? error.instancePath.slice(1).replaceAll('/', '.') : 'arguments';
   switch (error.keyword) {
     case 'additionalProperties':
-      return invalidInput(`${path}: unknown property "${(error.params as { additionalProperty: string }).additionalProperty}".`);
+      return invalidInput(`${path}: unknown property "${truncate((error.params as { additionalProperty: string }).additionalProperty)}".`);
     case 'required':
       return invalidInput(`${(error.params as { missingProperty: string }).missingProperty}: required property is missing.`);
     case 'format':

@@ -3,7 +3,6 @@ import { AuditService } from '../audit/audit.service.js';
 import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
 import type { Caller } from '../identity/caller.js';
 import type { AuditedCall } from '../queue/task-queue.service.js';
-import { summarizeArguments } from './audit-summary.js';
 
 export interface ToolReply<R> {
   result: R;
@@ -45,7 +44,7 @@ export class ToolPipeline {
     args: unknown,
     handler: (call: AuditedCall) => Promise<ToolReply<R>>,
   ): Promise<R | ToolErrorResult> {
-    const call: AuditedCall = { action: `tools/call ${tool}`, detail: { arguments: summarizeArguments(args) } };
+    const call: AuditedCall = { action: `tools/call ${tool}`, detail: { arguments: args } };
     let reply: ToolReply<R>;
     try {
       reply = await handler(call);

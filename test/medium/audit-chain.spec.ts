@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
-import { AuditLogService } from '../../src/audit/audit-log.service.js';
+import { CUT_KEY } from '../../src/audit/audit-bounds.js';
+import { AuditEventEntity } from '../../src/audit/audit-event.entity.js';
+import { AuditLogService, LIST_DETAIL_CHARS } from '../../src/audit/audit-log.service.js';
+import { mapListedAuditEvent } from '../../src/admin/admin-views.js';
 import { AuditRetention } from '../../src/audit/audit-retention.js';
 import { AuditWriter } from '../../src/audit/audit-writer.js';
 import { AuditService } from '../../src/audit/audit.service.js';
@@ -162,7 +165,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     let cursor: string | null = null;
     do {
       const page = await log.search({ action: 'page.me', actor: 'alice' }, 25, cursor);
-      seen.push(...page.items.map((event) => Number(event.seq)));
+      seen.push(...page.items.map(({ event }) => Number(event.seq)));
       await write(audit, 10, 'page.me');
       cursor = page.nextCursor;
     } while (cursor);
@@ -179,7 +182,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     expect(Number(remaining[0].n)).toBe(6);
     const verification = await log.verify();
     expect(verification).toMatchObject({ ok: true, checked: 6, anchor: { seq: 20 }, head: { seq: 26 } });
-    const [purged] = (await log.search({ action: 'audit.purged' }, 1, null)).items;
+    const [{ event: purged }] = (await log.search({ action: 'audit.purged' }, 1, null)).items;
     expect(JSON.parse(purged.detail)).toMatchObject({ events: 20, toSeq: 20 });
     // Checkpoints: the anchor's is still compared; one before it was purged with its event.
     expect(await log.verify({ seq: 20, hash: verification.anchor.hash })).toMatchObject({ ok: true });
@@ -202,7 +205,30 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     expect(anchors).toEqual([10, 20, 25]);
     expect(await log.verify()).toMatchObject({ ok: true, checked: 3, anchor: { seq: 25 }, head: { seq: 28 } });
     const purges = (await log.search({ action: 'audit.purged' }, 10, null)).items;
-    expect(purges.map((event) => JSON.parse(event.detail))).toEqual([expect.objectContaining({ events: 25, toSeq: 25 })]);
+    expect(purges.map(({ event }) => JSON.parse(event.detail))).toEqual([expect.objectContaining({ events: 25, toSeq: 25 })]);
+  });
+
+  it('lists bounded pages, and verifies and exports whole events, when old unbounded events are stored', async () => {
+    const { config, source, log } = await open();
+    // What an event could hold before details were bounded: written through the writer, so the chain holds.
+    const writer = new AuditWriter(source, config, new Metrics());
+    const big = JSON.stringify({ arguments: { ['x'.repeat(600_000)]: 1 } });
+    await Promise.all(
+      Array.from({ length: 55 }, () => {
+        const event = Object.assign(new AuditEventEntity(), { at: new Date().toISOString(), actor: 'mallory', groups: null, source: null, transport: 'http', client: null, action: 'tools/call agent_run', outcome: 'rejected', taskId: null, sessionId: null, detail: big });
+        return writer.append(event);
+      }),
+    );
+    const page = await log.search({}, 50, null);
+    expect(page.items).toHaveLength(50);
+    expect(Math.max(...page.items.map(({ event }) => event.detail.length))).toBeLessThanOrEqual(LIST_DETAIL_CHARS);
+    const [listed] = page.items.map(mapListedAuditEvent);
+    expect(listed.detail).toEqual({ [CUT_KEY]: `[cut: detail of ${big.length} chars; GET /admin/audit/${listed.seq} returns it whole]`, preview: big.slice(0, LIST_DETAIL_CHARS) });
+    expect((await log.get(listed.seq))!.detail).toBe(big);
+    let exported = 0;
+    for await (const event of log.stream({})) exported += event.detail === big ? 1 : 0;
+    expect(exported).toBe(55);
+    expect(await log.verify()).toMatchObject({ ok: true, checked: 55 });
   });
 
   it('redacts secrets and never stores image data (T4.5)', async () => {
@@ -214,7 +240,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
       outcome: 'ok',
       detail: { request: `use ${canaries[0]} and ${canaries[1]} with Bearer ${canaries[2]}; password=hunter2`, url: 'postgres://app:s3cretpass@db/x' },
     });
-    const [event] = (await log.search({}, 1, null)).items;
+    const [{ event }] = (await log.search({}, 1, null)).items;
     for (const canary of [...canaries, 's3cretpass']) expect(event.detail).not.toContain(canary);
     expect(event.detail).toContain('[REDACTED AWS KEY]');
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { validateAgentRun, validateAgentStatus } from '../../src/tools/argument-validation.js';
 
-const limits = { maxCount: 4, maxBytesPerImage: 1024, maxTotalBytes: 2048 };
+const limits = { images: { maxCount: 4, maxBytesPerImage: 1024, maxTotalBytes: 2048 }, maxRequestChars: 100 };
 const image = (data_base64: string) => ({ request: 'x', images: [{ mime_type: 'image/png', data_base64 }] });
 
 describe('agent_run argument validation', () => {
@@ -37,6 +37,19 @@ describe('agent_run argument validation', () => {
   it('accepts temperature at both ends of 0.0..2.0', () => {
     expect(validateAgentRun({ request: 'x', temperature: 0 }, limits).temperature).toBe(0);
     expect(validateAgentRun({ request: 'x', temperature: 2 }, limits).temperature).toBe(2);
+  });
+
+  it('refuses a request longer than the model could ever take, and names a long unknown property by its head only', () => {
+    expect(validateAgentRun({ request: 'x'.repeat(100) }, limits).request).toHaveLength(100);
+    expect(() => validateAgentRun({ request: 'x'.repeat(101) }, limits)).toThrow('request: 101 characters exceeds the limit of 100 characters');
+    let message = '';
+    try {
+      validateAgentRun({ request: 'x', ['k'.repeat(100_000)]: 1 }, limits);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/unknown property "k+…"/);
+    expect(message.length).toBeLessThan(200);
   });
 });
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { nowIso } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { OllamaError } from '../ollama/ollama-error.js';
 import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
@@ -7,12 +8,17 @@ import type { FileChange } from '../workspace/workspace-files.js';
 import { AgentLoop } from './agent-loop.js';
 import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask } from './agent-runner.js';
 import { criticalPathTokens, executionOrder, parsePlan, PLAN_SCHEMA, type Subtask } from './plan.js';
+import { resolveProfile, type ModelProfile } from './model-profile.js';
+import { splitThinking } from './think-tags.js';
 import { PLANNING_INSTRUCTION, SUMMARY_INSTRUCTION, subtaskInstruction, SYSTEM_PROMPT } from './prompts.js';
 import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox } from './workspace-toolbox.js';
 
 export const DIRECT_STEP = 'ollama chat';
 const PLANNING_STEP = 'planning';
+const SUMMARY_STEP = 'summary';
+/** The width of tasks.current_task. */
+const CURRENT_TASK_CHARS = 200;
 
 type Report = (progress: TaskProgress) => Promise<void>;
 
@@ -33,24 +39,25 @@ export class PlanningAgent extends AgentRunner {
   }
 
   async run(task: AgentTask, report: Report, signal: AbortSignal): Promise<AgentOutcome> {
-    const capabilities = await this.capabilities(signal);
-    if (task.images.length > 0 && !capabilities.includes('vision')) {
-      throw new AgentFailure(
-        `The model "${this.config.ollama.model}" does not support image input (capabilities: ${capabilities.join(', ') || 'none'}).`,
-      );
-    }
+    const profile = await this.profile(task, signal);
     const loop = new AgentLoop(
       { ollama: this.ollama, toolbox: this.toolbox, trace: this.trace, config: this.config },
       {
         taskId: task.id,
         temperature: task.temperature,
-        tools: capabilities.includes('tools') ? this.toolbox.definitions() : [],
+        tools: this.toolbox.definitions(),
+        profile,
         signal,
         onTokens: (inputTokens, outputTokens) => report({ inputTokens, outputTokens }),
+        onAction: (action) => report({ currentTask: action.slice(0, CURRENT_TASK_CHARS) }),
       },
     );
-    loop.messages.push(...conversationStart(task));
+    loop.messages.push(...conversationStart(task, loop.systemPrompt(SYSTEM_PROMPT)));
     try {
+      if (profile.notes.length > 0) {
+        await this.trace.append({ taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(), detail: { notes: profile.notes } });
+      }
+      loop.checkFits();
       await report({ status: 'planning', currentTask: PLANNING_STEP, completedSubtasks: 0, totalSubtasks: 1 });
       const plan = await this.plan(loop, task.id);
       return plan.mode === 'direct' ? await this.direct(loop, report) : await this.planned(loop, plan.subtasks, report);
@@ -60,9 +67,11 @@ export class PlanningAgent extends AgentRunner {
     }
   }
 
-  private async capabilities(signal: AbortSignal): Promise<string[]> {
+  /** What the model can do and how this Task will talk to it; a model or Ollama problem fails the Task. */
+  private async profile(task: AgentTask, signal: AbortSignal): Promise<ModelProfile> {
     try {
-      return await this.ollama.capabilities(signal);
+      const [facts, version] = await Promise.all([this.ollama.model(signal), this.ollama.version(signal)]);
+      return resolveProfile(facts, version, this.config, task.images.length);
     } catch (error) {
       if (error instanceof OllamaError && error.kind !== 'aborted') throw new AgentFailure(error.message);
       throw error;
@@ -72,20 +81,20 @@ export class PlanningAgent extends AgentRunner {
   private async plan(loop: AgentLoop, taskId: string) {
     const instruction: ChatMessage = { role: 'user', content: PLANNING_INSTRUCTION };
     const reply = await loop.call('', { extra: [instruction], format: PLAN_SCHEMA, label: 'plan' });
-    const { plan, problem } = parsePlan(reply.content, this.config.agent.maxSubtasks);
+    const { plan, problem } = parsePlan(planText(reply.content), this.config.agent.maxSubtasks);
     await this.trace.append({
       taskId, subtask: '', kind: 'plan', name: plan.mode, outcome: problem ? 'error' : 'ok', durationMs: 0, startedAt: new Date().toISOString(),
       detail: plan.mode === 'plan' ? { subtasks: plan.subtasks } : { mode: 'direct', ...(problem ? { fallback: problem } : {}) },
     });
     // A plan stays in the conversation (later subtasks refer to it); the direct path drops the planning
     // exchange, so its prompt starts exactly as the planning prompt did and reuses the cache.
-    if (plan.mode === 'plan') loop.messages.push(instruction, { role: 'assistant', content: reply.content });
+    if (plan.mode === 'plan') loop.messages.push(instruction, { role: 'assistant', content: planText(reply.content) });
     return plan;
   }
 
   private async direct(loop: AgentLoop, report: Report): Promise<AgentOutcome> {
     await report({ status: 'running', currentTask: DIRECT_STEP, completedSubtasks: 0, totalSubtasks: 1 });
-    const answer = await loop.untilAnswer('');
+    const answer = await loop.untilAnswer('', DIRECT_STEP);
     return this.outcome(loop, answer, { completedSubtasks: 1, totalSubtasks: 1, criticalPathTokens: 0 });
   }
 
@@ -95,12 +104,11 @@ export class PlanningAgent extends AgentRunner {
     for (const [index, subtask] of order.entries()) {
       await report({ status: 'running', currentTask: subtask.title, completedSubtasks: index, totalSubtasks: total });
       loop.messages.push({ role: 'user', content: subtaskInstruction(subtask, index, total) });
-      await loop.untilAnswer(subtask.id);
+      await loop.untilAnswer(subtask.id, subtask.title, true);
       await report({ completedSubtasks: index + 1, criticalPathTokens: criticalPathTokens(subtasks, loop.tokenMap) });
     }
-    await report({ currentTask: 'summary' });
     loop.messages.push({ role: 'user', content: SUMMARY_INSTRUCTION });
-    const summary = await loop.untilAnswer('');
+    const summary = await loop.untilAnswer('', SUMMARY_STEP, true);
     return this.outcome(loop, summary, { completedSubtasks: total, totalSubtasks: total, criticalPathTokens: criticalPathTokens(subtasks, loop.tokenMap) });
   }
 
@@ -112,9 +120,18 @@ export class PlanningAgent extends AgentRunner {
   }
 }
 
+/**
+ * The plan's JSON. Models that ignore `format` (thinking models on some Ollama versions, ollama#10538)
+ * wrap it in reasoning or a code fence; what is left otherwise is not JSON and the direct path follows.
+ */
+function planText(content: string): string {
+  const answer = splitThinking(content).answer.trim();
+  return /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(answer)?.[1] ?? answer;
+}
+
 /** Earlier turns of the session, then the request (with its images): the stable start of every prompt. */
-function conversationStart(task: AgentTask): ChatMessage[] {
-  const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM_PROMPT }];
+function conversationStart(task: AgentTask, systemPrompt: string): ChatMessage[] {
+  const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt }];
   for (const turn of task.history) {
     const note = turn.imageCount > 0 ? `\n\n[${turn.imageCount} image(s) were attached to this message]` : '';
     messages.push({ role: 'user', content: turn.request + note }, { role: 'assistant', content: turn.answer });

@@ -53,5 +53,3 @@ export const COMMAND_TOOL: Tool = tool(
   { command: { type: 'string', description: 'Shell command line' } },
   ['command'],
 );
-
-export const TOOL_NAMES = new Set([...FILE_TOOLS, COMMAND_TOOL].map((definition) => definition.function.name!));

@@ -37,6 +37,15 @@ function bounded(kind: 'an integer' | 'a number', fallback: number, min: number,
 const integer = (fallback: number, min: number, max: number) => bounded('an integer', fallback, min, max);
 const decimal = (fallback: number, min: number, max: number) => bounded('a number', fallback, min, max);
 
+/** true or false. */
+const flag = (fallback: boolean) => z.boolean({ error: 'expected true or false' }).default(fallback);
+
+/**
+ * `ollama.think`: `auto` sends `think` only to models with the `thinking` capability; the levels are
+ * gpt-oss's. YAML reads `think: true` as a boolean, taken here as the word.
+ */
+const think = z.preprocess((value) => (typeof value === 'boolean' ? String(value) : value), oneOf(['auto', 'true', 'false', 'low', 'medium', 'high']));
+
 const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
 /** A list of strings, refused as a whole (one message for the key, not one per item). */
 const list = (fallback: readonly string[]) =>
@@ -86,6 +95,8 @@ const shape = {
     num_ctx: integer(32768, 512, 1_048_576),
     keep_alive: text('30m', { nonEmpty: true }),
     request_timeout_ms: integer(600_000, 100, 86_400_000),
+    think,
+    stall_timeout_ms: integer(60_000, 100, 3_600_000),
   }),
   database: section({
     type: oneOf(['sqlite', 'postgres']),
@@ -110,6 +121,7 @@ const shape = {
     max_rounds_per_subtask: integer(20, 1, 500),
     max_rounds_per_task: integer(60, 1, 2000),
     tool_output_chars: integer(16_000, 1000, 1_000_000),
+    text_tools: flag(true),
   }),
   mcp: section({
     images: section({

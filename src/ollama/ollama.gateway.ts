@@ -22,6 +22,16 @@ export interface ChatRequest {
   tools?: Tool[];
   /** A JSON schema for structured output. */
   format?: object;
+  /** Sent only when set: Ollama refuses `think` for models without the `thinking` capability. */
+  think?: boolean | 'low' | 'medium' | 'high';
+}
+
+/** What `/api/show` says about the configured model. */
+export interface ModelFacts {
+  /** e.g. `completion`, `tools`, `vision`, `thinking`. */
+  capabilities: string[];
+  /** The trained context, `model_info["<arch>.context_length"]`; null when Ollama does not say. */
+  contextLength: number | null;
 }
 
 export interface ChatReply {
@@ -41,12 +51,21 @@ export interface ChatReply {
 export class OllamaGateway {
   constructor(private readonly config: AppConfig) {}
 
-  /** Model capabilities from `/api/show` (e.g. `completion`, `tools`, `vision`). */
-  async capabilities(signal: AbortSignal): Promise<string[]> {
+  /** Capabilities and trained context of the configured model, from `/api/show`. */
+  async model(signal: AbortSignal): Promise<ModelFacts> {
     return this.withDeadline(signal, async (client) => {
       const show = await client.show({ model: this.config.ollama.model });
-      return show.capabilities ?? [];
+      // The client types model_info as a Map, but it is the parsed JSON object.
+      const info = (show.model_info ?? {}) as unknown as Record<string, unknown>;
+      const key = Object.keys(info).find((name) => name.endsWith('.context_length'));
+      const contextLength = key !== undefined && typeof info[key] === 'number' ? (info[key] as number) : null;
+      return { capabilities: show.capabilities ?? [], contextLength };
     });
+  }
+
+  /** The server's version (`/api/version`), e.g. `0.12.10`. */
+  async version(signal: AbortSignal): Promise<string> {
+    return this.withDeadline(signal, async (client) => (await client.version()).version);
   }
 
   /** Names of the models Ollama has pulled (`/api/tags`). */
@@ -57,11 +76,12 @@ export class OllamaGateway {
   /**
    * One streamed `/api/chat` call, accumulated (content, thinking and tool calls may arrive in any
    * chunk); token counts come from the final chunk. `num_ctx` and `keep_alive` never vary, so the
-   * model is not reloaded between calls.
+   * model is not reloaded between calls. A stream that sends nothing for `ollama.stall_timeout_ms`
+   * after it started is aborted as `stalled`.
    */
   async chat(request: ChatRequest): Promise<ChatReply> {
-    const { model, numCtx, keepAlive } = this.config.ollama;
-    return this.withDeadline(request.signal, async (client) => {
+    const { model, numCtx, keepAlive, stallTimeoutMs } = this.config.ollama;
+    return this.withDeadline(request.signal, async (client, abort) => {
       const stream = await client.chat({
         model,
         // The client rewrites `images` on the message objects it is given (bytes -> Base64 text), and
@@ -72,17 +92,29 @@ export class OllamaGateway {
         options: { num_ctx: numCtx, temperature: request.temperature },
         ...(request.tools?.length ? { tools: request.tools } : {}),
         ...(request.format ? { format: request.format } : {}),
+        ...(request.think !== undefined ? { think: request.think } : {}),
       });
       const reply: ChatReply = { content: '', thinking: '', toolCalls: [], doneReason: '', promptEvalCount: 0, evalCount: 0 };
-      for await (const chunk of stream) {
-        reply.content += chunk.message?.content ?? '';
-        reply.thinking += chunk.message?.thinking ?? '';
-        reply.toolCalls.push(...((chunk.message?.tool_calls as ChatToolCall[] | undefined) ?? []));
-        if (chunk.done) {
-          reply.doneReason = chunk.done_reason ?? '';
-          reply.promptEvalCount = chunk.prompt_eval_count ?? 0;
-          reply.evalCount = chunk.eval_count ?? 0;
+      let stall: NodeJS.Timeout | undefined;
+      const arm = () => {
+        clearTimeout(stall);
+        stall = setTimeout(() => abort(new OllamaError('stalled', `Ollama stopped streaming: no chunk for ${stallTimeoutMs} ms`)), stallTimeoutMs);
+      };
+      arm();
+      try {
+        for await (const chunk of stream) {
+          arm();
+          reply.content += chunk.message?.content ?? '';
+          reply.thinking += chunk.message?.thinking ?? '';
+          reply.toolCalls.push(...((chunk.message?.tool_calls as ChatToolCall[] | undefined) ?? []));
+          if (chunk.done) {
+            reply.doneReason = chunk.done_reason ?? '';
+            reply.promptEvalCount = chunk.prompt_eval_count ?? 0;
+            reply.evalCount = chunk.eval_count ?? 0;
+          }
         }
+      } finally {
+        clearTimeout(stall);
       }
       return reply;
     });
@@ -93,7 +125,7 @@ export class OllamaGateway {
    * The signals are linked by hand, not with AbortSignal.any: on Node 20 a composed timeout signal can
    * be garbage-collected before it fires, leaving a request to a silent server hanging forever.
    */
-  private async withDeadline<T>(callerSignal: AbortSignal, call: (client: Ollama) => Promise<T>): Promise<T> {
+  private async withDeadline<T>(callerSignal: AbortSignal, call: (client: Ollama, abort: (reason: OllamaError) => void) => Promise<T>): Promise<T> {
     const controller = new AbortController();
     const timeoutMs = this.config.ollama.requestTimeoutMs;
     const timer = setTimeout(() => controller.abort(new OllamaError('timeout', `Ollama did not answer within ${timeoutMs} ms`)), timeoutMs);
@@ -105,7 +137,7 @@ export class OllamaGateway {
       fetch: (input, init) => fetch(input, { ...init, signal: controller.signal }),
     });
     try {
-      return await call(client);
+      return await call(client, (reason) => controller.abort(reason));
     } catch (error) {
       throw toOllamaError(error, controller.signal, this.config.ollama);
     } finally {

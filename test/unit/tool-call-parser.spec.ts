@@ -1,0 +1,64 @@
+import { describe, expect, it } from '@jest/globals';
+import { parseToolCallsFromText } from '../../src/agent/tool-call-parser.js';
+
+const KNOWN = new Set(['read_file', 'list_dir', 'run_command']);
+const parse = (text: string) => parseToolCallsFromText(text, KNOWN).map((call) => [call.function.name, call.function.arguments]);
+
+describe('parseToolCallsFromText: tool calls models write into their text', () => {
+  it('reads Qwen / Hermes <tool_call> blocks, several of them, with prose around', () => {
+    const text = 'First the file.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.ts"}}\n</tool_call>\n<tool_call>\n{"name": "list_dir", "arguments": {}}\n</tool_call>';
+    expect(parse(text)).toEqual([['read_file', { path: 'a.ts' }], ['list_dir', {}]]);
+  });
+
+  it('reads Mistral [TOOL_CALLS] arrays (v0.3) and name[ARGS] pairs (Devstral, Mistral Small 3.2)', () => {
+    expect(parse('[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}}, {"name": "list_dir", "arguments": {"path": "."}}]')).toEqual([
+      ['read_file', { path: 'a' }],
+      ['list_dir', { path: '.' }],
+    ]);
+    expect(parse('[TOOL_CALLS]read_file[ARGS]{"path": "a"}[TOOL_CALLS]run_command[ARGS]{"command": "npm test"}')).toEqual([
+      ['read_file', { path: 'a' }],
+      ['run_command', { command: 'npm test' }],
+    ]);
+  });
+
+  it('reads Llama 3.x <|python_tag|> calls with "parameters", one or several separated by ";"', () => {
+    expect(parse('<|python_tag|>{"name": "read_file", "parameters": {"path": "a"}}<|eom_id|>')).toEqual([['read_file', { path: 'a' }]]);
+    expect(parse('<|python_tag|>{"name": "list_dir", "parameters": {}}; {"name": "read_file", "parameters": {"path": "b"}}')).toEqual([
+      ['list_dir', {}],
+      ['read_file', { path: 'b' }],
+    ]);
+  });
+
+  it('reads a fenced JSON call with prose around it, an array of calls, and OpenAI-style {function: …} items', () => {
+    expect(parse('I will check:\n```json\n{"name": "read_file", "arguments": {"path": "a"}}\n```\nthen answer.')).toEqual([['read_file', { path: 'a' }]]);
+    expect(parse('```\n[{"function": {"name": "list_dir", "arguments": {}}}]\n```')).toEqual([['list_dir', {}]]);
+  });
+
+  it('parses arguments sent as a JSON string instead of an object', () => {
+    expect(parse('<tool_call>{"name": "read_file", "arguments": "{\\"path\\": \\"a\\", \\"start_line\\": 2}"}</tool_call>')).toEqual([['read_file', { path: 'a', start_line: 2 }]]);
+  });
+
+  it('reads the whole content as one bare call (qwen2.5-coder)', () => {
+    expect(parse('{"name": "run_command", "arguments": {"command": "ls"}}')).toEqual([['run_command', { command: 'ls' }]]);
+  });
+
+  it('keeps an unknown name inside explicit markup (the loop answers it with an error), but not in bare JSON or a fence', () => {
+    expect(parse('<tool_call>{"name": "read_files", "arguments": {"path": "a"}}</tool_call>')).toEqual([['read_files', { path: 'a' }]]);
+    expect(parse('{"name": "Alice", "arguments": {"age": 3}}')).toEqual([]);
+    expect(parse('Here is the config:\n```json\n{"name": "my-app", "version": "1.0.0"}\n```')).toEqual([]);
+  });
+
+  it('does not execute text that only mentions a tool or shows JSON inside prose', () => {
+    expect(parse('I could use read_file to open a.ts, but it is not needed.')).toEqual([]);
+    expect(parse('Call it like {"name": "read_file", "arguments": {"path": "a"}} when you need it.')).toEqual([]);
+    expect(parse('Use <tool_call> tags to call tools.')).toEqual([]);
+    expect(parse('')).toEqual([]);
+  });
+
+  it('ignores broken payloads: invalid JSON, arguments that are not an object, a missing name', () => {
+    expect(parse('<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>')).toEqual([]);
+    expect(parse('<tool_call>{"name": "read_file", "arguments": [1, 2]}</tool_call>')).toEqual([]);
+    expect(parse('[TOOL_CALLS][{"arguments": {}}]')).toEqual([]);
+    expect(parse('[TOOL_CALLS]read_file[ARGS]{"path": "a"')).toEqual([]);
+  });
+});

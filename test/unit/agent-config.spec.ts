@@ -23,6 +23,17 @@ describe('configuration', () => {
     expect(config.database).toMatchObject({ type: 'sqlite', path: './data/agent.sqlite' });
   });
 
+  it('takes ollama.think as a YAML boolean or a level, and agent.text_tools as a boolean only', () => {
+    expect(validateConfig({ ollama: { think: true } }).ollama.think).toBe('true');
+    expect(validateConfig({ ollama: { think: 'high' } }).ollama.think).toBe('high');
+    expect(validateConfig({}).ollama).toMatchObject({ think: 'auto', stallTimeoutMs: 60_000 });
+    expect(validateConfig({}).agent.textTools).toBe(true);
+    expect(problemsOf({ ollama: { think: 'max' }, agent: { text_tools: 'no' } })).toEqual([
+      'ollama.think: must be one of auto, true, false, low, medium, high (got "max")',
+      'agent.text_tools: expected true or false',
+    ]);
+  });
+
   it('names every unknown key and every bad value', () => {
     expect(
       problemsOf({

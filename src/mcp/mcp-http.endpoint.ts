@@ -5,7 +5,9 @@ import { AppConfig } from '../config/app-config.js';
 import { AuditService } from '../audit/audit.service.js';
 import { anonymous, type Caller } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
+import { printable } from '../http/host-origin-guard.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
+import { MAX_JSON_DEPTH } from './json-depth.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 import { maxRequestBodyBytes, readJsonBody, serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
 
@@ -55,9 +57,29 @@ export class McpHttpEndpoint {
     const caller = identified.caller;
     const body = await readJsonBody(req, this.maxBodyBytes);
     if (body.kind === 'aborted') return;
-    if (body.kind === 'too_large') return refuse(req, res, 413, jsonRpcError(-32600, `Request body exceeds ${this.maxBodyBytes} bytes`));
-    if (body.kind === 'invalid') return writeJsonRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
+    if (body.kind === 'too_large') return this.refuseBody(req, res, caller, 413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`);
+    if (body.kind === 'invalid') return this.refuseBody(req, res, caller, 400, -32700, `Parse error: ${body.reason}`);
+    if (body.kind === 'too_deep') return this.refuseBody(req, res, caller, 400, -32600, `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, body.value);
     const authInfo = { token: '', clientId: caller.user, scopes: [], extra: { caller } };
     await serveParsed(this.handler, req, res, { authInfo, parsedBody: body.kind === 'json' ? body.value : undefined });
   }
+
+  /**
+   * A body refused before the SDK sees it, audited like any refused call: the caller is known by now.
+   * The event names the method and tool when the message is readable, never its content.
+   */
+  private async refuseBody(req: IncomingMessage, res: ServerResponse, caller: Caller, status: number, code: number, message: string, parsed?: unknown): Promise<void> {
+    const { id, method, tool } = envelopeOf(parsed);
+    await this.audit.record({ caller, action: 'mcp.request_rejected', outcome: 'rejected', detail: { reason: message, method, tool } });
+    refuse(req, res, status, { ...jsonRpcError(code, message), id });
+  }
+}
+
+/** The id, method and tool name of a parsed message, when they are plain values (bounded for the audit log). */
+function envelopeOf(message: unknown): { id: string | number | null; method: string | null; tool: string | null } {
+  const record = typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as Record<string, unknown>) : {};
+  const params = typeof record.params === 'object' && record.params !== null ? (record.params as Record<string, unknown>) : {};
+  const id = typeof record.id === 'string' ? record.id.slice(0, 200) : typeof record.id === 'number' ? record.id : null;
+  const text = (value: unknown) => (typeof value === 'string' ? printable(value) : null);
+  return { id, method: text(record.method), tool: text(params.name) };
 }

@@ -1,13 +1,21 @@
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import type { AgentConfig } from '../config/agent-config.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 
 /** Room for the largest image payload as Base64 (4/3 of the bytes) plus the rest of the request. */
 export const maxRequestBodyBytes = (images: AgentConfig['mcp']['images']) =>
   Math.ceil(images.maxTotalBytes / 3) * 4 + 1024 * 1024;
 
-export type BodyResult = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'too_large' } | { kind: 'invalid' } | { kind: 'aborted' };
+export type BodyResult =
+  | { kind: 'none' }
+  | { kind: 'json'; value: unknown }
+  | { kind: 'too_large' }
+  | { kind: 'invalid'; reason: string }
+  /** Valid JSON nested deeper than MAX_JSON_DEPTH; the value is kept for its id and method. */
+  | { kind: 'too_deep'; value: unknown }
+  | { kind: 'aborted' };
 
 /**
  * Reads and parses a JSON body with a size limit (checked on Content-Length before reading, and while
@@ -37,11 +45,15 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Bo
     };
     const parse = () => {
       if (size === 0) return resolve({ kind: 'none' });
+      const text = decodeUtf8(whole ? whole.subarray(0, size) : Buffer.concat(chunks, size));
+      if (text === null) return resolve({ kind: 'invalid', reason: 'the body is not valid UTF-8' });
+      let value: unknown;
       try {
-        resolve({ kind: 'json', value: JSON.parse(decodeUtf8(whole ? whole.subarray(0, size) : Buffer.concat(chunks, size))) });
+        value = JSON.parse(text);
       } catch {
-        resolve({ kind: 'invalid' });
+        return resolve({ kind: 'invalid', reason: 'the body is not valid JSON' });
       }
+      resolve(nestsDeeperThan(value, MAX_JSON_DEPTH) ? { kind: 'too_deep', value } : { kind: 'json', value });
     };
     req.on('data', collect).once('end', parse);
     // A client that goes away mid-body: nothing to answer (resolving twice is a no-op).
@@ -50,12 +62,15 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Bo
 }
 
 /**
- * UTF-8 text of `bytes`. A body that is all ASCII (every request whose non-ASCII text is escaped, and
- * most image payloads) is copied byte for byte, which is tens of times cheaper than UTF-8 decoding for
- * a body of Base64 images; ASCII is a subset of Latin-1, so the text is the same.
+ * UTF-8 text of `bytes`, or null when they are not UTF-8 (decoding would turn them into U+FFFD and
+ * store text the client never sent). A body that is all ASCII (every request whose non-ASCII text is
+ * escaped, and most image payloads) is copied byte for byte, which is tens of times cheaper than UTF-8
+ * decoding for a body of Base64 images; ASCII is a subset of Latin-1 and of UTF-8, so the text is the
+ * same. Otherwise `isUtf8` (native, one pass) checks the bytes before they are decoded.
  */
-function decodeUtf8(bytes: Buffer): string {
-  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+function decodeUtf8(bytes: Buffer): string | null {
+  if (isAscii(bytes)) return bytes.toString('latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : null;
 }
 
 /**

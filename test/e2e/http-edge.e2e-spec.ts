@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { probe, type DatabaseTarget } from '../support/database-probe.js';
-import { MODERN } from '../support/mcp-clients.js';
+import { count, probe, type DatabaseTarget } from '../support/database-probe.js';
+import { MODERN, modernClient, modernMeta, parseRpc } from '../support/mcp-clients.js';
 import { firstReply, head, openUpload, rawExchange } from '../support/raw-http.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
@@ -95,6 +95,72 @@ describe('HTTP edge: one Host/Origin guard for every route, methods, malformed r
       }
     }
     expect(service.stderr).not.toMatch(/ERROR|\n\s+at /);
+  });
+
+  /** JSON text nested `depth` deep, written out (JSON.stringify itself overflows Jest's stack at 5 000). */
+  const nestedText = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+  const requestRejections = async () =>
+    (await probe<{ detail: string }>(db, "SELECT detail FROM audit_events WHERE action = 'mcp.request_rejected' ORDER BY seq")).map(
+      (row) => JSON.parse(row.detail) as { reason: string; method: string | null; tool: string | null },
+    );
+
+  it('refuses nested arguments with a JSON-RPC error, audited, through the SDK client', async () => {
+    const client = await modernClient(service.url);
+    try {
+      const before = (await requestRejections()).length;
+      const tasks = await count(db, 'tasks');
+      await expect(client.callTool({ name: 'agent_run', arguments: { request: 'deep', extra: JSON.parse(nestedText(1_000)) as unknown } })).rejects.toThrow(/nested deeper than 64/);
+      // Legit nesting right at the envelope's usual depth still works.
+      const ok = await client.callTool({ name: 'agent_status', arguments: { task_id: '00000000-0000-0000-0000-000000000000' } });
+      expect(ok.isError).toBeFalsy();
+      expect(await count(db, 'tasks')).toBe(tasks);
+      expect((await requestRejections()).slice(before)).toEqual([expect.objectContaining({ method: 'tools/call', tool: 'agent_run', reason: expect.stringContaining('nested deeper') })]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  const post = (body: string | Buffer, method: string, name?: string) =>
+    fetch(service.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...(name ? { 'Mcp-Name': name } : {}) },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
+
+  it('refuses tools/call arguments nested 5 000 deep (a stack overflow before) with a JSON-RPC error, audited', async () => {
+    const before = (await requestRejections()).length;
+    const params = `{"name":"agent_run","arguments":{"request":"deep","extra":${nestedText(5_000)}},"_meta":${JSON.stringify(modernMeta(false))}}`;
+    const res = await post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":${params}}`, 'tools/call', 'agent_run');
+    expect(res.status).toBe(400);
+    expect(parseRpc(await res.text(), res.headers.get('content-type'))).toMatchObject({ kind: 'error', error: { code: -32600, message: expect.stringContaining('nested deeper than 64') } });
+    expect((await requestRejections()).slice(before)).toEqual([expect.objectContaining({ method: 'tools/call', tool: 'agent_run' })]);
+    expect(service.stderr).not.toMatch(/Maximum call stack/);
+  });
+
+  it('refuses tasks/get and tasks/cancel with a deeply nested taskId as Invalid Request, not -32603, audited', async () => {
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      const before = (await requestRejections()).length;
+      const res = await post(`{"jsonrpc":"2.0","id":7,"method":"${method}","params":{"taskId":${nestedText(5_000)},"_meta":${JSON.stringify(modernMeta(true))}}}`, method);
+      expect(res.status).toBe(400);
+      expect(parseRpc(await res.text(), res.headers.get('content-type'))).toMatchObject({ kind: 'error', error: { code: -32600 } });
+      expect((await requestRejections()).slice(before)).toEqual([expect.objectContaining({ method })]);
+    }
+  });
+
+  it('refuses a body that is not valid UTF-8 with -32700 and stores nothing; valid UTF-8 still passes', async () => {
+    const tasks = await count(db, 'tasks');
+    const envelope = (request: string) =>
+      JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'agent_run', arguments: { request }, _meta: modernMeta(false) } });
+    const [before, after] = envelope('MARK').split('MARK');
+    for (const bad of [[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xe3, 0x81]]) {
+      const res = await post(Buffer.concat([Buffer.from(before), Buffer.from(bad), Buffer.from(after)]), 'tools/call', 'agent_run');
+      expect([bad, res.status]).toEqual([bad, 400]);
+      expect(parseRpc(await res.text(), res.headers.get('content-type'))).toMatchObject({ kind: 'error', error: { code: -32700, message: expect.stringContaining('UTF-8') } });
+    }
+    expect(await count(db, 'tasks')).toBe(tasks);
+    const good = await post(Buffer.from(envelope('テストを直して')), 'tools/call', 'agent_run');
+    expect(good.status).toBe(200);
+    expect(await count(db, 'tasks')).toBe(tasks + 1);
   });
 });
 

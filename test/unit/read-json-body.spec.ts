@@ -35,7 +35,19 @@ describe('readJsonBody', () => {
 
   it('tells an empty body from invalid JSON', async () => {
     expect(await readJsonBody(request([]), 1024)).toEqual({ kind: 'none' });
-    expect(await readJsonBody(request([Buffer.from('{"a":')]), 1024)).toEqual({ kind: 'invalid' });
-    expect(await readJsonBody(request([Buffer.from([0x7b, 0xff, 0x7d])]), 1024)).toEqual({ kind: 'invalid' });
+    expect(await readJsonBody(request([Buffer.from('{"a":')]), 1024)).toEqual({ kind: 'invalid', reason: 'the body is not valid JSON' });
+  });
+
+  it('refuses bytes that are not UTF-8 instead of turning them into U+FFFD, also split across chunks', async () => {
+    for (const bad of [[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe3, 0x81]]) {
+      const bytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from(bad), Buffer.from('"}')]);
+      expect(await readJsonBody(request(split(bytes, 7)), 1024)).toEqual({ kind: 'invalid', reason: 'the body is not valid UTF-8' });
+    }
+  });
+
+  it('tells nesting beyond MAX_JSON_DEPTH from nesting at it', async () => {
+    const nested = (depth: number) => Buffer.from(`{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`);
+    expect(await readJsonBody(request([nested(64)]), 1024)).toMatchObject({ kind: 'json' });
+    expect(await readJsonBody(request([nested(65)]), 1024)).toMatchObject({ kind: 'too_deep' });
   });
 });

@@ -8,6 +8,8 @@ import { onTermination } from './common/termination.js';
 import { IdentityService } from './identity/identity.service.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
 import { McpServerFactory } from './mcp/mcp-server.factory.js';
+import { maxRequestBodyBytes } from './mcp/node-fetch-bridge.js';
+import { LineLimitedStdioTransport } from './mcp/stdio-line-transport.js';
 
 /** MCP over stdio from a Nest standalone application context; stdout carries protocol frames only. */
 async function main(): Promise<void> {
@@ -16,7 +18,9 @@ async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(CoreModule.forRoot(config), { logger });
   const factory = app.get(McpServerFactory);
   const caller = app.get(IdentityService).forStdio();
+  // A line may be as long as the largest request the HTTP endpoint accepts (images as Base64, plus the rest).
   const handle = serveStdio((context) => factory.create(context, caller), {
+    transport: new LineLimitedStdioTransport(maxRequestBodyBytes(config.mcp.images)),
     onerror: (error) => logger.warn(`stdio: ${error.message}`, 'McpStdio'),
   });
   const stop = async () => {
@@ -26,7 +30,13 @@ async function main(): Promise<void> {
   };
   // The client closing stdin ends the session like a SIGTERM does: same grace for the running task.
   onTermination(stop);
-  process.stdin.once('end', () => void stop().finally(() => process.exit(0)));
+  let ended = false;
+  const endOfInput = () => {
+    if (ended) return;
+    ended = true;
+    void stop().finally(() => process.exit(0));
+  };
+  process.stdin.once('end', endOfInput).once('close', endOfInput);
 }
 
 void main();

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, MoreThan } from 'typeorm';
 import { TaskStepEntity, type StepKind } from './task-step.entity.js';
 
 export interface StepRecord {
@@ -38,5 +38,10 @@ export class TraceRepository {
 
   forTask(taskId: string): Promise<TaskStepEntity[]> {
     return this.dataSource.getRepository(TaskStepEntity).find({ where: { taskId }, order: { seq: 'ASC' } });
+  }
+
+  /** The steps written after `afterSeq`, oldest first: what a streaming surface has not sent yet. */
+  after(taskId: string, afterSeq: number): Promise<TaskStepEntity[]> {
+    return this.dataSource.getRepository(TaskStepEntity).find({ where: { taskId, seq: MoreThan(afterSeq) }, order: { seq: 'ASC' } });
   }
 }

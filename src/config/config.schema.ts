@@ -107,6 +107,8 @@ const shape = {
     poll_interval_ms: integer(1000, 10, 3_600_000),
     lease_ms: integer(30_000, 1000, 3_600_000),
     shutdown_grace_ms: integer(30_000, 0, 3_600_000),
+    // How often a streamed Chat API answer or a waiting A2A call reads the followed Task's row and trace.
+    progress_poll_ms: integer(250, 10, 60_000),
   }),
   workspace: section({
     root: text('./workspace', { nonEmpty: true }),
@@ -133,6 +135,11 @@ const shape = {
       ttl_ms: integer(86_400_000, 1000, 31_536_000_000),
       poll_interval_ms: integer(1000, 10, 3_600_000),
     }),
+  }),
+  chat: section({
+    model_id: text('ollama-agent', { nonEmpty: true }),
+    // Clients and proxies drop idle streams: a comment at least every 15 s keeps one open.
+    keepalive_ms: integer(15_000, 10, 15_000),
   }),
 };
 

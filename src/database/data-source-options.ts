@@ -12,9 +12,10 @@ import { TaskSteps1764720000000 } from './migrations/1764720000000-task-steps.js
 import { TaskLeases1764806400000 } from './migrations/1764806400000-task-leases.js';
 import { AuditChain1764892800000 } from './migrations/1764892800000-audit-chain.js';
 import { TaskImageBytes1764979200000 } from './migrations/1764979200000-task-image-bytes.js';
+import { SessionPrelude1765068000000 } from './migrations/1765068000000-session-prelude.js';
 
 export const ENTITIES = [SessionEntity, TaskEntity, TaskImageEntity, TaskStepEntity, AuditEventEntity];
-export const MIGRATIONS = [InitialSchema1764633600000, TaskSteps1764720000000, TaskLeases1764806400000, AuditChain1764892800000, TaskImageBytes1764979200000];
+export const MIGRATIONS = [InitialSchema1764633600000, TaskSteps1764720000000, TaskLeases1764806400000, AuditChain1764892800000, TaskImageBytes1764979200000, SessionPrelude1765068000000];
 
 /** Committed migrations run at boot; `synchronize` stays off so the schema is exactly what they say. */
 export function dataSourceOptions(database: AgentConfig['database']): DataSourceOptions {

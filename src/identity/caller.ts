@@ -1,10 +1,14 @@
+/** Surfaces: MCP over HTTP, MCP over stdio, the Chat API, A2A, the admin REST API, and the service itself. */
+export type Transport = 'mcp-http' | 'stdio' | 'chat' | 'a2a' | 'http' | 'system';
+
 /** Who is calling, as established by the edge (HTTP identity, or the OS user on stdio). */
 export interface Caller {
   user: string;
   groups: string[];
   /** Admin rights: a group in `auth.admin_groups` (proxy modes) or the admin token (mode none). */
   admin: boolean;
-  transport: 'http' | 'stdio' | 'system';
+  /** The surface the call came in on, as the audit log records it (`http` is the admin REST surface). */
+  transport: Transport;
   /** The client's address: the TCP peer, or behind a trusted proxy the right-most untrusted hop. */
   address: string | null;
   /** MCP clientInfo name/version, when the client sent one. */
@@ -23,4 +27,7 @@ export interface IdentityRefusal {
 }
 
 /** The actor of a request that has no identity (refused at the edge). */
-export const anonymous = (address: string | null): Caller => ({ user: 'anonymous', groups: [], admin: false, transport: 'http', address, client: null });
+export const anonymous = (address: string | null, transport: Transport = 'http'): Caller => ({ user: 'anonymous', groups: [], admin: false, transport, address, client: null });
+
+/** The same caller, as seen on another surface: the HTTP identity is the same for /mcp, the Chat API and A2A. */
+export const onSurface = (caller: Caller, transport: Transport): Caller => ({ ...caller, transport });

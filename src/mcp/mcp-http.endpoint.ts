@@ -3,7 +3,7 @@ import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/ser
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/app-config.js';
 import { AuditService } from '../audit/audit.service.js';
-import { anonymous, type Caller } from '../identity/caller.js';
+import { anonymous, onSurface, type Caller } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
 import { printable } from '../http/host-origin-guard.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
@@ -51,10 +51,10 @@ export class McpHttpEndpoint {
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const identified = await this.identity.forHttp(req);
     if ('refusal' in identified) {
-      await this.audit.record({ caller: anonymous(identified.refusal.address), action: identified.refusal.action, outcome: 'rejected', detail: { reason: identified.refusal.reason, path: '/mcp' } });
+      await this.audit.record({ caller: anonymous(identified.refusal.address, 'mcp-http'), action: identified.refusal.action, outcome: 'rejected', detail: { reason: identified.refusal.reason, path: '/mcp' } });
       return refuse(req, res, 401, jsonRpcError(-32600, `Unauthorized: ${identified.refusal.reason}`));
     }
-    const caller = identified.caller;
+    const caller = onSurface(identified.caller, 'mcp-http');
     const body = await readJsonBody(req, this.maxBodyBytes);
     if (body.kind === 'aborted') return;
     if (body.kind === 'too_large') return this.refuseBody(req, res, caller, 413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import type { ConversationTurn } from '../agent/agent-runner.js';
 import { AgentError } from '../common/agent-error.js';
 import { nowIso } from '../common/clock.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -16,6 +17,10 @@ export interface EnqueueRequest {
   sessionId: string | null;
   temperature: number | null;
   images: { mimeType: string; data: Buffer; bytes: number; sha256: string }[];
+  /** Earlier turns to start a new session with (ignored when `sessionId` names an existing one). */
+  prelude?: ConversationTurn[];
+  /** The Task id when the surface has already named it (A2A's request handler does); else a new UUID. */
+  taskId?: string;
 }
 
 export interface AuditedCall {
@@ -42,7 +47,7 @@ export class TaskQueueService {
     let newSession = null;
     let sessionId = input.sessionId;
     if (sessionId === null) {
-      newSession = this.sessions.create(caller.user);
+      newSession = this.sessions.create(caller.user, input.prelude);
       sessionId = newSession.id;
     } else if (!(await this.sessions.findOwned(sessionId, caller.user))) {
       throw new AgentError('session_not_found', `session_id: session ${sessionId} does not exist.`);
@@ -134,7 +139,7 @@ function newTask(caller: Caller, sessionId: string, input: EnqueueRequest): Task
   const at = nowIso();
   const task = new TaskEntity();
   Object.assign(task, {
-    id: randomUUID(),
+    id: input.taskId ?? randomUUID(),
     sessionId,
     owner: caller.user,
     request: input.request,

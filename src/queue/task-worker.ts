@@ -172,18 +172,25 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   }
 
   private async agentInput(task: TaskEntity): Promise<AgentTask> {
-    const [images, history] = await Promise.all([this.tasks.imageData(task.id), this.tasks.history(task.sessionId, task.seq)]);
+    const [images, prelude, history] = await Promise.all([
+      this.tasks.imageData(task.id),
+      this.tasks.prelude(task.sessionId),
+      this.tasks.history(task.sessionId, task.seq),
+    ]);
     const historyImages = await this.tasks.imagesOf(history.map((turn) => turn.id));
     return {
       id: task.id,
       request: task.request,
       temperature: task.temperature ?? this.config.ollama.temperature,
       images,
-      history: history.map((turn) => ({
-        request: turn.request,
-        imageCount: historyImages.filter((image) => image.taskId === turn.id).length,
-        answer: turn.result ?? '',
-      })),
+      history: [
+        ...prelude,
+        ...history.map((turn) => ({
+          request: turn.request,
+          imageCount: historyImages.filter((image) => image.taskId === turn.id).length,
+          answer: turn.result ?? '',
+        })),
+      ],
     };
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, LessThan, QueryFailedError } from 'typeorm';
+import type { ConversationTurn } from '../agent/agent-runner.js';
 import { nowIso } from '../common/clock.js';
 import { HotPathSql, sqlStep, type SqlStep } from '../database/hot-path-sql.js';
 import { sqlClock, type SqlClock } from '../database/sql-clock.js';
@@ -91,6 +92,12 @@ export class TasksRepository {
       where: { sessionId, status: 'completed', seq: LessThan(beforeSeq) },
       order: { seq: 'ASC' },
     });
+  }
+
+  /** The turns a session started with (a Chat API client's earlier messages), oldest first. */
+  async prelude(sessionId: string): Promise<ConversationTurn[]> {
+    const [row] = (await this.hotPath.all('SELECT prelude FROM sessions WHERE id = ?', [sessionId])) as { prelude: string | null }[];
+    return row?.prelude ? (JSON.parse(row.prelude) as ConversationTurn[]) : [];
   }
 
   imagesOf(taskIds: string[]): Promise<TaskImageEntity[]> {

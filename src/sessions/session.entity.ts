@@ -11,4 +11,8 @@ export class SessionEntity {
 
   @Column({ name: 'created_at', type: 'varchar', length: 30 })
   createdAt!: string;
+
+  /** JSON ConversationTurn[]: earlier turns a Chat API client brought along when it started the session. */
+  @Column({ type: 'text', nullable: true })
+  prelude!: string | null;
 }

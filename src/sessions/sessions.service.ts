@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import type { ConversationTurn } from '../agent/agent-runner.js';
 import { nowIso } from '../common/clock.js';
 import { SessionEntity } from './session.entity.js';
 
@@ -21,12 +22,16 @@ export class SessionsService {
     return this.dataSource.getRepository(SessionEntity).findOneBy({ id });
   }
 
-  /** A new session row, committed by the caller together with its first Task. */
-  create(owner: string): SessionEntity {
+  /**
+   * A new session row, committed by the caller together with its first Task; `prelude` is the
+   * conversation the client brought along (earlier Chat API messages), sent as context before its Tasks.
+   */
+  create(owner: string, prelude: ConversationTurn[] = []): SessionEntity {
     const session = new SessionEntity();
     session.id = randomUUID();
     session.owner = owner;
     session.createdAt = nowIso();
+    session.prelude = prelude.length > 0 ? JSON.stringify(prelude) : null;
     return session;
   }
 }

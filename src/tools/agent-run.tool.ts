@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService, type AuditedCall } from '../queue/task-queue.service.js';
-import { requestCharsFor, validateAgentRun } from './argument-validation.js';
+import { agentRunLimits, validateAgentRun } from './argument-validation.js';
 import type { TaskView } from './status-text.js';
 import { mapTaskView } from './task-view.mapper.js';
 
@@ -15,7 +15,7 @@ export class AgentRunTool {
   ) {}
 
   async call(caller: Caller, args: unknown, audit: AuditedCall): Promise<TaskView> {
-    const input = validateAgentRun(args, { images: this.config.mcp.images, maxRequestChars: requestCharsFor(this.config.ollama.numCtx) });
+    const input = validateAgentRun(args, agentRunLimits(this.config));
     return mapTaskView(await this.queue.enqueue(caller, input, audit));
   }
 }

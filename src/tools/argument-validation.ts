@@ -51,6 +51,9 @@ export interface AgentRunLimits {
  */
 export const requestCharsFor = (numCtx: number) => numCtx * 4;
 
+/** agent_run's limits under `config`: every surface that accepts a request applies the same ones. */
+export const agentRunLimits = (config: AgentConfig): AgentRunLimits => ({ images: config.mcp.images, maxRequestChars: requestCharsFor(config.ollama.numCtx) });
+
 /** Schema check, then the spec's runtime rules (§2.2, §4). Throws `invalid_input` naming the field. */
 export function validateAgentRun(args: unknown, limits: AgentRunLimits): AgentRunInput {
   if (!agentRunSchema(args)) throw invalid(agentRunSchema.errors);

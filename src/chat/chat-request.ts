@@ -1,0 +1,113 @@
+import type { ConversationTurn } from '../agent/agent-runner.js';
+import { isAgentError } from '../common/agent-error.js';
+import type { EnqueueRequest } from '../queue/task-queue.service.js';
+import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validation.js';
+
+/** A request the Chat API refuses: answered 400 in OpenAI's error shape, nothing stored. */
+export class ChatInputError extends Error {
+  constructor(
+    message: string,
+    readonly param: string | null,
+    readonly code: string = 'invalid_value',
+  ) {
+    super(message);
+  }
+}
+
+export interface ChatRequest {
+  stream: boolean;
+  input: EnqueueRequest;
+}
+
+type Message = { role: string; text: string; images: { mime_type: string; data_base64: string }[] };
+
+const ROLES = ['system', 'developer', 'user', 'assistant'];
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+
+/**
+ * An OpenAI Chat Completions request as agent work: the last message is the request, validated by
+ * agent_run's own rules (text, images, temperature, session id); with no `session_id`, the earlier
+ * messages become the new session's history. Fields this service has no use for (`n`, `top_p`,
+ * `max_tokens`, `user`, `stream_options`...) are ignored, as other OpenAI-compatible servers do.
+ */
+export function parseChatRequest(body: unknown, modelId: string, limits: AgentRunLimits): ChatRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ChatInputError('The request body must be a JSON object.', null, 'invalid_type');
+  const fields = body as Record<string, unknown>;
+  if (fields.model === undefined) throw new ChatInputError('model: required.', 'model', 'missing_required_parameter');
+  if (fields.model !== modelId) throw new ChatInputError(`model: the model ${JSON.stringify(fields.model)} does not exist; GET /v1/models lists "${modelId}".`, 'model', 'model_not_found');
+  if (fields.stream !== undefined && fields.stream !== null && typeof fields.stream !== 'boolean') throw new ChatInputError('stream: must be a boolean.', 'stream', 'invalid_type');
+  if (fields.temperature !== undefined && fields.temperature !== null && typeof fields.temperature !== 'number') throw new ChatInputError('temperature: must be a number.', 'temperature', 'invalid_type');
+  if (fields.session_id !== undefined && fields.session_id !== null && typeof fields.session_id !== 'string') throw new ChatInputError('session_id: must be a string.', 'session_id', 'invalid_type');
+  if (fields.tools !== undefined && fields.tools !== null) throw new ChatInputError('tools: not supported; the agent uses its own workspace tools.', 'tools', 'unsupported_parameter');
+  if (!Array.isArray(fields.messages) || fields.messages.length === 0) throw new ChatInputError('messages: must be a non-empty array.', 'messages', 'invalid_type');
+  const messages = fields.messages.map((message, index) => parseMessage(message, `messages[${index}]`));
+  const last = messages[messages.length - 1];
+  if (last.role !== 'user') throw new ChatInputError(`messages[${messages.length - 1}].role: the last message must be the user's request (got "${last.role}").`, `messages[${messages.length - 1}].role`);
+  const sessionId = (fields.session_id as string | null | undefined) ?? null;
+  const { turns, pending } = sessionId === null ? conversation(messages.slice(0, -1)) : { turns: [], pending: [] };
+  const request = [...pending, last.text].filter((text) => text !== '').join('\n\n');
+  try {
+    const valid = validateAgentRun({ request, session_id: sessionId, temperature: fields.temperature ?? null, images: last.images }, limits);
+    return { stream: fields.stream === true, input: { ...valid, prelude: turns } };
+  } catch (error) {
+    if (!isAgentError(error)) throw error;
+    throw new ChatInputError(error.message.replace(/^request:/, `messages[${messages.length - 1}].content:`), paramOf(error.message, messages.length - 1));
+  }
+}
+
+function parseMessage(value: unknown, at: string): Message {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ChatInputError(`${at}: must be an object.`, at, 'invalid_type');
+  const { role, content } = value as Record<string, unknown>;
+  if (typeof role !== 'string' || !ROLES.includes(role)) {
+    throw new ChatInputError(`${at}.role: must be one of ${ROLES.join(', ')} (got ${JSON.stringify(role)}).`, `${at}.role`);
+  }
+  if (typeof content === 'string') return { role, text: content, images: [] };
+  if (content === null && role === 'assistant') return { role, text: '', images: [] };
+  if (!Array.isArray(content)) throw new ChatInputError(`${at}.content: must be a string or an array of content parts.`, `${at}.content`, 'invalid_type');
+  const texts: string[] = [];
+  const images: Message['images'] = [];
+  content.forEach((part: unknown, index) => {
+    const where = `${at}.content[${index}]`;
+    const { type, text, image_url: image } = (typeof part === 'object' && part !== null ? part : {}) as Record<string, unknown>;
+    if (type === 'text' && typeof text === 'string') return void texts.push(text);
+    if (type === 'image_url') return void images.push(dataUrlImage(image, `${where}.image_url`));
+    throw new ChatInputError(`${where}: must be {"type":"text","text":...} or {"type":"image_url","image_url":{"url":"data:..."}}.`, where);
+  });
+  return { role, text: texts.join('\n'), images };
+}
+
+/** Images arrive inline as data URLs; the service fetches nothing from the network on a client's behalf. */
+function dataUrlImage(image: unknown, at: string): Message['images'][number] {
+  const url = typeof image === 'object' && image !== null ? (image as { url?: unknown }).url : undefined;
+  const match = typeof url === 'string' ? DATA_URL.exec(url) : null;
+  if (!match) throw new ChatInputError(`${at}.url: must be a data URL (data:image/png;base64,...); remote images are not fetched.`, `${at}.url`);
+  return { mime_type: match[1], data_base64: match[2] };
+}
+
+/**
+ * Earlier messages as turns: what the user (or system) said up to each assistant answer. What no
+ * assistant answered yet is sent with the request itself.
+ */
+function conversation(messages: Message[]): { turns: ConversationTurn[]; pending: string[] } {
+  const turns: ConversationTurn[] = [];
+  let pending: string[] = [];
+  let imageCount = 0;
+  for (const message of messages) {
+    if (message.role !== 'assistant') {
+      if (message.text !== '') pending.push(message.text);
+      imageCount += message.images.length;
+      continue;
+    }
+    turns.push({ request: pending.join('\n\n'), imageCount, answer: message.text });
+    pending = [];
+    imageCount = 0;
+  }
+  return { turns, pending };
+}
+
+function paramOf(message: string, lastIndex: number): string {
+  const field = /^([a-z_]+)(\[\d+\])?/.exec(message)?.[1];
+  if (field === 'images') return `messages[${lastIndex}].content`;
+  if (field === 'temperature' || field === 'session_id') return field;
+  return `messages[${lastIndex}].content`;
+}

@@ -1,0 +1,55 @@
+import type { AgentStep } from '../conversation/agent-steps.js';
+import type { TaskEntity } from '../queue/task.entity.js';
+
+/** OpenAI's error body: every Chat API error, whatever its status. */
+export function openAiError(message: string, type: string, param: string | null = null, code: string | null = null) {
+  return { error: { message, type, param, code } };
+}
+
+const created = (task: TaskEntity) => Math.floor(Date.parse(task.createdAt) / 1000);
+const completionId = (task: TaskEntity) => `chatcmpl-${task.id}`;
+
+/** `stop` for a completed Task; a failed or cancelled one ends with `error` and its reason as the content. */
+export const finishReason = (task: TaskEntity) => (task.status === 'completed' ? 'stop' : 'error');
+
+export const usageOf = (task: TaskEntity) => ({
+  prompt_tokens: task.inputTokens,
+  completion_tokens: task.outputTokens,
+  total_tokens: task.inputTokens + task.outputTokens,
+});
+
+/** The extension object on the first and last chunk, and the fields of a non-streamed completion. */
+export const agentOf = (task: TaskEntity) => ({ task_id: task.id, session_id: task.sessionId, status: task.status });
+
+/** A terminal Task as a `chat.completion`, with the agent's extension fields beside OpenAI's. */
+export function completionOf(task: TaskEntity, model: string, deliverables: string[]) {
+  return {
+    id: completionId(task),
+    object: 'chat.completion',
+    created: created(task),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: task.result ?? '', refusal: null }, logprobs: null, finish_reason: finishReason(task) }],
+    usage: usageOf(task),
+    ...agentOf(task),
+    deliverables,
+  };
+}
+
+type Delta = { role?: 'assistant'; content?: string; agent?: ReturnType<typeof agentOf>; agent_steps?: AgentStep[] };
+
+/** One `chat.completion.chunk`; `last` carries the finish reason, usage and deliverables. */
+export function chunkOf(task: TaskEntity, model: string, delta: Delta, last?: { deliverables: string[] }) {
+  return {
+    id: completionId(task),
+    object: 'chat.completion.chunk',
+    created: created(task),
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: last ? finishReason(task) : null }],
+    ...(last ? { usage: usageOf(task), ...agentOf(task), deliverables: last.deliverables } : {}),
+  };
+}
+
+export const modelsList = (modelId: string, since: number) => ({
+  object: 'list',
+  data: [{ id: modelId, object: 'model', created: since, owned_by: 'ollama-agent-mcp' }],
+});

@@ -1,0 +1,84 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+/**
+ * The Chat API's shapes for the OpenAPI document only: requests are validated by parseChatRequest
+ * (OpenAI's error shape, agent_run's image rules), not by class-validator.
+ */
+export class ChatContentPartDto {
+  @ApiProperty({ enum: ['text', 'image_url'] }) type!: string;
+  @ApiPropertyOptional() text?: string;
+  @ApiPropertyOptional({ description: '{ "url": "data:image/png;base64,..." } (PNG, JPEG or WebP; remote URLs are refused)' }) image_url?: { url: string };
+}
+
+class ChatMessageDto {
+  @ApiProperty({ enum: ['system', 'developer', 'user', 'assistant'] }) role!: string;
+  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'array', items: { $ref: '#/components/schemas/ChatContentPartDto' } }] }) content!: string | ChatContentPartDto[];
+}
+
+export class ChatCompletionRequestDto {
+  @ApiProperty({ description: 'The id GET /v1/models lists (chat.model_id)', example: 'ollama-agent' }) model!: string;
+  @ApiProperty({ type: [ChatMessageDto], description: 'The last message is the request (role user); earlier ones start a new session’s history' }) messages!: ChatMessageDto[];
+  @ApiPropertyOptional({ minimum: 0, maximum: 2, nullable: true }) temperature?: number | null;
+  @ApiPropertyOptional({ default: false }) stream?: boolean;
+  @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'Extension: continue this session (one of the caller’s, from any surface)' }) session_id?: string | null;
+}
+
+class ChatUsageDto {
+  @ApiProperty() prompt_tokens!: number;
+  @ApiProperty() completion_tokens!: number;
+  @ApiProperty() total_tokens!: number;
+}
+
+class ChatChoiceDto {
+  @ApiProperty() index!: number;
+  @ApiProperty({ example: { role: 'assistant', content: '...' } }) message!: { role: string; content: string };
+  @ApiProperty({ enum: ['stop', 'error'], description: '`error` when the Task failed or was cancelled; the content is the reason' }) finish_reason!: string;
+}
+
+export class ChatCompletionDto {
+  @ApiProperty() id!: string;
+  @ApiProperty({ example: 'chat.completion' }) object!: string;
+  @ApiProperty() created!: number;
+  @ApiProperty() model!: string;
+  @ApiProperty({ type: [ChatChoiceDto] }) choices!: ChatChoiceDto[];
+  @ApiProperty({ type: ChatUsageDto, description: 'The Task’s token counts' }) usage!: ChatUsageDto;
+  @ApiProperty({ format: 'uuid' }) task_id!: string;
+  @ApiProperty({ format: 'uuid' }) session_id!: string;
+  @ApiProperty({ enum: ['completed', 'failed', 'cancelled'] }) status!: string;
+  @ApiProperty({ type: [String], description: 'Workspace paths the Task created or changed' }) deliverables!: string[];
+}
+
+class ChatModelDto {
+  @ApiProperty() id!: string;
+  @ApiProperty({ example: 'model' }) object!: string;
+  @ApiProperty() created!: number;
+  @ApiProperty() owned_by!: string;
+}
+
+export class ChatModelListDto {
+  @ApiProperty({ example: 'list' }) object!: string;
+  @ApiProperty({ type: [ChatModelDto] }) data!: ChatModelDto[];
+}
+
+class ChatTaskRefDto {
+  @ApiProperty({ format: 'uuid' }) task_id!: string;
+  @ApiProperty({ format: 'uuid' }) session_id!: string;
+  @ApiProperty() status!: string;
+}
+
+export class ChatCancellationDto {
+  @ApiProperty({ example: 'chat.cancellation' }) object!: string;
+  @ApiProperty({ format: 'uuid' }) session_id!: string;
+  @ApiProperty({ type: [ChatTaskRefDto], description: 'The Tasks that were queued or running, as they are after the request' }) tasks!: ChatTaskRefDto[];
+}
+
+class ChatErrorBodyDto {
+  @ApiProperty() message!: string;
+  @ApiProperty() type!: string;
+  @ApiProperty({ nullable: true, type: String }) param!: string | null;
+  @ApiProperty({ nullable: true, type: String }) code!: string | null;
+}
+
+export class ChatErrorDto {
+  @ApiProperty({ type: ChatErrorBodyDto }) error!: ChatErrorBodyDto;
+}

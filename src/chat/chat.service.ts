@@ -1,0 +1,129 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service.js';
+import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
+import { AppConfig } from '../config/app-config.js';
+import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
+import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
+import { TaskFeed } from '../conversation/task-feed.js';
+import type { Caller } from '../identity/caller.js';
+import type { TaskEntity } from '../queue/task.entity.js';
+import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
+import { ChatInputError, parseChatRequest } from './chat-request.js';
+import { agentOf, chunkOf, completionOf, modelsList } from './chat-views.js';
+
+/** An error the Chat API answers with: HTTP status plus OpenAI's error fields. */
+export class ChatError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: string,
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** Each domain error code as the Chat API answers it; exhaustive by construction. */
+const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param: string | null }> = {
+  invalid_input: { status: 400, type: 'invalid_request_error', param: null },
+  session_not_found: { status: 400, type: 'invalid_request_error', param: 'session_id' },
+  shutting_down: { status: 503, type: 'server_error', param: null },
+  internal: { status: 500, type: 'server_error', param: null },
+};
+
+const ACCEPT = 'chat.completions';
+
+/**
+ * The Chat API's rules: an OpenAI Chat Completions request becomes a Task on the shared queue (for
+ * the caller, in a new or continued session), answered when the Task is terminal or streamed as it
+ * runs. The Task belongs to the service: a client that goes away stops only its own wait.
+ */
+@Injectable()
+export class ChatService {
+  private readonly logger = new Logger('ChatApi');
+  private readonly modelId: string;
+  private readonly limits: AgentRunLimits;
+  private readonly since = Math.floor(Date.now() / 1000);
+
+  constructor(
+    private readonly conversations: ConversationService,
+    private readonly feed: TaskFeed,
+    private readonly audit: AuditService,
+    config: AppConfig,
+  ) {
+    this.modelId = config.chat.modelId;
+    this.limits = agentRunLimits(config);
+  }
+
+  async models(caller: Caller) {
+    await this.audit.record({ caller, action: 'chat.models', outcome: 'ok' });
+    return modelsList(this.modelId, this.since);
+  }
+
+  /** Validates and queues; a refused request is audited and stores nothing else. */
+  async accept(caller: Caller, body: unknown): Promise<{ task: TaskEntity; stream: boolean }> {
+    const detail = { arguments: withoutImageData(body) };
+    try {
+      const { stream, input } = parseChatRequest(body, this.modelId, this.limits);
+      return { task: await this.conversations.accept(caller, input, { action: ACCEPT, detail: { ...detail, stream } }), stream };
+    } catch (error) {
+      const refused = toChatError(error);
+      if (refused.status === 500) this.logger.error(`chat request failed: ${(error as Error).stack ?? String(error)}`);
+      await this.audit.record({ caller, action: ACCEPT, outcome: refused.status < 500 ? 'rejected' : 'error', detail: { ...detail, reason: refused.message } });
+      throw refused;
+    }
+  }
+
+  /** The `chat.completion` once the Task is terminal; null when the client went away first. */
+  async completion(task: TaskEntity, signal: AbortSignal) {
+    const done = await this.feed.untilTerminal(task.id, signal);
+    return done && completionOf(done, this.modelId, await this.conversations.deliverables(done.id));
+  }
+
+  /**
+   * The chunks of a streamed answer: the role and the agent object, the execution steps as they are
+   * written, the answer, and a last chunk with the finish reason and usage.
+   */
+  async *chunks(task: TaskEntity, signal: AbortSignal): AsyncGenerator<object> {
+    yield chunkOf(task, this.modelId, { role: 'assistant', content: '', agent: agentOf(task) });
+    let last = task;
+    for await (const { task: now, steps, moved } of this.feed.follow(task.id, signal)) {
+      last = now;
+      const subtask = moved ? subtaskStep(now) : null;
+      const agentSteps: AgentStep[] = [...(subtask ? [subtask] : []), ...steps.map(mapTraceStep)];
+      if (agentSteps.length > 0 || moved) yield chunkOf(now, this.modelId, { agent_steps: agentSteps, ...(moved ? { agent: agentOf(now) } : {}) });
+    }
+    if (!isTerminal(last.status)) return;
+    if (last.result) yield chunkOf(last, this.modelId, { content: last.result });
+    yield chunkOf(last, this.modelId, {}, { deliverables: await this.conversations.deliverables(last.id) });
+  }
+
+  /** Cancels the session's queued or running Task (404 when the session is not the caller's). */
+  async cancel(caller: Caller, sessionId: string) {
+    const cancelled = UUID.test(sessionId) ? await this.conversations.cancelSession(caller, sessionId) : null;
+    await this.audit.record({ caller, action: 'chat.cancel', outcome: cancelled ? 'ok' : 'rejected', sessionId: cancelled ? sessionId : null, detail: cancelled ? { tasks: cancelled.map((task) => task.id) } : { reason: 'session not found', session_id: sessionId.slice(0, 64) } });
+    if (!cancelled) throw new ChatError(404, `session ${sessionId.slice(0, 64)} does not exist.`, 'invalid_request_error', 'session_id', 'session_not_found');
+    return { object: 'chat.cancellation', session_id: sessionId, tasks: cancelled.map(agentOf) };
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toChatError(error: unknown): ChatError {
+  if (error instanceof ChatInputError) return new ChatError(400, error.message, 'invalid_request_error', error.param, error.code);
+  if (isAgentError(error)) {
+    const mapped = CHAT_ERRORS[error.code];
+    return new ChatError(mapped.status, error.message, mapped.type, mapped.param, error.code);
+  }
+  return new ChatError(500, 'The request could not be completed; see the service log.', 'server_error', null, 'internal');
+}
+
+/** The body for the audit log (which bounds it): data URLs (inline images) as their length, never their bytes. */
+function withoutImageData(value: unknown, key = '', depth = 0): unknown {
+  if (typeof value === 'string') return key === 'url' && value.startsWith('data:') ? { data_url_chars: value.length } : value;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= 8) return '(nested too deep)';
+  if (Array.isArray(value)) return value.slice(0, 64).map((item) => withoutImageData(item, '', depth + 1));
+  return Object.fromEntries(Object.entries(value).slice(0, 64).map(([k, v]) => [k, withoutImageData(v, k, depth + 1)]));
+}

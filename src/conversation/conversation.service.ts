@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { TraceRepository } from '../agent/trace.repository.js';
+import type { TaskStepEntity } from '../agent/task-step.entity.js';
+import type { Caller } from '../identity/caller.js';
+import { TaskQueueService, type AuditedCall, type EnqueueRequest } from '../queue/task-queue.service.js';
+import type { TaskStatus } from '../queue/task-status.js';
+import type { TaskEntity } from '../queue/task.entity.js';
+import { SessionsService } from '../sessions/sessions.service.js';
+
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+export const isTerminal = (status: TaskStatus) => TERMINAL_STATUSES.includes(status);
+
+/** Most Tasks one session's cancel looks at (a session holds its turns, rarely more than a few). */
+const SESSION_SCAN_LIMIT = 1000;
+
+/**
+ * What the Chat API and A2A share with MCP: the same TaskQueue, sessions and ownership rules, seen
+ * as conversations (a session's Tasks are its turns). Ownership is the queue's: another user's Task
+ * or session answers exactly as a missing one.
+ */
+@Injectable()
+export class ConversationService {
+  constructor(
+    private readonly queue: TaskQueueService,
+    private readonly sessions: SessionsService,
+    private readonly trace: TraceRepository,
+  ) {}
+
+  /** Queues the Task with its accepting audit event (one transaction), as agent_run does. */
+  accept(caller: Caller, input: EnqueueRequest, call: AuditedCall): Promise<TaskEntity> {
+    return this.queue.enqueue(caller, input, call);
+  }
+
+  find(caller: Caller, taskId: string): Promise<TaskEntity | null> {
+    return this.queue.findOwned(caller, taskId);
+  }
+
+  /** Any Task, for following one the caller was already shown (ownership checked when it was accepted). */
+  read(taskId: string): Promise<TaskEntity | null> {
+    return this.queue.find(taskId);
+  }
+
+  /** The caller's Tasks, newest first, optionally of one session and status, keyset-paged by `seq`. */
+  listOwned(caller: Caller, filters: { sessionId?: string; status?: TaskStatus }, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
+    return this.queue.list({ ...filters, owner: caller.user }, limit, beforeSeq);
+  }
+
+  cancel(caller: Caller, taskId: string): Promise<TaskEntity | null> {
+    return this.queue.cancel(caller, taskId);
+  }
+
+  /**
+   * Cancels the session's queued and running Tasks; null when the session is not the caller's.
+   * Terminal Tasks are left as they are (an empty list when nothing was left to cancel).
+   */
+  async cancelSession(caller: Caller, sessionId: string): Promise<TaskEntity[] | null> {
+    if (!(await this.sessions.findOwned(sessionId, caller.user))) return null;
+    const open = (await this.queue.list({ sessionId, owner: caller.user }, SESSION_SCAN_LIMIT, null)).filter((task) => !isTerminal(task.status));
+    const cancelled: TaskEntity[] = [];
+    for (const task of open) {
+      const after = await this.queue.cancel(caller, task.id);
+      if (after) cancelled.push(after);
+    }
+    return cancelled;
+  }
+
+  /** Trace steps written after `afterSeq`. */
+  stepsAfter(taskId: string, afterSeq: number): Promise<TaskStepEntity[]> {
+    return this.trace.after(taskId, afterSeq);
+  }
+
+  /** The workspace files the Task created or changed, in the order it first wrote them. */
+  async deliverables(taskId: string): Promise<string[]> {
+    const paths = (await this.trace.forTask(taskId))
+      .filter((step) => step.kind === 'file_op' && step.outcome === 'ok')
+      .map((step) => (JSON.parse(step.detail) as { path?: unknown }).path)
+      .filter((path): path is string => typeof path === 'string');
+    return [...new Set(paths)];
+  }
+}

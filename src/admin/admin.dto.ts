@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsDefined, IsHexadecimal, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDefined, IsHexadecimal, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { TASK_STATUSES, type TaskStatus } from '../queue/task-status.js';
 
 export class AuditQueryDto {
@@ -54,4 +54,19 @@ export class AuditVerifyQueryDto {
   @IsHexadecimal()
   @Length(64, 64)
   checkpoint_hash?: string;
+}
+
+export class SessionFilesQueryDto {
+  @ApiPropertyOptional({ description: 'Opaque cursor from `next_cursor`' }) @IsOptional() @IsString() @MaxLength(200) cursor?: string;
+}
+
+/** `/admin/sessions/:id/files/<path>`: the path's segments, as Express 5 hands a `*path` wildcard over. */
+export class SessionFileParamDto {
+  @ApiProperty({ format: 'uuid' }) @IsUUID() id!: string;
+  @ApiProperty({ description: 'The file path inside the session workspace, e.g. `src/math.js`', type: String })
+  @IsArray()
+  @ArrayMaxSize(64)
+  @IsString({ each: true })
+  @MaxLength(255, { each: true })
+  path!: string[];
 }

@@ -4,19 +4,21 @@ import { AgentModule } from '../agent/agent.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
+import { SessionFilesModule } from '../session-files/session-files.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
 import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
 import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminPageController } from './admin-page.controller.js';
+import { AdminSessionFilesController } from './admin-session-files.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics) and its page. */
 @Module({
-  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, IdentityModule],
-  controllers: [AdminAuditController, AdminTasksController, AdminMetricsController, AdminPageController],
+  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule],
+  controllers: [AdminAuditController, AdminTasksController, AdminSessionFilesController, AdminMetricsController, AdminPageController],
   providers: [
     AdminAuthGuard,
     AdminAuditInterceptor,

@@ -6,6 +6,9 @@ import { AgentError, type AgentErrorCode } from '../common/agent-error.js';
 const STATUS: Record<AgentErrorCode, number> = {
   invalid_input: HttpStatus.BAD_REQUEST,
   session_not_found: HttpStatus.NOT_FOUND,
+  resource_not_found: HttpStatus.NOT_FOUND,
+  resource_too_large: HttpStatus.PAYLOAD_TOO_LARGE,
+  files_expired: HttpStatus.GONE,
   shutting_down: HttpStatus.SERVICE_UNAVAILABLE,
   internal: HttpStatus.INTERNAL_SERVER_ERROR,
 };

@@ -13,7 +13,7 @@ import { splitThinking } from './think-tags.js';
 import { invalidCall } from './tool-arguments.js';
 import { parseToolCallsFromText } from './tool-call-parser.js';
 import type { TraceRepository } from './trace.repository.js';
-import type { WorkspaceToolbox } from './workspace-toolbox.js';
+import type { TaskWorkspace, WorkspaceToolbox } from './workspace-toolbox.js';
 
 const MAX_ERROR_RETRIES = 2;
 const MAX_STALL_RETRIES = 1;
@@ -42,6 +42,8 @@ export interface LoopContext {
   tools: Tool[];
   profile: ModelProfile;
   signal: AbortSignal;
+  /** The session workspace every tool call of the Task is confined to. */
+  workspace: TaskWorkspace;
   /** Called after every model call with the Task's running token totals. */
   onTokens: (inputTokens: number, outputTokens: number) => Promise<void>;
   /** Called when the action in progress changes (`ollama chat (round 2)`, `run_command: npm test`). */
@@ -241,7 +243,7 @@ export class AgentLoop {
       return { text: problem, invalid: true };
     }
     await this.context.onAction(under ? `${under} / ${actionOf(call)}` : actionOf(call));
-    const result = await this.deps.toolbox.run(call, { taskId: this.context.taskId, subtask, signal: this.context.signal });
+    const result = await this.deps.toolbox.run(call, { taskId: this.context.taskId, subtask, signal: this.context.signal, workspace: this.context.workspace });
     if (result.change) this.changes.set(result.change.path, mergeChange(this.changes.get(result.change.path), result.change));
     this.context.signal.throwIfAborted();
     const fingerprint = fingerprintOf(call, result.output);

@@ -19,6 +19,7 @@ export interface ConversationTurn {
 
 export interface AgentTask {
   id: string;
+  sessionId: string;
   request: string;
   temperature: number;
   images: AgentImage[];

@@ -5,6 +5,8 @@ import { OllamaError } from '../ollama/ollama-error.js';
 import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
 import type { TaskProgress } from '../queue/tasks.repository.js';
 import type { FileChange } from '../workspace/workspace-files.js';
+import { WorkspaceError } from '../workspace/workspace-error.js';
+import { sessionFileUri } from '../workspace/session-file-uri.js';
 import { AgentLoop } from './agent-loop.js';
 import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask } from './agent-runner.js';
 import { criticalPathTokens, executionOrder, parsePlan, PLAN_SCHEMA, type Subtask } from './plan.js';
@@ -40,10 +42,12 @@ export class PlanningAgent extends AgentRunner {
 
   async run(task: AgentTask, report: Report, signal: AbortSignal): Promise<AgentOutcome> {
     const profile = await this.profile(task, signal);
+    const workspace = await this.openWorkspace(task);
     const loop = new AgentLoop(
       { ollama: this.ollama, toolbox: this.toolbox, trace: this.trace, config: this.config },
       {
         taskId: task.id,
+        workspace,
         temperature: task.temperature,
         tools: this.toolbox.definitions(),
         profile,
@@ -60,9 +64,19 @@ export class PlanningAgent extends AgentRunner {
       loop.checkFits();
       await report({ status: 'planning', currentTask: PLANNING_STEP, completedSubtasks: 0, totalSubtasks: 1 });
       const plan = await this.plan(loop, task.id);
-      return plan.mode === 'direct' ? await this.direct(loop, report) : await this.planned(loop, plan.subtasks, report);
+      const outcome = plan.mode === 'direct' ? await this.direct(loop, report) : await this.planned(loop, plan.subtasks, report);
+      return { ...outcome, result: outcome.result + deliverables(task.sessionId, [...loop.changes.values()]) };
     } catch (error) {
       if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: loop.inputTokens, outputTokens: loop.outputTokens });
+      throw error;
+    }
+  }
+
+  private async openWorkspace(task: AgentTask) {
+    try {
+      return await this.toolbox.open(task);
+    } catch (error) {
+      if (error instanceof WorkspaceError) throw new AgentFailure(`The session workspace could not take the Task's images: ${error.message}`);
       throw error;
     }
   }
@@ -114,7 +128,7 @@ export class PlanningAgent extends AgentRunner {
 
   private outcome(loop: AgentLoop, answer: string, progress: TaskProgress): AgentOutcome {
     return {
-      result: answer.trim() + deliverables([...loop.changes.values()]),
+      result: answer.trim(),
       progress: { ...progress, inputTokens: loop.inputTokens, outputTokens: loop.outputTokens },
     };
   }
@@ -140,9 +154,9 @@ function conversationStart(task: AgentTask, systemPrompt: string): ChatMessage[]
   return messages;
 }
 
-/** The files the Task created or changed, verified by the tools that wrote them. */
-function deliverables(changes: FileChange[]): string {
+/** The files the Task created or changed, verified by the tools that wrote them, with their resource URIs. */
+function deliverables(sessionId: string, changes: FileChange[]): string {
   if (changes.length === 0) return '';
-  const lines = changes.map((change) => `- ${change.path} (${change.created ? 'created' : 'changed'}, ${change.bytes} bytes)`);
+  const lines = changes.map((change) => `- ${change.path} (${change.created ? 'created' : 'changed'}, ${change.bytes} bytes) ${sessionFileUri(sessionId, change.path)}`);
   return `\n\nFiles created or changed:\n${lines.join('\n')}`;
 }

@@ -3,7 +3,10 @@ import { nowIso } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { FileChange } from '../workspace/workspace-files.js';
+import type { AgentImage } from './agent-runner.js';
 import { WorkspaceError } from '../workspace/workspace-error.js';
+import type { WorkspacePaths } from '../workspace/workspace-paths.js';
+import { quotaMessage } from '../workspace/workspace-usage.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
 import { excerpt } from './output-excerpt.js';
 import { COMMAND_TOOL, FILE_TOOLS } from './tool-definitions.js';
@@ -16,6 +19,20 @@ export interface ToolRun {
 }
 
 const COMMAND_OUTPUT_IN_TRACE = 4000;
+const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
+
+/** The workspace one Task works in: its session's directory (or the shared root). */
+export interface TaskWorkspace {
+  sessionId: string;
+  paths: WorkspacePaths;
+}
+
+export interface ToolContext {
+  taskId: string;
+  subtask: string;
+  signal: AbortSignal;
+  workspace: TaskWorkspace;
+}
 
 /** Executes the model's tool calls against the workspace and writes each one to the trace. */
 @Injectable()
@@ -35,15 +52,28 @@ export class WorkspaceToolbox {
     return this.workspace.sandbox.detail;
   }
 
-  async run(call: ChatToolCall, context: { taskId: string; subtask: string; signal: AbortSignal }): Promise<ToolRun> {
+  /**
+   * Opens the Task's workspace and writes its image inputs there (`.inputs/<task_id>/1.png`…), so the
+   * tools can open them; they count towards the session's quota like any file.
+   */
+  async open(task: { id: string; sessionId: string; images: AgentImage[] }): Promise<TaskWorkspace> {
+    const paths = await this.workspace.forTask(task.sessionId);
+    for (const [index, image] of task.images.entries()) {
+      await this.workspace.files.writeFile(paths, `.inputs/${task.id}/${index + 1}.${IMAGE_EXTENSIONS[image.mimeType] ?? 'bin'}`, image.data);
+    }
+    return { sessionId: task.sessionId, paths };
+  }
+
+  async run(call: ChatToolCall, context: ToolContext): Promise<ToolRun> {
     const { name, arguments: args } = call.function;
+    await this.workspace.touch(context.workspace.sessionId);
     const startedAt = nowIso();
     const started = Date.now();
     const step = (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) =>
       this.trace.append({ taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: Date.now() - started, ...fields });
     try {
-      if (name === 'run_command') return await this.command(String(args.command ?? ''), context.signal, step);
-      const { output, change } = await this.file(name, args);
+      if (name === 'run_command') return await this.command(context.workspace.paths, String(args.command ?? ''), context.signal, step);
+      const { output, change } = await this.file(context.workspace.paths, name, args);
       await step({
         kind: change ? 'file_op' : 'tool_call',
         name,
@@ -58,9 +88,8 @@ export class WorkspaceToolbox {
     }
   }
 
-  private async file(name: string, args: Record<string, unknown>): Promise<{ output: string; change?: FileChange }> {
+  private async file(root: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ output: string; change?: FileChange }> {
     const files = this.workspace.files;
-    const root = this.workspace.root;
     const text = (key: string) => {
       const value = args[key];
       if (typeof value !== 'string') throw new WorkspaceError('invalid', `${key}: a string is required`);
@@ -90,14 +119,14 @@ export class WorkspaceToolbox {
     }
   }
 
-  private async command(command: string, signal: AbortSignal, step: (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) => Promise<void>): Promise<ToolRun> {
+  private async command(paths: WorkspacePaths, command: string, signal: AbortSignal, step: (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) => Promise<void>): Promise<ToolRun> {
     if (command.trim() === '') throw new WorkspaceError('invalid', 'command: must not be empty');
-    const result = await this.workspace.run(command, signal);
+    const result = await this.workspace.run(paths, command, signal);
     const combined = [result.stdout, result.stderr && `[stderr]\n${result.stderr}`].filter(Boolean).join('\n');
     await step({
       kind: 'command',
       name: command,
-      outcome: result.cancelled ? 'cancelled' : result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'error',
+      outcome: result.cancelled ? 'cancelled' : result.timedOut ? 'timeout' : result.exitCode === 0 && result.overQuota === null ? 'ok' : 'error',
       detail: {
         command,
         exitCode: result.exitCode,
@@ -106,13 +135,17 @@ export class WorkspaceToolbox {
         sandbox: this.workspace.sandbox.mode,
         output: excerpt(combined, COMMAND_OUTPUT_IN_TRACE),
         droppedBytes: result.droppedBytes,
+        ...(result.overQuota !== null ? { overQuotaBytes: result.overQuota } : {}),
       },
     });
     const status = result.timedOut
       ? `timed out after ${this.config.workspace.commandTimeoutMs} ms (exit code ${result.exitCode})`
       : `exit code ${result.exitCode}`;
     const dropped = result.droppedBytes > 0 ? `\n[${result.droppedBytes} more bytes of output were not captured]` : '';
-    return { output: `${status}\n${excerpt(combined, this.config.agent.toolOutputChars)}${dropped}`.trimEnd() };
+    const output = `${status}\n${excerpt(combined, this.config.agent.toolOutputChars)}${dropped}`.trimEnd();
+    // The command ran; what it left behind is over the quota, so the call fails and further writes are refused.
+    if (result.overQuota !== null) return { output: `Error: after this command ${quotaMessage(result.overQuota, paths.maxBytes!, 'holds')}\n${output}` };
+    return { output };
   }
 }
 

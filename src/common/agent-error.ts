@@ -5,6 +5,9 @@
 export type AgentErrorCode =
   | 'invalid_input'
   | 'session_not_found'
+  | 'resource_not_found'
+  | 'resource_too_large'
+  | 'files_expired'
   | 'shutting_down'
   | 'internal';
 

@@ -117,6 +117,10 @@ const shape = {
     capture_bytes: integer(MiB, 1024, 64 * MiB),
     max_file_bytes: integer(1024 * MiB, MiB, 1024 * 1024 * MiB),
     max_processes: integer(512, 16, 65_536),
+    isolation: oneOf(['session', 'shared']),
+    template: text(''),
+    max_session_bytes: integer(1024 * MiB, 1024, 1024 * 1024 * MiB),
+    retention_days: integer(0, 0, 36_500),
   }),
   agent: section({
     max_subtasks: integer(8, 1, 32),
@@ -134,6 +138,9 @@ const shape = {
     tasks: section({
       ttl_ms: integer(86_400_000, 1000, 31_536_000_000),
       poll_interval_ms: integer(1000, 10, 3_600_000),
+    }),
+    resources: section({
+      max_read_bytes: integer(10 * MiB, 1, 256 * MiB),
     }),
   }),
   chat: section({
@@ -188,6 +195,10 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
     return [{ path: ['database', 'url'], message: 'required when database.type is postgres' }];
   if (config.mcp.images.max_bytes_per_image > config.mcp.images.max_total_bytes)
     return [{ path: ['mcp', 'images', 'max_bytes_per_image'], message: 'must not exceed mcp.images.max_total_bytes' }];
+  if (config.workspace.isolation === 'shared' && config.auth.mode !== 'none') {
+    const message = `shared lets every user's Tasks read and change each other's files; use session when auth.mode is ${config.auth.mode}`;
+    return [{ path: ['workspace', 'isolation'], message }];
+  }
   return authProblems(config);
 }
 

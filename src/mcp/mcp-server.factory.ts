@@ -23,6 +23,7 @@ import {
 } from '../tools/tool-schemas.js';
 import { createTaskResult } from './task-mapping.js';
 import { declaresTasks, envelopeClientInfo } from './envelope.js';
+import { McpResources } from './resources.js';
 import { TasksExtension } from './tasks-extension.js';
 
 /**
@@ -45,6 +46,7 @@ export class McpServerFactory {
     private readonly agentRun: AgentRunTool,
     private readonly agentStatus: AgentStatusTool,
     private readonly tasks: TasksExtension,
+    private readonly resources: McpResources,
     private readonly config: AppConfig,
   ) {}
 
@@ -55,6 +57,10 @@ export class McpServerFactory {
       cacheHints: {
         'tools/list': { ttlMs: 3_600_000, cacheScope: 'public' },
         'server/discover': { ttlMs: 3_600_000, cacheScope: 'public' },
+        'resources/templates/list': { ttlMs: 3_600_000, cacheScope: 'public' },
+        // Per user and changed by every Task: never reuse.
+        'resources/list': { ttlMs: 0, cacheScope: 'private' },
+        'resources/read': { ttlMs: 0, cacheScope: 'private' },
       },
     });
     const callerOf = (ctx: ServerContext): Caller => ({ ...caller, client: clientName(ctx, server) ?? caller.client });
@@ -87,6 +93,7 @@ export class McpServerFactory {
           };
         }),
     );
+    this.resources.register(server, callerOf);
     if (context.era === 'modern') this.tasks.register(server, callerOf);
     return server;
   }

@@ -4,12 +4,14 @@ import { IdentityModule } from '../identity/identity.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { McpServerFactory } from './mcp-server.factory.js';
+import { SessionFilesModule } from '../session-files/session-files.module.js';
+import { McpResources } from './resources.js';
 import { TasksExtension } from './tasks-extension.js';
 
 /** Everything both transports share; the HTTP controller is added by the HTTP app module only. */
 @Module({
-  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule],
-  providers: [McpServerFactory, TasksExtension],
+  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule],
+  providers: [McpServerFactory, TasksExtension, McpResources],
   exports: [McpServerFactory, IdentityModule, AuditModule],
 })
 export class McpModule {}

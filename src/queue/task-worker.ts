@@ -180,6 +180,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
     const historyImages = await this.tasks.imagesOf(history.map((turn) => turn.id));
     return {
       id: task.id,
+      sessionId: task.sessionId,
       request: task.request,
       temperature: task.temperature ?? this.config.ollama.temperature,
       images,

@@ -21,6 +21,9 @@ export interface ToolErrorResult {
 const TOOL_ERROR_PREFIX: Record<AgentErrorCode, string> = {
   invalid_input: 'Invalid arguments',
   session_not_found: 'Invalid arguments',
+  resource_not_found: 'Invalid arguments',
+  resource_too_large: 'Invalid arguments',
+  files_expired: 'Invalid arguments',
   shutting_down: 'Unavailable',
   internal: 'Internal error',
 };

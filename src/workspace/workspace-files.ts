@@ -4,6 +4,7 @@ import { constants } from 'node:fs';
 import { lstat, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { globToRegExp } from './glob-pattern.js';
+import { assertRoom } from './workspace-usage.js';
 import { WorkspaceError } from './workspace-error.js';
 import type { WorkspacePaths } from './workspace-paths.js';
 
@@ -47,14 +48,46 @@ export class WorkspaceFiles {
     return lines.slice(from - 1, to).map((line, index) => `${from + index}\t${line}`).join('\n');
   }
 
-  /** Atomic: written to a new sibling file (O_EXCL|O_NOFOLLOW), then renamed over the target. */
-  async writeFile(paths: WorkspacePaths, path: string, content: string): Promise<FileChange> {
+  /** A regular file's size, for listings; null when the path is not a regular file inside the workspace. */
+  async sizeOf(paths: WorkspacePaths, path: string): Promise<number | null> {
+    const file = await paths.forRead(path).catch(() => null);
+    const info = file ? await stat(file).catch(() => null) : null;
+    return info?.isFile() ? info.size : null;
+  }
+
+  /**
+   * A regular file's bytes, at most `maxBytes` of them: the size is taken from the open descriptor and
+   * the read is bounded, so a file that grows meanwhile cannot make it read more.
+   */
+  async readBytes(paths: WorkspacePaths, path: string, maxBytes: number): Promise<Buffer> {
+    const handle = await open(await paths.forRead(path), constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => {
+      throw new WorkspaceError('not_found', `${path}: no such file`);
+    });
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) throw new WorkspaceError('not_found', `${path}: not a regular file`);
+      if (info.size > maxBytes) throw new WorkspaceError('too_large', `${path} is ${info.size} bytes, more than the ${maxBytes} bytes that can be read at once`);
+      const buffer = Buffer.alloc(info.size);
+      const { bytesRead } = await handle.read(buffer, 0, info.size, 0);
+      return buffer.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * Atomic: written to a new sibling file (O_EXCL|O_NOFOLLOW), then renamed over the target. Refused
+   * when the result would take the workspace past its quota.
+   */
+  async writeFile(paths: WorkspacePaths, path: string, content: string | Buffer): Promise<FileChange> {
     const target = await paths.forWrite(path);
-    const created = !(await lstat(target).catch(() => null));
+    const previous = await lstat(target).catch(() => null);
+    const created = !previous;
+    await assertRoom(paths, Buffer.byteLength(content) - (previous?.size ?? 0));
     const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
     const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
     try {
-      await handle.writeFile(content, 'utf8');
+      await handle.writeFile(content);
       await handle.sync();
     } finally {
       await handle.close();

@@ -17,12 +17,16 @@ const inside = (root: string, path: string) => {
  * symlink as the final component, files with other hard links, and the protected `.git` directory.
  */
 export class WorkspacePaths {
-  private constructor(readonly root: string) {}
+  private constructor(
+    readonly root: string,
+    /** The most bytes the files below the root may hold (a session's quota); null for no limit. */
+    readonly maxBytes: number | null,
+  ) {}
 
-  static async open(configuredRoot: string): Promise<WorkspacePaths> {
+  static async open(configuredRoot: string, maxBytes: number | null = null): Promise<WorkspacePaths> {
     const absolute = resolve(configuredRoot);
     await mkdir(absolute, { recursive: true });
-    return new WorkspacePaths(await realpath(absolute));
+    return new WorkspacePaths(await realpath(absolute), maxBytes);
   }
 
   /** The path shown to the model and in traces: relative to the root, `.` for the root itself. */

@@ -35,7 +35,8 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
 
   beforeAll(async () => {
     await ollama.start();
-    config = await writeConfig(ollama.url, { workspace: { command_timeout_ms: 20_000 } });
+    // One local project shared by every Task (auth.mode none), as a developer would point the agent at it.
+    config = await writeConfig(ollama.url, { workspace: { command_timeout_ms: 20_000, isolation: 'shared' } });
     mkdirSync(config.workspace, { recursive: true });
     service = await new ServiceProcess(config.file, CANARIES).start();
     client = await modernClient(service.url);
@@ -84,7 +85,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     expect(toolResults[0]).toMatch(/^exit code 1/);
     expect(toolResults.at(-1)).toMatch(/^exit code 0\nPASS/);
     const full = textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
-    expect(full).toContain('Files created or changed:\n- math.js (changed, 36 bytes)');
+    expect(full).toMatch(/Files created or changed:\n- math.js \(changed, 36 bytes\) agent-session:\/\/[0-9a-f-]{36}\/files\/math.js/);
   });
 
   it('keeps every request a byte-for-byte extension of the previous one within a Task (prefix stability)', async () => {

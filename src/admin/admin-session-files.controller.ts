@@ -1,0 +1,36 @@
+import { Controller, Get, Param, Query, StreamableFile, UseGuards, UseInterceptors } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { SessionFilesService } from '../session-files/session-files.service.js';
+import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
+import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
+import { SessionFileParamDto, SessionFilesQueryDto, UuidParamDto } from './admin.dto.js';
+
+/** The files of a session's workspace that its Tasks created or changed: listed and downloaded. */
+@ApiTags('sessions')
+@ApiSecurity('admin')
+@UseGuards(AdminAuthGuard)
+@UseInterceptors(AdminAuditInterceptor)
+@Controller('admin/sessions')
+export class AdminSessionFilesController {
+  constructor(private readonly files: SessionFilesService) {}
+
+  @Get(':id/files')
+  @AdminAction('admin.session_files')
+  @ApiOperation({ summary: "A session's files that its Tasks created or changed, newest change first (100 per page)" })
+  async list(@Param() { id }: UuidParamDto, @Query() query: SessionFilesQueryDto) {
+    const page = await this.files.listSession(id, query.cursor);
+    return {
+      items: page.files.map((file) => ({ path: file.path, uri: file.uri, mime_type: file.mimeType, size: file.size })),
+      next_cursor: page.nextCursor ?? null,
+    };
+  }
+
+  @Get(':id/files/*path')
+  @AdminAction('admin.session_file_download')
+  @ApiOperation({ summary: 'Download one file of a session workspace (at most mcp.resources.max_read_bytes)' })
+  @ApiProduces('application/octet-stream')
+  async download(@Param() { id, path }: SessionFileParamDto) {
+    const file = await this.files.readAny(id, path.join('/'));
+    return new StreamableFile(file.bytes, { type: file.mimeType, length: file.size, disposition: `attachment; filename*=UTF-8''${encodeURIComponent(path.at(-1) ?? 'file')}` });
+  }
+}

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { cp, mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AgentConfig } from '../config/agent-config.js';
+import { WorkspacePaths } from './workspace-paths.js';
+
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DAY_MS = 86_400_000;
+
+/** What readers find for a session: its files, a workspace removed by retention, or nothing yet. */
+export type SessionFiles = { state: 'present'; paths: WorkspacePaths } | { state: 'expired' } | { state: 'absent' };
+
+/**
+ * Where each session's files live. `session` isolation: `<root>/sessions/<session_id>/`, created (from
+ * the template) on the session's first Task, its mtime marking the last activity; retention replaces an
+ * idle one by a `<session_id>.expired` tombstone. `shared`: every session works in the root itself.
+ */
+export class SessionWorkspaces {
+  private constructor(
+    private readonly root: WorkspacePaths,
+    private readonly settings: AgentConfig['workspace'],
+  ) {}
+
+  static async open(root: WorkspacePaths, settings: AgentConfig['workspace']): Promise<SessionWorkspaces> {
+    if (settings.template) {
+      const info = await stat(settings.template).catch(() => null);
+      if (!info?.isDirectory()) throw new Error(`workspace.template: "${settings.template}" is not a directory`);
+    }
+    if (settings.isolation === 'session') await mkdir(join(root.root, 'sessions'), { recursive: true });
+    return new SessionWorkspaces(root, settings);
+  }
+
+  get shared(): boolean {
+    return this.settings.isolation === 'shared';
+  }
+
+  /** The workspace a Task of `sessionId` works in, created on the session's first Task (or after expiry). */
+  async forTask(sessionId: string): Promise<WorkspacePaths> {
+    if (this.shared) return this.root;
+    const dir = this.dir(sessionId);
+    if (!(await stat(dir).catch(() => null))) await this.create(sessionId, dir);
+    await this.touch(sessionId);
+    return WorkspacePaths.open(dir, this.settings.maxSessionBytes);
+  }
+
+  /** The files of a session for readers (resources, admin); never creates anything. */
+  async forReading(sessionId: string): Promise<SessionFiles> {
+    if (this.shared) return { state: 'present', paths: this.root };
+    const dir = this.dir(sessionId);
+    if (await stat(dir).catch(() => null)) return { state: 'present', paths: await WorkspacePaths.open(dir, this.settings.maxSessionBytes) };
+    return (await stat(this.tombstone(sessionId)).catch(() => null)) ? { state: 'expired' } : { state: 'absent' };
+  }
+
+  /** Marks the session active now (its workspace's mtime), so retention counts idleness from here. */
+  async touch(sessionId: string): Promise<void> {
+    if (this.shared) return;
+    const now = new Date();
+    await utimes(this.dir(sessionId), now, now).catch(() => undefined);
+  }
+
+  /** Removes the workspaces idle longer than `workspace.retention_days`; returns their session ids. */
+  async sweep(now = Date.now()): Promise<string[]> {
+    const days = this.settings.retentionDays;
+    if (this.shared || days === 0) return [];
+    const base = join(this.root.root, 'sessions');
+    const removed: string[] = [];
+    for (const entry of await readdir(base, { withFileTypes: true }).catch(() => [])) {
+      if (!entry.isDirectory() || !SESSION_ID.test(entry.name)) continue;
+      const info = await stat(join(base, entry.name)).catch(() => null);
+      if (!info || now - info.mtimeMs < days * DAY_MS) continue;
+      // The tombstone first: a reader never sees a half-removed workspace as merely absent.
+      await writeFile(this.tombstone(entry.name), `${new Date(now).toISOString()}\n`);
+      await rm(join(base, entry.name), { recursive: true, force: true });
+      removed.push(entry.name);
+    }
+    return removed;
+  }
+
+  private dir(sessionId: string): string {
+    // Session ids are server-made UUIDs; anything else would be a path, and never reaches the disk.
+    if (!SESSION_ID.test(sessionId)) throw new Error(`not a session id: ${sessionId}`);
+    return join(this.root.root, 'sessions', sessionId.toLowerCase());
+  }
+
+  private tombstone(sessionId: string): string {
+    return `${this.dir(sessionId)}.expired`;
+  }
+
+  /** Built beside its final place and renamed in, so a crash never leaves half a template copy. */
+  private async create(sessionId: string, dir: string): Promise<void> {
+    const building = join(this.root.root, 'sessions', `.${sessionId}.${randomBytes(4).toString('hex')}.tmp`);
+    try {
+      if (this.settings.template) await cp(this.settings.template, building, { recursive: true, verbatimSymlinks: true });
+      else await mkdir(building);
+      await rename(building, dir);
+    } catch (error) {
+      await rm(building, { recursive: true, force: true });
+      // Another replica created it first: use theirs.
+      if (!(await stat(dir).catch(() => null))) throw error;
+    }
+    await rm(this.tombstone(sessionId), { force: true });
+  }
+}

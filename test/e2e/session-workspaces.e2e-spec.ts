@@ -12,7 +12,7 @@ const ADMIN_GROUP = 'platform-admins';
 const as = (user: string, groups = 'dev') => ({ 'X-Forwarded-User': user, 'X-Forwarded-Groups': groups });
 const ADMIN = as('carol@example.com', `dev, ${ADMIN_GROUP}`);
 const MAX_READ = 4096;
-const QUOTA = 64 * 1024;
+const QUOTA = 16 * 1024;
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const MATH = 'export const add = (a, b) => a + b;\n';
 
@@ -226,8 +226,8 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     const { final, session_id } = await run(bob, 'fill the disk');
     expect(final).toMatchObject({ status: 'completed', result: expect.stringMatching(/^quota seen/) });
     const results = toolResults();
-    expect(results[0]).toMatch(/^Error: the session workspace would hold \d+ bytes, more than its quota of 65536 bytes \(workspace.max_session_bytes\); delete files to make room$/);
-    expect(results[1]).toMatch(/^Error: after this command the session workspace holds \d+ bytes, more than its quota of 65536 bytes/);
+    expect(results[0]).toMatch(/^Error: the session workspace would hold \d+ bytes, more than its quota of 16384 bytes \(workspace.max_session_bytes\); delete files to make room$/);
+    expect(results[1]).toMatch(/^Error: after this command the session workspace holds \d+ bytes, more than its quota of 16384 bytes/);
     expect(results[2]).toMatch(/^Error: the session workspace would hold/);
     expect(results[3]).toBe('exit code 0');
     expect(results[4]).toMatch(/exit=153/);

@@ -28,6 +28,10 @@ export class ChatError extends Error {
 const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param: string | null }> = {
   invalid_input: { status: 400, type: 'invalid_request_error', param: null },
   session_not_found: { status: 400, type: 'invalid_request_error', param: 'session_id' },
+  // Session files are not part of the Chat API; listed for exhaustiveness.
+  resource_not_found: { status: 404, type: 'invalid_request_error', param: null },
+  resource_too_large: { status: 400, type: 'invalid_request_error', param: null },
+  files_expired: { status: 404, type: 'invalid_request_error', param: null },
   shutting_down: { status: 503, type: 'server_error', param: null },
   internal: { status: 500, type: 'server_error', param: null },
 };

@@ -12,6 +12,8 @@ import { HealthModule } from './health/health.module.js';
 import { HttpEdge } from './http/http-edge.js';
 import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
 import { McpModule } from './mcp/mcp.module.js';
+import { OllamaModule } from './ollama/ollama.module.js';
+import { OllamaStartupCheck } from './startup/ollama-startup-check.js';
 
 /** Everything but the HTTP edge: used as is by the stdio entry point. */
 @Module({})
@@ -20,8 +22,8 @@ export class CoreModule {
     return {
       module: CoreModule,
       global: true,
-      imports: [TypeOrmModule.forRoot(dataSourceOptions(config.database)), ScheduleModule.forRoot(), McpModule],
-      providers: [{ provide: AppConfig, useValue: config }, WalCheckpointer, Metrics],
+      imports: [TypeOrmModule.forRoot(dataSourceOptions(config.database)), ScheduleModule.forRoot(), McpModule, OllamaModule],
+      providers: [{ provide: AppConfig, useValue: config }, WalCheckpointer, Metrics, OllamaStartupCheck],
       exports: [AppConfig, Metrics, McpModule],
     };
   }

@@ -1,13 +1,21 @@
-import { ConfigError, type AgentConfig } from './config/agent-config.js';
-import { loadConfig } from './config/config.loader.js';
+import type { AgentConfig } from './config/agent-config.js';
+import { configFile, loadConfig } from './config/config.loader.js';
+import { StderrLogger } from './common/stderr-logger.js';
+import { exitOnStartupFailure } from './startup/startup-error.js';
+import { describeStorage, prepareStorage } from './startup/storage-paths.js';
 
-/** Loads the configuration, or explains on stderr what is wrong with it and exits with status 1. */
-export function configOrExit(): AgentConfig {
+/**
+ * The start-up both entry points share: the configuration, the directories it names (created and
+ * checked writable), and a log of what was resolved. Any failure exits with one line per problem.
+ */
+export function startUp(): { config: AgentConfig; logger: StderrLogger } {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    prepareStorage(config);
+    const logger = new StderrLogger(config.log.format);
+    for (const line of describeStorage(config, configFile())) logger.log(line, 'Startup');
+    return { config, logger };
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`ollama-agent-mcp: ${error.message}\n`);
-    process.exit(1);
+    exitOnStartupFailure(error);
   }
 }

@@ -1,3 +1,4 @@
+import './startup/node-version.js';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -5,18 +6,22 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Express } from 'express';
 import { buildOpenApiDocument } from './admin/openapi.js';
 import { HttpAppModule } from './app.module.js';
-import { configOrExit } from './bootstrap.js';
+import { startUp } from './bootstrap.js';
 import { HttpEdge } from './http/http-edge.js';
 import { onTermination } from './common/termination.js';
-import { StderrLogger } from './common/stderr-logger.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
+import { assertPortFree } from './startup/port-check.js';
+import { exitOnStartupFailure } from './startup/startup-error.js';
 
 async function main(): Promise<void> {
-  const config = configOrExit();
+  const { config, logger: stderrLogger } = startUp();
+  await assertPortFree(config.server.host, config.server.port);
   // The MCP endpoint reads and size-limits its own body, so Nest's 100 kB JSON parser stays off.
+  // abortOnError off: a failed start rejects here and is reported in one line (no core dump).
   const app = await NestFactory.create<NestExpressApplication>(HttpAppModule.forRoot(config), {
     bodyParser: false,
-    logger: new StderrLogger(),
+    logger: stderrLogger,
+    abortOnError: false,
   });
   app.disable('x-powered-by');
   const openApi = buildOpenApiDocument(app);
@@ -24,8 +29,8 @@ async function main(): Promise<void> {
   app.get(HttpEdge).mountOn(app.getHttpServer());
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Bootstrap');
-  const url = await app.getUrl();
-  logger.log(`MCP endpoint: ${url.replace('[::1]', 'localhost')}/mcp (model ${config.ollama.model} at ${config.ollama.host})`);
+  const url = (await app.getUrl()).replace('[::1]', 'localhost');
+  logger.log(`listening: MCP endpoint ${url}/mcp, admin console ${url}/admin`);
   onTermination(async (signal) => {
     logger.log(`${signal}: shutting down (grace ${config.queue.shutdownGraceMs} ms for the running task)`);
     await app.get(TaskQueueService).shutdown(config.queue.shutdownGraceMs);
@@ -33,4 +38,4 @@ async function main(): Promise<void> {
   });
 }
 
-void main();
+main().catch(exitOnStartupFailure);

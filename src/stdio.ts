@@ -1,21 +1,21 @@
+import './startup/node-version.js';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { CoreModule } from './app.module.js';
-import { configOrExit } from './bootstrap.js';
-import { StderrLogger } from './common/stderr-logger.js';
+import { startUp } from './bootstrap.js';
 import { onTermination } from './common/termination.js';
 import { IdentityService } from './identity/identity.service.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
 import { McpServerFactory } from './mcp/mcp-server.factory.js';
 import { maxRequestBodyBytes } from './mcp/node-fetch-bridge.js';
 import { LineLimitedStdioTransport } from './mcp/stdio-line-transport.js';
+import { exitOnStartupFailure } from './startup/startup-error.js';
 
 /** MCP over stdio from a Nest standalone application context; stdout carries protocol frames only. */
 async function main(): Promise<void> {
-  const config = configOrExit();
-  const logger = new StderrLogger();
-  const app = await NestFactory.createApplicationContext(CoreModule.forRoot(config), { logger });
+  const { config, logger } = startUp();
+  const app = await NestFactory.createApplicationContext(CoreModule.forRoot(config), { logger, abortOnError: false });
   const factory = app.get(McpServerFactory);
   const caller = app.get(IdentityService).forStdio();
   // A line may be as long as the largest request the HTTP endpoint accepts (images as Base64, plus the rest).
@@ -23,6 +23,7 @@ async function main(): Promise<void> {
     transport: new LineLimitedStdioTransport(maxRequestBodyBytes(config.mcp.images)),
     onerror: (error) => logger.warn(`stdio: ${error.message}`, 'McpStdio'),
   });
+  logger.log(`serving MCP on stdio as ${caller.user}`, 'Startup');
   const stop = async () => {
     await handle.close();
     await app.get(TaskQueueService).shutdown(config.queue.shutdownGraceMs);
@@ -39,4 +40,4 @@ async function main(): Promise<void> {
   process.stdin.once('end', endOfInput).once('close', endOfInput);
 }
 
-void main();
+main().catch(exitOnStartupFailure);

@@ -1,15 +1,34 @@
 import { ConsoleLogger, type LogLevel } from '@nestjs/common';
 
-/** Every log line goes to stderr: in stdio mode stdout carries MCP frames only. */
+export type LogFormat = 'text' | 'json';
+
+/**
+ * Nest's own start-up chatter: modules loaded, routes mapped, and "successfully started" printed
+ * before the port is even bound (a port in use followed it with a trace). None of it is something an
+ * operator acts on; our start-up lines say what was resolved, and a failure is one line from main.
+ */
+const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestApplicationContext', 'ExceptionHandler']);
+const QUIET_LEVELS: ReadonlySet<LogLevel> = new Set(['log', 'debug', 'verbose', 'error']);
+
+/**
+ * Every log line goes to stderr: in stdio mode stdout carries MCP frames only. Colour only on a
+ * terminal (and never with NO_COLOR); `json` writes one JSON object per line for log shippers.
+ */
 export class StderrLogger extends ConsoleLogger {
+  constructor(format: LogFormat = 'text') {
+    const json = format === 'json';
+    super({ json, colors: !json && process.stderr.isTTY === true && !process.env.NO_COLOR, compact: true });
+  }
+
   protected override printMessages(
     messages: unknown[],
     context?: string,
-    logLevel?: LogLevel,
+    logLevel: LogLevel = 'log',
     _stream?: 'stdout' | 'stderr',
     errorStack?: unknown,
     params?: Record<string, unknown>,
   ): void {
+    if (context && FRAMEWORK_CONTEXTS.has(context) && QUIET_LEVELS.has(logLevel)) return;
     super.printMessages(messages, context, logLevel, 'stderr', errorStack, params);
   }
 }

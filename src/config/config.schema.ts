@@ -9,11 +9,13 @@ import { parseCidr } from './cidr.js';
 
 const MiB = 1024 * 1024;
 
-/** A string; `nonEmpty` refuses blank values, `url` values `URL` cannot parse. */
-function text(fallback: string, rules: { nonEmpty?: boolean; url?: boolean } = {}) {
+const isHttpUrl = (value: string) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);
+
+/** A string; `nonEmpty` refuses blank values, `httpUrl` anything but an http:// or https:// URL. */
+function text(fallback: string, rules: { nonEmpty?: boolean; httpUrl?: boolean } = {}) {
   let schema = z.string({ error: 'expected a string' });
   if (rules.nonEmpty) schema = schema.refine((value) => value.trim() !== '', { error: 'must not be empty', abort: true });
-  if (rules.url) schema = schema.refine((value) => URL.canParse(value), { error: (issue) => `must be a URL (got "${issue.input}")` });
+  if (rules.httpUrl) schema = schema.refine(isHttpUrl, { error: (issue) => `must be an http:// or https:// URL (got "${issue.input}")` });
   return schema.default(fallback);
 }
 
@@ -89,7 +91,7 @@ const shape = {
     checkpoint_every: integer(1000, 1, 1_000_000),
   }),
   ollama: section({
-    host: text('http://127.0.0.1:11434', { url: true }),
+    host: text('http://127.0.0.1:11434', { httpUrl: true }),
     model: text('qwen3:8b', { nonEmpty: true }),
     temperature: decimal(0.7, 0, 2),
     num_ctx: integer(32768, 512, 1_048_576),
@@ -128,6 +130,9 @@ const shape = {
     max_rounds_per_task: integer(60, 1, 2000),
     tool_output_chars: integer(16_000, 1000, 1_000_000),
     text_tools: flag(true),
+  }),
+  log: section({
+    format: oneOf(['text', 'json']),
   }),
   mcp: section({
     images: section({

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { isModelPulled } from '../ollama/model-name.js';
 import { OllamaGateway } from '../ollama/ollama.gateway.js';
 
 @ApiTags('health')
@@ -29,7 +30,7 @@ export class HealthController {
       this.check('ollama', async () => {
         const models = await this.ollama.models(AbortSignal.timeout(3000));
         const wanted = this.config.ollama.model;
-        if (!models.some((name) => name === wanted || name === `${wanted}:latest`)) throw new Error(`model ${wanted} is not pulled`);
+        if (!isModelPulled(models, wanted)) throw new Error(`model ${wanted} is not pulled`);
       }),
     ]);
     const ready = checks.every((check) => check.ok);

@@ -16,7 +16,7 @@ export type Identified = { caller: Caller } | { refusal: IdentityRefusal };
 
 /**
  * Establishes the caller of an HTTP request per `auth.mode`, or on stdio the OS user that started
- * the process. Every failure is a refusal (401): there is no anonymous or implicit admin identity.
+ * the process (also the caller of HTTP requests with `auth.mode: none`). Every failure is a refusal (401): there is no anonymous or implicit admin identity.
  */
 @Injectable()
 export class IdentityService {
@@ -33,8 +33,10 @@ export class IdentityService {
     const peer = req.socket.remoteAddress ?? '';
     switch (this.config.auth.mode) {
       case 'none': {
+        // One local user: HTTP on loopback is the same owner as stdio (the OS user running the service),
+        // so a Task created over one transport is found over the other on the same database.
         const token = bearer(req);
-        return { caller: this.caller('local', [], isAdminToken(token, this.config.auth.adminToken), peer) };
+        return { caller: this.caller(this.osUser, [], isAdminToken(token, this.config.auth.adminToken), peer) };
       }
       case 'proxy_headers':
         return this.fromProxyHeaders(req, peer);

@@ -121,6 +121,8 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
     const lease: Lease = { taskId: task.id, attempt: task.attempt, owner: this.identity.id };
     const controller = new AbortController();
     this.current = { lease, controller };
+    const queuedMs = Date.parse(task.startedAt ?? task.createdAt) - Date.parse(task.createdAt);
+    this.logger.log(`task ${task.id} started: owner ${task.owner}, session ${task.sessionId}, queued ${seconds(queuedMs)}`);
     const renewal = this.keepLease(lease, controller);
     let progressSoFar: TaskProgress = {};
     const report = async (progress: TaskProgress) => {
@@ -197,7 +199,13 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
 
   private async end(task: TaskEntity, lease: Lease, status: TaskStatus, result: string, progress: TaskProgress): Promise<void> {
     const { status: _ignored, ...fields } = progress;
-    if (await this.tasks.finish(lease, status, result, fields)) await this.recordStatus(task, status, result);
+    if (!(await this.tasks.finish(lease, status, result, fields))) return;
+    await this.recordStatus(task, status, result);
+    const ranMs = Date.now() - Date.parse(task.startedAt ?? task.createdAt);
+    const tokens = `${fields.inputTokens ?? task.inputTokens} in, ${fields.outputTokens ?? task.outputTokens} out`;
+    const line = `task ${task.id} ${status} after ${seconds(ranMs)} (tokens ${tokens})${status === 'completed' ? '' : `: ${result.split('\n')[0].slice(0, 200)}`}`;
+    if (status === 'failed') this.logger.warn(line);
+    else this.logger.log(line);
   }
 
   private async recordStatus(task: TaskEntity, status: TaskStatus, reason?: string): Promise<void> {
@@ -212,6 +220,8 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
     });
   }
 }
+
+const seconds = (ms: number) => `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
 
 class CancelSignal extends Error {
   constructor() {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -37,10 +37,24 @@ export async function writeConfig(ollamaUrl: string, overrides: Record<string, u
     mcp: { tasks: { poll_interval_ms: 100 } },
   };
   for (const [section, values] of Object.entries(overrides)) base[section] = { ...base[section], ...(values as object) };
+  // A configured workspace root must exist (a missing one is refused as a likely typo).
+  mkdirSync(base.workspace.root as string, { recursive: true });
   const file = join(dir, 'agent.yaml');
   writeFileSync(file, stringify(base));
   return { dir, file, database: database as DatabaseTarget, workspace: base.workspace.root as string };
 }
+
+/** Where the service is started from, and as whom: by default from the repository root as this user. */
+export interface LaunchOptions {
+  cwd?: string;
+  /** Run as an unprivileged user (`nobody`) when the tests run as root, as an operator's service would. */
+  unprivileged?: boolean;
+}
+
+/** `nobody`, where the tests run as root and may switch to it; otherwise the current (already unprivileged) user. */
+export const UNPRIVILEGED: { uid: number; gid: number } | null = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : null;
+
+export const launchOptions = ({ cwd = ROOT, unprivileged = false }: LaunchOptions) => ({ cwd, ...(unprivileged ? UNPRIVILEGED : null) });
 
 /** The built HTTP service (`node dist/main.js`) as a child process, for tests that need the real thing. */
 export class ServiceProcess {
@@ -51,6 +65,7 @@ export class ServiceProcess {
   constructor(
     readonly configFile: string,
     private readonly extraEnv: Record<string, string> = {},
+    private readonly options: LaunchOptions = {},
   ) {}
 
   /** The database named by the config file, for probes. */
@@ -74,9 +89,9 @@ export class ServiceProcess {
   async start(port?: number): Promise<this> {
     this.port = port ?? (await freePort());
     this.stderr = '';
-    this.child = spawn(process.execPath, ['dist/main.js'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, ...this.extraEnv, AGENT_CONFIG: this.configFile, AGENT__SERVER__PORT: String(this.port), NO_COLOR: '1' },
+    this.child = spawn(process.execPath, [join(ROOT, 'dist/main.js')], {
+      ...launchOptions(this.options),
+      env: { PATH: process.env.PATH, NO_COLOR: '1', ...this.extraEnv, AGENT_CONFIG: this.configFile, AGENT__SERVER__PORT: String(this.port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stdout!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));

@@ -47,7 +47,7 @@ describe('configuration', () => {
       'sever: unknown key',
       'server.prot: unknown key',
       'server.port: expected an integer',
-      'ollama.host: must be a URL (got "not a url")',
+      'ollama.host: must be an http:// or https:// URL (got "not a url")',
       'ollama.temperature: must be between 0 and 2 (got 3)',
       'database.type: must be one of sqlite, postgres (got "mysql")',
       'mcp.images.max_count: expected an integer',

@@ -37,7 +37,7 @@ export class ConfigError extends Error {
   }
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const startsWith = (path: string[], prefix: string[]) => prefix.every((part, index) => path[index] === part);
@@ -73,24 +73,4 @@ export function validateConfig(raw: unknown): AgentConfig {
   const result = configSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(issuesOf(result.error));
   return camelize(result.data) as AgentConfig;
-}
-
-/** Parses `AGENT__OLLAMA__MODEL=x` style overrides into the YAML shape; values are parsed as YAML scalars. */
-export function overridesFromEnv(env: NodeJS.ProcessEnv, parseScalar: (text: string) => unknown) {
-  const overrides: Record<string, unknown> = {};
-  for (const [name, text] of Object.entries(env)) {
-    if (!name.startsWith('AGENT__') || text === undefined) continue;
-    const path = name.slice('AGENT__'.length).toLowerCase().split('__');
-    let node = overrides;
-    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {}) as never;
-    node[path[path.length - 1]] = parseScalar(text);
-  }
-  return overrides;
-}
-
-export function deepMerge(base: unknown, over: unknown): unknown {
-  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
-  return out;
 }

@@ -1,31 +1,132 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { AgentConfig, ConfigError, deepMerge, overridesFromEnv, validateConfig } from './agent-config.js';
+import { AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
+import { configSchema } from './config.schema.js';
+import { closestKey } from './key-suggestion.js';
 
-const configPath = (env: NodeJS.ProcessEnv) => resolve(env.AGENT_CONFIG ?? 'agent.yaml');
+/** Keys that name a place on disk; relative values resolve as described on loadConfig. */
+const PATH_KEYS = [['database', 'path'], ['workspace', 'root']] as const;
+
+const configPath = (env: NodeJS.ProcessEnv, cwd: string) => resolve(cwd, env.AGENT_CONFIG ?? 'agent.yaml');
 
 /** The configuration file that was read, or null when there is none (defaults and overrides only). */
-export function configFile(env: NodeJS.ProcessEnv = process.env): string | null {
-  const file = configPath(env);
+export function configFile(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string | null {
+  const file = configPath(env, cwd);
   return existsSync(file) ? file : null;
 }
 
 /**
  * The only place that reads process.env: AGENT_CONFIG picks the file (default ./agent.yaml), and
  * AGENT__SECTION__KEY variables override single keys (e.g. AGENT__OLLAMA__MODEL=llama3.2).
+ *
+ * Relative paths in the file (and the defaults) resolve against the file's directory, so a client
+ * that starts the service from `/` or from its own folder gets the same database and workspace;
+ * paths from environment overrides resolve against the working directory, as a shell user expects.
+ * Every problem names where the bad value came from: the file and key, or the variable.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AgentConfig {
-  const file = configPath(env);
-  let document: unknown = {};
-  if (existsSync(file)) {
-    try {
-      document = parse(readFileSync(file, 'utf8')) ?? {};
-    } catch (error) {
-      throw new ConfigError([{ path: [], subject: file, message: `not valid YAML (${(error as Error).message.split('\n')[0]})` }]);
-    }
-  } else if (env.AGENT_CONFIG) {
-    throw new ConfigError([{ path: [], subject: 'AGENT_CONFIG', message: `file not found: ${file}` }]);
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AgentConfig {
+  const file = configPath(env, cwd);
+  const document = readDocument(file, env);
+  const overrides = overridesFromEnv(env);
+  let config: AgentConfig;
+  try {
+    config = validateConfig(deepMerge(document, overrides.document));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new ConfigError(error.issues.map((issue) => located(suggested(issue), file, document, overrides.variables)));
   }
-  return validateConfig(deepMerge(document, overridesFromEnv(env, (text) => parse(text))));
+  const base = (path: readonly string[]) => (overrides.variables.has(path.join('.')) ? cwd : dirname(file));
+  config.database.path = config.database.path === ':memory:' ? ':memory:' : resolve(base(PATH_KEYS[0]), config.database.path);
+  config.workspace.root = resolve(base(PATH_KEYS[1]), config.workspace.root);
+  const missingRoot = missingWorkspaceRoot(config.workspace.root, dirname(file));
+  if (missingRoot) throw new ConfigError([located(missingRoot, file, document, overrides.variables)]);
+  return config;
+}
+
+function readDocument(file: string, env: NodeJS.ProcessEnv): unknown {
+  if (!existsSync(file)) {
+    if (env.AGENT_CONFIG) throw new ConfigError([{ path: [], subject: 'AGENT_CONFIG', message: `file not found: ${file}` }]);
+    return {};
+  }
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([{ path: [], subject: file, message: `cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }]);
+  }
+  try {
+    return parse(text) ?? {};
+  } catch (error) {
+    throw new ConfigError([{ path: [], subject: file, message: `not valid YAML (${(error as Error).message.split('\n')[0]})` }]);
+  }
+}
+
+/**
+ * The default workspace (next to the config file) is created at start; any other root must exist,
+ * since a missing one is most likely a typo that would otherwise become a new, empty workspace.
+ */
+function missingWorkspaceRoot(root: string, configDir: string): ConfigIssue | null {
+  const fallback = resolve(configDir, configSchema.parse({}).workspace.root);
+  if (root === fallback || existsSync(root)) return null;
+  return { path: ['workspace', 'root'], message: `${root} does not exist (create it, or leave the key out for ${fallback})` };
+}
+
+/** `unknown key` with the closest key the schema knows at that level, when one is close. */
+function suggested(issue: ConfigIssue): ConfigIssue {
+  if (issue.message !== 'unknown key') return issue;
+  const key = issue.path[issue.path.length - 1];
+  const siblings = knownKeysAt(issue.path.slice(0, -1));
+  const closest = closestKey(key, siblings);
+  return closest ? { ...issue, message: `unknown key (did you mean ${[...issue.path.slice(0, -1), closest].join('.')}?)` } : issue;
+}
+
+function knownKeysAt(path: string[]): string[] {
+  let node: unknown = configSchema.parse({});
+  for (const part of path) node = isPlainObject(node) ? node[part] : undefined;
+  return isPlainObject(node) ? Object.keys(node) : [];
+}
+
+/** Names the variable that set the bad key, else the file that did; defaults and cross-key rules name the key. */
+function located(issue: ConfigIssue, file: string, document: unknown, variables: Map<string, string>): ConfigIssue {
+  if (issue.subject) return issue;
+  const key = issue.path.join('.');
+  const variable = [...variables].find(([path]) => path === key || path.startsWith(`${key}.`))?.[1];
+  if (variable) return { ...issue, subject: `${variable} (${key})` };
+  if (hasPath(document, issue.path)) return { ...issue, subject: `${file}: ${key}` };
+  return issue;
+}
+
+function hasPath(document: unknown, path: string[]): boolean {
+  let node = document;
+  for (const part of path) {
+    if (!isPlainObject(node) || !(part in node)) return false;
+    node = node[part];
+  }
+  return true;
+}
+
+/**
+ * `AGENT__OLLAMA__MODEL=x` style overrides in the YAML shape (values parsed as YAML scalars), and for
+ * each dotted key the variable that set it.
+ */
+function overridesFromEnv(env: NodeJS.ProcessEnv) {
+  const document: Record<string, unknown> = {};
+  const variables = new Map<string, string>();
+  for (const [name, text] of Object.entries(env)) {
+    if (!name.startsWith('AGENT__') || text === undefined) continue;
+    const path = name.slice('AGENT__'.length).toLowerCase().split('__');
+    let node = document;
+    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {}) as never;
+    node[path[path.length - 1]] = parse(text);
+    variables.set(path.join('.'), name);
+  }
+  return { document, variables };
+}
+
+function deepMerge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
+  return out;
 }

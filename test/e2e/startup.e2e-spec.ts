@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { chownSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +75,33 @@ describe('start-up as an unprivileged user from another directory', () => {
 
   afterAll(async () => {
     await ollama.stop();
+  });
+
+  it("resolves the config file's relative paths against its directory, and logs them", async () => {
+    const dir = ownedDir('oam-paths-');
+    const file = configIn(dir, { ollama: { host: ollama.url, model: 'test-model' }, database: { type: 'sqlite', path: './state/agent.sqlite' }, server: { port: 0 } });
+    const cwd = ownedDir('oam-elsewhere-');
+    const service = await started(file, cwd);
+    expect(service.stderr).toContain(`[Startup] config: ${file}`);
+    expect(service.stderr).toContain(`[Startup] database: sqlite ${join(dir, 'state/agent.sqlite')}`);
+    expect(service.stderr).toContain(`[Startup] workspace: ${join(dir, 'workspace')}`);
+    expect(existsSync(join(dir, 'state/agent.sqlite'))).toBe(true);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('refuses a configured workspace root that does not exist, by its resolved path', async () => {
+    const dir = ownedDir('oam-typo-');
+    const file = configIn(dir, { ollama: { host: ollama.url }, workspace: { root: 'projcet' }, server: { port: 0 } });
+    expectOneLineFailure(failedStart(file, '/'), new RegExp(`${file}: workspace.root: ${join(dir, 'projcet')} does not exist`));
+  });
+
+  it.each([
+    [{ AGENT__OLAMA__MODEL: 'llama3.2' }, /AGENT__OLAMA__MODEL \(olama\): unknown key \(did you mean ollama\?\)/],
+    [{ AGENT__OLLAMA__HOST: 'ftp://127.0.0.1:11434' }, /AGENT__OLLAMA__HOST \(ollama.host\): must be an http:\/\/ or https:\/\/ URL/],
+  ])('names the variable behind a bad override: %j', async (env, message) => {
+    const dir = ownedDir('oam-env-');
+    const file = configIn(dir, { server: { port: 0 } });
+    expectOneLineFailure(failedStart(file, dir, env), message);
   });
 
   it('names the data directory it cannot create, in one line', async () => {
@@ -165,7 +192,7 @@ describe('one local user in auth.mode none', () => {
     expect(final).toMatchObject({ status: 'completed', result: 'made over stdio' });
     await http.close();
     await stdio.close();
-  });
+  }, 60_000);
 });
 
 async function waitFor(condition: () => boolean): Promise<void> {

@@ -2,6 +2,7 @@ import { Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AgentModule } from '../agent/agent.module.js';
 import { AuditModule } from '../audit/audit.module.js';
+import { HealthModule } from '../health/health.module.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { SessionFilesModule } from '../session-files/session-files.module.js';
@@ -9,16 +10,17 @@ import { SessionsModule } from '../sessions/sessions.module.js';
 import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
+import { AdminHealthController } from './admin-health.controller.js';
 import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
 
-/** The admin REST surface (audit review, Tasks, sessions, metrics) and its page. */
+/** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
 @Module({
-  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule],
-  controllers: [AdminAuditController, AdminTasksController, AdminSessionFilesController, AdminMetricsController, AdminPageController],
+  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule],
+  controllers: [AdminAuditController, AdminTasksController, AdminSessionFilesController, AdminMetricsController, AdminHealthController, AdminPageController],
   providers: [
     AdminAuthGuard,
     AdminAuditInterceptor,

@@ -28,7 +28,7 @@ export class AuditService {
     private readonly writer: AuditWriter,
     config: AppConfig,
   ) {
-    this.knownSecrets = [config.auth.adminToken, passwordOf(config.database.url)].filter((secret) => secret.length > 0);
+    this.knownSecrets = [config.auth.adminToken, passwordOf(config.database.url), ...Object.values(config.ollama.headers)].filter((secret) => secret.length > 0);
   }
 
   /** Writes one event; a failure propagates, so an action that must be audited fails with it. */

@@ -1,5 +1,7 @@
 import { boundForAudit } from './audit-bounds.js';
 
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi;
+
 /** Shapes of secrets that must never reach the audit log (OWASP logging cheat sheet). */
 const PATTERNS: [RegExp, string][] = [
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g, '[REDACTED PRIVATE KEY]'],
@@ -9,9 +11,12 @@ const PATTERNS: [RegExp, string][] = [
   [/\bsk-[A-Za-z0-9_-]{20,}\b/g, '[REDACTED API KEY]'],
   [/\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, '[REDACTED JWT]'],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [REDACTED]'],
-  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi, '$1[REDACTED]@'],
+  [URL_USERINFO, '$1[REDACTED]@'],
   [/\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&,;]+)/gi, '$1$2[REDACTED]'],
 ];
+
+/** `text` with the userinfo of every URL in it (`https://user:pass@host`, `https://token@host`) masked. */
+export const redactUrlCredentials = (text: string) => text.replace(URL_USERINFO, '$1[REDACTED]@');
 
 /** `text` with secret-shaped substrings and the given known secret values masked. */
 export function redactText(text: string, knownSecrets: readonly string[] = []): string {

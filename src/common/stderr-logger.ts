@@ -1,4 +1,5 @@
 import { ConsoleLogger, type LogLevel } from '@nestjs/common';
+import { redactUrlCredentials } from '../audit/redaction.js';
 
 export type LogFormat = 'text' | 'json';
 
@@ -13,6 +14,7 @@ const QUIET_LEVELS: ReadonlySet<LogLevel> = new Set(['log', 'debug', 'verbose', 
 /**
  * Every log line goes to stderr: in stdio mode stdout carries MCP frames only. Colour only on a
  * terminal (and never with NO_COLOR); `json` writes one JSON object per line for log shippers.
+ * Credentials in URLs (`postgres://app:secret@db`) are masked in every line, whoever wrote it.
  */
 export class StderrLogger extends ConsoleLogger {
   constructor(format: LogFormat = 'text') {
@@ -29,6 +31,8 @@ export class StderrLogger extends ConsoleLogger {
     params?: Record<string, unknown>,
   ): void {
     if (context && FRAMEWORK_CONTEXTS.has(context) && QUIET_LEVELS.has(logLevel)) return;
-    super.printMessages(messages, context, logLevel, 'stderr', errorStack, params);
+    const masked = messages.map((message) => (typeof message === 'string' ? redactUrlCredentials(message) : message));
+    const stack = typeof errorStack === 'string' ? redactUrlCredentials(errorStack) : errorStack;
+    super.printMessages(masked, context, logLevel, 'stderr', stack, params);
   }
 }

@@ -11,10 +11,17 @@ const MiB = 1024 * 1024;
 
 const isHttpUrl = (value: string) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);
 
-/** A string; `nonEmpty` refuses blank values, `httpUrl` anything but an http:// or https:// URL. */
+const hasUserinfo = (value: string) => URL.canParse(value) && (new URL(value).username !== '' || new URL(value).password !== '');
+const CREDENTIALS_IN_URL =
+  'must not hold credentials (user:password@): send them as a header instead, e.g. ollama.headers: { Authorization: "Basic <base64 of user:password>" } or "Bearer <token>"';
+
+/** A string; `nonEmpty` refuses blank values, `httpUrl` anything but an http:// or https:// URL without credentials. */
 function text(fallback: string, rules: { nonEmpty?: boolean; httpUrl?: boolean } = {}) {
   let schema = z.string({ error: 'expected a string' });
   if (rules.nonEmpty) schema = schema.refine((value) => value.trim() !== '', { error: 'must not be empty', abort: true });
+  // Checked first, and the value never echoed: a URL is printed in errors and logs, and the ollama
+  // client would not send `user:pass@` anyway (fetch refuses such URLs). Credentials go in `ollama.headers`.
+  if (rules.httpUrl) schema = schema.refine((value) => !hasUserinfo(value), { error: CREDENTIALS_IN_URL, abort: true });
   if (rules.httpUrl) schema = schema.refine(isHttpUrl, { error: (issue) => `must be an http:// or https:// URL (got "${issue.input}")` });
   return schema.default(fallback);
 }
@@ -47,6 +54,15 @@ const flag = (fallback: boolean) => z.boolean({ error: 'expected true or false' 
  * gpt-oss's. YAML reads `think: true` as a boolean, taken here as the word.
  */
 const think = z.preprocess((value) => (typeof value === 'boolean' ? String(value) : value), oneOf(['auto', 'true', 'false', 'low', 'medium', 'high']));
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** HTTP headers sent with every request to Ollama (a reverse proxy's credentials): names are tokens, values one line. */
+const headerMap = z
+  .record(z.string(), z.string({ error: 'expected a string value per header' }), { error: 'expected a mapping of header names to values' })
+  .refine((headers) => Object.entries(headers).every(([name, value]) => HEADER_NAME.test(name) && !/[\r\n\0]/.test(value)), {
+    error: 'header names must be HTTP tokens and values single lines',
+  })
+  .default(() => ({}));
 
 const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
 /** A list of strings, refused as a whole (one message for the key, not one per item). */
@@ -92,6 +108,7 @@ const shape = {
   }),
   ollama: section({
     host: text('http://127.0.0.1:11434', { httpUrl: true }),
+    headers: headerMap,
     model: text('qwen3:8b', { nonEmpty: true }),
     temperature: decimal(0.7, 0, 2),
     num_ctx: integer(32768, 512, 1_048_576),

@@ -1,20 +1,17 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import { DataSource } from 'typeorm';
-import { AppConfig } from '../config/app-config.js';
-import { isModelPulled } from '../ollama/model-name.js';
-import { OllamaGateway } from '../ollama/ollama.gateway.js';
+import { ReadinessService } from './readiness.service.js';
 
+/**
+ * Probes for load balancers and orchestrators, open to anyone who reaches the port: they say whether
+ * the service is ready and which dependency is not, never why (URLs, hosts, model names); the reasons
+ * go to the log and to admins (`GET /admin/readyz`).
+ */
 @ApiTags('health')
 @Controller()
 export class HealthController {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly ollama: OllamaGateway,
-    private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly readiness: ReadinessService) {}
 
   @Get('healthz')
   @ApiOperation({ summary: 'Liveness: the process answers' })
@@ -23,27 +20,11 @@ export class HealthController {
   }
 
   @Get('readyz')
-  @ApiOperation({ summary: 'Readiness: database reachable, Ollama reachable, configured model present' })
+  @ApiOperation({ summary: 'Readiness: database reachable, Ollama reachable with the configured model (each ok or unavailable)' })
   async ready(@Res({ passthrough: true }) res: Response) {
-    const checks = await Promise.all([
-      this.check('database', async () => void (await this.dataSource.query('SELECT 1'))),
-      this.check('ollama', async () => {
-        const models = await this.ollama.models(AbortSignal.timeout(3000));
-        const wanted = this.config.ollama.model;
-        if (!isModelPulled(models, wanted)) throw new Error(`model ${wanted} is not pulled`);
-      }),
-    ]);
-    const ready = checks.every((check) => check.ok);
+    const { ready, reasons } = await this.readiness.check();
     res.status(ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
-    return { status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(checks.map(({ name, ...rest }) => [name, rest])) };
-  }
-
-  private async check(name: string, probe: () => Promise<void>) {
-    try {
-      await probe();
-      return { name, ok: true };
-    } catch (error) {
-      return { name, ok: false, error: (error as Error).message };
-    }
+    const checks = Object.fromEntries(Object.entries(reasons).map(([name, reason]) => [name, reason === null ? 'ok' : 'unavailable']));
+    return { status: ready ? 'ready' : 'not_ready', checks };
   }
 }

@@ -134,6 +134,7 @@ export class OllamaGateway {
     else callerSignal.addEventListener('abort', onAbort, { once: true });
     const client = new Ollama({
       host: this.config.ollama.host,
+      headers: this.config.ollama.headers,
       fetch: (input, init) => fetch(input, { ...init, signal: controller.signal }),
     });
     try {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
@@ -186,14 +187,19 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     expect(event.actor).toBe('carol@example.com');
   });
 
-  it('answers /healthz, and /readyz with the database and the model checked', async () => {
+  it('answers /healthz, and /readyz with the database and the model checked: which dependency to anyone, why only to admins and the log', async () => {
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
-    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: { ok: true }, ollama: { ok: true } } });
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok' } });
     ollama.models = ['other-model:latest'];
-    const notReady = await fetch(`${base}/readyz`);
+    const notReady = await fetch(`${base}/readyz`, { headers: as('alice@example.com') });
     expect(notReady.status).toBe(503);
-    expect(await notReady.json()).toMatchObject({ checks: { ollama: { ok: false, error: 'model test-model is not pulled' } } });
+    expect(await notReady.text()).toBe(JSON.stringify({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable' } }));
+    const detailed = await admin('/admin/readyz');
+    expect(detailed.status).toBe(503);
+    expect(await detailed.json()).toEqual({ status: 'not_ready', checks: { database: { ok: true }, ollama: { ok: false, error: 'model test-model is not pulled' } } });
+    expect(service.stderr).toMatch(/ollama: not ready: model test-model is not pulled/);
     ollama.models = ['test-model:latest'];
+    expect((await admin('/admin/readyz')).status).toBe(200);
   });
 });
 
@@ -222,5 +228,49 @@ describe('identity headers from an untrusted peer (T2.1, T2.5)', () => {
     const [event] = await probe<{ action: string; source: string }>(db, "SELECT action, source FROM audit_events WHERE action = 'auth.untrusted_identity_header'");
     expect(event).toEqual({ action: 'auth.untrusted_identity_header', source: '127.0.0.1' });
     expect(await probe(db, 'SELECT id FROM tasks')).toEqual([]);
+  });
+});
+
+describe('Ollama behind an authenticating reverse proxy (ollama.headers)', () => {
+  const ollama = new ScriptedOllama();
+  const TOKEN = 'ollama-proxy-token-0123456789';
+  let proxy: Server;
+  let proxyUrl: string;
+  const services: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    await ollama.start();
+    // What nginx or Caddy in front of Ollama does with `auth_request`/`basicauth`: 401 without the header.
+    proxy = createServer((req, res) => {
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return void res.writeHead(401, { 'Content-Type': 'text/plain' }).end('unauthorized');
+      const upstream = httpRequest(`${ollama.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    for (const service of services) await service.stop();
+    proxy?.closeAllConnections();
+    await new Promise((done) => proxy?.close(done));
+    await ollama.stop();
+  });
+
+  const readiness = async (headers: Record<string, string>) => {
+    const config = await writeConfig(proxyUrl, { ollama: { host: proxyUrl, model: 'test-model', headers } });
+    const service = await new ServiceProcess(config.file).start();
+    services.push(service);
+    return (await fetch(service.url.replace(/\/mcp$/, '/readyz'))).json();
+  };
+
+  it('sends the configured headers with every request to Ollama, and never logs them', async () => {
+    expect(await readiness({ Authorization: `Bearer ${TOKEN}` })).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok' } });
+    expect(await readiness({})).toEqual({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable' } });
+    expect(services[1].stderr).toMatch(/ollama: not ready: .*401/);
+    for (const service of services) expect(service.stderr).not.toContain(TOKEN);
   });
 });

@@ -137,6 +137,14 @@ describe('startup refuses identity settings that would let anyone in (T1.3, T2.8
     expect(result.stderr).toMatch(message);
   });
 
+  it('refuses credentials in ollama.host, saying how to send them instead, without printing them', async () => {
+    const config = await writeConfig('http://ollama-user:hunter2-secret@127.0.0.1:9');
+    const result = spawnSync(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { PATH: process.env.PATH, AGENT_CONFIG: config.file, AGENT__SERVER__PORT: String(await freePort()) }, timeout: 15_000, encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/ollama.host: must not hold credentials .*ollama.headers/);
+    expect(result.stderr + result.stdout).not.toContain('hunter2-secret');
+  });
+
   it('refuses auth.mode none on a non-loopback address', async () => {
     const result = await start({ mode: 'none' }, { host: '0.0.0.0' });
     expect(result.status).toBe(1);

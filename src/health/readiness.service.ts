@@ -1,0 +1,58 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { redactUrlCredentials } from '../audit/redaction.js';
+import { AppConfig } from '../config/app-config.js';
+import { isModelPulled } from '../ollama/model-name.js';
+import { OllamaGateway } from '../ollama/ollama.gateway.js';
+
+export type Dependency = 'database' | 'ollama';
+
+export interface Readiness {
+  ready: boolean;
+  /** Per dependency: null when it is fine, else why not (URLs, model names: for admins and the log only). */
+  reasons: Record<Dependency, string | null>;
+}
+
+/**
+ * Probes what a request needs: the database answers, Ollama answers and has the configured model.
+ * A reason is logged when it changes (not on every probe: a load balancer polls every few seconds).
+ */
+@Injectable()
+export class ReadinessService {
+  private readonly logger = new Logger('Readiness');
+  private readonly lastReasons: Record<Dependency, string | null> = { database: null, ollama: null };
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly ollama: OllamaGateway,
+    private readonly config: AppConfig,
+  ) {}
+
+  async check(): Promise<Readiness> {
+    const [database, ollama] = await Promise.all([
+      this.probe('database', async () => void (await this.dataSource.query('SELECT 1'))),
+      this.probe('ollama', async () => {
+        const models = await this.ollama.models(AbortSignal.timeout(3000));
+        const wanted = this.config.ollama.model;
+        if (!isModelPulled(models, wanted)) throw new Error(`model ${wanted} is not pulled`);
+      }),
+    ]);
+    return { ready: database === null && ollama === null, reasons: { database, ollama } };
+  }
+
+  private async probe(name: Dependency, probe: () => Promise<void>): Promise<string | null> {
+    let reason: string | null = null;
+    try {
+      await probe();
+    } catch (error) {
+      reason = redactUrlCredentials((error as Error).message);
+    }
+    if (reason !== this.lastReasons[name]) {
+      if (reason === null) this.logger.log(`${name}: ready again`);
+      else this.logger.warn(`${name}: not ready: ${reason}`);
+      this.lastReasons[name] = reason;
+    }
+    return reason;
+  }
+}

@@ -7,6 +7,7 @@ import { dataSourceOptions } from './database/data-source-options.js';
 import { WalCheckpointer } from './database/wal-checkpointer.js';
 import { Metrics } from './metrics/metrics.js';
 import { AdminModule } from './admin/admin.module.js';
+import { A2aModule } from './a2a/a2a.module.js';
 import { ChatModule } from './chat/chat.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HttpEdge } from './http/http-edge.js';
@@ -29,10 +30,10 @@ export class CoreModule {
   }
 }
 
-/** The HTTP service: the core plus the HTTP edge and the /mcp endpoint behind it (mounted on the server by main.ts), the Chat API, the admin surface and health probes. */
+/** The HTTP service: the core plus the HTTP edge and the /mcp endpoint behind it (mounted on the server by main.ts), the Chat API, A2A, the admin surface and health probes. */
 @Module({})
 export class HttpAppModule {
   static forRoot(config: AgentConfig): DynamicModule {
-    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), AdminModule, HealthModule, ChatModule], providers: [McpHttpEndpoint, HttpEdge] };
+    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), AdminModule, HealthModule, ChatModule, A2aModule], providers: [McpHttpEndpoint, HttpEdge] };
   }
 }

@@ -4,6 +4,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Express } from 'express';
+import { A2aEndpoint } from './a2a/a2a-endpoint.js';
 import { buildOpenApiDocument } from './admin/openapi.js';
 import { HttpAppModule } from './app.module.js';
 import { startUp } from './bootstrap.js';
@@ -25,7 +26,9 @@ async function main(): Promise<void> {
   });
   app.disable('x-powered-by');
   const openApi = buildOpenApiDocument(app);
-  (app.getHttpAdapter().getInstance() as Express).get('/admin/openapi.json', (_req, res) => void res.json(openApi));
+  const express = app.getHttpAdapter().getInstance() as Express;
+  express.get('/admin/openapi.json', (_req, res) => void res.json(openApi));
+  app.get(A2aEndpoint).mount(express);
   app.get(HttpEdge).mountOn(app.getHttpServer());
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Bootstrap');

@@ -56,8 +56,7 @@ export class ChatController {
     if (!caller) return;
     const body = await readJsonBody(req, this.maxBodyBytes);
     if (body.kind === 'aborted') return;
-    if (body.kind === 'too_large') return refuse(req, res, 413, openAiError(`Request body exceeds ${this.maxBodyBytes} bytes`, 'invalid_request_error', null, 'request_too_large'));
-    if (body.kind !== 'json') return void res.status(400).json(openAiError('The body must be a JSON object.', 'invalid_request_error', null, 'invalid_json'));
+    if (body.kind !== 'json') return this.chat.refuseBody(caller, body.kind, this.maxBodyBytes).then(({ status, error }) => refuse(req, res, status, error));
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     await this.answer(res, async () => {

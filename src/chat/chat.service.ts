@@ -9,7 +9,7 @@ import type { Caller } from '../identity/caller.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { ChatInputError, parseChatRequest } from './chat-request.js';
-import { agentOf, chunkOf, completionOf, modelsList } from './chat-views.js';
+import { agentOf, chunkOf, completionOf, modelsList, openAiError } from './chat-views.js';
 
 /** An error the Chat API answers with: HTTP status plus OpenAI's error fields. */
 export class ChatError extends Error {
@@ -77,6 +77,14 @@ export class ChatService {
       await this.audit.record({ caller, action: ACCEPT, outcome: refused.status < 500 ? 'rejected' : 'error', detail: { ...detail, reason: refused.message } });
       throw refused;
     }
+  }
+
+  /** A body that is not a JSON request (too large, not JSON, nested too deep), audited; nothing else is stored. */
+  async refuseBody(caller: Caller, kind: 'none' | 'too_large' | 'invalid' | 'too_deep', maxBytes: number) {
+    const [status, message, code] =
+      kind === 'too_large' ? [413, `Request body exceeds ${maxBytes} bytes`, 'request_too_large'] : [400, 'The body must be a JSON object.', 'invalid_json'];
+    await this.audit.record({ caller, action: ACCEPT, outcome: 'rejected', detail: { reason: message } });
+    return { status, error: openAiError(message, 'invalid_request_error', null, code) };
   }
 
   /** The `chat.completion` once the Task is terminal; null when the client went away first. */

@@ -170,6 +170,10 @@ const shape = {
     // Clients and proxies drop idle streams: a comment at least every 15 s keeps one open.
     keepalive_ms: integer(15_000, 10, 15_000),
   }),
+  a2a: section({
+    // The JSON-RPC URL the Agent Card names; empty: http://<server.host>:<server.port>/a2a (set it behind a proxy).
+    public_url: text('').refine((value) => value === '' || /^https?:\/\/[^\s]+$/.test(value), { error: (issue) => `must be an http(s) URL (got "${issue.input}")` }),
+  }),
 };
 
 /** The configuration as written in YAML, every default filled in. */

@@ -31,6 +31,10 @@ export class ConversationService {
     return this.queue.enqueue(caller, input, call);
   }
 
+  async ownsSession(caller: Caller, sessionId: string): Promise<boolean> {
+    return (await this.sessions.findOwned(sessionId, caller.user)) !== null;
+  }
+
   find(caller: Caller, taskId: string): Promise<TaskEntity | null> {
     return this.queue.findOwned(caller, taskId);
   }
@@ -40,9 +44,13 @@ export class ConversationService {
     return this.queue.find(taskId);
   }
 
-  /** The caller's Tasks, newest first, optionally of one session and status, keyset-paged by `seq`. */
-  listOwned(caller: Caller, filters: { sessionId?: string; status?: TaskStatus }, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
+  /** The caller's Tasks, newest first, optionally of one session and some statuses, keyset-paged by `seq`. */
+  listOwned(caller: Caller, filters: { sessionId?: string; status?: TaskStatus[] }, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
     return this.queue.list({ ...filters, owner: caller.user }, limit, beforeSeq);
+  }
+
+  countOwned(caller: Caller, filters: { sessionId?: string; status?: TaskStatus[] }): Promise<number> {
+    return this.queue.count({ ...filters, owner: caller.user });
   }
 
   cancel(caller: Caller, taskId: string): Promise<TaskEntity | null> {

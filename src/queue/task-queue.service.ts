@@ -85,6 +85,10 @@ export class TaskQueueService {
     return this.tasks.list(filters, limit, beforeSeq);
   }
 
+  count(filters: TaskFilters): Promise<number> {
+    return this.tasks.count(filters);
+  }
+
   /** A Task of another user answers exactly as a missing one. */
   async findOwned(caller: Caller, taskId: string): Promise<TaskEntity | null> {
     const task = await this.tasks.findById(taskId);

@@ -42,7 +42,8 @@ export interface Lease {
 const ACTIVE = [...ACTIVE_STATUSES];
 
 export interface TaskFilters {
-  status?: TaskStatus;
+  /** One status, or any of several (A2A's WORKING is planning or running). */
+  status?: TaskStatus | TaskStatus[];
   owner?: string;
   sessionId?: string;
 }
@@ -65,12 +66,22 @@ export class TasksRepository {
   }
 
   list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
-    const query = this.dataSource.getRepository(TaskEntity).createQueryBuilder('task').orderBy('task.seq', 'DESC').limit(limit);
-    if (filters.status) query.andWhere('task.status = :status', { status: filters.status });
-    if (filters.owner) query.andWhere('task.owner = :owner', { owner: filters.owner });
-    if (filters.sessionId) query.andWhere('task.session_id = :sessionId', { sessionId: filters.sessionId });
+    const query = this.filtered(filters).orderBy('task.seq', 'DESC').limit(limit);
     if (beforeSeq !== null) query.andWhere('task.seq < :beforeSeq', { beforeSeq });
     return query.getMany();
+  }
+
+  /** How many Tasks match the filters (A2A ListTasks reports it beside each page). */
+  count(filters: TaskFilters): Promise<number> {
+    return this.filtered(filters).getCount();
+  }
+
+  private filtered(filters: TaskFilters) {
+    const query = this.dataSource.getRepository(TaskEntity).createQueryBuilder('task');
+    if (filters.status) query.andWhere('task.status IN (:...statuses)', { statuses: [filters.status].flat() });
+    if (filters.owner) query.andWhere('task.owner = :owner', { owner: filters.owner });
+    if (filters.sessionId) query.andWhere('task.session_id = :sessionId', { sessionId: filters.sessionId });
+    return query;
   }
 
   async countByStatus(): Promise<Record<TaskStatus, number>> {

@@ -1,0 +1,65 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { AuditService } from '../audit/audit.service.js';
+import { AppConfig } from '../config/app-config.js';
+import { ConversationService } from '../conversation/conversation.service.js';
+import { SurfaceIdentity } from '../conversation/surface-identity.js';
+import { TaskFeed } from '../conversation/task-feed.js';
+import { jsonRpcError, refuse } from '../http/refusal.js';
+import type { Caller } from '../identity/caller.js';
+import { maxRequestBodyBytes, readJsonBody } from '../mcp/node-fetch-bridge.js';
+import { A2aRequestHandler } from './a2a-request-handler.js';
+import { A2aUser } from './a2a-user.js';
+
+type IdentifiedRequest = Request & { caller?: Caller };
+
+/**
+ * A2A 1.0 with the SDK's Express handlers: the Agent Card at /.well-known/agent-card.json (public, as
+ * discovery is) and JSON-RPC at POST /a2a, v0.3 callers (message/send...) included. Ahead of the SDK,
+ * the caller is identified as on /mcp and the body read with the /mcp limit (the SDK's own parser,
+ * 100 kB, would refuse images), each refusal audited.
+ */
+@Injectable()
+export class A2aEndpoint {
+  private readonly logger = new Logger('A2a');
+  private readonly handler: A2aRequestHandler;
+  private readonly maxBodyBytes: number;
+
+  constructor(
+    conversations: ConversationService,
+    feed: TaskFeed,
+    private readonly audit: AuditService,
+    private readonly identity: SurfaceIdentity,
+    config: AppConfig,
+  ) {
+    this.handler = new A2aRequestHandler(conversations, feed, audit, config);
+    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images);
+  }
+
+  mount(app: Express): void {
+    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: this.handler, legacyCompat: { enabled: true } }));
+    app.use(
+      '/a2a',
+      (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),
+      jsonRpcHandler({ requestHandler: this.handler, userBuilder: async (req) => new A2aUser((req as IdentifiedRequest).caller!), legacyCompat: { enabled: true } }),
+    );
+  }
+
+  private async admit(req: IdentifiedRequest, res: Response, next: NextFunction): Promise<void> {
+    if (req.method !== 'POST') return next();
+    const admission = await this.identity.admit(req, 'a2a', '/a2a');
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message));
+    const body = await readJsonBody(req, this.maxBodyBytes);
+    if (body.kind === 'aborted') return;
+    if (body.kind !== 'json') {
+      const [status, code, message] =
+        body.kind === 'too_large' ? [413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`] : body.kind === 'too_deep' ? [400, -32600, 'Invalid Request: JSON nested too deep'] : [400, -32700, 'Parse error: the body is not a JSON-RPC request'];
+      await this.audit.record({ caller: admission.caller, action: 'a2a.request_rejected', outcome: 'rejected', detail: { reason: message } });
+      return refuse(req, res, status, jsonRpcError(code, message));
+    }
+    req.body = body.value;
+    req.caller = admission.caller;
+    next();
+  }
+}

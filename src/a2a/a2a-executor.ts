@@ -1,0 +1,52 @@
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
+import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
+import { TaskFeed } from '../conversation/task-feed.js';
+import type { EnqueueRequest } from '../queue/task-queue.service.js';
+import { A2A_STATE, a2aTaskOf, artifactsOf, progressMessage } from './a2a-task.mapper.js';
+import { callerOf } from './a2a-user.js';
+
+/** Keys of ServerCallContext.state the request handler sets for the executor. */
+export const ACCEPTED_INPUT = 'oam.input';
+export const ACCEPT_ACTION = 'oam.action';
+export const FOLLOW = 'oam.follow';
+
+/**
+ * Runs an A2A message as an agent Task: queues it (the SDK's task id becomes the Task id; the session
+ * is the message's contextId or a new one), publishes the submitted Task, and, unless the caller asked
+ * for it at once, follows the Task's row and trace: WORKING status updates with the steps, then the
+ * artifacts and the terminal status. The worker runs the Task whatever happens to this call.
+ */
+export class A2aExecutor implements AgentExecutor {
+  constructor(
+    private readonly conversations: ConversationService,
+    private readonly feed: TaskFeed,
+  ) {}
+
+  async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const state = context.context.state;
+    const input = state.get(ACCEPTED_INPUT) as EnqueueRequest;
+    const action = state.get(ACCEPT_ACTION) as string;
+    const caller = callerOf(context.context);
+    const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId }, { action, detail: { version: context.context.requestedVersion } });
+    bus.publish(AgentEvent.task(a2aTaskOf(accepted, [])));
+    if (state.get(FOLLOW) !== true) return;
+    for await (const { task, steps, moved } of this.feed.follow(accepted.id)) {
+      const subtask = moved ? subtaskStep(task) : null;
+      const agentSteps: AgentStep[] = [...(subtask ? [subtask] : []), ...steps.map(mapTraceStep)];
+      if (isTerminal(task.status)) {
+        for (const artifact of artifactsOf(task, await this.conversations.deliverables(task.id))) {
+          bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact, append: false, lastChunk: true, metadata: {} }));
+        }
+        const final = a2aTaskOf(task, []);
+        bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.sessionId, status: final.status, metadata: { ...final.metadata, agent_steps: agentSteps } }));
+        return;
+      }
+      const status = { state: A2A_STATE[task.status], message: progressMessage(task, agentSteps), timestamp: task.updatedAt };
+      bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.sessionId, status, metadata: {} }));
+    }
+  }
+
+  /** Not reached: the request handler cancels through the queue (any surface's Task, any replica's run). */
+  async cancelTask(): Promise<void> {}
+}

@@ -1,0 +1,126 @@
+import type { CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
+import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
+import { AuditService } from '../audit/audit.service.js';
+import type { AppConfig } from '../config/app-config.js';
+import { ConversationService } from '../conversation/conversation.service.js';
+import { TaskFeed } from '../conversation/task-feed.js';
+import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
+import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
+import { enqueueInputOf } from './a2a-message.js';
+import { a2aTaskOf } from './a2a-task.mapper.js';
+import { A2aTaskStore } from './a2a-task-store.js';
+import { callerOf } from './a2a-user.js';
+import { agentCardOf } from './agent-card.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The SDK's DefaultRequestHandler on our store and executor, with what it cannot know: each call is
+ * audited (transport a2a, JSON-RPC 1.0 method names whatever the wire version), a message is checked
+ * by agent_run's rules before the SDK starts a task for it, and CancelTask goes through the queue, so
+ * it cancels a Task accepted on any surface and run by any replica, not only one this process follows.
+ */
+export class A2aRequestHandler extends DefaultRequestHandler {
+  private readonly limits: AgentRunLimits;
+  private readonly cancelWaitMs: number;
+
+  constructor(
+    private readonly conversations: ConversationService,
+    private readonly feed: TaskFeed,
+    private readonly audit: AuditService,
+    config: AppConfig,
+  ) {
+    super(agentCardOf(config), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed));
+    this.limits = agentRunLimits(config);
+    // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
+    this.cancelWaitMs = config.queue.leaseMs;
+  }
+
+  /** Blocks until the Task is terminal unless `configuration.returnImmediately` asks for the submitted Task at once. */
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    const action = 'a2a SendMessage';
+    await this.prepare(params, context, action, params.configuration?.returnImmediately !== true);
+    return this.auditedFailure(context, action, () => super.sendMessage(params, context));
+  }
+
+  override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    await this.prepare(params, context, 'a2a SendStreamingMessage', true);
+    yield* super.sendMessageStream(params, context);
+  }
+
+  override getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.audited(context, 'a2a GetTask', params.id, () => super.getTask(params, context));
+  }
+
+  override listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    return this.audited(context, 'a2a ListTasks', null, () => super.listTasks(params, context), { context_id: params.contextId || null, status: params.status ?? null });
+  }
+
+  override async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    await this.audited(context, 'a2a SubscribeToTask', params.id, async () => undefined);
+    yield* super.resubscribe(params, context);
+  }
+
+  override cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.audited(context, 'a2a CancelTask', params.id, async () => {
+      const caller = callerOf(context);
+      const task = UUID.test(params.id) ? await this.conversations.find(caller, params.id) : null;
+      if (!task) throw new TaskNotFoundError(`Task not found: ${params.id}`);
+      if (task.status === 'completed' || task.status === 'failed') throw new TaskNotCancelableError(`Task ${task.id} is already ${task.status}`);
+      if (task.status !== 'cancelled') await this.conversations.cancel(caller, task.id);
+      const now = (await this.feed.untilTerminal(task.id, AbortSignal.timeout(this.cancelWaitMs))) ?? (await this.conversations.find(caller, task.id))!;
+      if (now.status === 'completed' || now.status === 'failed') throw new TaskNotCancelableError(`Task ${task.id} ended ${now.status} before the cancellation took effect`);
+      return a2aTaskOf(now, []);
+    });
+  }
+
+  /** Validates the message by agent_run's rules and hands the input to the executor; a refusal is audited and stores nothing. */
+  private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
+    if (!params.message) return; // the SDK refuses it
+    try {
+      const input = enqueueInputOf(params.message, this.limits);
+      if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
+        throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
+      }
+      context.state.set(ACCEPTED_INPUT, input).set(ACCEPT_ACTION, action).set(FOLLOW, follow);
+    } catch (error) {
+      await this.record(context, action, error, null);
+      throw error;
+    }
+  }
+
+  /** The accepting event commits with the Task (in the executor); only a failure to start is recorded here. */
+  private async auditedFailure<T>(context: ServerCallContext, action: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      await this.record(context, action, error, null);
+      throw error;
+    }
+  }
+
+  private async audited<T extends Task | ListTasksResponse | undefined>(context: ServerCallContext, action: string, taskId: string | null, call: () => Promise<T>, detail: Record<string, unknown> = {}): Promise<T> {
+    let result: T;
+    try {
+      result = await call();
+    } catch (error) {
+      await this.record(context, action, error, taskId, detail);
+      throw error;
+    }
+    const task = result && 'id' in result ? (result as Task) : null;
+    await this.audit.record({ caller: callerOf(context), action, outcome: 'ok', taskId: task?.id ?? null, sessionId: task?.contextId ?? null, detail: { ...detail, version: context.requestedVersion } });
+    return result;
+  }
+
+  private async record(context: ServerCallContext, action: string, error: unknown, taskId: string | null, detail: Record<string, unknown> = {}): Promise<void> {
+    const known = error instanceof A2AError;
+    await this.audit.record({
+      caller: callerOf(context),
+      action,
+      outcome: known ? 'rejected' : 'error',
+      taskId: null,
+      detail: { ...detail, ...(taskId ? { task_id: taskId.slice(0, 64) } : {}), version: context.requestedVersion, reason: (error as Error).message },
+    });
+  }
+}

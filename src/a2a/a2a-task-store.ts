@@ -1,0 +1,53 @@
+import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
+import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { decodeCursor, encodeCursor } from '../common/cursor.js';
+import { ConversationService } from '../conversation/conversation.service.js';
+import { TASK_STATUSES, type TaskStatus } from '../queue/task-status.js';
+import { A2A_STATE, a2aTaskOf } from './a2a-task.mapper.js';
+import { callerOf } from './a2a-user.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The SDK's task store on our own tables: a Task is read from the tasks row (the record, whichever
+ * surface accepted it and whichever replica runs it) and mapped; it is only ever written by the queue
+ * and the worker, so `save` (the SDK's copy of the events it relayed) keeps nothing. Another user's
+ * Task is not found, as on every surface.
+ */
+export class A2aTaskStore implements TaskStore {
+  constructor(private readonly conversations: ConversationService) {}
+
+  async save(): Promise<void> {}
+
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    if (!UUID.test(taskId)) return undefined;
+    const task = await this.conversations.find(callerOf(context), taskId);
+    return task ? a2aTaskOf(task, await this.conversations.deliverables(task.id)) : undefined;
+  }
+
+  async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    if (params.contextId && !UUID.test(params.contextId)) return { tasks: [], nextPageToken: '', pageSize: params.pageSize ?? 0, totalSize: 0 };
+    const pageSize = params.pageSize ?? 50;
+    const beforeSeq = params.pageToken ? pageAfter(params.pageToken) : null;
+    const filters = { sessionId: params.contextId || undefined, status: params.status ? statusesOf(params.status) : undefined };
+    const caller = callerOf(context);
+    const [rows, totalSize] = await Promise.all([this.conversations.listOwned(caller, filters, pageSize + 1, beforeSeq), this.conversations.countOwned(caller, filters)]);
+    const page = rows.slice(0, pageSize);
+    const withArtifacts = params.includeArtifacts === true;
+    const tasks = await Promise.all(page.map(async (task) => a2aTaskOf(task, withArtifacts ? await this.conversations.deliverables(task.id) : [])));
+    if (!withArtifacts) for (const task of tasks) task.artifacts = [];
+    return { tasks, nextPageToken: rows.length > pageSize ? encodeCursor(page[page.length - 1].seq) : '', pageSize, totalSize };
+  }
+}
+
+function pageAfter(token: string): number {
+  try {
+    return decodeCursor(token);
+  } catch {
+    throw new RequestMalformedError('pageToken: not a token this server gave out');
+  }
+}
+
+/** The agent statuses an A2A state stands for (WORKING: planning or running). */
+const statusesOf = (state: number): TaskStatus[] => TASK_STATUSES.filter((status) => A2A_STATE[status] === state);

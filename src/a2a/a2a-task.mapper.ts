@@ -1,0 +1,82 @@
+import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
+import type { AgentStep } from '../conversation/agent-steps.js';
+import type { TaskStatus } from '../queue/task-status.js';
+import type { TaskEntity } from '../queue/task.entity.js';
+
+/** The agent Task states as A2A 1.0 task states. */
+export const A2A_STATE: Record<TaskStatus, TaskState> = {
+  queued: TaskState.TASK_STATE_SUBMITTED,
+  planning: TaskState.TASK_STATE_WORKING,
+  running: TaskState.TASK_STATE_WORKING,
+  completed: TaskState.TASK_STATE_COMPLETED,
+  failed: TaskState.TASK_STATE_FAILED,
+  cancelled: TaskState.TASK_STATE_CANCELED,
+};
+
+export const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} });
+
+function agentMessage(task: TaskEntity, id: string, parts: Part[]): Message {
+  return { messageId: id, contextId: task.sessionId, taskId: task.id, role: Role.ROLE_AGENT, parts, metadata: {}, extensions: [], referenceTaskIds: [] };
+}
+
+/** The URI of a file the Task created or changed in its session (the scheme of the session workspaces). */
+export const deliverableUri = (sessionId: string, path: string) =>
+  `agent-session://${sessionId}/files/${path.split('/').map(encodeURIComponent).join('/')}`;
+
+/** The answer artifact (text), and the deliverables artifact (file parts by URI) when the Task changed files. */
+export function artifactsOf(task: TaskEntity, deliverables: string[]): Artifact[] {
+  if (task.status !== 'completed') return [];
+  const answer: Artifact = { artifactId: `${task.id}/answer`, name: 'answer', description: 'The agent’s answer', parts: [textPart(task.result ?? '')], metadata: {}, extensions: [] };
+  if (deliverables.length === 0) return [answer];
+  const files: Artifact = {
+    artifactId: `${task.id}/deliverables`,
+    name: 'deliverables',
+    description: 'Files the Task created or changed in its session',
+    parts: deliverables.map((path) => ({ content: { $case: 'url', value: deliverableUri(task.sessionId, path) }, mediaType: 'application/octet-stream', filename: path, metadata: {} })),
+    metadata: {},
+    extensions: [],
+  };
+  return [answer, files];
+}
+
+/** Progress as a status update message: one line per step, the steps themselves in its metadata. */
+export function progressMessage(task: TaskEntity, steps: AgentStep[]): Message {
+  const lines = steps.map((step) => `${step.type}: ${step.name}${step.exit_code !== undefined ? ` (exit code ${step.exit_code})` : ''} [${step.status}]`);
+  const text = lines.length > 0 ? lines.join('\n') : `${task.status}${task.currentTask ? `: ${task.currentTask}` : ''}`;
+  return { ...agentMessage(task, `${task.id}/progress/${task.updatedAt}/${steps.length}`, [textPart(text)]), metadata: { agent_steps: steps } };
+}
+
+/** Why a failed or cancelled Task ended, as its status message. */
+const endMessage = (task: TaskEntity): Message | undefined =>
+  task.status === 'failed' || task.status === 'cancelled' ? agentMessage(task, `${task.id}/end`, [textPart(task.result ?? '')]) : undefined;
+
+/**
+ * An agent Task as an A2A Task: id = Task id, contextId = session id, the request as the one history
+ * message, the answer and deliverables as artifacts, progress and token usage in metadata.
+ */
+export function a2aTaskOf(task: TaskEntity, deliverables: string[]): Task {
+  const request: Message = {
+    messageId: `${task.id}/request`,
+    contextId: task.sessionId,
+    taskId: task.id,
+    role: Role.ROLE_USER,
+    parts: [textPart(task.request)],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
+  return {
+    id: task.id,
+    contextId: task.sessionId,
+    status: { state: A2A_STATE[task.status], message: endMessage(task), timestamp: task.updatedAt },
+    artifacts: artifactsOf(task, deliverables),
+    history: [request],
+    metadata: {
+      status: task.status,
+      completed_tasks: task.completedSubtasks,
+      total_tasks: task.totalSubtasks,
+      current_task: task.currentTask,
+      token_usage: { input: task.inputTokens, output: task.outputTokens, total: task.inputTokens + task.outputTokens },
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import type { AgentCard, SecurityScheme } from '@a2a-js/sdk';
+import { SERVER_INFO } from '../common/server-info.js';
+import type { AgentConfig } from '../config/agent-config.js';
+
+const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp'];
+const OUTPUT_MODES = ['text/plain'];
+
+/** Where A2A clients send JSON-RPC: `a2a.public_url`, else this service's own listen address. */
+export function a2aUrl(config: AgentConfig): string {
+  if (config.a2a.publicUrl !== '') return config.a2a.publicUrl;
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  return `http://${host}:${config.server.port}/a2a`;
+}
+
+/**
+ * How callers are identified, per `auth.mode`: nothing to send on a loopback service; behind an SSO
+ * proxy, the header the trusted proxy sets (callers authenticate to the proxy, which the service trusts).
+ */
+function security(auth: AgentConfig['auth']): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
+  if (auth.mode === 'none') return { securitySchemes: {}, securityRequirements: [] };
+  const [name, description] =
+    auth.mode === 'proxy_headers'
+      ? [auth.userHeader, 'The caller’s identity, set by the trusted SSO proxy in front of this service (requests from anywhere else are refused)']
+      : [auth.jwtHeader, 'A signed identity assertion, set by the SSO proxy in front of this service and verified against its keys'];
+  const scheme: SecurityScheme = { scheme: { $case: 'apiKeySecurityScheme', value: { description, location: 'header', name } } };
+  return { securitySchemes: { sso_proxy: scheme }, securityRequirements: [{ schemes: { sso_proxy: { list: [] } } }] };
+}
+
+/** The Agent Card: what this agent is and does, its JSON-RPC interface (1.0, and 0.3 for older clients), how callers are identified. */
+export function agentCardOf(config: AgentConfig): AgentCard {
+  const url = a2aUrl(config);
+  return {
+    name: SERVER_INFO.name,
+    description:
+      'A local LLM agent on Ollama: give it a natural-language work request (with images, for vision models); it plans, ' +
+      'works in its sandboxed workspace with file and shell tools, and answers. Requests run as durable Tasks, one at a ' +
+      'time; a contextId continues a conversation started on any of its surfaces (MCP, Chat API, A2A).',
+    supportedInterfaces: [
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3', tenant: '' },
+    ],
+    provider: undefined,
+    version: SERVER_INFO.version,
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    ...security(config.auth),
+    defaultInputModes: INPUT_MODES,
+    defaultOutputModes: OUTPUT_MODES,
+    skills: [
+      {
+        id: 'execute_task',
+        name: 'Execute a task',
+        description: `Runs the request as an agent Task with ${config.ollama.model}: the answer is a text artifact, files it created or changed are file parts by URI.`,
+        tags: ['agent', 'coding', 'files', 'shell', 'vision'],
+        examples: ['Find why the tests fail and fix it', 'What is in this screenshot?'],
+        inputModes: INPUT_MODES,
+        outputModes: OUTPUT_MODES,
+        securityRequirements: [],
+      },
+    ],
+    signatures: [],
+  };
+}

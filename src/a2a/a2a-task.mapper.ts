@@ -2,6 +2,7 @@ import { Role, TaskState, type Artifact, type Message, type Part, type Task } fr
 import type { AgentStep } from '../conversation/agent-steps.js';
 import type { TaskStatus } from '../queue/task-status.js';
 import type { TaskEntity } from '../queue/task.entity.js';
+import { mimeTypeOf, sessionFileUri } from '../workspace/session-file-uri.js';
 
 /** The agent Task states as A2A 1.0 task states. */
 export const A2A_STATE: Record<TaskStatus, TaskState> = {
@@ -19,11 +20,7 @@ function agentMessage(task: TaskEntity, id: string, parts: Part[]): Message {
   return { messageId: id, contextId: task.sessionId, taskId: task.id, role: Role.ROLE_AGENT, parts, metadata: {}, extensions: [], referenceTaskIds: [] };
 }
 
-/** The URI of a file the Task created or changed in its session (the scheme of the session workspaces). */
-export const deliverableUri = (sessionId: string, path: string) =>
-  `agent-session://${sessionId}/files/${path.split('/').map(encodeURIComponent).join('/')}`;
-
-/** The answer artifact (text), and the deliverables artifact (file parts by URI) when the Task changed files. */
+/** The answer artifact (text), and the deliverables artifact (file parts by session-file URI, readable as MCP resources) when the Task changed files. */
 export function artifactsOf(task: TaskEntity, deliverables: string[]): Artifact[] {
   if (task.status !== 'completed') return [];
   const answer: Artifact = { artifactId: `${task.id}/answer`, name: 'answer', description: 'The agent’s answer', parts: [textPart(task.result ?? '')], metadata: {}, extensions: [] };
@@ -32,7 +29,7 @@ export function artifactsOf(task: TaskEntity, deliverables: string[]): Artifact[
     artifactId: `${task.id}/deliverables`,
     name: 'deliverables',
     description: 'Files the Task created or changed in its session',
-    parts: deliverables.map((path) => ({ content: { $case: 'url', value: deliverableUri(task.sessionId, path) }, mediaType: 'application/octet-stream', filename: path, metadata: {} })),
+    parts: deliverables.map((path) => ({ content: { $case: 'url', value: sessionFileUri(task.sessionId, path) }, mediaType: mimeTypeOf(path), filename: path, metadata: {} })),
     metadata: {},
     extensions: [],
   };

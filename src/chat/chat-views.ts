@@ -1,5 +1,6 @@
 import type { AgentStep } from '../conversation/agent-steps.js';
 import type { TaskEntity } from '../queue/task.entity.js';
+import { sessionFileUri } from '../workspace/session-file-uri.js';
 
 /** OpenAI's error body: every Chat API error, whatever its status. */
 export function openAiError(message: string, type: string, param: string | null = null, code: string | null = null) {
@@ -21,7 +22,7 @@ export const usageOf = (task: TaskEntity) => ({
 /** The extension object on the first and last chunk, and the fields of a non-streamed completion. */
 export const agentOf = (task: TaskEntity) => ({ task_id: task.id, session_id: task.sessionId, status: task.status });
 
-/** A terminal Task as a `chat.completion`, with the agent's extension fields beside OpenAI's. */
+/** A terminal Task as a `chat.completion`, with the agent's extension fields beside OpenAI's (deliverables as session-file URIs). */
 export function completionOf(task: TaskEntity, model: string, deliverables: string[]) {
   return {
     id: completionId(task),
@@ -31,13 +32,13 @@ export function completionOf(task: TaskEntity, model: string, deliverables: stri
     choices: [{ index: 0, message: { role: 'assistant', content: task.result ?? '', refusal: null }, logprobs: null, finish_reason: finishReason(task) }],
     usage: usageOf(task),
     ...agentOf(task),
-    deliverables,
+    deliverables: deliverables.map((path) => sessionFileUri(task.sessionId, path)),
   };
 }
 
 type Delta = { role?: 'assistant'; content?: string; agent?: ReturnType<typeof agentOf>; agent_steps?: AgentStep[] };
 
-/** One `chat.completion.chunk`; `last` carries the finish reason, usage and deliverables. */
+/** One `chat.completion.chunk`; `last` carries the finish reason, usage and deliverables (session-file URIs, readable as MCP resources). */
 export function chunkOf(task: TaskEntity, model: string, delta: Delta, last?: { deliverables: string[] }) {
   return {
     id: completionId(task),
@@ -45,7 +46,7 @@ export function chunkOf(task: TaskEntity, model: string, delta: Delta, last?: { 
     created: created(task),
     model,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: last ? finishReason(task) : null }],
-    ...(last ? { usage: usageOf(task), ...agentOf(task), deliverables: last.deliverables } : {}),
+    ...(last ? { usage: usageOf(task), ...agentOf(task), deliverables: last.deliverables.map((path) => sessionFileUri(task.sessionId, path)) } : {}),
   };
 }
 

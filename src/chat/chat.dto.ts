@@ -45,7 +45,7 @@ export class ChatCompletionDto {
   @ApiProperty({ format: 'uuid' }) task_id!: string;
   @ApiProperty({ format: 'uuid' }) session_id!: string;
   @ApiProperty({ enum: ['completed', 'failed', 'cancelled'] }) status!: string;
-  @ApiProperty({ type: [String], description: 'Workspace paths the Task created or changed' }) deliverables!: string[];
+  @ApiProperty({ type: [String], description: 'agent-session:// URIs of the files the Task created or changed (readable as MCP resources)' }) deliverables!: string[];
 }
 
 class ChatModelDto {

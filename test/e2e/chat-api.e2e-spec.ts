@@ -111,12 +111,14 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
     expect(steps.find((step: { type: string }) => step.type === 'file_op')).toMatchObject({ path: 'notes/out.txt', bytes: 5, created: true, status: 'ok' });
     // The content is the Task's result (with the agent's list of changed files), never the steps.
     const content = chunks.map((chunk) => chunk.choices[0].delta.content ?? '').join('');
-    expect(content).toBe('Wrote the file.\n\nFiles created or changed:\n- notes/out.txt (created, 5 bytes)');
-    expect((await waitTerminal(first.choices[0].delta.agent.task_id)).result).toBe('Wrote the file.');
+    const { session_id: sessionId, task_id: taskId } = first.choices[0].delta.agent;
+    const uri = `agent-session://${sessionId}/files/notes/out.txt`;
+    expect(content).toBe(`Wrote the file.\n\nFiles created or changed:\n- notes/out.txt (created, 5 bytes) ${uri}`);
+    expect((await waitTerminal(taskId)).result).toBe('Wrote the file.');
     const last = chunks.at(-1);
     expect(last.choices[0].finish_reason).toBe('stop');
     expect(last.usage).toEqual({ prompt_tokens: 17, completion_tokens: 8, total_tokens: 25 });
-    expect(last).toMatchObject({ status: 'completed', deliverables: ['notes/out.txt'], task_id: first.choices[0].delta.agent.task_id });
+    expect(last).toMatchObject({ status: 'completed', deliverables: [uri], task_id: taskId });
   });
 
   it('ends the event stream with [DONE] and sends keep-alive comments while the Task waits (chat.keepalive_ms)', async () => {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { bubblewrapArgs, commandEnvironment, type SandboxStatus } from './sandbox.js';
+import { bubblewrapArgs, commandEnvironment, sandboxShell, type SandboxStatus } from './sandbox.js';
 import { WorkspaceError } from './workspace-error.js';
 
 export interface CommandResult {
@@ -22,7 +22,7 @@ export interface CommandOptions {
   captureBytes: number;
   /** RLIMIT_FSIZE: no file the command writes grows beyond this. */
   maxFileBytes: number;
-  /** RLIMIT_NPROC (not enforced by the kernel for root: run the service as its own user). */
+  /** RLIMIT_NPROC (the kernel exempts root: a root service runs commands as SANDBOX_UID). */
   maxProcesses: number;
   signal: AbortSignal;
 }
@@ -49,7 +49,7 @@ export function runCommand(command: string, options: CommandOptions): Promise<Co
   const script = withLimits(command, options);
   const sandboxed = options.sandbox.mode === 'bubblewrap';
   const [file, args] = sandboxed
-    ? ['bwrap', ['--json-status-fd', '3', ...bubblewrapArgs(options.workspaceRoot), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), '/bin/sh', '-c', script]]
+    ? ['bwrap', ['--json-status-fd', '3', ...bubblewrapArgs(options.workspaceRoot), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), ...sandboxShell(script)]]
     : ['/bin/sh', ['-c', script]];
   const started = Date.now();
   return new Promise((resolve, reject) => {

@@ -10,13 +10,41 @@ export interface SandboxStatus {
   detail: string;
 }
 
+/**
+ * The user commands run as when the service runs as root. Root (uid 0 outside, which is also what a
+ * user namespace created by root maps to) is exempt from RLIMIT_NPROC, so a fork bomb would not be
+ * contained; a uid of its own is not (and shares its process count with nothing else on the host).
+ */
+export const SANDBOX_UID = 59999;
+
+/** Whether the service runs as root (the default in many containers). */
+export const serviceIsRoot = () => process.getuid?.() === 0;
+
+/**
+ * As root: no user namespace (it could only map uid 0), the command keeps only what it needs to
+ * switch to SANDBOX_UID and, as that user, still read and write every workspace file, whoever made it
+ * (CAP_DAC_OVERRIDE, CAP_FOWNER). Mounts bound read-only stay read-only whatever the capabilities.
+ */
+const AS_ROOT = [
+  '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try',
+  '--cap-drop', 'ALL',
+  ...['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_DAC_OVERRIDE', 'CAP_FOWNER'].flatMap((cap) => ['--cap-add', cap]),
+];
+const KEPT_CAPS = '-all,+dac_override,+fowner';
+const DROP_TO_SANDBOX_USER = [
+  '/usr/bin/setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups',
+  `--inh-caps=${KEPT_CAPS}`, `--ambient-caps=${KEPT_CAPS}`, `--bounding-set=${KEPT_CAPS}`, '--',
+];
+
+/** The shell that runs `script` inside the sandbox: as SANDBOX_UID when the service is root. */
+export const sandboxShell = (script: string) => [...(serviceIsRoot() ? DROP_TO_SANDBOX_USER : []), '/bin/sh', '-c', script];
+
 /** Namespaces and mounts for one command: no network, read-only system, writable workspace, private /tmp. */
 export function bubblewrapArgs(workspaceRoot: string): string[] {
   const args = [
-    '--unshare-all',
+    ...(serviceIsRoot() ? AS_ROOT : ['--unshare-all', '--cap-drop', 'ALL']),
     '--die-with-parent',
     '--new-session',
-    '--cap-drop', 'ALL',
     '--clearenv',
     '--ro-bind', '/usr', '/usr',
     '--symlink', 'usr/bin', '/bin',
@@ -45,10 +73,10 @@ export function commandEnvironment(workspaceRoot: string): Record<string, string
 
 /** Runs bubblewrap once with the real argument set; `auto` uses it only if this works here. */
 export function probeBubblewrap(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): { ok: boolean; detail: string } {
-  const probe = spawnSync('bwrap', [...bubblewrapArgs(workspaceRoot), '/bin/sh', '-c', 'exit 0'], { timeout: 10_000, encoding: 'utf8', env });
+  const probe = spawnSync('bwrap', [...bubblewrapArgs(workspaceRoot), ...sandboxShell('exit 0')], { timeout: 10_000, encoding: 'utf8', env });
   if (probe.error) return { ok: false, detail: `bubblewrap cannot run: ${probe.error.message}` };
   if (probe.status !== 0) return { ok: false, detail: `bubblewrap failed: ${(probe.stderr || `exit ${probe.status}`).trim()}` };
-  return { ok: true, detail: 'bubblewrap: no network, read-only system, writable workspace, private /tmp and PIDs' };
+  return { ok: true, detail: `bubblewrap: no network, read-only system, writable workspace, private /tmp and PIDs${serviceIsRoot() ? `, commands as uid ${SANDBOX_UID}` : ''}` };
 }
 
 export function resolveSandbox(setting: 'auto' | 'bubblewrap' | 'none', workspaceRoot: string, env?: NodeJS.ProcessEnv): SandboxStatus {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand, TIMEOUT_EXIT_CODE, type CommandOptions } from '../../src/workspace/command-runner.js';
-import { probeBubblewrap, resolveSandbox } from '../../src/workspace/sandbox.js';
+import { probeBubblewrap, resolveSandbox, SANDBOX_UID } from '../../src/workspace/sandbox.js';
 
 const base = mkdtempSync(join(tmpdir(), 'oam-sandbox-'));
 const root = join(base, 'ws');
@@ -104,6 +104,29 @@ describe('commands under bubblewrap (T3.6 to T3.10)', () => {
     const result = await runCommand('dd if=/dev/zero of=big bs=1M count=100 2>&1; echo "exit $?"', options({ maxFileBytes: 2 * 1024 * 1024 }));
     expect(result.stdout).toMatch(/File size limit exceeded|exit 153/);
     expect(statSync(join(root, 'big')).size).toBe(2 * 1024 * 1024);
+  });
+
+  it('T3.11: contains a fork bomb at workspace.max_processes, also when the service runs as root; the next command is unaffected', async () => {
+    // A bounded bomb (a binary tree 8 deep: 511 processes, each sleeping 2 s): it ends by itself. Every
+    // process that gets to run logs how many processes its PID namespace holds (a glob: no fork).
+    const bomb = 'b() { d=$1; set -- /proc/[0-9]*; echo $# >> bomb.log; if [ "$d" -gt 0 ]; then b $((d - 1)) & b $((d - 1)) & fi; sleep 2; wait; }; b 8';
+    const result = await runCommand(bomb, options({ maxProcesses: 32, timeoutMs: 20_000 }));
+    expect(result.timedOut).toBe(false);
+    expect(`${result.stdout}${result.stderr}`).toMatch(/[Cc]annot fork|Resource temporarily unavailable/);
+    const counts = readFileSync(join(root, 'bomb.log'), 'utf8').trim().split('\n').map(Number);
+    // The sandbox's init (pid 1) plus at most the limit: never more at once.
+    expect(Math.max(...counts)).toBeLessThanOrEqual(32 + 1);
+    const next = await runCommand('echo still-fine', options());
+    expect(next).toMatchObject({ exitCode: 0, stdout: 'still-fine\n' });
+  });
+
+  it('as root, runs commands as their own uid, which can still change what the service wrote and leaves files the service can read', async () => {
+    if (process.getuid?.() !== 0) return;
+    writeFileSync(join(root, 'by-service.txt'), 'service\n', { mode: 0o644 });
+    const result = await runCommand('id -u; echo command >> by-service.txt; echo made > by-command.txt; chmod 600 by-command.txt', options());
+    expect(result.stdout.trim()).toBe(String(SANDBOX_UID));
+    expect(readFileSync(join(root, 'by-service.txt'), 'utf8')).toBe('service\ncommand\n');
+    expect(readFileSync(join(root, 'by-command.txt'), 'utf8')).toBe('made\n');
   });
 
   it('reports the real exit code', async () => {

@@ -69,5 +69,11 @@ export async function peakRss(pid: number, reset = false): Promise<number> {
   return Number(/VmHWM:\s+(\d+)/.exec(status)![1]);
 }
 
+/** Resident memory (kB) of a process now (Linux). */
+export async function rss(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  return Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))![1]);
+}
+
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 export const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];

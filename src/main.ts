@@ -9,6 +9,7 @@ import { buildOpenApiDocument } from './admin/openapi.js';
 import { HttpAppModule } from './app.module.js';
 import { startUp } from './bootstrap.js';
 import { HttpEdge } from './http/http-edge.js';
+import { LimitedExpressAdapter } from './http/http-server.js';
 import { onTermination } from './common/termination.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
 import { assertPortFree } from './startup/port-check.js';
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
   await assertPortFree(config.server.host, config.server.port);
   // The MCP endpoint reads and size-limits its own body, so Nest's 100 kB JSON parser stays off.
   // abortOnError off: a failed start rejects here and is reported in one line (no core dump).
-  const app = await NestFactory.create<NestExpressApplication>(HttpAppModule.forRoot(config), {
+  const app = await NestFactory.create<NestExpressApplication>(HttpAppModule.forRoot(config), new LimitedExpressAdapter(config.server), {
     bodyParser: false,
     logger: stderrLogger,
     abortOnError: false,

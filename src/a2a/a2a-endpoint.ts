@@ -8,7 +8,9 @@ import { SurfaceIdentity } from '../conversation/surface-identity.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
 import type { Caller } from '../identity/caller.js';
-import { maxRequestBodyBytes, readJsonBody } from '../mcp/node-fetch-bridge.js';
+import { maxRequestBodyBytes } from '../config/request-limits.js';
+import { BodyBudget } from '../http/body-budget.js';
+import { readJsonBody } from '../mcp/node-fetch-bridge.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
 
@@ -31,10 +33,11 @@ export class A2aEndpoint {
     feed: TaskFeed,
     private readonly audit: AuditService,
     private readonly identity: SurfaceIdentity,
+    private readonly budget: BodyBudget,
     config: AppConfig,
   ) {
     this.handler = new A2aRequestHandler(conversations, feed, audit, config);
-    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images);
+    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
   }
 
   mount(app: Express): void {
@@ -50,8 +53,12 @@ export class A2aEndpoint {
     if (req.method !== 'POST') return next();
     const admission = await this.identity.admit(req, 'a2a', '/a2a');
     if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message));
-    const body = await readJsonBody(req, this.maxBodyBytes);
+    // What the body holds counts against server.max_buffered_bytes until the answer is written.
+    const lease = this.budget.lease();
+    res.once('close', lease.release);
+    const body = await readJsonBody(req, this.maxBodyBytes, lease);
     if (body.kind === 'aborted') return;
+    if (body.kind === 'busy') return refuse(req, res, 503, jsonRpcError(-32000, 'Service busy: too many request bodies in flight; retry shortly'), { 'Retry-After': '1' });
     if (body.kind !== 'json') {
       const [status, code, message] =
         body.kind === 'too_large' ? [413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`] : body.kind === 'too_deep' ? [400, -32600, 'Invalid Request: JSON nested too deep'] : [400, -32700, 'Parse error: the body is not a JSON-RPC request'];

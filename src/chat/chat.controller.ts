@@ -5,7 +5,9 @@ import { AppConfig } from '../config/app-config.js';
 import { SurfaceIdentity } from '../conversation/surface-identity.js';
 import { refuse } from '../http/refusal.js';
 import type { Caller } from '../identity/caller.js';
-import { maxRequestBodyBytes, readJsonBody } from '../mcp/node-fetch-bridge.js';
+import { maxRequestBodyBytes } from '../config/request-limits.js';
+import { BodyBudget } from '../http/body-budget.js';
+import { readJsonBody } from '../mcp/node-fetch-bridge.js';
 import { ChatCancellationDto, ChatCompletionDto, ChatContentPartDto, ChatCompletionRequestDto, ChatErrorDto, ChatModelListDto } from './chat.dto.js';
 import { ChatError, ChatService } from './chat.service.js';
 import { openAiError } from './chat-views.js';
@@ -27,8 +29,9 @@ export class ChatController {
     private readonly chat: ChatService,
     private readonly identity: SurfaceIdentity,
     private readonly config: AppConfig,
+    private readonly budget: BodyBudget,
   ) {
-    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images);
+    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
   }
 
   @Get('models')
@@ -54,8 +57,12 @@ export class ChatController {
   async complete(@Req() req: Request, @Res() res: Response): Promise<void> {
     const caller = await this.admit(req, res);
     if (!caller) return;
-    const body = await readJsonBody(req, this.maxBodyBytes);
+    // What the body holds counts against server.max_buffered_bytes until the answer is written.
+    const lease = this.budget.lease();
+    res.once('close', lease.release);
+    const body = await readJsonBody(req, this.maxBodyBytes, lease);
     if (body.kind === 'aborted') return;
+    if (body.kind === 'busy') return refuse(req, res, 503, openAiError('Service busy: too many request bodies in flight; retry shortly.', 'server_error', null, 'busy'), { 'Retry-After': '1' });
     if (body.kind !== 'json') return this.chat.refuseBody(caller, body.kind, this.maxBodyBytes).then(({ status, error }) => refuse(req, res, status, error));
     const gone = new AbortController();
     res.on('close', () => gone.abort());
@@ -80,7 +87,8 @@ export class ChatController {
     const admission = await this.identity.admit(req, 'chat', req.path);
     if ('caller' in admission) return admission.caller;
     const { status, message } = admission.refusal;
-    res.status(status).json(openAiError(message, 'authentication_error', null, null));
+    // Refused from the headers: the body is never read (Connection: close).
+    refuse(req, res, status, openAiError(message, 'authentication_error', null, null));
     return null;
   }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseCidr } from './cidr.js';
+import { maxRequestBodyBytes } from './request-limits.js';
 
 /**
  * The configuration's one schema: keys as they appear in YAML (snake_case), their defaults, their
@@ -85,6 +86,11 @@ const shape = {
     host: text('127.0.0.1', { nonEmpty: true }),
     port: integer(3000, 0, 65535),
     allowed_origins: list([]),
+    max_connections: integer(512, 1, 65_536),
+    max_buffered_bytes: integer(256 * MiB, MiB, 64 * 1024 * MiB),
+    headers_timeout_ms: integer(10_000, 1000, 600_000),
+    request_timeout_ms: integer(120_000, 1000, 3_600_000),
+    keep_alive_timeout_ms: integer(5_000, 1000, 600_000),
   }),
   auth: section({
     mode: oneOf(['none', 'proxy_headers', 'proxy_jwt']),
@@ -225,7 +231,19 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
     const message = `shared lets every user's Tasks read and change each other's files; use session when auth.mode is ${config.auth.mode}`;
     return [{ path: ['workspace', 'isolation'], message }];
   }
-  return authProblems(config);
+  const server = serverProblems(config);
+  return server.length > 0 ? server : authProblems(config);
+}
+
+/** Limits of the HTTP server that contradict each other or the request size the image limits allow. */
+function serverProblems({ server, mcp }: ConfigDocument): Problem[] {
+  const largest = maxRequestBodyBytes(mcp.images.max_total_bytes);
+  if (server.max_buffered_bytes < largest)
+    return [{ path: ['server', 'max_buffered_bytes'], message: `must be at least the largest request body, ${largest} bytes (from mcp.images.max_total_bytes)` }];
+  // node:http refuses to start with a header timeout longer than the whole request's.
+  if (server.headers_timeout_ms > server.request_timeout_ms)
+    return [{ path: ['server', 'headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' }];
+  return [];
 }
 
 /** The whole document; the cross-key rules run only once every key is valid on its own. */

@@ -2,6 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/app-config.js';
+import { maxRequestBodyBytes } from '../config/request-limits.js';
+import { BodyBudget } from '../http/body-budget.js';
 import { AuditService } from '../audit/audit.service.js';
 import { anonymous, onSurface, type Caller } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
@@ -9,7 +11,7 @@ import { printable } from '../http/host-origin-guard.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { McpServerFactory } from './mcp-server.factory.js';
-import { maxRequestBodyBytes, readJsonBody, serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
+import { readJsonBody, serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
 
 /**
  * Stateless Streamable HTTP at /mcp, served straight from node:http rather than through Express and
@@ -29,9 +31,10 @@ export class McpHttpEndpoint {
     factory: McpServerFactory,
     private readonly identity: IdentityService,
     private readonly audit: AuditService,
+    private readonly budget: BodyBudget,
     config: AppConfig,
   ) {
-    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images);
+    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
     const onerror = (error: Error) => this.logger.debug?.(`MCP request rejected: ${error.message}`);
     this.handler = createMcpHandler(
       ({ era, authInfo }) => factory.create({ era }, (authInfo?.extra as { caller: Caller }).caller),
@@ -55,8 +58,12 @@ export class McpHttpEndpoint {
       return refuse(req, res, 401, jsonRpcError(-32600, `Unauthorized: ${identified.refusal.reason}`));
     }
     const caller = onSurface(identified.caller, 'mcp-http');
-    const body = await readJsonBody(req, this.maxBodyBytes);
+    // What the body holds counts against server.max_buffered_bytes until the answer is written.
+    const lease = this.budget.lease();
+    res.once('close', lease.release);
+    const body = await readJsonBody(req, this.maxBodyBytes, lease);
     if (body.kind === 'aborted') return;
+    if (body.kind === 'busy') return refuse(req, res, 503, jsonRpcError(-32000, 'Service busy: too many request bodies in flight; retry shortly'), { 'Retry-After': '1' });
     if (body.kind === 'too_large') return this.refuseBody(req, res, caller, 413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`);
     if (body.kind === 'invalid') return this.refuseBody(req, res, caller, 400, -32700, `Parse error: ${body.reason}`);
     if (body.kind === 'too_deep') return this.refuseBody(req, res, caller, 400, -32600, `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, body.value);

@@ -1,17 +1,15 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
-import type { AgentConfig } from '../config/agent-config.js';
+import type { BodyLease } from '../http/body-budget.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
-
-/** Room for the largest image payload as Base64 (4/3 of the bytes) plus the rest of the request. */
-export const maxRequestBodyBytes = (images: AgentConfig['mcp']['images']) =>
-  Math.ceil(images.maxTotalBytes / 3) * 4 + 1024 * 1024;
 
 export type BodyResult =
   | { kind: 'none' }
   | { kind: 'json'; value: unknown }
   | { kind: 'too_large' }
+  /** The body would not fit in what all bodies together may hold now (BodyBudget). */
+  | { kind: 'busy' }
   | { kind: 'invalid'; reason: string }
   /** Valid JSON nested deeper than MAX_JSON_DEPTH; the value is kept for its id and method. */
   | { kind: 'too_deep'; value: unknown }
@@ -21,27 +19,31 @@ export type BodyResult =
  * Reads and parses a JSON body with a size limit (checked on Content-Length before reading, and while
  * reading). Collecting Buffers and decoding once is several times cheaper for a 27 MiB image payload
  * than the SDK's web-stream path, which decodes chunk by chunk and copies each chunk. Past the limit
- * the rest is not collected, and the stream is left open for `refuse`.
+ * the rest is not collected, and the stream is left open for `refuse`. What is held is taken from
+ * `lease` first: the declared length before anything is allocated, else each chunk as it arrives.
  */
-export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyResult> {
+export function readJsonBody(req: IncomingMessage, maxBytes: number, lease: BodyLease): Promise<BodyResult> {
   if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE') return Promise.resolve({ kind: 'none' });
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) return Promise.resolve({ kind: 'too_large' });
+  // With a Content-Length the body is copied into one buffer as it arrives, so the copying (and the
+  // page faults of a fresh 27 MiB allocation) overlap the transfer instead of following it.
+  const declared = Number(req.headers['content-length']);
+  const preallocate = Number.isSafeInteger(declared) && declared > 0;
+  if (preallocate && !lease.take(declared)) return Promise.resolve({ kind: 'busy' });
   return new Promise((resolve) => {
-    // With a Content-Length the body is copied into one buffer as it arrives, so the copying (and the
-    // page faults of a fresh 27 MiB allocation) overlap the transfer instead of following it.
-    const declared = Number(req.headers['content-length']);
-    const whole = Number.isSafeInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : null;
+    const whole = preallocate ? Buffer.allocUnsafe(declared) : null;
     const chunks: Buffer[] = [];
     let size = 0;
-    const collect = (chunk: Buffer) => {
-      if (size + chunk.length <= maxBytes && (!whole || size + chunk.length <= whole.length)) {
-        if (whole) chunk.copy(whole, size);
-        else chunks.push(chunk);
-        size += chunk.length;
-        return;
-      }
+    const stop = (result: BodyResult) => {
       req.off('data', collect).off('end', parse);
-      resolve({ kind: 'too_large' });
+      resolve(result);
+    };
+    const collect = (chunk: Buffer) => {
+      if (size + chunk.length > maxBytes || (whole && size + chunk.length > whole.length)) return stop({ kind: 'too_large' });
+      if (whole) chunk.copy(whole, size);
+      else if (lease.take(chunk.length)) chunks.push(chunk);
+      else return stop({ kind: 'busy' });
+      size += chunk.length;
     };
     const parse = () => {
       if (size === 0) return resolve({ kind: 'none' });

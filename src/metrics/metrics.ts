@@ -23,6 +23,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** /mcp requests answered 503 because all bodies together already held `server.max_buffered_bytes`. */
+  readonly bodiesRefusedBusy = new Counter({
+    name: 'http_bodies_refused_busy_total',
+    help: 'MCP requests refused with 503 because request bodies in flight already held server.max_buffered_bytes',
+    registers: [this.registry],
+  });
+
   readonly tasks = new Gauge({
     name: 'agent_tasks',
     help: 'Tasks stored, by status (read from the database at each scrape)',

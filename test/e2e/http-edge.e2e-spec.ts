@@ -200,3 +200,66 @@ describe('HTTP edge: the caller is known before a byte of the body is read', () 
     expect(reply).toMatchObject({ status: 403, headers: { connection: 'close' } });
   });
 });
+
+describe('HTTP edge: what all connections together may hold, and for how long', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  const MAX_CONNECTIONS = 8;
+
+  beforeAll(async () => {
+    await ollama.start();
+    // Bodies up to about 2.3 MiB (1 MiB of images as Base64 plus 1 MiB); room for one such body at a time.
+    const config = await writeConfig(ollama.url, {
+      server: { max_buffered_bytes: 3 * 1024 * 1024, max_connections: MAX_CONNECTIONS, headers_timeout_ms: 1000, request_timeout_ms: 2000 },
+      mcp: { images: { max_count: 1, max_bytes_per_image: 1024 * 1024, max_total_bytes: 1024 * 1024 } },
+    });
+    service = await new ServiceProcess(config.file).start();
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  const upload = (bytes: number) => head('POST /mcp HTTP/1.1', [`Host: 127.0.0.1:${service.port}`, ...MCP_HEADERS, `Content-Length: ${bytes}`]);
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+  /** Repeats `attempt` until it says yes (the service handles sockets asynchronously), at most `tries` times. */
+  const eventually = async (attempt: () => Promise<boolean>, tries = 50) => {
+    for (let i = 0; i < tries; i++) if (await attempt()) return true;
+    return false;
+  };
+
+  it('answers 503 with Connection: close while unfinished bodies hold server.max_buffered_bytes, and serves again once they are gone', async () => {
+    const holder = await openUpload(service.port, upload(2_000_000));
+    const busy = await eventually(async () => {
+      const reply = await rawExchange(service.port, upload(2_000_000));
+      if (reply.status === 503) expect(reply.headers.connection).toBe('close');
+      return reply.status === 503 || (await settle(), false);
+    });
+    expect(busy).toBe(true);
+    holder.destroy();
+    const small = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } } });
+    const served = await eventually(async () => {
+      const reply = await rawExchange(service.port, upload(Buffer.byteLength(small)).replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n') + small);
+      return reply.status === 200 || (await settle(), false);
+    });
+    expect(served).toBe(true);
+  });
+
+  it('closes connections past server.max_connections as they arrive, and accepts again once some close', async () => {
+    const held = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => openUpload(service.port, '')));
+    const probe = () => rawExchange(service.port, head('GET /healthz HTTP/1.1', [`Host: 127.0.0.1:${service.port}`, 'Connection: close']));
+    const refused = await probe();
+    expect([refused.status, refused.closed]).toEqual([0, true]);
+    for (const socket of held) socket.destroy();
+    expect(await eventually(async () => (await probe()).status === 200 || (await settle(), false))).toBe(true);
+  });
+
+  it('closes a connection that never finishes its headers (slowloris) or its body, at the configured timeouts', async () => {
+    // Bounded at 15 s, far past the configured 1 s and 2 s; node's defaults are 60 s and 300 s.
+    const headers = await rawExchange(service.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${service.port}\r\nX-Slow: `, 15_000);
+    expect(headers.closed).toBe(true);
+    const body = await rawExchange(service.port, `${upload(100_000)}{"jsonrpc":"2.0",`, 15_000);
+    expect(body.closed).toBe(true);
+  });
+});

@@ -17,7 +17,16 @@ const problemsOf = (raw: unknown) => {
 describe('configuration', () => {
   it('fills every default from an empty document', () => {
     const config = validateConfig({});
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 3000, allowedOrigins: [] });
+    expect(config.server).toEqual({
+      host: '127.0.0.1',
+      port: 3000,
+      allowedOrigins: [],
+      maxConnections: 512,
+      maxBufferedBytes: 256 * 1024 * 1024,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 120_000,
+      keepAliveTimeoutMs: 5_000,
+    });
     expect(config.ollama.host).toBe('http://127.0.0.1:11434');
     expect(config.mcp.images).toEqual({ maxCount: 4, maxBytesPerImage: 10 * 1024 * 1024, maxTotalBytes: 20 * 1024 * 1024 });
     expect(config.database).toMatchObject({ type: 'sqlite', path: './data/agent.sqlite' });
@@ -71,6 +80,19 @@ describe('configuration', () => {
     expect(problemsOf({ auth: { admin_token: 'short' } })).toEqual(['auth.admin_token: must be at least 24 characters']);
     expect(problemsOf({ mcp: { images: { max_bytes_per_image: 100, max_total_bytes: 10 } } })).toEqual([
       'mcp.images.max_bytes_per_image: must not exceed mcp.images.max_total_bytes',
+    ]);
+  });
+
+  it('refuses HTTP limits that contradict each other or the largest request the image limits allow', () => {
+    // 20 MiB of images as Base64 plus 1 MiB: 29 010 604 bytes.
+    expect(problemsOf({ server: { max_buffered_bytes: 16 * 1024 * 1024 } })).toEqual([
+      'server.max_buffered_bytes: must be at least the largest request body, 29010604 bytes (from mcp.images.max_total_bytes)',
+    ]);
+    expect(problemsOf({ server: { max_buffered_bytes: 16 * 1024 * 1024 }, mcp: { images: { max_bytes_per_image: 1024, max_total_bytes: 1024 } } })).toEqual([]);
+    expect(problemsOf({ server: { headers_timeout_ms: 60_000, request_timeout_ms: 30_000 } })).toEqual(['server.headers_timeout_ms: must not exceed server.request_timeout_ms']);
+    expect(problemsOf({ server: { max_connections: 0, keep_alive_timeout_ms: 10 } })).toEqual([
+      'server.max_connections: must be between 1 and 65536 (got 0)',
+      'server.keep_alive_timeout_ms: must be between 1000 and 600000 (got 10)',
     ]);
   });
 

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { validateConfig } from '../../src/config/agent-config.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions, MIGRATIONS } from '../../src/database/data-source-options.js';
+import { TaskImageBytes1764979200000 } from '../../src/database/migrations/1764979200000-task-image-bytes.js';
 import { freshDatabase, type DatabaseKind } from '../support/databases.js';
 
 describe.each<DatabaseKind>(['sqlite', 'postgres'])('task image bytes migration on %s', (kind) => {
@@ -28,7 +29,9 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task image bytes migration 
   it('turns stored Base64 into the same bytes, in batches, and back again on revert', async () => {
     const config = validateConfig({ database: await freshDatabase(kind) }) as AppConfig;
     const images = Array.from({ length: 37 }, (_, n) => randomBytes(n === 5 ? 300_000 : 1 + n * 7));
-    const before = await open(config.database, MIGRATIONS.slice(0, -1));
+    // The schema as it stood before this migration, and then up to it (later migrations are not its concern).
+    const upTo = MIGRATIONS.findIndex((migration) => migration === TaskImageBytes1764979200000);
+    const before = await open(config.database, MIGRATIONS.slice(0, upTo));
     const at = '2026-12-02T00:00:00.000Z';
     await before.query(sql('INSERT INTO sessions (id, owner, created_at) VALUES (?, ?, ?)'), ['s1', 'alice', at]);
     await before.query(sql("INSERT INTO tasks (id, session_id, owner, request, status, created_at, updated_at) VALUES (?, ?, 'alice', 'r', 'queued', ?, ?)"), ['t1', 's1', at, at]);
@@ -44,7 +47,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task image bytes migration 
     }
     await before.destroy();
 
-    const after = await open(config.database, MIGRATIONS);
+    const after = await open(config.database, MIGRATIONS.slice(0, upTo + 1));
     const rows = (await after.query('SELECT position, data FROM task_images ORDER BY position')) as { position: number; data: Buffer }[];
     expect(rows.map((row) => Buffer.compare(row.data, images[row.position]))).toEqual(images.map(() => 0));
 

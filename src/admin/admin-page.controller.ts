@@ -1,18 +1,57 @@
-import { Controller, Get, Header } from '@nestjs/common';
+import { Controller, Get, Header, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
+import { AppConfig } from '../config/app-config.js';
 
-// The page is static; it calls the admin API with the same credentials (proxy identity or admin token).
-const PAGE = readFileSync(new URL('../../public/admin.html', import.meta.url), 'utf8');
+const asset = (name: string) => readFileSync(new URL(`../../public/${name}`, import.meta.url), 'utf8');
+// Static files, read once; the console calls the admin API with the same credentials (proxy identity or admin token).
+const PAGE = asset('admin.html');
+const SCRIPT = asset('console.js');
+const STYLE = asset('console.css');
+const ROOT = asset('index.html');
 
-/** The audit review page. Public by itself: every piece of data it shows comes from guarded routes. */
+/** No inline script or style anywhere, nothing from another origin, no framing. */
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/**
+ * The admin console and the service's front page. Public by themselves: every piece of data the
+ * console shows comes from guarded routes, and the page only carries the auth mode (so that in the
+ * proxy modes it asks for no token, and in mode none it calls nothing until a token is tried).
+ */
 @ApiExcludeController()
-@Controller('admin')
+@Controller()
 export class AdminPageController {
+  private readonly page: string;
+
+  constructor(config: AppConfig) {
+    this.page = PAGE.replace('{{AUTH_MODE}}', config.auth.mode);
+  }
+
   @Get()
   @Header('Content-Type', 'text/html; charset=utf-8')
-  @Header('Content-Security-Policy', "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
-  page(): string {
-    return PAGE;
+  @Header('Content-Security-Policy', CSP)
+  root(): string {
+    return ROOT;
+  }
+
+  /** At `/admin/` the page's relative links would miss: it lives at `/admin` (also under a proxy's prefix). */
+  @Get('admin')
+  console(@Req() req: Request, @Res() res: Response): void {
+    if (req.path.endsWith('/')) return res.redirect(301, '../admin');
+    res.set({ 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP, 'Cache-Control': 'no-store' }).send(this.page);
+  }
+
+  @Get('admin/console.js')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  script(): string {
+    return SCRIPT;
+  }
+
+  @Get('admin/console.css')
+  @Header('Content-Type', 'text/css; charset=utf-8')
+  style(): string {
+    return STYLE;
   }
 }

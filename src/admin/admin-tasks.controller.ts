@@ -29,7 +29,8 @@ export class AdminTasksController {
     const limit = query.limit ?? 100;
     const tasks = await this.queue.list({ status: query.status, owner: query.owner, sessionId: query.session_id }, limit + 1, query.cursor ? decodeCursor(query.cursor) : null);
     const page = tasks.slice(0, limit);
-    return { items: page.map(mapListedTask), next_cursor: tasks.length > limit ? encodeCursor(page[page.length - 1].seq) : null };
+    const positions = await this.queue.queuePositions(page);
+    return { items: page.map((task) => mapListedTask(task, positions.get(task.id) ?? null)), next_cursor: tasks.length > limit ? encodeCursor(page[page.length - 1].seq) : null };
   }
 
   @Get('tasks/:id')
@@ -38,7 +39,8 @@ export class AdminTasksController {
   async get(@Param() { id }: UuidParamDto) {
     const task = await this.queue.find(id);
     if (!task) throw new NotFoundException(`no task ${id}`);
-    return { ...mapTask(task), trace: (await this.trace.forTask(id)).map(mapStep) };
+    const positions = await this.queue.queuePositions([task]);
+    return { ...mapTask(task, positions.get(task.id) ?? null), trace: (await this.trace.forTask(id)).map(mapStep) };
   }
 
   @Post('tasks/:id/cancel')
@@ -58,6 +60,7 @@ export class AdminTasksController {
     const session = await this.sessions.find(id);
     if (!session) throw new NotFoundException(`no session ${id}`);
     const tasks = await this.queue.list({ sessionId: id }, 1000, null);
-    return { ...mapSession(session), tasks: tasks.reverse().map(mapListedTask) };
+    const positions = await this.queue.queuePositions(tasks);
+    return { ...mapSession(session), tasks: tasks.reverse().map((task) => mapListedTask(task, positions.get(task.id) ?? null)) };
   }
 }

@@ -38,7 +38,8 @@ export function mapListedAuditEvent({ event, detailChars }: ListedAuditEvent) {
   return { ...mapAuditEvent({ ...event, detail: '{}' }), detail: cut };
 }
 
-export function mapTask(task: TaskEntity) {
+/** `queuePosition`: the Task's place in the queue while it is queued (1 runs next), else null. */
+export function mapTask(task: TaskEntity, queuePosition: number | null = null) {
   return {
     task_id: task.id,
     session_id: task.sessionId,
@@ -55,12 +56,14 @@ export function mapTask(task: TaskEntity) {
     created_at: task.createdAt,
     started_at: task.startedAt,
     finished_at: task.finishedAt,
+    queue_position: queuePosition,
+    duration_ms: task.startedAt && task.finishedAt ? Date.parse(task.finishedAt) - Date.parse(task.startedAt) : null,
   };
 }
 
 /** A Task in a listing: its request and result cut (GET /admin/tasks/:id returns them whole). */
-export function mapListedTask(task: TaskEntity) {
-  const view = mapTask(task);
+export function mapListedTask(task: TaskEntity, queuePosition: number | null = null) {
+  const view = mapTask(task, queuePosition);
   return { ...view, request: cutText(view.request, LIST_TEXT_CHARS), result: view.result === null ? null : cutText(view.result, LIST_TEXT_CHARS) };
 }
 

@@ -11,6 +11,7 @@ import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
 import { AdminHealthController } from './admin-health.controller.js';
+import { AdminIdentityController } from './admin-identity.controller.js';
 import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
@@ -20,7 +21,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
 @Module({
   imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule],
-  controllers: [AdminAuditController, AdminTasksController, AdminSessionFilesController, AdminMetricsController, AdminHealthController, AdminPageController],
+  controllers: [AdminIdentityController, AdminAuditController, AdminTasksController, AdminSessionFilesController, AdminMetricsController, AdminHealthController, AdminPageController],
   providers: [
     AdminAuthGuard,
     AdminAuditInterceptor,

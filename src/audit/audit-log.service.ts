@@ -46,15 +46,23 @@ export interface Checkpoint {
   hash: string;
 }
 
-const COLUMNS: Record<keyof AuditFilters, string> = {
-  actor: 'actor = ?',
-  action: 'action = ?',
-  outcome: 'outcome = ?',
-  taskId: 'task_id = ?',
-  sessionId: 'session_id = ?',
-  from: 'at >= ?',
-  to: 'at < ?',
+const exactly = (column: string) => (value: string): Condition => [`${column} = ?`, [value]];
+const likeLiteral = (text: string) => text.replace(/[!%_]/g, (c) => `!${c}`);
+
+/**
+ * Each filter as SQL. `action` matches the start of the action or of any word in it, so `agent_run`
+ * finds `tools/call agent_run` and `task` finds `task.status`.
+ */
+const CONDITIONS: Record<keyof AuditFilters, (value: string) => Condition> = {
+  actor: exactly('actor'),
+  action: (value) => ["(action LIKE ? ESCAPE '!' OR action LIKE ? ESCAPE '!')", [`${likeLiteral(value)}%`, `% ${likeLiteral(value)}%`]],
+  outcome: exactly('outcome'),
+  taskId: exactly('task_id'),
+  sessionId: exactly('session_id'),
+  from: (value) => ['at >= ?', [value]],
+  to: (value) => ['at < ?', [value]],
 };
+type Condition = [sql: string, params: unknown[]];
 /**
  * What a listing reads of each event. Events written before their size was bounded may hold
  * megabytes: a page of them is cut in the query itself, so a page costs the same whatever is stored.
@@ -207,9 +215,9 @@ export class AuditLogService {
 type EventSize = { seq: number | string; size: number | string };
 
 function whereClause(filters: AuditFilters, extra: [string, unknown][]) {
-  const parts: [string, unknown][] = [...extra];
-  for (const [key, condition] of Object.entries(COLUMNS) as [keyof AuditFilters, string][]) {
-    if (filters[key] !== undefined) parts.push([condition, filters[key]]);
+  const parts: Condition[] = extra.map(([condition, value]) => [condition, [value]]);
+  for (const [key, condition] of Object.entries(CONDITIONS) as [keyof AuditFilters, (value: string) => Condition][]) {
+    if (filters[key] !== undefined) parts.push(condition(filters[key]!));
   }
-  return { where: parts.length > 0 ? `WHERE ${parts.map(([condition]) => condition).join(' AND ')}` : '', params: parts.map(([, value]) => value) };
+  return { where: parts.length > 0 ? `WHERE ${parts.map(([condition]) => condition).join(' AND ')}` : '', params: parts.flatMap(([, values]) => values) };
 }

@@ -89,6 +89,11 @@ export class TaskQueueService {
     return this.tasks.count(filters);
   }
 
+  /** Where each queued Task of `tasks` stands in the queue (1 runs next); others have no entry. */
+  queuePositions(tasks: TaskEntity[]): Promise<Map<string, number>> {
+    return this.tasks.queuePositions(tasks);
+  }
+
   /** A Task of another user answers exactly as a missing one. */
   async findOwned(caller: Caller, taskId: string): Promise<TaskEntity | null> {
     const task = await this.tasks.findById(taskId);

@@ -84,6 +84,20 @@ export class TasksRepository {
     return query;
   }
 
+  /** For each queued Task of `tasks`, its place in the queue (1 runs next), by `seq` (FIFO). */
+  async queuePositions(tasks: TaskEntity[]): Promise<Map<string, number>> {
+    const queued = tasks.filter((task) => task.status === 'queued');
+    if (queued.length === 0) return new Map();
+    const rows = (await this.dataSource
+      .getRepository(TaskEntity)
+      .createQueryBuilder('task')
+      .select('task.id', 'id')
+      .addSelect((ahead) => ahead.select('COUNT(*)').from(TaskEntity, 'ahead').where("ahead.status = 'queued'").andWhere('ahead.seq <= task.seq'), 'position')
+      .where('task.id IN (:...ids)', { ids: queued.map((task) => task.id) })
+      .getRawMany()) as { id: string; position: number | string }[];
+    return new Map(rows.map((row) => [row.id, Number(row.position)]));
+  }
+
   async countByStatus(): Promise<Record<TaskStatus, number>> {
     const rows = (await this.hotPath.all('SELECT status, COUNT(*) AS n FROM tasks GROUP BY status')) as { status: TaskStatus; n: number | string }[];
     const counts = Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as Record<TaskStatus, number>;

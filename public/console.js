@@ -1,0 +1,412 @@
+// The admin console: plain DOM, no framework, no inline script (strict CSP). Every value from the API
+// goes in as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/audit.
+'use strict';
+
+const AUTH_MODE = document.querySelector('meta[name="oam-auth-mode"]').content;
+const TOKEN_KEY = 'oam-admin-token';
+// Works at /admin and under a path prefix added by a proxy.
+const BASE = location.pathname.replace(/\/admin\/?$/, '');
+const ACTIVE = ['queued', 'planning', 'running'];
+const STATUSES = ['queued', 'planning', 'running', 'completed', 'failed', 'cancelled'];
+const REFRESH_MS = 3000;
+
+let refreshTimer = null;
+let signedIn = null;
+
+/** h('td', { className: 'x' }, 'text', child…): an element with properties and text or element children. */
+function h(tag, props = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'dataset') Object.assign(element.dataset, value);
+    else if (key.startsWith('on')) element.addEventListener(key.slice(2), value);
+    else if (key in element) element[key] = value;
+    else element.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) if (child !== null && child !== undefined && child !== false) element.append(child instanceof Node ? child : String(child));
+  return element;
+}
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(`${status}: ${message}`);
+    this.status = status;
+  }
+}
+
+async function api(path, options = {}) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const headers = AUTH_MODE === 'none' && token ? { Authorization: `Bearer ${token}` } : {};
+  const res = await fetch(`${BASE}/admin/${path}`, { ...options, headers, credentials: 'same-origin' });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new ApiError(res.status, body.message ?? res.statusText);
+  return body;
+}
+
+// ---- formatting -------------------------------------------------------------------------------
+
+const clip = (text, chars) => (text.length > chars ? `${text.slice(0, chars)}…` : text);
+const short = (id) => (id ? id.slice(0, 8) : '');
+function duration(ms) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+const between = (from, to) => (from && to ? Date.parse(to) - Date.parse(from) : null);
+function age(iso) {
+  const ms = Date.now() - Date.parse(iso);
+  return ms < 5000 ? 'just now' : `${duration(ms).replace(/ \d+ s$/, '')} ago`;
+}
+const clock = (iso) => (iso ? new Date(iso).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '—');
+const status = (value) => h('span', { className: `status ${value}` }, value);
+
+function progressOf(task) {
+  if (task.status === 'queued') return task.queue_position ? `#${task.queue_position} in queue` : 'queued';
+  if (!ACTIVE.includes(task.status)) return `${task.completed_tasks}/${task.total_tasks} subtasks`;
+  const bar = h('progress', { max: Math.max(task.total_tasks, 1), value: task.completed_tasks, 'aria-label': 'subtasks done' });
+  return h('span', {}, bar, ` ${task.completed_tasks}/${task.total_tasks}`, task.current_task ? h('div', { className: 'muted' }, task.current_task) : null);
+}
+
+function setView(...children) {
+  clearTimeout(refreshTimer);
+  document.getElementById('view').replaceChildren(...children);
+}
+
+function banner(text, bad = true) {
+  return h('div', { className: `banner${bad ? ' bad' : ''}`, role: 'alert' }, text);
+}
+
+// ---- cancel -----------------------------------------------------------------------------------
+
+function cancelButton(task, after) {
+  if (!ACTIVE.includes(task.status)) return null;
+  return h('button', {
+    type: 'button',
+    className: 'danger cancel',
+    onclick: async (event) => {
+      if (!confirm(`Cancel Task ${short(task.task_id)} (${task.status})?\n\n${task.request.slice(0, 200)}`)) return;
+      event.target.disabled = true;
+      try {
+        await api(`tasks/${encodeURIComponent(task.task_id)}/cancel`, { method: 'POST' });
+      } catch (error) {
+        alert(`Cancel failed: ${error.message}`);
+      }
+      after();
+    },
+  }, 'Cancel…');
+}
+
+// ---- Tasks view -------------------------------------------------------------------------------
+
+async function tasksView(params) {
+  const form = h('form', { className: 'filters card', id: 'task-filters', role: 'search' },
+    h('label', {}, 'status', h('select', { name: 'status' }, h('option', { value: '' }, 'any'), ...STATUSES.map((s) => h('option', { value: s }, s)))),
+    h('label', {}, 'owner', h('input', { name: 'owner', size: 24 })),
+    h('label', {}, 'session', h('input', { name: 'session_id', size: 36, placeholder: 'session id' })),
+    h('button', { type: 'submit', className: 'primary' }, 'Filter'),
+    h('span', { className: 'grow' }),
+    h('span', { id: 'tasks-status', role: 'status', className: 'muted' }));
+  for (const [key, value] of params) if (form.elements[key]) form.elements[key].value = value;
+  const body = h('tbody', { id: 'tasks' });
+  const table = h('table', {}, h('thead', {}, h('tr', {}, ...['Status', 'Task', 'Request', 'Owner', 'Session', 'Age', 'Queue / progress', 'Tokens', ''].map((c) => h('th', { scope: 'col' }, c)))), body);
+  setView(h('h2', {}, 'Tasks'), form, h('div', { className: 'card' }, table));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const query = new URLSearchParams();
+    for (const [key, value] of new FormData(form)) if (value) query.set(key, String(value));
+    location.hash = `#/tasks${query.size ? `?${query}` : ''}`;
+  });
+
+  const load = async () => {
+    const query = new URLSearchParams(params);
+    query.set('limit', '50');
+    try {
+      const page = await api(`tasks?${query}`);
+      body.replaceChildren(...page.items.map((task) => h('tr', { dataset: { taskId: task.task_id, status: task.status } },
+        h('td', {}, status(task.status)),
+        h('td', { className: 'mono' }, h('a', { href: `#/tasks/${task.task_id}`, title: task.task_id }, short(task.task_id))),
+        h('td', { className: 'detail' }, clip(task.request, 140)),
+        h('td', {}, task.owner),
+        h('td', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}`, title: task.session_id }, short(task.session_id))),
+        h('td', { title: clock(task.created_at) }, age(task.created_at)),
+        h('td', { className: 'progress' }, progressOf(task)),
+        h('td', {}, task.token_usage.total),
+        h('td', {}, cancelButton(task, load)))));
+      if (page.items.length === 0) body.append(h('tr', {}, h('td', { colSpan: 9, className: 'muted' }, 'No Tasks match.')));
+      document.getElementById('tasks-status').textContent = `${page.items.length} Tasks · updated ${new Date().toLocaleTimeString()}`;
+    } catch (error) {
+      if (!handleAuthError(error)) document.getElementById('tasks-status').textContent = error.message;
+      return;
+    }
+    scheduleRefresh(load);
+  };
+  await load();
+}
+
+/** Live views refresh while the page is visible; each refresh is an audited admin read. */
+function scheduleRefresh(load) {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(() => (document.visibilityState === 'visible' ? load() : scheduleRefresh(load)), REFRESH_MS);
+}
+
+// ---- Task page --------------------------------------------------------------------------------
+
+async function taskView(taskId) {
+  setView(h('p', { className: 'muted', role: 'status' }, `Loading Task ${taskId}…`));
+  const load = async () => {
+    let task;
+    try {
+      task = await api(`tasks/${encodeURIComponent(taskId)}`);
+    } catch (error) {
+      if (!handleAuthError(error)) setView(h('p', {}, h('a', { href: '#/tasks' }, '← Tasks')), banner(error.message));
+      return;
+    }
+    const scroll = window.scrollY;
+    setView(...taskPage(task, load));
+    window.scrollTo(0, scroll);
+    if (ACTIVE.includes(task.status)) scheduleRefresh(load);
+  };
+  await load();
+}
+
+function taskPage(task, reload) {
+  const waited = between(task.created_at, task.started_at ?? (task.status === 'queued' ? new Date().toISOString() : null));
+  const ran = between(task.started_at, task.finished_at ?? (ACTIVE.includes(task.status) ? new Date().toISOString() : null));
+  const facts = h('dl', { className: 'facts' },
+    h('dt', {}, 'Status'), h('dd', { id: 'task-status' }, status(task.status), task.status === 'queued' && task.queue_position ? ` #${task.queue_position} in queue` : ''),
+    h('dt', {}, 'Owner'), h('dd', {}, task.owner),
+    h('dt', {}, 'Session'), h('dd', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}` }, task.session_id)),
+    h('dt', {}, 'Queued'), h('dd', {}, clock(task.created_at)),
+    h('dt', {}, 'Started'), h('dd', {}, task.started_at ? `${clock(task.started_at)} (waited ${duration(waited)})` : waited !== null ? `not yet (waiting ${duration(waited)})` : '—'),
+    h('dt', {}, 'Finished'), h('dd', {}, task.finished_at ? clock(task.finished_at) : '—'),
+    h('dt', {}, 'Duration'), h('dd', { id: 'task-duration' }, ran !== null ? `${duration(ran)}${task.finished_at ? '' : ' so far'}` : '—'),
+    h('dt', {}, 'Progress'), h('dd', { id: 'task-progress' }, progressOf(task)),
+    h('dt', {}, 'Tokens'), h('dd', {}, `${task.token_usage.total} (${task.token_usage.input} in, ${task.token_usage.output} out)`),
+    h('dt', {}, 'Attempt'), h('dd', {}, task.attempt));
+  const sections = [
+    h('div', { className: 'toolbar' }, h('a', { href: '#/tasks' }, '← Tasks'), h('h2', { id: 'task-title', className: 'grow' }, `Task ${task.task_id}`), cancelButton(task, reload),
+      h('a', { href: `#/audit?task_id=${task.task_id}` }, 'Audit events')),
+    h('section', { className: 'card', 'aria-labelledby': 'h-request' }, h('h3', { id: 'h-request' }, 'Request'), h('p', { className: 'request' }, task.request)),
+    h('section', { className: 'card' }, facts),
+    h('section', { className: 'card', 'aria-labelledby': 'h-result' }, h('h3', { id: 'h-result' }, 'Result'),
+      task.result === null ? h('p', { className: 'muted' }, ACTIVE.includes(task.status) ? 'Not finished yet.' : 'No result.') : h('pre', { id: 'task-result' }, task.result)),
+  ];
+  if (Array.isArray(task.deliverables)) sections.push(listSection('Deliverables', task.deliverables, deliverableItem));
+  const approvals = task.pending_approvals ?? task.approvals;
+  if (Array.isArray(approvals)) sections.push(listSection('Pending approvals', approvals, approvalItem));
+  sections.push(h('section', { 'aria-labelledby': 'h-trace' }, h('h3', { id: 'h-trace' }, `Trace (${task.trace.length} steps)`), timeline(task)));
+  return sections;
+}
+
+function listSection(title, items, render) {
+  return h('section', { className: 'card' }, h('h3', {}, title), items.length === 0 ? h('p', { className: 'muted' }, 'None.') : h('ul', {}, ...items.map((item) => h('li', {}, render(item)))));
+}
+const deliverableItem = (item) => [h('span', { className: 'mono' }, item.path ?? item.uri ?? item.name ?? JSON.stringify(item)), item.bytes !== undefined ? ` (${item.bytes} bytes)` : ''];
+const approvalItem = (item) => [item.summary ?? item.command ?? item.action ?? JSON.stringify(item), item.requested_at ? h('span', { className: 'muted' }, ` · requested ${clock(item.requested_at)}`) : ''];
+
+/** The trace as a timeline: one entry per step, numbered from 1, grouped under the subtask it served. */
+function timeline(task) {
+  if (task.trace.length === 0) return h('p', { className: 'muted' }, ACTIVE.includes(task.status) ? 'No steps yet.' : 'No steps were recorded.');
+  const titles = new Map();
+  for (const step of task.trace) if (step.kind === 'plan' && Array.isArray(step.detail?.subtasks)) for (const subtask of step.detail.subtasks) titles.set(subtask.id, subtask.title);
+  const origin = Date.parse(task.started_at ?? task.trace[0].started_at);
+  const items = [];
+  let group = null;
+  task.trace.forEach((step, index) => {
+    if (step.subtask && step.subtask !== group) items.push(h('li', { className: 'subtask-group', role: 'presentation' }, `Subtask ${step.subtask}: ${titles.get(step.subtask) ?? ''}`));
+    group = step.subtask || group;
+    const offset = Date.parse(step.started_at) - origin;
+    items.push(h('li', { className: `kind-${step.kind}${step.outcome === 'ok' ? '' : ' bad'}`, dataset: { step: index + 1, kind: step.kind } },
+      h('div', { className: 'step-head' },
+        h('span', { className: 'step-no' }, `#${index + 1}`),
+        h('span', { className: 'step-kind' }, step.kind.replace('_', ' ')),
+        h('span', { className: 'step-name' }, step.kind === 'command' ? `$ ${step.name}` : step.name),
+        step.outcome === 'ok' ? null : h('span', { className: 'error-text' }, step.outcome),
+        h('span', { className: 'step-time', title: clock(step.started_at) }, `${new Date(step.started_at).toISOString().slice(11, 23)} (+${duration(Math.max(0, offset))}) · took ${duration(step.duration_ms)}`)),
+      ...stepBody(step)));
+  });
+  return h('ol', { className: 'timeline', id: 'trace' }, ...items);
+}
+
+function stepBody(step) {
+  const d = step.detail ?? {};
+  switch (step.kind) {
+    case 'plan':
+      if (Array.isArray(d.subtasks)) return [h('ol', { className: 'plan' }, ...d.subtasks.map((s) => h('li', {}, h('strong', {}, `${s.id}: ${s.title}`), s.dependsOn?.length ? h('span', { className: 'muted' }, ` (after ${s.dependsOn.join(', ')})`) : null, s.instructions ? h('div', { className: 'muted' }, s.instructions) : null)))];
+      if (d.mode === 'direct') return [h('p', { className: 'muted' }, `Answered directly, without a plan${d.fallback ? ` (plan refused: ${d.fallback})` : ''}.`)];
+      return d.notes ? [h('p', { className: 'muted' }, String(d.notes))] : [];
+    case 'model_call':
+      return [
+        h('div', { className: 'muted' }, `${step.input_tokens} tokens in, ${step.output_tokens} out${d.doneReason ? ` · ${d.doneReason}` : ''}${d.toolCalls?.length ? ` · asked for ${d.toolCalls.join(', ')}` : ''}`),
+        // The planning call's answer is the plan itself, shown as a list by the plan step.
+        d.content && step.name !== 'plan' ? h('pre', {}, d.content) : null,
+        d.error ? h('pre', { className: 'error-text' }, String(d.error)) : null,
+      ];
+    case 'command':
+      return [
+        h('div', { className: 'muted' }, `exit code ${d.exitCode ?? '?'}${d.timedOut ? ' · timed out' : ''}${d.sandbox ? ` · sandbox ${d.sandbox}` : ''}${d.droppedBytes ? ` · ${d.droppedBytes} bytes not captured` : ''}`),
+        h('pre', { className: 'output' }, d.output ? String(d.output).trimEnd() : '(no output)'),
+      ];
+    case 'tool_call':
+    case 'file_op': {
+      const args = d.arguments && typeof d.arguments === 'object' ? Object.entries(d.arguments) : [];
+      return [
+        args.length ? h('div', { className: 'mono' }, args.map(([k, v]) => `${k}: ${clip(typeof v === 'string' ? v : JSON.stringify(v), 200)}`).join(' · ')) : null,
+        d.path ? h('div', { className: 'file-change' }, `${d.created ? 'created' : 'changed'} ${d.path} (${d.bytes} bytes)`) : null,
+        d.error ? h('div', { className: 'error-text' }, d.error) : null,
+      ];
+    }
+    default:
+      return [h('pre', {}, JSON.stringify(d, null, 2))];
+  }
+}
+
+// ---- Audit view -------------------------------------------------------------------------------
+
+async function auditView(params) {
+  const field = (name, label, props = {}) => h('label', {}, label, h('input', { name, ...props }));
+  const form = h('form', { className: 'filters card', id: 'filters', role: 'search' },
+    field('actor', 'actor'),
+    field('action', 'action (prefix)', { placeholder: 'agent_run, auth, task.status' }),
+    h('label', {}, 'outcome', h('select', { name: 'outcome' }, h('option', { value: '' }, 'any'), ...['ok', 'rejected', 'error'].map((o) => h('option', {}, o)))),
+    field('task_id', 'task id', { size: 36 }),
+    field('session_id', 'session id', { size: 36 }),
+    field('from', 'from (UTC)', { placeholder: '2026-12-01T00:00:00Z' }),
+    field('to', 'to (UTC)', { placeholder: '2026-12-02T00:00:00Z' }),
+    h('label', {}, 'page size', h('select', { name: 'limit' }, ...['25', '50', '100'].map((n) => h('option', { selected: n === '50' }, n)))),
+    h('button', { type: 'submit', className: 'primary' }, 'Search'),
+    h('span', { id: 'status', role: 'status', className: 'muted' }));
+  for (const [key, value] of params) if (form.elements[key]) form.elements[key].value = value;
+  const verify = h('span', { id: 'verify', role: 'status' });
+  const body = h('tbody', { id: 'events' });
+  const more = h('button', { id: 'more', type: 'button', hidden: true }, 'Older events');
+  setView(
+    h('div', { className: 'toolbar' }, h('h2', { className: 'grow' }, 'Audit log'), verify, h('button', { id: 'verify-button', type: 'button', onclick: verifyChain }, 'Verify chain')),
+    form,
+    h('div', { className: 'card' }, h('table', {}, h('thead', {}, h('tr', {}, ...['seq', 'at (UTC)', 'actor', 'source', 'action', 'outcome', 'task', 'detail'].map((c) => h('th', { scope: 'col' }, c)))), body), more));
+  let cursor = null;
+  const search = async (append) => {
+    const query = new URLSearchParams();
+    for (const [key, value] of new FormData(form)) if (value) query.set(key, String(value));
+    if (append && cursor) query.set('cursor', cursor);
+    document.getElementById('status').textContent = 'loading…';
+    try {
+      const page = await api(`audit?${query}`);
+      if (!append) body.replaceChildren();
+      for (const event of page.items) {
+        body.append(h('tr', { dataset: { seq: event.seq } },
+          h('td', {}, event.seq), h('td', { className: 'mono' }, event.at), h('td', {}, event.actor), h('td', {}, event.source), h('td', {}, event.action),
+          h('td', { className: `outcome-${event.outcome}` }, event.outcome),
+          h('td', { className: 'mono' }, event.task_id ? h('a', { className: 'task', href: `#/tasks/${event.task_id}`, title: event.task_id }, short(event.task_id)) : ''),
+          h('td', { className: 'detail mono' }, JSON.stringify(event.detail))));
+      }
+      cursor = page.next_cursor;
+      more.hidden = !cursor;
+      document.getElementById('status').textContent = `${body.children.length} events`;
+    } catch (error) {
+      if (!handleAuthError(error)) document.getElementById('status').textContent = error.message;
+    }
+  };
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    search(false);
+  });
+  more.addEventListener('click', () => search(true));
+  await search(false);
+}
+
+async function verifyChain() {
+  const out = document.getElementById('verify');
+  out.textContent = 'verifying…';
+  try {
+    const result = await api('audit/verify');
+    out.className = result.ok ? 'ok' : 'error-text';
+    out.textContent = result.ok ? `chain ok (${result.checked} events, head ${result.head.seq})` : `broken at seq ${result.first_bad_seq}: ${result.reason}`;
+  } catch (error) {
+    out.textContent = error.message;
+  }
+}
+
+// ---- sign-in ----------------------------------------------------------------------------------
+
+/** A 401/403 from any view sends the admin back to sign-in (mode none) or explains the refusal (proxy modes). */
+function handleAuthError(error) {
+  if (!(error instanceof ApiError) || (error.status !== 401 && error.status !== 403)) return false;
+  signedIn = null;
+  if (AUTH_MODE === 'none') {
+    sessionStorage.removeItem(TOKEN_KEY);
+    signInView(error.message);
+  } else {
+    setView(banner(`The admin API refused your identity (${error.message}). Admins are members of a group in auth.admin_groups; sign in again through the SSO proxy.`));
+  }
+  updateHeader();
+  return true;
+}
+
+function signInView(problem) {
+  const input = h('input', { id: 'token', type: 'password', name: 'token', autocomplete: 'current-password', required: true, size: 40 });
+  const form = h('form', { id: 'sign-in' },
+    h('label', {}, 'Admin token (auth.admin_token in the service configuration)', input),
+    h('div', {}, h('button', { type: 'submit', className: 'primary' }, 'Sign in')),
+    problem ? banner(problem) : null);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, input.value);
+    if (await signIn()) route();
+  });
+  setView(h('section', { className: 'card sign-in' }, h('h2', {}, 'Sign in'), h('p', { className: 'muted' }, 'With auth.mode none the console is opened with the admin token; it stays in this browser tab only.'), form));
+  input.focus();
+}
+
+async function signIn() {
+  try {
+    signedIn = await api('me');
+  } catch (error) {
+    if (!handleAuthError(error)) setView(banner(error.message));
+    return false;
+  }
+  updateHeader();
+  return true;
+}
+
+function updateHeader() {
+  document.getElementById('whoami').textContent = signedIn ? `signed in as ${signedIn.user}${AUTH_MODE === 'none' ? ' (admin token)' : ''}` : '';
+  document.getElementById('sign-out').hidden = !(signedIn && AUTH_MODE === 'none');
+}
+
+// ---- routing ----------------------------------------------------------------------------------
+
+function route() {
+  if (!signedIn) {
+    // No request before a token is tried: nothing to refuse, nothing to audit.
+    if (AUTH_MODE === 'none' && !sessionStorage.getItem(TOKEN_KEY)) return signInView();
+    return signIn().then((ok) => ok && route());
+  }
+  const [path, search = ''] = location.hash.replace(/^#/, '').split('?');
+  const params = new URLSearchParams(search);
+  const parts = path.split('/').filter(Boolean);
+  for (const link of document.querySelectorAll('header nav a')) link.removeAttribute('aria-current');
+  if (parts[0] === 'audit') {
+    document.getElementById('nav-audit').setAttribute('aria-current', 'page');
+    return auditView(params);
+  }
+  document.getElementById('nav-tasks').setAttribute('aria-current', 'page');
+  if (parts[0] === 'tasks' && parts[1]) return taskView(decodeURIComponent(parts[1]));
+  return tasksView(params);
+}
+
+document.getElementById('sign-out').addEventListener('click', () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  signedIn = null;
+  updateHeader();
+  signInView();
+});
+window.addEventListener('hashchange', () => {
+  route();
+  document.getElementById('view').focus();
+});
+route();

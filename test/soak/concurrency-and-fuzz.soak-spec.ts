@@ -6,6 +6,105 @@ import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const FUZZ_REQUESTS = Number(process.env.OAM_FUZZ_REQUESTS ?? 10_000);
+const SURFACE_FUZZ_REQUESTS = Number(process.env.OAM_SURFACE_FUZZ_REQUESTS ?? 4000);
+
+/**
+ * Malformed and half-valid calls to the Chat API and A2A: bodies, messages, parts, methods, versions.
+ * Anything the service accepts is a stream or an immediate answer (stream: true, returnImmediately),
+ * so no call waits for a Task; a streamed answer is read to its first event and dropped (the Task
+ * runs on). Returns what went wrong (any 5xx, any answer that is not JSON or SSE) and the tallies.
+ */
+async function fuzzChatAndA2a(base: string, requests: number, random: () => number) {
+  const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
+  const junk = (): unknown =>
+    pick<() => unknown>([
+      () => null,
+      () => random() * 1e6 - 5e5,
+      () => '',
+      () => 'x'.repeat(Math.floor(random() * 3000)),
+      () => crypto.randomUUID(),
+      () => '\u0000\u202e\ud800',
+      () => [junk()],
+      () => ({ nested: [junk()] }),
+      () => true,
+      () => 'data:image/png;base64,AAAA',
+      () => 'ollama-agent',
+    ])();
+  const chatMessage = () =>
+    pick<() => unknown>([
+      () => ({ role: pick(['user', 'assistant', 'system', 'tool', junk()]), content: pick([junk(), 'hello']) }),
+      () => ({ role: 'user', content: [{ type: pick(['text', 'image_url', junk()]), text: junk(), image_url: pick([{ url: junk() }, junk(), { url: 'data:image/png;base64,iVBORw0KGgo=' }]) }] }),
+      junk,
+    ])();
+  const chatBody = () => ({
+    model: pick(['ollama-agent', 'ollama-agent', junk()]),
+    messages: pick([[chatMessage()], [chatMessage(), chatMessage(), { role: 'user', content: 'go' }], junk()]),
+    temperature: pick([undefined, 0.5, junk()]),
+    session_id: pick([undefined, null, junk()]),
+    // Never absent or false: a call the service accepts streams at once instead of waiting for its Task.
+    stream: pick([true, true, 'yes', 1, {}]),
+  });
+  const part = () =>
+    pick<() => unknown>([
+      () => ({ text: junk() }),
+      () => ({ text: 'hello' }),
+      () => ({ raw: pick([junk(), 'iVBORw0KGgo=']), mediaType: pick(['image/png', 'image/gif', junk()]) }),
+      () => ({ url: junk(), mediaType: 'image/png' }),
+      () => ({ kind: 'text', text: junk() }),
+      junk,
+    ])();
+  const a2aBody = () => {
+    const method = pick(['SendMessage', 'SendStreamingMessage', 'GetTask', 'ListTasks', 'CancelTask', 'SubscribeToTask', 'message/send', 'tasks/get', 'tasks/cancel', junk()]);
+    const message = { messageId: pick([crypto.randomUUID(), junk()]), role: pick(['ROLE_USER', 'user', junk()]), parts: pick([[part()], [part(), part()], junk()]), contextId: pick([undefined, junk()]), taskId: pick([undefined, undefined, junk()]) };
+    const params = pick([
+      () => ({ message, configuration: { returnImmediately: true } }),
+      () => ({ id: pick([crypto.randomUUID(), junk()]) }),
+      () => ({ pageSize: junk(), pageToken: junk(), contextId: junk(), status: junk() }),
+      junk,
+    ])();
+    return { jsonrpc: pick(['2.0', '2.0', junk()]), id: pick([1, 'x', null, junk()]), method, params };
+  };
+  const requestFor = (): { url: string; init: RequestInit } => {
+    const surface = pick(['chat', 'chat', 'a2a', 'a2a', 'cancel', 'raw']);
+    const json = { 'Content-Type': 'application/json' };
+    if (surface === 'chat') return { url: `${base}/v1/chat/completions`, init: { method: 'POST', headers: json, body: JSON.stringify(chatBody()) } };
+    if (surface === 'cancel') return { url: `${base}/v1/chat/completions/${encodeURIComponent(String(junk()).slice(0, 80).toWellFormed())}/cancel`, init: { method: 'POST' } };
+    const version = pick([undefined, '1.0', '0.3', String(junk()).slice(0, 20)]);
+    const headers = { ...json, ...(version !== undefined && /^[\x20-\x7e]*$/.test(version) ? { 'A2A-Version': version } : {}) };
+    if (surface === 'a2a') return { url: `${base}/a2a`, init: { method: 'POST', headers, body: JSON.stringify(a2aBody()) } };
+    const body = pick(['{', '[]', 'null', 'x'.repeat(1000), '['.repeat(200), JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage' })]);
+    return { url: `${base}${pick(['/a2a', '/v1/chat/completions'])}`, init: { method: 'POST', headers, body } };
+  };
+
+  const failures: string[] = [];
+  const tally = { clientErrors: 0, jsonAnswers: 0, streams: 0 };
+  for (let batch = 0; batch < requests / 50; batch++) {
+    await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const { url, init } = requestFor();
+        const res = await fetch(url, init);
+        const what = `${res.status} ${url} ${String(init.body ?? '').slice(0, 200)}`;
+        if (res.status >= 500) return void failures.push(what);
+        if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+          const reader = res.body!.getReader();
+          const first = await reader.read();
+          await reader.cancel();
+          if (!/^(data|:)/.test(Buffer.from(first.value ?? []).toString())) failures.push(`not SSE: ${what}`);
+          return void tally.streams++;
+        }
+        const text = await res.text();
+        try {
+          JSON.parse(text);
+        } catch {
+          return void failures.push(`not JSON (${text.slice(0, 80)}): ${what}`);
+        }
+        if (res.status >= 400) tally.clientErrors++;
+        else tally.jsonAnswers++;
+      }),
+    );
+  }
+  return { failures, tally };
+}
 
 describe('load, order and malformed input against one service', () => {
   const ollama = new ScriptedOllama();
@@ -142,5 +241,13 @@ describe('load, order and malformed input against one service', () => {
     const health = await fetch(service.url, { method: 'GET' });
     expect(health.status).toBe(405);
     process.stderr.write(`fuzz: ${FUZZ_REQUESTS} requests, ${toolErrors} Tool errors, ${rpcErrors} JSON-RPC errors, ${accepted} valid calls accepted, 0 5xx; tasks stored: ${(await count(config.database, 'tasks')) - tasksBefore}\n`);
+  });
+
+  it(`answers ${SURFACE_FUZZ_REQUESTS} malformed Chat API and A2A calls with their errors, answers or streams: 0 5xx, nothing but JSON or SSE`, async () => {
+    const base = `http://127.0.0.1:${service.port}`;
+    const { failures, tally } = await fuzzChatAndA2a(base, SURFACE_FUZZ_REQUESTS, prng(4242));
+    expect(failures).toEqual([]);
+    expect((await fetch(`${base}/v1/models`)).status).toBe(200);
+    process.stderr.write(`surface fuzz: ${SURFACE_FUZZ_REQUESTS} requests, ${tally.clientErrors} 4xx, ${tally.jsonAnswers} JSON answers, ${tally.streams} streams, 0 5xx\n`);
   });
 });

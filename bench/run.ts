@@ -101,6 +101,51 @@ async function acceptLatency(ollama: ScriptedOllama, floorUrl: string) {
   return { accept, floor };
 }
 
+/**
+ * Accept latency of the three surfaces in one service, by one client: agent_run over /mcp (its whole
+ * answer), A2A SendMessage with returnImmediately (the submitted Task), and a streamed Chat API request
+ * up to its first chunk (the accepted Task's agent object; the stream is then dropped, the Task stays
+ * queued). The worker is occupied, so every request is the accept path alone.
+ */
+async function surfaceAcceptLatency(ollama: ScriptedOllama) {
+  const service = await startService(ollama, { queue: { shutdown_grace_ms: 0 } });
+  await occupyWorker(ollama, service.url);
+  const base = `http://127.0.0.1:${service.port}`;
+  const json = { 'Content-Type': 'application/json' };
+  const a2aBody = () =>
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'accept latency' }] }, configuration: { returnImmediately: true } } });
+  const chatBody = JSON.stringify({ model: 'ollama-agent', stream: true, messages: [{ role: 'user', content: 'accept latency' }] });
+  const surfaces: Record<'mcp' | 'a2a' | 'chat', () => Promise<void>> = {
+    mcp: async () => void (await (await fetch(service.url, { method: 'POST', headers: headers('agent_run'), body: callBody('agent_run', { request: 'accept latency' }) })).text()),
+    a2a: async () => void (await (await fetch(`${base}/a2a`, { method: 'POST', headers: { ...json, 'A2A-Version': '1.0' }, body: a2aBody() })).text()),
+    chat: async () => {
+      const reader = (await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: json, body: chatBody })).body!.getReader();
+      await reader.read();
+      await reader.cancel();
+    },
+  };
+  const timed = async (request: () => Promise<void>, total: number, concurrency = 16) => {
+    const times: number[] = [];
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (times.length < total) {
+          const started = performance.now();
+          await request();
+          times.push(performance.now() - started);
+        }
+      }),
+    );
+    return { p50: median(times), p99: percentile(times, 99) };
+  };
+  const results: Record<string, { p50: number; p99: number }[]> = { mcp: [], a2a: [], chat: [] };
+  for (const request of Object.values(surfaces)) await timed(request, 300); // warm-up, unmeasured
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, request] of Object.entries(surfaces)) results[name].push(await timed(request, 1500));
+  }
+  await service.stop();
+  const best = (figures: { p50: number; p99: number }[]) => figures.reduce((a, b) => (b.p50 < a.p50 ? b : a));
+  return { mcp: best(results.mcp), a2a: best(results.a2a), chat: best(results.chat) };
+}
 
 async function dispatchLatency(ollama: ScriptedOllama) {
   const config = await writeConfig(ollama.url, { queue: { poll_interval_ms: 1000 } });
@@ -239,6 +284,7 @@ async function main() {
   const floorUrl = `http://127.0.0.1:${floorPort}`;
   const gateway = await gatewayThroughput(ollama, floorUrl);
   const { accept, floor: floorAt16 } = await acceptLatency(ollama, floorUrl);
+  const surfaces = await surfaceAcceptLatency(ollama);
   const dispatch = await dispatchLatency(ollama);
   const images = await largeImages(ollama, floorUrl);
   await stopProcess(floorServer);
@@ -258,6 +304,7 @@ async function main() {
     '',
     `ratio to (a): ${(gateway.ours.rps / gateway.floor.rps).toFixed(2)} (target >= 0.9); ratio to (b): ${(gateway.ours.rps / gateway.hello.rps).toFixed(2)}; p99 ${gateway.ours.p99} ms (target < 75)`,
     `agent_run accept at 16 connections: p50 ${accept.p50} ms, p99 ${accept.p99} ms (target p99 < 20), ${accept.rps.toFixed(0)} req/s, errors ${accept.errors}; (a) at 16 connections: p50 ${floorAt16.p50} ms, p99 ${floorAt16.p99} ms, ${floorAt16.rps.toFixed(0)} req/s`,
+    `accept by surface, 16 concurrent, same run: agent_run over /mcp p50 ${surfaces.mcp.p50.toFixed(1)} ms (p99 ${surfaces.mcp.p99.toFixed(1)}); A2A SendMessage (returnImmediately) p50 ${surfaces.a2a.p50.toFixed(1)} ms (p99 ${surfaces.a2a.p99.toFixed(1)}), ratio ${(surfaces.a2a.p50 / surfaces.mcp.p50).toFixed(2)}; Chat API first SSE chunk p50 ${surfaces.chat.p50.toFixed(1)} ms (p99 ${surfaces.chat.p99.toFixed(1)}), ratio ${(surfaces.chat.p50 / surfaces.mcp.p50).toFixed(2)}`,
     `dispatch enqueue -> planning on an idle queue: median ${median(dispatch)} ms, p95 ${percentile(dispatch, 95)} ms (target median < 20)`,
     `one agent_run with 20 MiB of images: ${images.ms.toFixed(0)} ms (target < 250; the same body to a bare node:http reader: ${images.transferMs.toFixed(0)} ms, to (a): ${images.floorMs.toFixed(0)} ms), peak RSS growth ${(images.rssGrowth / images.payload).toFixed(2)}x the payload (target <= 6)`,
     `agent_status with 100 000 Tasks stored vs 100: p50 ${large.p50} vs ${small.p50} ms, req/s ratio ${(small.rps / large.rps).toFixed(2)} (target <= 1.2)`,

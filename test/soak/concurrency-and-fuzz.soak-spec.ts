@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { request as httpRequest } from 'node:http';
 import { count, probe } from '../support/database-probe.js';
 import { MODERN, modernMeta } from '../support/mcp-clients.js';
 import { prng } from '../support/prng.js';
@@ -249,5 +250,128 @@ describe('load, order and malformed input against one service', () => {
     expect(failures).toEqual([]);
     expect((await fetch(`${base}/v1/models`)).status).toBe(200);
     process.stderr.write(`surface fuzz: ${SURFACE_FUZZ_REQUESTS} requests, ${tally.clientErrors} 4xx, ${tally.jsonAnswers} JSON answers, ${tally.streams} streams, 0 5xx\n`);
+  });
+});
+
+const IDENTITY_CASES = Number(process.env.OAM_FUZZ_IDENTITY_CASES ?? 1000);
+const OVERSIZED_CASES = Number(process.env.OAM_FUZZ_OVERSIZED_CASES ?? 60);
+
+/** One request by node:http, which can repeat a header line and send raw bytes (fetch joins repeats into one value). */
+function rawPost(port: number, path: string, headers: Record<string, string | string[]>, body: string) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    // As a Buffer: node:http writes the header block in the encoding of a string first chunk sent with
+    // it (UTF-8), and as Latin-1 (the bytes as given) otherwise.
+    req.end(Buffer.from(body));
+  });
+}
+
+/**
+ * Identity headers as a confused or hostile proxy chain sends them: one of user, email or groups
+ * repeated or comma-joined, beside an email header naming `fallback` (who must never be let in), with
+ * raw UTF-8 and invalid bytes. Returns the headers and whether the request must be refused.
+ */
+function identityCase(random: () => number, fallback: string): { headers: Record<string, string | string[]>; refused: boolean } {
+  const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
+  const wire = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+  const name = pick(['alice@example.com', wire('山田'), wire('José'), 'bob']);
+  const headers: Record<string, string | string[]> = { 'X-Forwarded-Email': fallback, 'X-Forwarded-Groups': 'dev' };
+  switch (pick(['repeated user', 'joined user', 'repeated email', 'repeated groups', 'invalid utf-8', 'clean'])) {
+    case 'repeated user':
+      headers['X-Forwarded-User'] = [name, pick([name, 'admin'])];
+      return { headers, refused: true };
+    case 'joined user':
+      headers['X-Forwarded-User'] = `${name},${pick(['admin', name, ''])}`;
+      return { headers, refused: true };
+    case 'repeated email':
+      headers['X-Forwarded-User'] = name;
+      headers['X-Forwarded-Email'] = [fallback, fallback];
+      return { headers, refused: true };
+    case 'repeated groups':
+      headers['X-Forwarded-User'] = name;
+      headers['X-Forwarded-Groups'] = ['dev', 'platform-admins'];
+      return { headers, refused: true };
+    case 'invalid utf-8':
+      headers['X-Forwarded-User'] = `${name}\xff\xfe`;
+      return { headers, refused: true };
+    default:
+      headers['X-Forwarded-User'] = name;
+      return { headers, refused: false };
+  }
+}
+
+/** A tools/call or tasks/get whose one field is huge: a long key, a long string, a wide array, deep nesting. */
+function oversizedCase(random: () => number): { method: string; body: string } {
+  const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
+  const size = 1_000_000 + Math.floor(random() * 4_000_000);
+  let deep: unknown = 'leaf';
+  for (let n = 0; n < 200; n++) deep = [deep];
+  const field = pick<() => [string, unknown]>([
+    () => ['k'.repeat(size), 1],
+    () => ['note', 'v'.repeat(size)],
+    () => ['list', Array.from({ length: size / 8 }, (_, n) => n)],
+    () => ['deep', deep],
+  ])();
+  if (random() < 0.5) {
+    return { method: 'tasks/get', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId: field[1], _meta: modernMeta(true) } }) };
+  }
+  const args = { request: pick(['x', 'y'.repeat(size)]), [field[0]]: field[1] };
+  return { method: 'tools/call', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent_run', arguments: args, _meta: modernMeta(false) } }) };
+}
+
+describe('identity headers and oversized fields against a service behind an SSO proxy', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let config: Awaited<ReturnType<typeof writeConfig>>;
+  const mcpHeaders = (method: string) => ({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method });
+
+  beforeAll(async () => {
+    await ollama.start();
+    config = await writeConfig(ollama.url, { auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: ['platform-admins'] } });
+    service = await new ServiceProcess(config.file).start();
+  });
+
+  afterAll(async () => {
+    await service.stop();
+    await ollama.stop();
+  });
+
+  it(`refuses ${IDENTITY_CASES} ambiguous identity header sets with 401 and never falls back to the email header`, async () => {
+    const random = prng(7);
+    const fallback = 'fallback-victim@example.com';
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: modernMeta(false) } });
+    const failures: string[] = [];
+    for (let batch = 0; batch < IDENTITY_CASES / 20; batch++) {
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const { headers, refused } = identityCase(random, fallback);
+          const { status } = await rawPost(service.port, '/mcp', { ...mcpHeaders('tools/list'), ...headers }, body);
+          if (status >= 500 || (refused ? status !== 401 : status !== 200)) failures.push(`${status} for ${JSON.stringify(headers)}`);
+        }),
+      );
+    }
+    expect(failures).toEqual([]);
+    expect(await probe(config.database, 'SELECT seq FROM audit_events WHERE actor = ?', fallback)).toEqual([]);
+  });
+
+  it(`stores a bounded audit row for each of ${OVERSIZED_CASES} calls with one 1-5 MB field, and the admin listing stays bounded`, async () => {
+    const random = prng(11);
+    const failures: string[] = [];
+    for (let n = 0; n < OVERSIZED_CASES; n++) {
+      const { method, body } = oversizedCase(random);
+      const { status } = await rawPost(service.port, '/mcp', { ...mcpHeaders(method), ...(method === 'tools/call' ? { 'Mcp-Name': 'agent_run' } : {}), 'X-Forwarded-User': 'fuzzer' }, body);
+      if (status >= 500) failures.push(`${status} for ${body.slice(0, 200)}`);
+    }
+    expect(failures).toEqual([]);
+    const [{ longest }] = await probe<{ longest: number }>(config.database, "SELECT MAX(length(detail)) AS longest FROM audit_events WHERE actor = 'fuzzer'");
+    expect(Number(longest)).toBeLessThan(64 * 1024);
+    const page = await fetch(`http://127.0.0.1:${service.port}/admin/audit?limit=50`, { headers: { 'X-Forwarded-User': 'carol', 'X-Forwarded-Groups': 'platform-admins' } });
+    expect(page.status).toBe(200);
+    expect((await page.text()).length).toBeLessThan(50 * 64 * 1024);
   });
 });

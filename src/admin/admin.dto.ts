@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsDefined, IsHexadecimal, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { MAX_SEQ } from '../common/cursor.js';
 import { TASK_STATUSES, type TaskStatus } from '../queue/task-status.js';
 
 export class AuditQueryDto {
@@ -35,17 +36,18 @@ export class UuidParamDto {
 }
 
 export class SeqParamDto {
-  @ApiProperty({ minimum: 1 }) @Type(() => Number) @IsInt() @Min(1) seq!: number;
+  @ApiProperty({ minimum: 1, maximum: MAX_SEQ }) @Type(() => Number) @IsInt() @Min(1) @Max(MAX_SEQ) seq!: number;
 }
 
 /** A checkpoint from the service log (`audit checkpoint seq=… hash=…`): both fields, or neither. */
 export class AuditVerifyQueryDto {
-  @ApiPropertyOptional({ minimum: 1, description: 'seq of the latest logged checkpoint (with checkpoint_hash)' })
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_SEQ, description: 'seq of the latest logged checkpoint (with checkpoint_hash)' })
   @ValidateIf((query: AuditVerifyQueryDto) => query.checkpoint_hash !== undefined || query.checkpoint_seq !== undefined)
   @IsDefined({ message: 'checkpoint_seq and checkpoint_hash go together' })
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(MAX_SEQ)
   checkpoint_seq?: number;
 
   @ApiPropertyOptional({ description: 'hash of the latest logged checkpoint (64 hex digits, with checkpoint_seq)' })

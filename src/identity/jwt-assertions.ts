@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { AgentConfig } from '../config/agent-config.js';
+import { MAX_IDENTITY_HEADER_BYTES } from './identity-headers.js';
 
 /**
  * Verifies the signed identity assertion of an SSO proxy (Pomerium, Cloudflare Access, oauth2-proxy
@@ -28,6 +29,8 @@ export class JwtAssertions {
     }
     const user = payload[this.auth.userClaim] ?? payload.sub;
     if (typeof user !== 'string' || user.length === 0) return { error: `no ${this.auth.userClaim} claim` };
+    // As long as a proxy header may be: the user names Tasks, sessions and audit events (320 characters there).
+    if (Buffer.byteLength(user) > MAX_IDENTITY_HEADER_BYTES) return { error: `${this.auth.userClaim} claim longer than ${MAX_IDENTITY_HEADER_BYTES} bytes` };
     const claim = payload[this.auth.groupsClaim];
     const groups = Array.isArray(claim) ? claim.filter((group): group is string => typeof group === 'string') : [];
     return { user, groups };

@@ -149,6 +149,11 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     expect((await admin('/admin/audit?limit=5000')).status).toBe(400);
     expect((await admin('/admin/audit?bogus=1')).status).toBe(400);
     expect((await admin('/admin/audit?cursor=nope')).status).toBe(400);
+    // Out of the integer range of PostgreSQL's seq columns (a 500 there before): no cursor or event of ours.
+    const tampered = Buffer.from(JSON.stringify({ seq: 1e300 })).toString('base64url');
+    for (const path of [`/admin/audit?cursor=${tampered}`, `/admin/tasks?cursor=${tampered}`, '/admin/audit/99999999999', '/admin/audit/1e300']) {
+      expect([path, (await admin(path)).status]).toEqual([path, 400]);
+    }
 
     const jsonl = await (await admin(`/admin/audit/export?format=jsonl&task_id=${taskId}`)).text();
     const lines = jsonl.trimEnd().split('\n').map((line) => JSON.parse(line) as { action: string });

@@ -84,6 +84,7 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
       ['HS256 with the public key (algorithm confusion)', hs256],
       ['unknown key id', await token({}, { kid: 'k9', key: otherKey })],
       ['garbage', 'not.a.jwt'],
+      ['a user claim longer than a proxy header may be', await token({ email: `${'d'.repeat(300)}@example.com` })],
     ];
     for (const [name, assertion] of cases) expect([name, await statusWith(assertion)]).toEqual([name, 401]);
   });

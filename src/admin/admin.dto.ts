@@ -31,6 +31,10 @@ export class TaskListQueryDto {
   @ApiPropertyOptional({ description: 'Opaque cursor from `next_cursor`' }) @IsOptional() @IsString() @MaxLength(200) cursor?: string;
 }
 
+export class ApprovalListQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
+}
+
 export class UuidParamDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() id!: string;
 }

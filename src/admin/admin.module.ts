@@ -1,12 +1,14 @@
 import { Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AgentModule } from '../agent/agent.module.js';
+import { ApprovalsModule } from '../approvals/approvals.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { HealthModule } from '../health/health.module.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { SessionFilesModule } from '../session-files/session-files.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
+import { AdminApprovalsController } from './admin-approvals.controller.js';
 import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
@@ -20,8 +22,17 @@ import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
 @Module({
-  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule],
-  controllers: [AdminIdentityController, AdminAuditController, AdminTasksController, AdminSessionFilesController, AdminMetricsController, AdminHealthController, AdminPageController],
+  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule],
+  controllers: [
+    AdminIdentityController,
+    AdminAuditController,
+    AdminTasksController,
+    AdminSessionFilesController,
+    AdminApprovalsController,
+    AdminMetricsController,
+    AdminHealthController,
+    AdminPageController,
+  ],
   providers: [
     AdminAuthGuard,
     AdminAuditInterceptor,

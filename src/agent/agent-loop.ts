@@ -28,9 +28,15 @@ const COMPACTED = '[earlier tool output removed to save context]';
 const EMPTY_FEEDBACK = 'Your last reply was empty. Answer the request, or call a tool to make progress.';
 const CONTINUE_FEEDBACK = 'Your reply was cut off at the output limit. Continue exactly where it stopped, without repeating anything.';
 
+export interface TurnResult {
+  call: ChatToolCall;
+  output: string;
+}
+
 export interface LoopDependencies {
   ollama: OllamaGateway;
-  toolbox: WorkspaceToolbox;
+  /** The workspace toolbox, or the approval gate in front of it. */
+  toolbox: Pick<WorkspaceToolbox, 'run'>;
   trace: TraceRepository;
   config: AgentConfig;
 }
@@ -57,6 +63,8 @@ export interface LoopContext {
 export class AgentLoop {
   readonly messages: ChatMessage[] = [];
   readonly changes = new Map<string, FileChange>();
+  /** The tool calls of the turn being run and their results so far (they join the conversation once all have run). */
+  turn: { calls: ChatToolCall[]; results: TurnResult[] } = { calls: [], results: [] };
   inputTokens = 0;
   outputTokens = 0;
   private readonly tokensBySubtask = new Map<string, number>();
@@ -207,7 +215,8 @@ export class AgentLoop {
         }
         return continued + answer;
       }
-      const results: { call: ChatToolCall; output: string }[] = [];
+      this.turn = { calls, results: [] };
+      const { results } = this.turn;
       let invalid = 0;
       for (const call of calls) {
         this.context.signal.throwIfAborted();
@@ -219,13 +228,14 @@ export class AgentLoop {
       if (invalidRounds >= INVALID_ROUND_LIMIT) {
         throw new AgentFailure(`Stopped: the model made invalid tool calls ${INVALID_ROUND_LIMIT} rounds in a row; the last: ${results.at(-1)!.output}`);
       }
-      if (text) this.messages.push(textToolResults(results));
-      else {
-        for (const { call, output } of results) {
-          this.messages.push({ role: 'tool', tool_name: call.function.name, ...(call.id ? { tool_call_id: call.id } : {}), content: output });
-        }
-      }
+      this.messages.push(...this.resultMessages(results));
     }
+  }
+
+  /** How a turn's results join the conversation: one message per result, or one text block for a text-protocol model. */
+  resultMessages(results: TurnResult[]): ChatMessage[] {
+    if (this.context.profile.toolMode === 'text') return [textToolResults(results)];
+    return results.map(({ call, output }) => ({ role: 'tool', tool_name: call.function.name, ...(call.id ? { tool_call_id: call.id } : {}), content: output }));
   }
 
   private get nativeTools(): Tool[] {

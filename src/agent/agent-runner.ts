@@ -20,6 +20,12 @@ export interface ConversationTurn {
 export interface AgentTask {
   id: string;
   sessionId: string;
+  /** The session's owner, who submitted the Task. */
+  owner: string;
+  /** The MCP client that submitted it (name/version), when known. */
+  client: string | null;
+  /** The submitting request declared the Tasks extension: its client can answer approvals in place. */
+  answersInPlace: boolean;
   request: string;
   temperature: number;
   images: AgentImage[];

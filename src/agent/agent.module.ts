@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ApprovalsModule } from '../approvals/approvals.module.js';
 import { OllamaModule } from '../ollama/ollama.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { AgentRunner } from './agent-runner.js';
@@ -7,7 +8,7 @@ import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox } from './workspace-toolbox.js';
 
 @Module({
-  imports: [OllamaModule, WorkspaceModule],
+  imports: [OllamaModule, WorkspaceModule, ApprovalsModule],
   providers: [TraceRepository, WorkspaceToolbox, { provide: AgentRunner, useClass: PlanningAgent }],
   exports: [AgentRunner, TraceRepository],
 })

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { readFile } from 'node:fs/promises';
 import { nowIso } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
@@ -16,6 +17,12 @@ export interface ToolRun {
   /** What the model sees as the tool result (bounded). */
   output: string;
   change?: FileChange;
+}
+
+export interface ToolContext {
+  taskId: string;
+  subtask: string;
+  signal: AbortSignal;
 }
 
 const COMMAND_OUTPUT_IN_TRACE = 4000;
@@ -86,6 +93,24 @@ export class WorkspaceToolbox {
       await step({ kind: 'tool_call', name, outcome: error.code === 'path_denied' ? 'denied' : 'error', detail: { arguments: summarize(args), error: error.message } });
       return { output: `Error: ${error.message}` };
     }
+  }
+
+  /**
+   * What `write_file` / `edit_file` would make of its file, for a person to approve: null when the
+   * call cannot apply (an edit whose text does not occur exactly once fails and changes nothing).
+   */
+  async preview(root: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ path: string; before: string | null; after: string } | null> {
+    const path = args.path;
+    if (typeof path !== 'string') return null;
+    const before = await root
+      .forRead(path)
+      .then((file) => readFile(file, 'utf8'))
+      .catch(() => null);
+    if (name === 'write_file') return typeof args.content === 'string' ? { path, before, after: args.content } : null;
+    const { old_text: oldText, new_text: newText } = args;
+    if (before === null || typeof oldText !== 'string' || typeof newText !== 'string' || oldText === '') return null;
+    if (before.split(oldText).length !== 2) return null;
+    return { path, before, after: before.replace(oldText, () => newText) };
   }
 
   private async file(root: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ output: string; change?: FileChange }> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { patternProblem } from '../approvals/command-pattern.js';
 import { parseCidr } from './cidr.js';
 import { maxRequestBodyBytes } from './request-limits.js';
 
@@ -69,6 +70,17 @@ const isStringList = (value: unknown): value is string[] => Array.isArray(value)
 /** A list of strings, refused as a whole (one message for the key, not one per item). */
 const list = (fallback: readonly string[]) =>
   z.custom<string[]>(isStringList, { error: 'expected a list of strings' }).default(() => [...fallback]);
+
+/** `agent.approvals.allow`: each command pattern is checked, and a bad one is named by its index. */
+const commandPatterns = z
+  .custom<string[]>(isStringList, { error: 'expected a list of strings' })
+  .superRefine((patterns, context) => {
+    patterns.forEach((pattern, index) => {
+      const problem = patternProblem(pattern);
+      if (problem) context.addIssue({ code: 'custom', path: [index], message: problem });
+    });
+  })
+  .default(() => []);
 
 /**
  * A mapping of keys; every key it does not name is refused. An absent or empty (`null` in YAML)
@@ -153,6 +165,11 @@ const shape = {
     max_rounds_per_task: integer(60, 1, 2000),
     tool_output_chars: integer(16_000, 1000, 1_000_000),
     text_tools: flag(true),
+    approvals: section({
+      mode: oneOf(['never', 'commands', 'changes']),
+      allow: commandPatterns,
+      wait_ms: integer(120_000, 0, 86_400_000),
+    }),
   }),
   log: section({
     format: oneOf(['text', 'json']),

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { AgentConfig } from '../config/agent-config.js';
 import { TaskStepEntity } from '../agent/task-step.entity.js';
+import { ApprovalEntity } from '../approvals/approval.entity.js';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { TaskImageEntity } from '../queue/task-image.entity.js';
 import { TaskEntity } from '../queue/task.entity.js';
@@ -13,9 +14,18 @@ import { TaskLeases1764806400000 } from './migrations/1764806400000-task-leases.
 import { AuditChain1764892800000 } from './migrations/1764892800000-audit-chain.js';
 import { TaskImageBytes1764979200000 } from './migrations/1764979200000-task-image-bytes.js';
 import { SessionPrelude1765068000000 } from './migrations/1765068000000-session-prelude.js';
+import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js';
 
-export const ENTITIES = [SessionEntity, TaskEntity, TaskImageEntity, TaskStepEntity, AuditEventEntity];
-export const MIGRATIONS = [InitialSchema1764633600000, TaskSteps1764720000000, TaskLeases1764806400000, AuditChain1764892800000, TaskImageBytes1764979200000, SessionPrelude1765068000000];
+export const ENTITIES = [SessionEntity, TaskEntity, TaskImageEntity, TaskStepEntity, AuditEventEntity, ApprovalEntity];
+export const MIGRATIONS = [
+  InitialSchema1764633600000,
+  TaskSteps1764720000000,
+  TaskLeases1764806400000,
+  AuditChain1764892800000,
+  TaskImageBytes1764979200000,
+  SessionPrelude1765068000000,
+  Approvals1765152000000,
+];
 
 /** Committed migrations run at boot; `synchronize` stays off so the schema is exactly what they say. */
 export function dataSourceOptions(database: AgentConfig['database']): DataSourceOptions {

@@ -70,11 +70,12 @@ export class McpServerFactory {
       { ...AGENT_RUN_TOOL, inputSchema: AGENT_RUN_SCHEMA },
       async (args, ctx) =>
         <CallToolResult>await this.pipeline.execute(AGENT_RUN_TOOL.name, callerOf(ctx), args, async (call) => {
-          const view = await this.agentRun.call(callerOf(ctx), args, call);
           // Only a request that declared the extension may get a task (legacy requests have no envelope).
+          const tasksAware = context.era === 'modern' && declaresTasks(ctx);
+          const view = await this.agentRun.call(callerOf(ctx), args, call, tasksAware);
           // The SDK passes a handler's `resultType: 'task'` through for tools/call.
           const result =
-            context.era === 'modern' && declaresTasks(ctx)
+            tasksAware
               ? (createTaskResult(view, this.config.mcp.tasks) as unknown as CallToolResult)
               : text(formatAcceptedText(view.taskId, view.sessionId));
           return { result, audited: true };

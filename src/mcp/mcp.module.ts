@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ApprovalsModule } from '../approvals/approvals.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
@@ -10,7 +11,7 @@ import { TasksExtension } from './tasks-extension.js';
 
 /** Everything both transports share; the HTTP controller is added by the HTTP app module only. */
 @Module({
-  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule],
+  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule, ApprovalsModule],
   providers: [McpServerFactory, TasksExtension, McpResources],
   exports: [McpServerFactory, IdentityModule, AuditModule],
 })

@@ -41,9 +41,13 @@ export function createTaskResult(view: TaskView, tasks: AgentConfig['mcp']['task
   return { resultType: 'task' as const, ...taskFields(view, tasks) };
 }
 
-/** tasks/get: the final CallToolResult (the agent_status text) rides along once the Task is done. */
-export function getTaskResult(view: TaskView, tasks: AgentConfig['mcp']['tasks']) {
+/**
+ * tasks/get: the final CallToolResult (the agent_status text) rides along once the Task is done; an
+ * active Task that waits for an approval is `input_required` with its form elicitation.
+ */
+export function getTaskResult(view: TaskView, tasks: AgentConfig['mcp']['tasks'], inputRequests: Record<string, unknown> | null = null) {
   const fields = taskFields(view, tasks);
+  if (inputRequests && fields.status === 'working') return { resultType: 'complete' as const, ...fields, status: 'input_required' as const, inputRequests };
   if (fields.status !== 'completed') return { resultType: 'complete' as const, ...fields };
   return {
     resultType: 'complete' as const,

@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { ProtocolError, ProtocolErrorCode, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { ApprovalsService } from '../approvals/approvals.service.js';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { TASKS_EXTENSION } from '../common/server-info.js';
 import type { Caller } from '../identity/caller.js';
+import { ACTIVE_STATUSES } from '../queue/task-status.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { mapTaskView } from '../tools/task-view.mapper.js';
 import { declaresTasks } from './envelope.js';
@@ -24,6 +26,7 @@ export class TasksExtension {
     private readonly queue: TaskQueueService,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   register(server: McpServer, callerOf: (ctx: ServerContext) => Caller): void {
@@ -32,7 +35,9 @@ export class TasksExtension {
     low.setRequestHandler('tasks/get', LOOSE, (params, ctx) =>
       this.handle('tasks/get', params, ctx, callerOf(ctx), async (caller, taskId) => {
         const task = await this.queue.findOwned(caller, taskId);
-        return task && getTaskResult(mapTaskView(task), this.config.mcp.tasks);
+        if (!task) return null;
+        const waiting = ACTIVE_STATUSES.includes(task.status) ? await this.approvals.inputRequestsOf(task.id) : null;
+        return getTaskResult(mapTaskView(task), this.config.mcp.tasks, waiting);
       }),
     );
     low.setRequestHandler('tasks/cancel', LOOSE, (params, ctx) =>
@@ -41,10 +46,14 @@ export class TasksExtension {
       ),
     );
     low.setRequestHandler('tasks/update', LOOSE, (params, ctx) =>
-      // Our agent never asks for input, so answers are acknowledged and ignored (the spec allows it).
-      this.handle('tasks/update', params, ctx, callerOf(ctx), async (caller, taskId) =>
-        (await this.queue.findOwned(caller, taskId)) && {},
-      ),
+      // Answers to anything but the request the Task waits for are acknowledged and ignored, as the extension requires.
+      this.handle('tasks/update', params, ctx, callerOf(ctx), async (caller, taskId) => {
+        const task = await this.queue.findOwned(caller, taskId);
+        if (!task) return null;
+        const responses = ctx.mcpReq.inputResponses;
+        if (responses && ACTIVE_STATUSES.includes(task.status)) await this.approvals.answerInPlace(caller, task.id, responses);
+        return {};
+      }),
     );
   }
 

@@ -21,6 +21,8 @@ export interface EnqueueRequest {
   prelude?: ConversationTurn[];
   /** The Task id when the surface has already named it (A2A's request handler does); else a new UUID. */
   taskId?: string;
+  /** The request declared the Tasks extension: its client can answer approvals in place (MCP only). */
+  answersInPlace?: boolean;
 }
 
 export interface AuditedCall {
@@ -153,6 +155,8 @@ function newTask(caller: Caller, sessionId: string, input: EnqueueRequest): Task
     owner: caller.user,
     request: input.request,
     temperature: input.temperature,
+    client: caller.client,
+    answersInPlace: input.answersInPlace ?? false,
     status: 'queued',
     completedSubtasks: 0,
     totalSubtasks: 1,

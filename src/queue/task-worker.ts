@@ -183,6 +183,9 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
     return {
       id: task.id,
       sessionId: task.sessionId,
+      owner: task.owner,
+      client: task.client,
+      answersInPlace: task.answersInPlace,
       request: task.request,
       temperature: task.temperature ?? this.config.ollama.temperature,
       images,

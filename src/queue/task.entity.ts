@@ -47,6 +47,14 @@ export class TaskEntity {
   @Column({ name: 'critical_path_tokens', type: 'integer', default: 0 })
   criticalPathTokens!: number;
 
+  /** The MCP client (name/version) whose agent_run created the Task. */
+  @Column({ type: 'varchar', length: 200, nullable: true })
+  client!: string | null;
+
+  /** That request declared the Tasks extension, so its client can answer approvals in place. */
+  @Column({ name: 'answers_in_place', type: 'boolean', default: false })
+  answersInPlace!: boolean;
+
   /** Final answer (completed) or failure reason (failed/cancelled). */
   @Column({ type: 'text', nullable: true })
   result!: string | null;

@@ -14,8 +14,9 @@ export class AgentRunTool {
     private readonly config: AppConfig,
   ) {}
 
-  async call(caller: Caller, args: unknown, audit: AuditedCall): Promise<TaskView> {
+  /** `answersInPlace`: the request declared the Tasks extension (its client can answer approvals while the Task waits). */
+  async call(caller: Caller, args: unknown, audit: AuditedCall, answersInPlace: boolean): Promise<TaskView> {
     const input = validateAgentRun(args, agentRunLimits(this.config));
-    return mapTaskView(await this.queue.enqueue(caller, input, audit));
+    return mapTaskView(await this.queue.enqueue(caller, { ...input, answersInPlace }, audit));
   }
 }

@@ -73,12 +73,16 @@ export function modernMeta(tasks: boolean) {
   };
 }
 
+/** An ext-tasks input handler: gets each of a Task's `inputRequests` and returns its answer. */
+export type InputRequestHandler = (request: { kind: string; params: any }, context: { taskId?: string; inputId?: string }) => Promise<unknown>;
+
 /** A Tasks-aware session (ext-tasks client) over an already connected pinned v2 client. */
-export function tasksSession(client: Client, rawDispatch: RawDispatch) {
+export function tasksSession(client: Client, rawDispatch: RawDispatch, onInputRequest?: InputRequestHandler) {
   return createTaskSessionFromClient(client as never, {
     endpointId: 'e2e',
     rawDispatch: rawDispatch as never,
     v2RequestFraming: { protocolVersion: MODERN, clientInfo: CLIENT_INFO, clientCapabilities: {} },
+    ...(onInputRequest ? { onInputRequest } : {}),
   } as never);
 }
 

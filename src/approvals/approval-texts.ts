@@ -1,0 +1,67 @@
+import type { ApprovalEntity } from './approval.entity.js';
+
+/** What the next request of a session means for its pending action (trimmed, any case). */
+export type ConversationAnswer = 'approve' | 'deny' | 'instruction';
+
+const APPROVE_WORDS = new Set(['承認', 'はい', 'approve', 'yes']);
+const DENY_WORDS = new Set(['拒否', 'いいえ', 'deny', 'no']);
+
+export function conversationAnswer(request: string): ConversationAnswer {
+  const word = request.trim().toLowerCase();
+  if (APPROVE_WORDS.has(word)) return 'approve';
+  if (DENY_WORDS.has(word)) return 'deny';
+  return 'instruction';
+}
+
+type Described = Pick<ApprovalEntity, 'tool' | 'subject' | 'diff'>;
+
+const CURRENT_TASK_CHARS = 200;
+
+/** agent_status `current_task` while a Task waits in place: `approval: run_command npm install`. */
+export function waitingLabel(approval: Pick<ApprovalEntity, 'tool' | 'subject'>): string {
+  const label = `approval: ${approval.tool} ${approval.subject.replace(/\s+/g, ' ')}`;
+  return label.length > CURRENT_TASK_CHARS ? `${label.slice(0, CURRENT_TASK_CHARS - 1)}…` : label;
+}
+
+/** The exact action: the command, or the path and the bounded diff. */
+export function describeAction(approval: Described): string {
+  if (approval.tool === 'run_command') return `command: ${approval.subject}`;
+  return `file: ${approval.subject} (${approval.tool})\n${approval.diff ?? ''}`;
+}
+
+/** The form message of the in-place request (Tasks extension `inputRequests`). */
+export function elicitationMessage(approval: Described): string {
+  const what = approval.tool === 'run_command' ? 'The agent wants to run this command' : 'The agent wants to change this file';
+  return `${what}. Approve?\n\n${describeAction(approval)}`;
+}
+
+/** The flat form schema: a required yes/no and an optional reason. */
+export const APPROVAL_FORM_SCHEMA = {
+  type: 'object',
+  properties: {
+    approve: { type: 'boolean', title: 'Approve', description: 'Allow the agent to do exactly this' },
+    reason: { type: 'string', title: 'Reason', description: 'Optional; the agent is told', maxLength: 1000 },
+  },
+  required: ['approve'],
+} as const;
+
+/** The result of a Task that ended to wait for an answer in the conversation. */
+export function approvalRequestResult(approval: Described, sessionId: string): string {
+  return [
+    '承認が必要です。エージェントは次の操作を行おうとしています。',
+    describeAction(approval),
+    '',
+    `承認するには同じ session_id (${sessionId}) で agent_run を呼び、request に「承認」と指定してください。拒否するには「拒否」と指定してください。それ以外の依頼を送ると、この操作は行われず、その依頼が新しい指示になります。`,
+    `(Approval needed. Call agent_run with session_id ${sessionId} and the request 承認 (approve) or 拒否 (deny); any other request drops the action and becomes the new instruction.)`,
+  ].join('\n');
+}
+
+/** What the model sees as the tool result when the person refused. */
+export const refusedOutput = (reason: string | null) =>
+  `Not run: the person refused this action${reason ? ` (reason: ${reason})` : ''}. Do not try it again; continue without it, or explain what you need.`;
+
+export const NOT_APPROVED_OUTPUT = 'Not run: the person did not approve this action and gave a new instruction instead (next message).';
+
+export const SKIPPED_OUTPUT = 'Not run: an earlier call of this turn waited for approval. Call it again if you still need it.';
+
+export const CHANGED_SINCE_OUTPUT = 'Not applied: the file changed after the person saw the diff, so the approval does not cover it. Read the file again and propose the change anew.';

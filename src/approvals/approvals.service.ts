@@ -1,0 +1,185 @@
+import { Injectable } from '@nestjs/common';
+import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AuditService } from '../audit/audit.service.js';
+import { nowIso } from '../common/clock.js';
+import { AppConfig } from '../config/app-config.js';
+import { sqlStep } from '../database/hot-path-sql.js';
+import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
+import { ApprovalEntity } from './approval.entity.js';
+import { ApprovalPolicy } from './approval-policy.js';
+import { APPROVAL_FORM_SCHEMA, conversationAnswer, elicitationMessage, type ConversationAnswer } from './approval-texts.js';
+import { ApprovalsRepository, type ApprovalAnswer } from './approvals.repository.js';
+
+export interface NewApproval {
+  taskId: string;
+  sessionId: string;
+  owner: string;
+  tool: string;
+  /** The command text, or the file's path. */
+  subject: string;
+  diff: string | null;
+  /** Opaque to this module: what the agent needs to continue (its conversation, where it stood). */
+  resume: string;
+  /** The Task's client declared the Tasks extension, so it can answer while the Task waits. */
+  inPlace: boolean;
+}
+
+/** The Task whose request may answer its session's pending action. */
+export interface AnsweringTask {
+  id: string;
+  sessionId: string;
+  owner: string;
+  client: string | null;
+  request: string;
+}
+
+export type InPlaceOutcome = { state: 'granted' | 'denied'; reason: string | null } | { state: 'expired' };
+
+const REASON_CHARS = 1000;
+const ANSWER_STATE: Record<ConversationAnswer, ApprovalAnswer['state']> = { approve: 'granted', deny: 'denied', instruction: 'dropped' };
+
+/**
+ * Approval rules: which tool calls wait for a person, how a request is stored and audited, how the
+ * Task waits for an in-place answer (polling the database, so the answer may reach any replica), and
+ * how the next request of the session answers it in the conversation.
+ */
+@Injectable()
+export class ApprovalsService {
+  readonly policy: ApprovalPolicy;
+
+  constructor(
+    private readonly approvals: ApprovalsRepository,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+  ) {
+    this.policy = new ApprovalPolicy(config.agent.approvals.mode, config.agent.approvals.allow);
+  }
+
+  /** Stores the request with its audit event, in one transaction. */
+  async request(input: NewApproval): Promise<ApprovalEntity> {
+    const row = Object.assign(new ApprovalEntity(), {
+      id: randomUUID(),
+      taskId: input.taskId,
+      sessionId: input.sessionId,
+      owner: input.owner,
+      tool: input.tool,
+      subject: input.subject,
+      diff: input.diff,
+      diffSha256: input.diff === null ? null : sha256(input.diff),
+      resume: input.resume,
+      state: 'pending',
+      waiting: input.inPlace && this.config.agent.approvals.waitMs > 0,
+      answeredBy: null,
+      answeredClient: null,
+      answeredVia: null,
+      reason: null,
+      answerTaskId: null,
+      createdAt: nowIso(),
+      answeredAt: null,
+    } satisfies ApprovalEntity);
+    await this.audit.recordWith(
+      { ...this.event(SYSTEM_CALLER, 'approval.requested', row), detail: { ...actionDetail(row), in_place: row.waiting } },
+      [sqlStep.insert(ApprovalEntity, [row])],
+    );
+    return row;
+  }
+
+  /**
+   * Holds the Task until its owner answers (tasks/update, on any replica), `wait_ms` passes, or the
+   * Task is stopped. A request nobody can answer any more is settled before the abort propagates.
+   */
+  async awaitInPlace(approval: ApprovalEntity, signal: AbortSignal): Promise<InPlaceOutcome> {
+    const deadline = Date.now() + this.config.agent.approvals.waitMs;
+    try {
+      for (;;) {
+        const row = await this.approvals.findById(approval.id);
+        if (row && row.state !== 'pending') return { state: row.state === 'granted' ? 'granted' : 'denied', reason: row.reason };
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          // Conditional: an answer that arrived in the meantime wins, and is read on the next turn.
+          if (!(await this.approvals.stopWaiting(approval.id))) continue;
+          await this.audit.record({ ...this.event(SYSTEM_CALLER, 'approval.expired', approval), detail: { ...actionDetail(approval), wait_ms: this.config.agent.approvals.waitMs } });
+          return { state: 'expired' };
+        }
+        await sleep(Math.min(left, this.config.queue.pollIntervalMs), undefined, { signal });
+      }
+    } catch (error) {
+      if (signal.aborted) await this.approvals.settle(approval.id, 'cancelled').catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** tasks/get: one form elicitation for the request the Task waits for, or null. */
+  async inputRequestsOf(taskId: string): Promise<Record<string, unknown> | null> {
+    const row = await this.approvals.waitingFor(taskId);
+    if (!row) return null;
+    return {
+      [row.id]: { method: 'elicitation/create', params: { mode: 'form', message: elicitationMessage(row), requestedSchema: APPROVAL_FORM_SCHEMA } },
+    };
+  }
+
+  /**
+   * tasks/update: the owner's answer to the request the Task waits for. Unknown keys, answered keys and
+   * malformed answers are ignored, as the Tasks extension requires; a refusal may carry a reason.
+   */
+  async answerInPlace(caller: Caller, taskId: string, responses: Record<string, unknown>): Promise<void> {
+    const row = await this.approvals.waitingFor(taskId);
+    if (!row || !Object.hasOwn(responses, row.id)) return;
+    const decision = readElicitResult(responses[row.id]);
+    if (!decision) return;
+    const answer: ApprovalAnswer = { ...decision, answeredBy: caller.user, answeredClient: caller.client, answeredVia: 'in_place' };
+    if (!(await this.approvals.answerWaiting(row.id, taskId, caller.user, answer))) return;
+    await this.recordAnswer(caller, row, answer);
+  }
+
+  /**
+   * The conversation path: the first request of the session after the pause answers its pending
+   * action (approve, deny, or anything else: a new instruction). Null when nothing was pending.
+   */
+  async takeAnswer(task: AnsweringTask): Promise<{ approval: ApprovalEntity; answer: ConversationAnswer } | null> {
+    const kind = conversationAnswer(task.request);
+    const answer: ApprovalAnswer = { state: ANSWER_STATE[kind], answeredBy: task.owner, answeredClient: task.client, answeredVia: 'conversation', reason: null };
+    const approval = await this.approvals.takeForSession(task.sessionId, task.id, answer);
+    if (!approval) return null;
+    await this.recordAnswer({ ...SYSTEM_CALLER, user: task.owner, client: task.client }, approval, answer, { answer_task_id: task.id, answer: kind });
+    return { approval, answer: kind };
+  }
+
+  /** Admin: pending requests, oldest first (those a Task waits for, and those waiting for the conversation). */
+  listPending(limit: number): Promise<ApprovalEntity[]> {
+    return this.approvals.listPending(limit);
+  }
+
+  pendingOfSession(sessionId: string): Promise<ApprovalEntity | null> {
+    return this.approvals.pendingOfSession(sessionId);
+  }
+
+  private async recordAnswer(caller: Caller, row: ApprovalEntity, answer: ApprovalAnswer, extra: Record<string, unknown> = {}): Promise<void> {
+    const action = answer.state === 'granted' ? 'approval.granted' : 'approval.denied';
+    await this.audit.record({ ...this.event(caller, action, row), detail: { ...actionDetail(row), via: answer.answeredVia, reason: answer.reason, ...extra } });
+  }
+
+  private event(caller: Caller, action: string, row: ApprovalEntity) {
+    return { caller, action, outcome: 'ok' as const, taskId: row.taskId, sessionId: row.sessionId };
+  }
+}
+
+/** The action as the audit log keeps it: the command text, or the path and the diff's hash. */
+function actionDetail(row: ApprovalEntity): Record<string, unknown> {
+  const action = row.tool === 'run_command' ? { command: row.subject } : { path: row.subject, diff_sha256: row.diffSha256 };
+  return { approval_id: row.id, tool: row.tool, ...action };
+}
+
+/** An ElicitResult for the approval form, or null when it is not one. */
+function readElicitResult(value: unknown): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { action, content } = value as { action?: unknown; content?: unknown };
+  const fields = typeof content === 'object' && content !== null ? (content as Record<string, unknown>) : {};
+  const reason = typeof fields.reason === 'string' && fields.reason.trim() !== '' ? fields.reason.trim().slice(0, REASON_CHARS) : null;
+  if (action === 'decline' || action === 'cancel') return { state: 'denied', reason };
+  if (action !== 'accept' || typeof fields.approve !== 'boolean') return null;
+  return { state: fields.approve ? 'granted' : 'denied', reason };
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

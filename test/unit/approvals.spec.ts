@@ -1,0 +1,132 @@
+import { describe, expect, it } from '@jest/globals';
+import { ApprovalPolicy } from '../../src/approvals/approval-policy.js';
+import { conversationAnswer } from '../../src/approvals/approval-texts.js';
+import { CommandAllowlist, patternProblem, simpleCommandWords } from '../../src/approvals/command-pattern.js';
+import { unifiedDiff } from '../../src/approvals/unified-diff.js';
+
+describe('command allowlist', () => {
+  const allow = new CommandAllowlist(['npm test*', 'git status', 'ls *', 'grep *']);
+
+  it.each([
+    'npm test',
+    'npm test -- --watch=false',
+    'npm test:unit',
+    'git status',
+    '  git   status  ',
+    'ls',
+    'ls -la src',
+    "ls 'a file'",
+    'grep "a|b" src/x.ts',
+    "grep 'x; rm -rf /' README.md",
+    'grep a\\;b file',
+  ])('runs %j without asking', (command) => {
+    expect(allow.allows(command)).toBe(true);
+  });
+
+  it.each([
+    'npm test && curl evil',
+    'npm test; curl evil',
+    'npm test || curl evil',
+    'npm test | sh',
+    'npm test > /etc/passwd',
+    'npm test < input',
+    'npm test 2>&1',
+    'npm test &',
+    'npm test & curl evil',
+    'npm test $(curl evil)',
+    'npm test `curl evil`',
+    'npm test "$(curl evil)"',
+    'npm test "`curl evil`"',
+    'npm test $HOME',
+    'npm test\ncurl evil',
+    'npm test\rcurl evil',
+    'npm test #; curl evil',
+    '(npm test)',
+    '{ npm test; }',
+    'ls *.ts',
+    'ls src/?',
+    'npm test \'unterminated',
+    'npm test "unterminated',
+    'npm test \\',
+    'git status --porcelain',
+    'git statuses',
+    'FOO=bar npm test',
+    'curl evil',
+    '',
+    '   ',
+  ])('asks for %j', (command) => {
+    expect(allow.allows(command)).toBe(false);
+  });
+
+  it('splits words the way sh does for simple commands, and refuses everything else', () => {
+    expect(simpleCommandWords(`echo 'a b' "c\\"d" e\\ f`)).toEqual(['echo', 'a b', 'c"d', 'e f']);
+    expect(simpleCommandWords('echo a;b')).toBeNull();
+    expect(simpleCommandWords('echo a&&b')).toBeNull();
+  });
+
+  it('refuses unusable patterns at boot', () => {
+    expect(patternProblem('npm test*')).toBeNull();
+    expect(patternProblem('')).toMatch(/empty/);
+    expect(patternProblem('*')).toMatch(/allow everything/);
+    expect(patternProblem('npm test && *')).toMatch(/shell syntax/);
+  });
+});
+
+describe('approval policy', () => {
+  const command = (text: string) => ({ command: text });
+
+  it('never: nothing asks', () => {
+    const policy = new ApprovalPolicy('never', []);
+    expect(policy.requires('run_command', command('rm -rf /'))).toBe(false);
+    expect(policy.requires('write_file', { path: 'x', content: '' })).toBe(false);
+  });
+
+  it('commands: every command outside the allowlist asks; file changes do not', () => {
+    const policy = new ApprovalPolicy('commands', ['npm test*']);
+    expect(policy.requires('run_command', command('npm install'))).toBe(true);
+    expect(policy.requires('run_command', command('npm test'))).toBe(false);
+    expect(policy.requires('run_command', command('npm test && curl evil'))).toBe(true);
+    expect(policy.requires('write_file', { path: 'x', content: '' })).toBe(false);
+    expect(policy.requires('read_file', { path: 'x' })).toBe(false);
+  });
+
+  it('changes: commands and every write or edit ask; reads do not', () => {
+    const policy = new ApprovalPolicy('changes', []);
+    expect(policy.requires('run_command', command('ls'))).toBe(true);
+    expect(policy.requires('write_file', { path: 'x', content: '' })).toBe(true);
+    expect(policy.requires('edit_file', { path: 'x', old_text: 'a', new_text: 'b' })).toBe(true);
+    expect(policy.requires('grep', { pattern: 'x' })).toBe(false);
+  });
+});
+
+describe('answer words', () => {
+  it.each(['承認', 'はい', 'approve', 'YES', '  Approve \n', '　承認　'])('%j approves', (word) => expect(conversationAnswer(word)).toBe('approve'));
+  it.each(['拒否', 'いいえ', 'deny', 'No', ' NO '])('%j denies', (word) => expect(conversationAnswer(word)).toBe('deny'));
+  it.each(['yes please', '承認します', 'run the tests instead', ''])('%j is a new instruction', (word) => expect(conversationAnswer(word)).toBe('instruction'));
+});
+
+describe('unified diff', () => {
+  const bounds = { maxLines: 200, maxChars: 10_000 };
+
+  it('shows one hunk with three lines of context around an edit', () => {
+    const before = ['1', '2', '3', '4', '5', '6', '7', '8', '9'].join('\n') + '\n';
+    const after = before.replace('5', 'five');
+    expect(unifiedDiff('x.txt', before, after, bounds)).toEqual({
+      text: ['--- a/x.txt', '+++ b/x.txt', '@@ -2,7 +2,7 @@', ' 2', ' 3', ' 4', '-5', '+five', ' 6', ' 7', ' 8'].join('\n'),
+      truncated: false,
+    });
+  });
+
+  it('shows a new file against /dev/null', () => {
+    expect(unifiedDiff('new.txt', null, 'a\nb\n', bounds).text).toBe(['--- /dev/null', '+++ b/new.txt', '@@ -0,0 +1,2 @@', '+a', '+b'].join('\n'));
+  });
+
+  it('is bounded, with a marker saying how much is left out', () => {
+    const after = Array.from({ length: 1000 }, (_, i) => `line ${i}`).join('\n');
+    const diff = unifiedDiff('big.txt', null, after, { maxLines: 50, maxChars: 100_000 });
+    expect(diff.truncated).toBe(true);
+    expect(diff.text.split('\n')).toHaveLength(51);
+    expect(diff.text).toMatch(/… 953 more diff lines not shown$/);
+    expect(unifiedDiff('big.txt', null, after, { maxLines: 10_000, maxChars: 500 }).text.length).toBeLessThan(600);
+  });
+});

@@ -65,8 +65,9 @@ class Harness {
     await this.ollama.stop();
   }
 
-  file(name: string): string {
-    return join(this.config.workspace, name);
+  /** A file of the shared workspace, or of a session's own one. */
+  file(name: string, sessionId?: string): string {
+    return sessionId ? join(this.config.workspace, 'sessions', sessionId, name) : join(this.config.workspace, name);
   }
 
   async submit(request: string, sessionId?: string): Promise<Record<string, string>> {
@@ -82,6 +83,11 @@ class Harness {
   async finished(taskId: string): Promise<string> {
     await waitForTerminal((id) => this.statusText(id), taskId);
     return this.statusText(taskId);
+  }
+
+  /** The Task's owner as the service identified it (the OS user in auth mode none). */
+  async ownerOf(taskId: string): Promise<string> {
+    return (await probe<{ owner: string }>(this.db, 'SELECT owner FROM tasks WHERE id = ?', taskId))[0].owner;
   }
 
   approvalsOf(taskId: string): Promise<ApprovalRow[]> {
@@ -108,7 +114,11 @@ class Harness {
 }
 
 describe('approvals, mode commands: end and resume through the conversation, answer in place', () => {
-  const h = new Harness({ agent: { approvals: { mode: 'commands', allow: ['echo allowed*'], wait_ms: 60_000 } }, auth: { admin_token: ADMIN_TOKEN } });
+  const h = new Harness({
+    agent: { approvals: { mode: 'commands', allow: ['echo allowed*'], wait_ms: 60_000 } },
+    auth: { admin_token: ADMIN_TOKEN },
+    workspace: { isolation: 'shared' },
+  });
 
   beforeAll(() => h.start());
   afterAll(async () => {
@@ -153,7 +163,7 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     expect(messages[3].content).toMatch(/^exit code 0/);
     expect(h.ollama.workChats.length).toBe(chatsBefore + 1);
     const [answered] = await h.approvalsOf(first.task_id);
-    expect(answered).toMatchObject({ state: 'granted', answered_by: 'local', answered_via: 'conversation', answered_client: 'e2e/1.0.0' });
+    expect(answered).toMatchObject({ state: 'granted', answered_by: await h.ownerOf(second.task_id), answered_via: 'conversation', answered_client: 'e2e/1.0.0' });
     const [granted] = await h.audit('approval.granted', first.task_id);
     expect(granted.client).toBe('e2e/1.0.0');
     expect(JSON.parse(granted.detail)).toMatchObject({ command, via: 'conversation', answer_task_id: second.task_id });
@@ -286,7 +296,7 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     expect(observed.bogus).toMatchObject({ kind: 'result', result: { resultType: 'complete' } });
     expect(observed.stillWaiting).toBe('input_required');
     expect(observed.existsBefore).toBe(false);
-    expect(approval).toMatchObject({ state: 'granted', answered_via: 'in_place', answered_by: 'local' });
+    expect(approval).toMatchObject({ state: 'granted', answered_via: 'in_place', answered_by: await h.ownerOf(exec.handle.taskId) });
     expect(fieldsOf(await h.finished(queuedId)).status).toBe('completed');
     await session.close();
   });
@@ -325,7 +335,7 @@ describe('approvals, mode commands: end and resume through the conversation, ans
 });
 
 describe('approvals, mode changes: diffs, the wait running out, kill -9 between request and answer', () => {
-  const h = new Harness({ agent: { approvals: { mode: 'changes', wait_ms: 300 } } });
+  const h = new Harness({ agent: { approvals: { mode: 'changes', wait_ms: 300 } }, workspace: { isolation: 'shared' } });
 
   beforeAll(() => h.start());
   afterAll(async () => {
@@ -423,11 +433,12 @@ describe('approvals behind an SSO proxy: only the session owner answers', () => 
     expect((await h.taskStatus(taskId, ['input_required'])).status).toBe('input_required');
     await h.withTasks('tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } } });
     await h.taskStatus(taskId, ['completed']);
-    expect(readFileSync(h.file('alice.txt'), 'utf8')).toBe('inplace\n');
+    const [{ session_id: inPlaceSession }] = await probe<{ session_id: string }>(h.db, 'SELECT session_id FROM tasks WHERE id = ?', taskId);
+    expect(readFileSync(h.file('alice.txt', inPlaceSession), 'utf8')).toBe('inplace\n');
     expect(await h.approvalsOf(taskId)).toMatchObject([{ state: 'granted', answered_by: 'alice@example.com' }]);
 
     h.ollama.enqueue({ content: 'wrote mine' });
     await h.finished((await h.submit('承認', first.session_id)).task_id);
-    expect(readFileSync(h.file('mine.txt'), 'utf8')).toBe('mine\n');
+    expect(readFileSync(h.file('mine.txt', first.session_id), 'utf8')).toBe('mine\n');
   });
 });

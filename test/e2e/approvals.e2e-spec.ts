@@ -321,6 +321,41 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     expect(JSON.parse(denied.detail)).toMatchObject({ command: 'echo nope > nope.txt', via: 'in_place', reason: 'not on a Friday' });
   });
 
+  it('resumes a plan inside the subtask that asked: its instruction is not repeated, the next subtask and the summary follow', async () => {
+    const plan = { mode: 'plan', subtasks: [
+      { id: 's1', title: 'write the file', instructions: 'write plan.txt', depends_on: [] },
+      { id: 's2', title: 'check it', instructions: 'check plan.txt', depends_on: ['s1'] },
+    ] };
+    h.ollama.enqueuePlan({ content: JSON.stringify(plan) });
+    h.ollama.enqueue(call('run_command', { command: 'echo plan > plan.txt' }));
+    const first = await h.submit('write and check a file');
+    expect(await h.finished(first.task_id)).toContain('command: echo plan > plan.txt');
+    h.ollama.enqueue({ content: 's1 done' }, { content: 's2 done' }, { content: 'all done' });
+    const chatsBefore = h.ollama.workChats.length;
+    const second = await h.submit('承認', first.session_id);
+    expect(fieldsOf(await h.finished(second.task_id))).toMatchObject({ status: 'completed', completed_tasks: '2/2', result: 'all done' });
+    expect(readFileSync(h.file('plan.txt'), 'utf8')).toBe('plan\n');
+    const last = h.ollama.workChats.at(-1)!.body.messages;
+    const instructions = last.filter((message) => message.role === 'user').map((message) => message.content.split('\n')[0]);
+    expect(instructions.filter((line) => line.startsWith('Subtask 1/2'))).toHaveLength(1);
+    expect(instructions.filter((line) => line.startsWith('Subtask 2/2'))).toHaveLength(1);
+    expect(last.at(-1)!.content).toMatch(/^All subtasks are done/);
+    expect(h.ollama.workChats.length).toBe(chatsBefore + 3);
+    expect(h.ollama.workChats[chatsBefore].body.messages.at(-1)).toMatchObject({ role: 'tool', tool_name: 'run_command' });
+  });
+
+  it('a Task cancelled while it waits in place drops its request', async () => {
+    h.ollama.enqueue(call('run_command', { command: 'echo never > cancelled.txt' }));
+    const created = await h.withTasks('tools/call', { name: 'agent_run', arguments: { request: 'then cancel' } });
+    const taskId = (created as { result: { taskId: string } }).result.taskId;
+    await h.taskStatus(taskId, ['input_required']);
+    await h.withTasks('tasks/cancel', { taskId });
+    const final = await h.taskStatus(taskId, ['cancelled']);
+    expect(final).not.toHaveProperty('inputRequests');
+    expect(existsSync(h.file('cancelled.txt'))).toBe(false);
+    expect(await h.approvalsOf(taskId)).toMatchObject([{ state: 'cancelled' }]);
+  });
+
   it.each([{ action: 'decline' }, { action: 'cancel' }])('ext-tasks client: %j denies it', async (answer) => {
     const name = `${answer.action}.txt`;
     h.ollama.enqueue(call('run_command', { command: `echo x > ${name}` }), { content: `${answer.action}d` });

@@ -12,8 +12,7 @@ import { a2aTaskOf } from './a2a-task.mapper.js';
 import { A2aTaskStore } from './a2a-task-store.js';
 import { callerOf } from './a2a-user.js';
 import { agentCardOf } from './agent-card.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../common/uuid.js';
 
 /**
  * The SDK's DefaultRequestHandler on our store and executor, with what it cannot know: each call is
@@ -65,7 +64,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   override cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     return this.audited(context, 'a2a CancelTask', params.id, async () => {
       const caller = callerOf(context);
-      const task = UUID.test(params.id) ? await this.conversations.find(caller, params.id) : null;
+      const task = isUuid(params.id) ? await this.conversations.find(caller, params.id) : null;
       if (!task) throw new TaskNotFoundError(`Task not found: ${params.id}`);
       if (task.status === 'completed' || task.status === 'failed') throw new TaskNotCancelableError(`Task ${task.id} is already ${task.status}`);
       if (task.status !== 'cancelled') await this.conversations.cancel(caller, task.id);

@@ -6,8 +6,7 @@ import { ConversationService } from '../conversation/conversation.service.js';
 import { TASK_STATUSES, type TaskStatus } from '../queue/task-status.js';
 import { A2A_STATE, a2aTaskOf } from './a2a-task.mapper.js';
 import { callerOf } from './a2a-user.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../common/uuid.js';
 
 /**
  * The SDK's task store on our own tables: a Task is read from the tasks row (the record, whichever
@@ -21,13 +20,13 @@ export class A2aTaskStore implements TaskStore {
   async save(): Promise<void> {}
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    if (!UUID.test(taskId)) return undefined;
+    if (!isUuid(taskId)) return undefined;
     const task = await this.conversations.find(callerOf(context), taskId);
     return task ? a2aTaskOf(task, await this.conversations.deliverables(task.id)) : undefined;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    if (params.contextId && !UUID.test(params.contextId)) return { tasks: [], nextPageToken: '', pageSize: params.pageSize ?? 0, totalSize: 0 };
+    if (params.contextId && !isUuid(params.contextId)) return { tasks: [], nextPageToken: '', pageSize: params.pageSize ?? 0, totalSize: 0 };
     const pageSize = params.pageSize ?? 50;
     const beforeSeq = params.pageToken ? pageAfter(params.pageToken) : null;
     const filters = { sessionId: params.contextId || undefined, status: params.status ? statusesOf(params.status) : undefined };

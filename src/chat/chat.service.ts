@@ -10,6 +10,7 @@ import type { TaskEntity } from '../queue/task.entity.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { ChatInputError, parseChatRequest } from './chat-request.js';
 import { agentOf, chunkOf, completionOf, modelsList, openAiError } from './chat-views.js';
+import { isUuid } from '../common/uuid.js';
 
 /** An error the Chat API answers with: HTTP status plus OpenAI's error fields. */
 export class ChatError extends Error {
@@ -113,14 +114,12 @@ export class ChatService {
 
   /** Cancels the session's queued or running Task (404 when the session is not the caller's). */
   async cancel(caller: Caller, sessionId: string) {
-    const cancelled = UUID.test(sessionId) ? await this.conversations.cancelSession(caller, sessionId) : null;
+    const cancelled = isUuid(sessionId) ? await this.conversations.cancelSession(caller, sessionId) : null;
     await this.audit.record({ caller, action: 'chat.cancel', outcome: cancelled ? 'ok' : 'rejected', sessionId: cancelled ? sessionId : null, detail: cancelled ? { tasks: cancelled.map((task) => task.id) } : { reason: 'session not found', session_id: sessionId.slice(0, 64) } });
     if (!cancelled) throw new ChatError(404, `session ${sessionId.slice(0, 64)} does not exist.`, 'invalid_request_error', 'session_id', 'session_not_found');
     return { object: 'chat.cancellation', session_id: sessionId, tasks: cancelled.map(agentOf) };
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function toChatError(error: unknown): ChatError {
   if (error instanceof ChatInputError) return new ChatError(400, error.message, 'invalid_request_error', error.param, error.code);

@@ -1,20 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { randomUUID } from 'node:crypto';
+import { a2aList, a2aSend, a2aText } from '../support/a2a-clients.js';
 import { count, probe, type DatabaseTarget } from '../support/database-probe.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-const text = (value: string): Part => ({ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: {} });
-const message = (parts: Part[], contextId = ''): Message => ({ messageId: randomUUID(), contextId, taskId: '', role: Role.ROLE_USER, parts, metadata: {}, extensions: [], referenceTaskIds: [] });
-const send = (parts: Part[], options: { contextId?: string; returnImmediately?: boolean } = {}) => ({
-  tenant: '',
-  message: message(parts, options.contextId),
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: options.returnImmediately ?? false },
-  metadata: {},
-});
+const text = a2aText;
+const send = a2aSend;
 const answerOf = (task: Task) => task.artifacts.find((artifact) => artifact.name === 'answer')?.parts[0]?.content;
 
 describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
@@ -95,7 +90,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
     await ollama.waitForChats(chatsBefore + 1);
     const running = await client.getTask({ tenant: '', id: submitted.id, historyLength: undefined });
     expect(running.status?.state).toBe(TaskState.TASK_STATE_WORKING);
-    const listed = await client.listTasks({ tenant: '', contextId: submitted.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 10, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: false });
+    const listed = await client.listTasks(a2aList(submitted.contextId, 10));
     expect(listed.tasks.map((task) => task.id)).toEqual([submitted.id]);
     expect(listed.totalSize).toBe(1);
     const cancelled = await client.cancelTask({ tenant: '', id: submitted.id, metadata: {} });

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client as A2aClient } from '@a2a-js/sdk/client';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import OpenAI from 'openai';
 import { randomUUID } from 'node:crypto';
+import { a2aList, a2aSend, a2aText } from '../support/a2a-clients.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { CLIENT_INFO, fieldsOf, MODERN, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
@@ -12,17 +13,7 @@ import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const MODEL = 'ollama-agent';
 const as = (user: string) => ({ 'X-Forwarded-User': user });
-const a2aMessage = (text: string, contextId = ''): Message => ({
-  messageId: randomUUID(),
-  contextId,
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
-  metadata: {},
-  extensions: [],
-  referenceTaskIds: [],
-});
-const a2aSend = (text: string, contextId = '') => ({ tenant: '', message: a2aMessage(text, contextId), configuration: undefined, metadata: {} });
+const a2aSendText = (text: string, contextId = '') => a2aSend([a2aText(text)], { contextId });
 
 /**
  * One agent, three surfaces (MCP, Chat API, A2A) behind an SSO proxy: one user's session continues
@@ -70,14 +61,14 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
     expect(completion).toMatchObject({ session_id: sessionId, status: 'completed', choices: [{ message: { content: 'answer over the Chat API' } }] });
     expect(userMessages()).toEqual(['asked over MCP', 'answer over MCP', 'asked over the Chat API']);
 
-    const task = (await a2a.sendMessage(a2aSend('asked over A2A', sessionId), { serviceParameters: as('alice') })) as Task;
+    const task = (await a2a.sendMessage(a2aSendText('asked over A2A', sessionId), { serviceParameters: as('alice') })) as Task;
     expect(task).toMatchObject({ contextId: sessionId, status: { state: TaskState.TASK_STATE_COMPLETED } });
     expect(userMessages()).toEqual(['asked over MCP', 'answer over MCP', 'asked over the Chat API', 'answer over the Chat API', 'asked over A2A']);
     // Each surface's Task is the same durable Task on the others.
     expect(fieldsOf(await status('alice', task.id))).toMatchObject({ session_id: sessionId, status: 'completed', result: 'answer over A2A' });
     const viaA2a = await a2a.getTask({ tenant: '', id: (completion as unknown as { task_id: string }).task_id, historyLength: undefined }, { serviceParameters: as('alice') });
     expect(viaA2a.artifacts[0].parts[0].content).toEqual({ $case: 'text', value: 'answer over the Chat API' });
-    const listed = await a2a.listTasks({ tenant: '', contextId: sessionId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 10, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: false }, { serviceParameters: as('alice') });
+    const listed = await a2a.listTasks(a2aList(sessionId, 10), { serviceParameters: as('alice') });
     expect(listed.tasks).toHaveLength(3);
 
     // Bob sees none of it, on any surface, exactly as if it did not exist.
@@ -87,8 +78,8 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
     expect(cancel.status).toBe(404);
     await expect(a2a.getTask({ tenant: '', id: task.id, historyLength: undefined }, { serviceParameters: as('bob') })).rejects.toThrow(/not found/i);
     await expect(a2a.cancelTask({ tenant: '', id: task.id, metadata: {} }, { serviceParameters: as('bob') })).rejects.toThrow(/not found/i);
-    await expect(a2a.sendMessage(a2aSend('hijack', sessionId), { serviceParameters: as('bob') })).rejects.toThrow(/does not exist/);
-    const bobs = await a2a.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: false }, { serviceParameters: as('bob') });
+    await expect(a2a.sendMessage(a2aSendText('hijack', sessionId), { serviceParameters: as('bob') })).rejects.toThrow(/does not exist/);
+    const bobs = await a2a.listTasks(a2aList(), { serviceParameters: as('bob') });
     expect(bobs.tasks).toEqual([]);
     expect(Number((await probe<{ n: number | string }>(db, "SELECT COUNT(*) AS n FROM tasks WHERE owner = 'bob'"))[0].n)).toBe(0);
   });
@@ -110,7 +101,7 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
     const results = await Promise.all([
       ...requests.map((n) => mcp.alice.callTool({ name: 'agent_run', arguments: { request: `mcp ${n}` } }).then((result) => waitForTerminal((id) => status('alice', id), fieldsOf(textOf(result)).task_id, 60_000))),
       ...requests.map((n) => chat.alice.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `chat ${n}` }] }).then((done) => ({ status: (done as unknown as { status: string }).status }))),
-      ...requests.map((n) => a2a.sendMessage(a2aSend(`a2a ${n}`), { serviceParameters: as('alice') }).then((done) => ({ status: (done as Task).status?.state === TaskState.TASK_STATE_COMPLETED ? 'completed' : 'other' }))),
+      ...requests.map((n) => a2a.sendMessage(a2aSendText(`a2a ${n}`), { serviceParameters: as('alice') }).then((done) => ({ status: (done as Task).status?.state === TaskState.TASK_STATE_COMPLETED ? 'completed' : 'other' }))),
     ]);
     expect(results.map((result) => result.status)).toEqual(Array(12).fill('completed'));
     expect(ollama.maxConcurrentChats).toBe(1);

@@ -14,7 +14,8 @@ server=$!
 for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.2; done
 export PATH="$work/node_modules/node/bin:$PATH"
 status=0
-for scenario in server-stateless http-header-validation tools-list caching dns-rebinding-protection tasks-capability-negotiation; do
+for scenario in server-stateless http-header-validation tools-list caching dns-rebinding-protection tasks-capability-negotiation \
+  resources-list resources-read-text resources-read-binary resources-templates-read sep-2164-resource-not-found; do
   "$work/node_modules/.bin/conformance" server --url "http://127.0.0.1:$port/mcp" --scenario "$scenario" --force \
     --expected-failures "$root/scripts/conformance-baseline.yml" -o "$work/out" | grep -E "Passed:|FAILURE" || status=1
 done

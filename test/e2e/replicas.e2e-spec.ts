@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { E2E_DATABASE, freshDatabase } from '../support/databases.js';
@@ -37,8 +40,10 @@ describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () 
   beforeAll(async () => {
     await ollama.start();
     database = (await freshDatabase('postgres')) as DatabaseTarget;
+    // All replicas must see one workspace.root (a shared volume): any of them may run a session's next Task.
+    const workspace = { root: join(mkdtempSync(join(tmpdir(), 'oam-replicas-')), 'workspace') };
     for (let n = 0; n < 3; n++) {
-      const replica = new ServiceProcess((await writeConfig(ollama.url, { database })).file);
+      const replica = new ServiceProcess((await writeConfig(ollama.url, { database, workspace })).file);
       await replica.start();
       replicas.push(replica);
       clients.push(await modernClient(replica.url));
@@ -81,6 +86,23 @@ describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () 
     const final = await waitForTerminal(async (id) => textOf(await clients[other].callTool({ name: 'agent_status', arguments: { task_id: id } })), taskId);
     expect(final.status).toBe('cancelled');
     expect(Date.now() - started).toBeLessThan(2500);
+  });
+
+  it("keeps a session's files across Tasks whichever replica runs them, and any replica serves them", async () => {
+    const run = async (n: number, request: string, sessionId?: string) => {
+      const accepted = fieldsOf(textOf(await clients[n].callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
+      await waitForTerminal(async (id) => textOf(await clients[n].callTool({ name: 'agent_status', arguments: { task_id: id } })), accepted.task_id, 30_000);
+      return accepted.session_id;
+    };
+    const edit = (from: number) => ({ toolCalls: [{ name: 'edit_file', arguments: { path: 'count.txt', old_text: `${from}`, new_text: `${from + 1}` } }] });
+    ollama.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: 'count.txt', content: '0' } }] }, { content: 'written' });
+    const sessionId = await run(0, 'write 0');
+    ollama.enqueue(edit(0), { content: 'edited' });
+    await run(1, 'edit to 1', sessionId);
+    ollama.enqueue(edit(1), { content: 'edited' });
+    await run(2, 'edit to 2', sessionId);
+    const read = await clients[1].readResource({ uri: `agent-session://${sessionId}/files/count.txt` });
+    expect(read.contents[0]).toMatchObject({ text: '2' });
   });
 
   it('never had two active Tasks at once (sampled every 10 ms)', async () => {

@@ -32,7 +32,8 @@ export class TraceRepository {
       outputTokens: step.outputTokens ?? 0,
       durationMs: step.durationMs,
       startedAt: step.startedAt,
-      detail: JSON.stringify(step.detail),
+      // No NUL in the stored JSON (a model may write one into a file): PostgreSQL's JSON functions refuse it.
+      detail: JSON.stringify(step.detail, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)),
     });
   }
 

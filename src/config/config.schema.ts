@@ -248,6 +248,10 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
     const message = `shared lets every user's Tasks read and change each other's files; use session when auth.mode is ${config.auth.mode}`;
     return [{ path: ['workspace', 'isolation'], message }];
   }
+  if (config.workspace.sandbox === 'none' && config.auth.mode !== 'none') {
+    const message = `none runs commands unconfined, where they could reach other sessions' files; use auto or bubblewrap when auth.mode is ${config.auth.mode}`;
+    return [{ path: ['workspace', 'sandbox'], message }];
+  }
   const server = serverProblems(config);
   return server.length > 0 ? server : authProblems(config);
 }

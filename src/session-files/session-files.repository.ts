@@ -19,8 +19,13 @@ export class SessionFilesRepository {
 
   /** Newest change first, one row per (session, path), only changes older than `before` (a keyset). */
   async changedFiles(scope: { owner: string } | { sessionId: string }, limit: number, before: number | null): Promise<ChangedFile[]> {
-    // file_op steps carry the path in their JSON detail; both databases can read it in SQL.
-    const path = this.dataSource.options.type === 'postgres' ? "(step.detail::json ->> 'path')" : "json_extract(step.detail, '$.path')";
+    // file_op steps carry the path in their JSON detail; both databases can read it in SQL. PostgreSQL's
+    // JSON functions refuse an escaped NUL anywhere in the document (older steps may hold one in their
+    // argument summary): such a row gives no path instead of failing the whole listing.
+    const path =
+      this.dataSource.options.type === 'postgres'
+        ? "(CASE WHEN strpos(step.detail, '\\u0000') = 0 THEN CAST(step.detail AS json) ->> 'path' END)"
+        : "json_extract(step.detail, '$.path')";
     const query = this.dataSource
       .createQueryBuilder()
       .select('task.session_id', 'session_id')
@@ -35,7 +40,7 @@ export class SessionFilesRepository {
       .orderBy('MAX(step.seq)', 'DESC')
       .limit(limit);
     if (before !== null) query.having('MAX(step.seq) < :before', { before });
-    const rows = await query.getRawMany<{ session_id: string; path: string; seq: number | string }>();
-    return rows.map((row) => ({ sessionId: row.session_id, path: row.path, seq: Number(row.seq) }));
+    const rows = await query.getRawMany<{ session_id: string; path: string | null; seq: number | string }>();
+    return rows.map((row) => ({ sessionId: row.session_id, path: row.path ?? '', seq: Number(row.seq) }));
   }
 }

@@ -40,6 +40,18 @@ describe('legacy 2025-11-25 client (v1 SDK) over stateless HTTP', () => {
     expect(final).toMatchObject({ status: 'completed', result: 'legacy answer', token_usage: 'input=3 output=4 total=7' });
   });
 
+  it("reads a Task's deliverables as resources, with the same not-found error as 2026-07-28", async () => {
+    expect(client.getServerCapabilities()?.resources).toEqual({ listChanged: false, subscribe: false });
+    ollama.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: 'notes.md', content: '# legacy\n' } }] }, { content: 'noted' });
+    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'take a note' } })));
+    await waitForTerminal(async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })), accepted.task_id);
+    const uri = `agent-session://${accepted.session_id}/files/notes.md`;
+    expect((await client.listResources()).resources).toEqual([{ uri, name: 'notes.md', mimeType: 'text/markdown', size: 9 }]);
+    expect((await client.readResource({ uri })).contents).toEqual([{ uri, mimeType: 'text/markdown', text: '# legacy\n' }]);
+    const unknown = `agent-session://00000000-0000-4000-8000-000000000000/files/notes.md`;
+    await expect(client.readResource({ uri: unknown })).rejects.toMatchObject({ code: -32602, data: { uri: unknown } });
+  });
+
   it('gets the same Tool errors for bad input', async () => {
     const result = await client.callTool({ name: 'agent_run', arguments: { request: '   ' } });
     expect(result.isError).toBe(true);

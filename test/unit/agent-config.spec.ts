@@ -43,6 +43,23 @@ describe('configuration', () => {
     ]);
   });
 
+  it('isolates sessions by default, and refuses shared workspaces or unsandboxed commands behind an SSO proxy', () => {
+    expect(validateConfig({}).workspace).toMatchObject({ isolation: 'session', template: '', maxSessionBytes: 1024 * 1024 * 1024, retentionDays: 0 });
+    expect(validateConfig({}).mcp.resources).toEqual({ maxReadBytes: 10 * 1024 * 1024 });
+    expect(validateConfig({ workspace: { isolation: 'shared' } }).workspace.isolation).toBe('shared');
+    const proxy = { mode: 'proxy_headers', trusted_proxies: ['10.0.0.1'] };
+    expect(problemsOf({ auth: proxy, workspace: { isolation: 'shared' } })).toEqual([
+      "workspace.isolation: shared lets every user's Tasks read and change each other's files; use session when auth.mode is proxy_headers",
+    ]);
+    expect(problemsOf({ auth: proxy, workspace: { sandbox: 'none' } })).toEqual([
+      "workspace.sandbox: none runs commands unconfined, where they could reach other sessions' files; use auto or bubblewrap when auth.mode is proxy_headers",
+    ]);
+    expect(problemsOf({ workspace: { isolation: 'private', max_session_bytes: 10 } })).toEqual([
+      'workspace.isolation: must be one of session, shared (got "private")',
+      'workspace.max_session_bytes: must be between 1024 and 1099511627776 (got 10)',
+    ]);
+  });
+
   it('names every unknown key and every bad value', () => {
     expect(
       problemsOf({

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
@@ -6,7 +6,7 @@ import { configSchema } from './config.schema.js';
 import { closestKey } from './key-suggestion.js';
 
 /** Keys that name a place on disk; relative values resolve as described on loadConfig. */
-const PATH_KEYS = [['database', 'path'], ['workspace', 'root']] as const;
+const PATH_KEYS = [['database', 'path'], ['workspace', 'root'], ['workspace', 'template']] as const;
 
 const configPath = (env: NodeJS.ProcessEnv, cwd: string) => resolve(cwd, env.AGENT_CONFIG ?? 'agent.yaml');
 
@@ -39,8 +39,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const base = (path: readonly string[]) => (overrides.variables.has(path.join('.')) ? cwd : dirname(file));
   config.database.path = config.database.path === ':memory:' ? ':memory:' : resolve(base(PATH_KEYS[0]), config.database.path);
   config.workspace.root = resolve(base(PATH_KEYS[1]), config.workspace.root);
-  const missingRoot = missingWorkspaceRoot(config.workspace.root, dirname(file));
-  if (missingRoot) throw new ConfigError([located(missingRoot, file, document, overrides.variables)]);
+  if (config.workspace.template) config.workspace.template = resolve(base(PATH_KEYS[2]), config.workspace.template);
+  const missing = missingWorkspaceRoot(config.workspace.root, dirname(file)) ?? missingTemplate(config.workspace.template);
+  if (missing) throw new ConfigError([located(missing, file, document, overrides.variables)]);
   return config;
 }
 
@@ -66,6 +67,12 @@ function readDocument(file: string, env: NodeJS.ProcessEnv): unknown {
  * The default workspace (next to the config file) is created at start; any other root must exist,
  * since a missing one is most likely a typo that would otherwise become a new, empty workspace.
  */
+/** The template copied into each new session workspace must be a directory. */
+function missingTemplate(template: string): ConfigIssue | null {
+  if (!template || statSync(template, { throwIfNoEntry: false })?.isDirectory()) return null;
+  return { path: ['workspace', 'template'], message: `${template} is not a directory` };
+}
+
 function missingWorkspaceRoot(root: string, configDir: string): ConfigIssue | null {
   const fallback = resolve(configDir, configSchema.parse({}).workspace.root);
   if (root === fallback || existsSync(root)) return null;

@@ -22,10 +22,6 @@ export class SessionWorkspaces {
   ) {}
 
   static async open(root: WorkspacePaths, settings: AgentConfig['workspace']): Promise<SessionWorkspaces> {
-    if (settings.template) {
-      const info = await stat(settings.template).catch(() => null);
-      if (!info?.isDirectory()) throw new Error(`workspace.template: "${settings.template}" is not a directory`);
-    }
     if (settings.isolation === 'session') await mkdir(join(root.root, 'sessions'), { recursive: true });
     return new SessionWorkspaces(root, settings);
   }

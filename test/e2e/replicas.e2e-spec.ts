@@ -41,7 +41,7 @@ describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () 
     await ollama.start();
     database = (await freshDatabase('postgres')) as DatabaseTarget;
     // All replicas must see one workspace.root (a shared volume): any of them may run a session's next Task.
-    const workspace = { root: join(mkdtempSync(join(tmpdir(), 'oam-replicas-')), 'workspace') };
+    const workspace = { root: mkdtempSync(join(tmpdir(), 'oam-replicas-workspace-')) };
     for (let n = 0; n < 3; n++) {
       const replica = new ServiceProcess((await writeConfig(ollama.url, { database, workspace })).file);
       await replica.start();
@@ -49,7 +49,9 @@ describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () 
       clients.push(await modernClient(replica.url));
     }
     sampler = startSampler((database as { url: string }).url);
-  });
+    // Three services start one after another (the first applies the migrations); on a busy machine that
+    // takes longer than Jest's default hook time.
+  }, 120_000);
 
   afterAll(async () => {
     for (const client of clients) await client.close();

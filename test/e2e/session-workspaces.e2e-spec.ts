@@ -59,7 +59,7 @@ describe('session workspaces and deliverables as MCP resources, two users behind
       ollama.url,
       {
         auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: [ADMIN_GROUP] },
-        workspace: { root: join(dir, 'workspace'), template, max_session_bytes: QUOTA, retention_days: 1 },
+        workspace: { template, max_session_bytes: QUOTA, retention_days: 1 },
         mcp: { resources: { max_read_bytes: MAX_READ } },
       },
       dir,

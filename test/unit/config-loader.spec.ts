@@ -51,6 +51,14 @@ describe('loading the configuration', () => {
     ]);
   });
 
+  it('resolves workspace.template against the file and refuses one that is not a directory', () => {
+    const { dir, file } = configFile('workspace:\n  template: ./seed\n');
+    expect(problemsOf({ AGENT_CONFIG: file })).toEqual([`${file}: workspace.template: ${join(dir, 'seed')} is not a directory`]);
+    mkdirSync(join(dir, 'seed'));
+    expect(loadConfig({ AGENT_CONFIG: file }, '/').workspace.template).toBe(join(dir, 'seed'));
+    expect(loadConfig({ AGENT_CONFIG: configFile('{}\n').file }, '/').workspace.template).toBe('');
+  });
+
   it('names the variable behind a bad override, and suggests the closest known key', () => {
     const { file } = configFile('{}\n');
     expect(problemsOf({ AGENT_CONFIG: file, AGENT__OLAMA__MODEL: 'llama3.2' })).toEqual(['AGENT__OLAMA__MODEL (olama): unknown key (did you mean ollama?)']);

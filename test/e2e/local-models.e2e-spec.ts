@@ -19,7 +19,8 @@ const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ 
 /** One service on its own scripted Ollama, with the helpers every case uses. */
 async function startService(overrides: Record<string, Record<string, unknown>> = {}) {
   const ollama = await new ScriptedOllama().start();
-  const config = await writeConfig(ollama.url, { ...overrides, ollama: { stall_timeout_ms: 500, ...overrides.ollama } });
+  // The cases put files into the workspace root themselves: one shared local project.
+  const config = await writeConfig(ollama.url, { ...overrides, ollama: { stall_timeout_ms: 500, ...overrides.ollama }, workspace: { isolation: 'shared', ...overrides.workspace } });
   mkdirSync(config.workspace, { recursive: true });
   const service = await new ServiceProcess(config.file).start();
   const client = await modernClient(service.url);

@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { count, probe } from '../support/database-probe.js';
 import { MODERN, modernMeta } from '../support/mcp-clients.js';
 import { prng } from '../support/prng.js';
+import { firstReply, head, openUpload } from '../support/raw-http.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
@@ -105,6 +106,127 @@ async function fuzzChatAndA2a(base: string, requests: number, random: () => numb
     );
   }
   return { failures, tally };
+}
+
+const EDGE_FUZZ_REQUESTS = Number(process.env.OAM_EDGE_FUZZ_REQUESTS ?? 2_000);
+
+/** One HTTP-edge fuzz case (issue 9): what is sent, raw, and which answers are right for it. */
+interface EdgeCase {
+  kind: string;
+  send: (port: number) => Promise<{ status: number; body: string }>;
+  ok: (status: number, body: string) => boolean;
+}
+
+const ROUTES = ['/mcp', '/mcp/', '/admin', '/admin/audit', '/admin/tasks', '/admin/tasks/x/cancel', '/healthz', '/readyz', '/v1/models', '/a2a', '/nope'];
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'MKCOL', 'COPY', 'LOCK', 'PURGE', 'SEARCH', 'QUERY', 'SUBSCRIBE', 'M-SEARCH'];
+const MCP_LINES = ['Content-Type: application/json', 'Accept: application/json, text/event-stream', `MCP-Protocol-Version: ${MODERN}`];
+const INVALID_UTF8 = [[0xff], [0xc0, 0xaf], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe3, 0x81], [0xf8, 0x88, 0x80, 0x80, 0x80]];
+
+/** A tools/call envelope as bytes, with `inside` placed raw where the request text goes. */
+function toolsCall(inside: Buffer, extraArgument = ''): Buffer {
+  const [before, after] = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'MARK' }, _meta: modernMeta(false) } }).split('"MARK"');
+  return Buffer.concat([Buffer.from(`${before}"`), inside, Buffer.from(`"${extraArgument}${after}`)]);
+}
+
+const post = (port: number, body: Buffer, lines: string[] = []) =>
+  Buffer.concat([Buffer.from(head('POST /mcp HTTP/1.1', [`Host: 127.0.0.1:${port}`, ...MCP_LINES, 'Mcp-Method: tools/call', 'Mcp-Name: agent_run', `Content-Length: ${body.length}`, 'Connection: close', ...lines])), body]);
+
+/** The request classes the edge must refuse cleanly (or serve): never a 5xx, never a crash. */
+function edgeCase(random: () => number): EdgeCase {
+  const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
+  const int = (below: number) => Math.floor(random() * below);
+  // The first answer is what counts: a refused request whose body never comes keeps its connection until the request timeout.
+  const exchange = (bytes: (port: number) => Buffer | string) => async (port: number) => {
+    const socket = await openUpload(port, '');
+    const reply = firstReply(socket);
+    socket.write(bytes(port));
+    const answer = await reply;
+    socket.destroy();
+    return { status: answer?.status ?? 0, body: answer?.body ?? '' };
+  };
+  const below500 = (status: number) => status >= 100 && status < 500;
+  const cases: (() => EdgeCase)[] = [
+    () => {
+      const depth = 65 + int(20_000);
+      const nested = `,"extra":${'['.repeat(depth)}${']'.repeat(depth)}`;
+      return { kind: 'nesting', send: exchange((port) => post(port, toolsCall(Buffer.from('deep'), nested))), ok: (status, body) => status === 400 && body.includes('-32600') };
+    },
+    () => {
+      const bad = Buffer.from(pick(INVALID_UTF8));
+      return { kind: 'invalid UTF-8', send: exchange((port) => post(port, toolsCall(Buffer.concat([Buffer.from('fix '), bad, Buffer.from(' it')])))), ok: (status, body) => status === 400 && body.includes('-32700') };
+    },
+    () => {
+      const method = pick(METHODS);
+      const served = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'].includes(method);
+      return {
+        kind: 'odd method',
+        send: exchange((port) => head(`${method} ${pick(ROUTES)} HTTP/1.1`, [`Host: 127.0.0.1:${port}`, ...MCP_LINES, 'Content-Length: 0', 'Connection: close'])),
+        ok: (status) => (served ? below500(status) : status === 405),
+      };
+    },
+    () => {
+      const forms = (port: number) => [
+        ['Host: evil.example@127.0.0.1'],
+        [`Host: evil.example@127.0.0.1:${port}`],
+        [`Host: 127.0.0.1:${port}`, 'Host: evil.example'],
+        [`Host: 127.0.0.1:${70_000 + int(1e6)}`],
+        ['Host: 127.0.0.1:'],
+        ['Host: '],
+        [`Host: 127.0.0.1:${port}/x`],
+        ['Host: [::1'],
+        ['Host: xn--80ak6aa92e.com'],
+        ['Host: attacker.example'],
+        [`Host: 127.0.0.1:${port}`, 'Origin: null'],
+        [`Host: 127.0.0.1:${port}`, `Origin: http://127.0.0.1.evil.example:${port}`],
+      ];
+      return {
+        kind: 'Host form',
+        send: exchange((port) => head(`${pick(['GET', 'POST'])} ${pick(ROUTES)} HTTP/1.1`, [...pick(forms(port)), 'Content-Length: 0', 'Connection: close'])),
+        ok: (status) => status === 400 || status === 403,
+      };
+    },
+    () => {
+      // A field far longer than anything the spec allows, up to 4 MB, or a body over the limit (29 MB announced).
+      const size = int(4_000_000);
+      if (random() < 0.2) return { kind: 'oversized body', send: exchange((port) => head('POST /mcp HTTP/1.1', [`Host: 127.0.0.1:${port}`, ...MCP_LINES, 'Mcp-Method: tools/call', 'Content-Length: 40000000', 'Connection: close'])), ok: (status) => status === 413 };
+      return { kind: 'oversized field', send: exchange((port) => post(port, toolsCall(Buffer.from('big'), `,"${pick(['extra', 'session_id', 'temperature'])}":"${'x'.repeat(size)}"`))), ok: below500 };
+    },
+    () => ({
+      kind: 'slow body',
+      send: async (port) => {
+        const bytes = post(port, toolsCall(Buffer.from('slow')));
+        const socket = await openUpload(port, '');
+        const reply = rawExchangeOn(socket);
+        for (let at = 0; at < bytes.length; at += 64) {
+          socket.write(bytes.subarray(at, at + 64));
+          await new Promise((done) => setTimeout(done, int(5)));
+        }
+        return reply;
+      },
+      ok: below500,
+    }),
+    () => ({
+      kind: 'unfinished body',
+      send: async (port) => {
+        const bytes = post(port, toolsCall(Buffer.from('never finished'), `,"extra":"${'y'.repeat(int(100_000))}"`));
+        const socket = await openUpload(port, bytes.subarray(0, int(bytes.length - 1) + 1).toString('latin1'));
+        socket.destroy();
+        return { status: 0, body: '' };
+      },
+      ok: () => true,
+    }),
+  ];
+  return pick(cases)();
+}
+
+/** What comes back on an already open socket until the server closes it. */
+function rawExchangeOn(socket: import('node:net').Socket): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    let raw = '';
+    socket.on('data', (chunk: Buffer) => (raw += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.once('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0), body: raw.slice(raw.indexOf('\r\n\r\n') + 4) }));
+  });
 }
 
 describe('load, order and malformed input against one service', () => {
@@ -250,6 +372,26 @@ describe('load, order and malformed input against one service', () => {
     expect(failures).toEqual([]);
     expect((await fetch(`${base}/v1/models`)).status).toBe(200);
     process.stderr.write(`surface fuzz: ${SURFACE_FUZZ_REQUESTS} requests, ${tally.clientErrors} 4xx, ${tally.jsonAnswers} JSON answers, ${tally.streams} streams, 0 5xx\n`);
+  });
+
+  it(`answers ${EDGE_FUZZ_REQUESTS} raw HTTP requests (nesting, invalid UTF-8, odd methods and Host forms, oversized fields, slow and unfinished bodies) without a 5xx or a stack trace`, async () => {
+    const random = prng(9);
+    const failures: string[] = [];
+    const kinds = new Map<string, number>();
+    for (let batch = 0; batch < EDGE_FUZZ_REQUESTS / 20; batch++) {
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const fuzzCase = edgeCase(random);
+          const { status, body } = await fuzzCase.send(service.port);
+          kinds.set(fuzzCase.kind, (kinds.get(fuzzCase.kind) ?? 0) + 1);
+          if (!fuzzCase.ok(status, body)) failures.push(`${fuzzCase.kind}: ${status} ${body.slice(0, 200)}`);
+        }),
+      );
+    }
+    expect(failures.slice(0, 40)).toEqual([]);
+    expect((await fetch(`${service.url.replace(/\/mcp$/, '')}/healthz`)).status).toBe(200);
+    expect(service.stderr).not.toMatch(/\n\s+at |Maximum call stack/);
+    process.stderr.write(`edge fuzz: ${EDGE_FUZZ_REQUESTS} requests (${[...kinds].map(([kind, n]) => `${kind} ${n}`).join(', ')}), 0 5xx\n`);
   });
 });
 

@@ -47,13 +47,13 @@ export class HostOriginGuard {
     const hosts = distinct.host ?? [];
     if (hosts.length > 1) return { status: 400, reason: 'Host header sent more than once' };
     const host = hosts[0];
-    if (host !== undefined) {
-      const form = HOST_FORM.exec(host);
-      if (!form || Number(form[1] ?? 0) > 65_535 || !URL.canParse(`http://${host}`)) return { status: 400, reason: `malformed Host header: ${printable(host)}` };
-    }
+    const form = host === undefined ? null : HOST_FORM.exec(host);
+    if (host !== undefined && (!form || Number(form[1] ?? 0) > 65_535)) return { status: 400, reason: `malformed Host header: ${printable(host)}` };
     if (this.checkHost) {
       const checked = validateHostHeader(host, this.hostnames);
-      if (!checked.ok) return { status: host === undefined ? 400 : 403, reason: checked.message };
+      if (!checked.ok) return { status: checked.errorCode === 'invalid_host' ? 403 : 400, reason: checked.message };
+    } else if (host !== undefined && !URL.canParse(`http://${host}`)) {
+      return { status: 400, reason: `malformed Host header: ${printable(host)}` };
     }
     if ((distinct.origin?.length ?? 0) > 1) return { status: 400, reason: 'Origin header sent more than once' };
     const origin = headers.origin;

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpStatus, Res, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ReadinessService } from '../health/readiness.service.js';
+import { readinessBody, ReadinessService } from '../health/readiness.service.js';
 import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
 
 /** Readiness with its reasons, for admins: what `/readyz` keeps from anonymous callers. */
@@ -16,9 +16,8 @@ export class AdminHealthController {
   @AdminAction('admin.readiness_read')
   @ApiOperation({ summary: 'Readiness with the reason of each failing check (credentials never shown)' })
   async ready(@Res({ passthrough: true }) res: Response) {
-    const { ready, reasons } = await this.readiness.check();
-    res.status(ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
-    const checks = Object.fromEntries(Object.entries(reasons).map(([name, reason]) => [name, reason === null ? { ok: true } : { ok: false, error: reason }]));
-    return { status: ready ? 'ready' : 'not_ready', checks };
+    const readiness = await this.readiness.check();
+    res.status(readiness.ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    return readinessBody(readiness, true);
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ReadinessService } from './readiness.service.js';
+import { readinessBody, ReadinessService } from './readiness.service.js';
 
 /**
  * Probes for load balancers and orchestrators, open to anyone who reaches the port: they say whether
@@ -22,9 +22,8 @@ export class HealthController {
   @Get('readyz')
   @ApiOperation({ summary: 'Readiness: database reachable, Ollama reachable with the configured model (each ok or unavailable)' })
   async ready(@Res({ passthrough: true }) res: Response) {
-    const { ready, reasons } = await this.readiness.check();
-    res.status(ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
-    const checks = Object.fromEntries(Object.entries(reasons).map(([name, reason]) => [name, reason === null ? 'ok' : 'unavailable']));
-    return { status: ready ? 'ready' : 'not_ready', checks };
+    const readiness = await this.readiness.check();
+    res.status(readiness.ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    return readinessBody(readiness, false);
   }
 }

@@ -56,3 +56,11 @@ export class ReadinessService {
     return reason;
   }
 }
+
+/** The JSON of a readiness answer: per dependency `ok`/`unavailable`, or with `reasons` (admins) `{ok, error}`. */
+export function readinessBody({ ready, reasons }: Readiness, withReasons: boolean) {
+  const checks = Object.fromEntries(
+    Object.entries(reasons).map(([name, reason]) => [name, withReasons ? (reason === null ? { ok: true } : { ok: false, error: reason }) : reason === null ? 'ok' : 'unavailable']),
+  );
+  return { status: ready ? 'ready' : 'not_ready', checks };
+}

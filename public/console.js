@@ -34,10 +34,14 @@ class ApiError extends Error {
   }
 }
 
-async function api(path, options = {}) {
+/** With auth.mode none the admin token from the sign-in form; behind the SSO proxy, nothing (the proxy adds identity). */
+function authHeaders() {
   const token = sessionStorage.getItem(TOKEN_KEY);
-  const headers = AUTH_MODE === 'none' && token ? { Authorization: `Bearer ${token}` } : {};
-  const res = await fetch(`${BASE}/admin/${path}`, { ...options, headers, credentials: 'same-origin' });
+  return AUTH_MODE === 'none' && token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+async function api(path, options = {}) {
+  const res = await fetch(`${BASE}/admin/${path}`, { ...options, headers: authHeaders(), credentials: 'same-origin' });
   const body = await res.json().catch(() => ({}));
   if (!res.ok) throw new ApiError(res.status, body.message ?? res.statusText);
   return body;
@@ -165,15 +169,18 @@ async function taskView(taskId) {
       if (!handleAuthError(error)) setView(h('p', {}, h('a', { href: '#/tasks' }, '← Tasks')), banner(error.message));
       return;
     }
+    // The session's files live beside the Task; a failure there shows in their section, not instead of the Task.
+    const files = await api(`sessions/${encodeURIComponent(task.session_id)}/files`).catch((error) => (handleAuthError(error) ? null : { error: error.message }));
+    if (files === null) return;
     const scroll = window.scrollY;
-    setView(...taskPage(task, load));
+    setView(...taskPage(task, load, files));
     window.scrollTo(0, scroll);
     if (ACTIVE.includes(task.status)) scheduleRefresh(load);
   };
   await load();
 }
 
-function taskPage(task, reload) {
+function taskPage(task, reload, files) {
   const waited = between(task.created_at, task.started_at ?? (task.status === 'queued' ? new Date().toISOString() : null));
   const ran = between(task.started_at, task.finished_at ?? (ACTIVE.includes(task.status) ? new Date().toISOString() : null));
   const facts = h('dl', { className: 'facts' },
@@ -196,6 +203,7 @@ function taskPage(task, reload) {
       task.result === null ? h('p', { className: 'muted' }, ACTIVE.includes(task.status) ? 'Not finished yet.' : 'No result.') : h('pre', { id: 'task-result' }, task.result)),
   ];
   if (Array.isArray(task.deliverables)) sections.push(listSection('Deliverables', task.deliverables, deliverableItem));
+  sections.push(sessionFilesSection(task.session_id, files));
   const approvals = task.pending_approvals ?? task.approvals;
   if (Array.isArray(approvals)) sections.push(listSection('Pending approvals', approvals, approvalItem));
   sections.push(h('section', { 'aria-labelledby': 'h-trace' }, h('h3', { id: 'h-trace' }, `Trace (${task.trace.length} steps)`), timeline(task)));
@@ -206,6 +214,27 @@ function listSection(title, items, render) {
   return h('section', { className: 'card' }, h('h3', {}, title), items.length === 0 ? h('p', { className: 'muted' }, 'None.') : h('ul', {}, ...items.map((item) => h('li', {}, render(item)))));
 }
 const deliverableItem = (item) => [h('span', { className: 'mono' }, item.path ?? item.uri ?? item.name ?? JSON.stringify(item)), item.bytes !== undefined ? ` (${item.bytes} bytes)` : ''];
+/** The files the session's Tasks created or changed (newest first), each downloadable. */
+function sessionFilesSection(sessionId, files) {
+  const title = h('h3', { id: 'h-files' }, 'Session files');
+  if (files.error) return h('section', { className: 'card', 'aria-labelledby': 'h-files' }, title, banner(files.error));
+  const rows = files.items.map((file) =>
+    h('li', {}, h('button', { type: 'button', className: 'link mono', onclick: () => download(sessionId, file) }, file.path), h('span', { className: 'muted' }, ` ${file.size} bytes · ${file.mime_type}`)));
+  return h('section', { className: 'card', id: 'session-files', 'aria-labelledby': 'h-files' }, title,
+    rows.length === 0 ? h('p', { className: 'muted' }, 'None.') : h('ul', {}, ...rows),
+    files.next_cursor ? h('p', { className: 'muted' }, 'Only the 100 most recently changed files are shown.') : '');
+}
+
+/** Fetched with the same credentials as every API call (a plain link could not carry the admin token). */
+async function download(sessionId, file) {
+  const path = file.path.split('/').map(encodeURIComponent).join('/');
+  const res = await fetch(`${BASE}/admin/sessions/${encodeURIComponent(sessionId)}/files/${path}`, { headers: authHeaders(), credentials: 'same-origin' });
+  if (!res.ok) return void alert(`Download failed: ${res.status} ${(await res.json().catch(() => ({}))).message ?? res.statusText}`);
+  const url = URL.createObjectURL(await res.blob());
+  h('a', { href: url, download: file.path.split('/').pop() }).click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
 const approvalItem = (item) => [item.summary ?? item.command ?? item.action ?? JSON.stringify(item), item.requested_at ? h('span', { className: 'muted' }, ` · requested ${clock(item.requested_at)}`) : ''];
 
 /** The trace as a timeline: one entry per step, numbered from 1, grouped under the subtask it served. */

@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
+import { isUuid } from '../common/uuid.js';
 
 const SCHEME = 'agent-session://';
-const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The URI template of session files (RFC 6570 `{+path}`: the path keeps its slashes). */
 export const SESSION_FILE_URI_TEMPLATE = `${SCHEME}{session_id}/files/{+path}`;
@@ -21,7 +21,7 @@ export function parseSessionFileUri(uri: string): { sessionId: string; path: str
   const slash = rest.indexOf('/files/');
   if (slash === -1) return null;
   const sessionId = rest.slice(0, slash);
-  if (!SESSION_ID.test(sessionId)) return null;
+  if (!isUuid(sessionId)) return null;
   const segments: string[] = [];
   for (const raw of rest.slice(slash + '/files/'.length).split('/')) {
     let segment: string;

@@ -3,8 +3,8 @@ import { cp, mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { WorkspacePaths } from './workspace-paths.js';
+import { isUuid } from '../common/uuid.js';
 
-const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY_MS = 86_400_000;
 
 /** What readers find for a session: its files, a workspace removed by retention, or nothing yet. */
@@ -61,7 +61,7 @@ export class SessionWorkspaces {
     const base = join(this.root.root, 'sessions');
     const removed: string[] = [];
     for (const entry of await readdir(base, { withFileTypes: true }).catch(() => [])) {
-      if (!entry.isDirectory() || !SESSION_ID.test(entry.name)) continue;
+      if (!entry.isDirectory() || !isUuid(entry.name)) continue;
       const info = await stat(join(base, entry.name)).catch(() => null);
       if (!info || now - info.mtimeMs < days * DAY_MS) continue;
       // The tombstone first: a reader never sees a half-removed workspace as merely absent.
@@ -74,7 +74,7 @@ export class SessionWorkspaces {
 
   private dir(sessionId: string): string {
     // Session ids are server-made UUIDs; anything else would be a path, and never reaches the disk.
-    if (!SESSION_ID.test(sessionId)) throw new Error(`not a session id: ${sessionId}`);
+    if (!isUuid(sessionId)) throw new Error(`not a session id: ${sessionId}`);
     return join(this.root.root, 'sessions', sessionId.toLowerCase());
   }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
@@ -166,6 +166,11 @@ describe('the admin console in headless Chromium', () => {
     // Real line breaks in a <pre>, not a JSON string with \n in it.
     expect(await command.locator('pre.output').evaluate((pre) => (pre as HTMLElement).innerText)).toBe('first line\nsecond line');
     expect(await page.locator('#trace .step-time').first().textContent()).toMatch(/^\d\d:\d\d:\d\d\.\d{3} \(\+\d.*\) · took /);
+    // The session's files, downloaded with the admin token the page signed in with.
+    expect(await page.textContent('#session-files li')).toBe('notes.txt 23 bytes · text/plain');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#session-files button')]);
+    expect(download.suggestedFilename()).toBe('notes.txt');
+    expect(readFileSync(await download.path(), 'utf8')).toBe('first line\nsecond line\n');
     await shot(page, '04-task-timeline');
     await page.close();
   });

@@ -6,12 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ADMIN, ADMIN_GROUP, as, PROXY_AUTH } from '../support/proxy-identity.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
-const ADMIN_GROUP = 'platform-admins';
-const as = (user: string, groups = 'dev') => ({ 'X-Forwarded-User': user, 'X-Forwarded-Groups': groups });
-const ADMIN = as('carol@example.com', `dev, ${ADMIN_GROUP}`);
 
 /** A raw HTTP request, for what fetch cannot send (repeated header lines). */
 function rawRequest(port: number, path: string, headers: Record<string, string | string[]>, body?: string) {
@@ -40,7 +38,7 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
   beforeAll(async () => {
     await ollama.start();
     const config = await writeConfig(ollama.url, {
-      auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: [ADMIN_GROUP] },
+      auth: PROXY_AUTH,
       audit: { checkpoint_every: 5 },
     });
     db = config.database;

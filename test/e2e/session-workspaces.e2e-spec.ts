@@ -5,12 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
 import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
-const ADMIN_GROUP = 'platform-admins';
-const as = (user: string, groups = 'dev') => ({ 'X-Forwarded-User': user, 'X-Forwarded-Groups': groups });
-const ADMIN = as('carol@example.com', `dev, ${ADMIN_GROUP}`);
 const MAX_READ = 4096;
 const QUOTA = 16 * 1024;
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -58,7 +56,7 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     const config = await writeConfig(
       ollama.url,
       {
-        auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: [ADMIN_GROUP] },
+        auth: PROXY_AUTH,
         workspace: { template, max_session_bytes: QUOTA, retention_days: 1 },
         mcp: { resources: { max_read_bytes: MAX_READ } },
       },

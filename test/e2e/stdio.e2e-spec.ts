@@ -79,7 +79,9 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
     await client.connect(new StdioClientTransport({ ...serverParams(), command: 'npm', args: ['run', 'start:stdio'] }));
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['agent_run', 'agent_status']);
     await client.close();
-  });
+    // The README command type-checks and builds before it starts (prestart:stdio): a full tsc run, which on a
+    // busy two-core machine takes longer than the default 30 s.
+  }, 180_000);
 
   it('writes only JSON-RPC frames to stdout, logs to stderr, and exits when stdin closes', async () => {
     const child = spawn(process.execPath, ['dist/stdio.js'], { cwd: ROOT, env: serverParams().env, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -4,6 +4,7 @@ import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
+import { E2E_DATABASE, freshDatabase } from '../support/databases.js';
 import {
   fieldsOf,
   httpRawDispatch,
@@ -475,5 +476,64 @@ describe('approvals behind an SSO proxy: only the session owner answers', () => 
     h.ollama.enqueue({ content: 'wrote mine' });
     await h.finished((await h.submit('承認', first.session_id)).task_id);
     expect(readFileSync(h.file('mine.txt', first.session_id), 'utf8')).toBe('mine\n');
+  });
+});
+
+// Replicas share a PostgreSQL database; this suite runs in the PostgreSQL pass of `npm test`.
+const describeOnPostgres = E2E_DATABASE === 'postgres' ? describe : describe.skip;
+
+describeOnPostgres('approvals across two replicas on one PostgreSQL database', () => {
+  const ollama = new ScriptedOllama();
+  const replicas: ServiceProcess[] = [];
+  let database: DatabaseTarget;
+  let workspace = '';
+
+  beforeAll(async () => {
+    await ollama.start();
+    database = (await freshDatabase('postgres')) as DatabaseTarget;
+    for (let n = 0; n < 2; n++) {
+      const config = await writeConfig(ollama.url, { database, workspace: { isolation: 'shared' }, agent: { approvals: { mode: 'commands', wait_ms: 60_000 } } });
+      // One workspace for both, as replicas on one host share their volume.
+      if (n === 0) workspace = config.workspace;
+      writeFileSync(config.file, readFileSync(config.file, 'utf8').replace(config.workspace, workspace));
+      mkdirSync(workspace, { recursive: true });
+      replicas.push(await new ServiceProcess(config.file).start());
+    }
+  });
+
+  afterAll(async () => {
+    for (const replica of replicas) await replica.stop();
+    await ollama.stop();
+  });
+
+  it('takes the in-place answer on the replica that does not run the Task, and holds one active Task', async () => {
+    ollama.enqueue(call('run_command', { command: 'echo across > across.txt' }), { content: 'done across' });
+    const [a, b] = replicas.map((replica) => httpRawDispatch(replica.url));
+    const meta = { _meta: modernMeta(true) };
+    const created = await a({ method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'across replicas' }, ...meta } });
+    const taskId = (created as { result: { taskId: string } }).result.taskId;
+    let waiting: any;
+    for (const deadline = Date.now() + 15_000; ; ) {
+      const got = await b({ method: 'tasks/get', params: { taskId, ...meta } });
+      if (got.kind === 'result' && got.result.status === 'input_required') {
+        waiting = got.result;
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`never input_required: ${JSON.stringify(got)}`);
+      await new Promise((done) => setTimeout(done, 30));
+    }
+    const [{ lease_owner: owner }] = await probe<{ lease_owner: string }>(database, 'SELECT lease_owner FROM tasks WHERE id = ?', taskId);
+    const other = replicas.findIndex((replica) => !owner.includes(`/${replica.pid}/`));
+    const answerer = [a, b][other];
+    const [key] = Object.keys(waiting.inputRequests);
+    await answerer({ method: 'tasks/update', params: { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } }, ...meta } });
+    for (const deadline = Date.now() + 15_000; ; ) {
+      const got = await a({ method: 'tasks/get', params: { taskId, ...meta } });
+      if (got.kind === 'result' && got.result.status === 'completed') break;
+      if (Date.now() > deadline) throw new Error(`never completed: ${JSON.stringify(got)}`);
+      await new Promise((done) => setTimeout(done, 30));
+    }
+    expect(readFileSync(join(workspace, 'across.txt'), 'utf8')).toBe('across\n');
+    expect(ollama.maxConcurrentChats).toBe(1);
   });
 });

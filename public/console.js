@@ -235,7 +235,12 @@ async function download(sessionId, file) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-const approvalItem = (item) => [item.summary ?? item.command ?? item.action ?? JSON.stringify(item), item.requested_at ? h('span', { className: 'muted' }, ` · requested ${clock(item.requested_at)}`) : ''];
+/** A pending approval (GET /admin/tasks/:id `pending_approvals`): the command, or the path with its diff. */
+const approvalItem = (item) => [
+  h('span', { className: 'mono' }, item.command !== undefined ? `$ ${item.command}` : `${item.tool} ${item.path}`),
+  h('span', { className: 'muted' }, ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for 承認 / 拒否 in the conversation'} · requested ${clock(item.created_at)}`),
+  item.diff ? h('pre', { className: 'output' }, item.diff) : '',
+];
 
 /** The trace as a timeline: one entry per step, numbered from 1, grouped under the subtask it served. */
 function timeline(task) {

@@ -1,6 +1,8 @@
 import { Controller, Get, HttpCode, NotFoundException, Param, Post, Query, Req } from '@nestjs/common';
 import { UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { mapApproval } from '../approvals/approval-view.js';
+import { ApprovalsService } from '../approvals/approvals.service.js';
 import { TraceRepository } from '../agent/trace.repository.js';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
@@ -20,6 +22,7 @@ export class AdminTasksController {
     private readonly queue: TaskQueueService,
     private readonly trace: TraceRepository,
     private readonly sessions: SessionsService,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   @Get('tasks')
@@ -40,7 +43,8 @@ export class AdminTasksController {
     const task = await this.queue.find(id);
     if (!task) throw new NotFoundException(`no task ${id}`);
     const positions = await this.queue.queuePositions([task]);
-    return { ...mapTask(task, positions.get(task.id) ?? null), trace: (await this.trace.forTask(id)).map(mapStep) };
+    const [trace, pending] = await Promise.all([this.trace.forTask(id), this.approvals.pendingOfTask(id)]);
+    return { ...mapTask(task, positions.get(task.id) ?? null), pending_approvals: pending.map(mapApproval), trace: trace.map(mapStep) };
   }
 
   @Post('tasks/:id/cancel')

@@ -31,6 +31,10 @@ export class ApprovalsRepository {
     return this.rows.findOneBy({ taskId, state: 'pending', waiting: true });
   }
 
+  pendingOfTask(taskId: string): Promise<ApprovalEntity[]> {
+    return this.rows.find({ where: { taskId, state: 'pending' }, order: { createdAt: 'ASC' } });
+  }
+
   pendingOfSession(sessionId: string): Promise<ApprovalEntity | null> {
     return this.rows.findOne({ where: { sessionId, state: 'pending' }, order: { createdAt: 'DESC' } });
   }

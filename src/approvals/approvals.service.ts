@@ -151,6 +151,11 @@ export class ApprovalsService {
     return this.approvals.listPending(limit);
   }
 
+  /** Admin: what a Task asked and nobody has answered yet (in place, or in the conversation). */
+  pendingOfTask(taskId: string): Promise<ApprovalEntity[]> {
+    return this.approvals.pendingOfTask(taskId);
+  }
+
   pendingOfSession(sessionId: string): Promise<ApprovalEntity | null> {
     return this.approvals.pendingOfSession(sessionId);
   }

@@ -3,6 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { E2E_DATABASE, freshDatabase } from '../support/databases.js';
 import {
@@ -21,6 +22,7 @@ import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const ADMIN_TOKEN = 'approvals-admin-token-0123456789';
+const CHROMIUM = '/usr/bin/chromium';
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 10, evalCount: 5 });
 
 interface ApprovalRow {
@@ -237,6 +239,23 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     const ofSession = await (await fetch(`${base}/admin/sessions/${first.session_id}/approval`, { headers: auth })).json();
     expect(ofSession).toMatchObject({ session_id: first.session_id, pending: { task_id: first.task_id, tool: 'run_command', command: 'echo admin > admin.txt', state: 'pending', waiting_in_place: false } });
     expect(JSON.stringify(ofSession)).not.toContain('messages');
+    const task = await (await fetch(`${base}/admin/tasks/${first.task_id}`, { headers: auth })).json();
+    expect(task.pending_approvals).toMatchObject([{ command: 'echo admin > admin.txt', waiting_in_place: false }]);
+    // The console shows it on the Task's page.
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+    try {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${base}/admin#/tasks/${first.task_id}`);
+      await page.fill('#token', ADMIN_TOKEN);
+      await page.press('#token', 'Enter');
+      const section = page.locator('section.card', { hasText: 'Pending approvals' });
+      await section.waitFor();
+      expect(await section.textContent()).toContain('$ echo admin > admin.txt');
+      expect(await section.textContent()).toContain('waiting for 承認 / 拒否 in the conversation');
+    } finally {
+      await browser.close();
+    }
     const list = await (await fetch(`${base}/admin/approvals`, { headers: auth })).json();
     expect(list.items.map((item: { task_id: string }) => item.task_id)).toContain(first.task_id);
     expect((await fetch(`${base}/admin/approvals`)).status).toBe(403);

@@ -3,6 +3,7 @@ import { ApprovalPolicy } from '../../src/approvals/approval-policy.js';
 import { conversationAnswer } from '../../src/approvals/approval-texts.js';
 import { CommandAllowlist, patternProblem, simpleCommandWords } from '../../src/approvals/command-pattern.js';
 import { unifiedDiff } from '../../src/approvals/unified-diff.js';
+import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
 
 describe('command allowlist', () => {
   const allow = new CommandAllowlist(['npm test*', 'git status', 'ls *', 'grep *']);
@@ -62,6 +63,19 @@ describe('command allowlist', () => {
     expect(simpleCommandWords(`echo 'a b' "c\\"d" e\\ f`)).toEqual(['echo', 'a b', 'c"d', 'e f']);
     expect(simpleCommandWords('echo a;b')).toBeNull();
     expect(simpleCommandWords('echo a&&b')).toBeNull();
+  });
+
+  it('names a bad pattern of agent.approvals.allow by its index at boot', () => {
+    expect(validateConfig({}).agent.approvals).toEqual({ mode: 'never', allow: [], waitMs: 120_000 });
+    try {
+      validateConfig({ agent: { approvals: { mode: 'sometimes', allow: ['npm test*', 'npm test; *'] } } });
+      throw new Error('accepted');
+    } catch (error) {
+      expect((error as ConfigError).problems).toEqual([
+        'agent.approvals.mode: must be one of never, commands, changes (got "sometimes")',
+        'agent.approvals.allow.1: "npm test; *" contains shell syntax; patterns are plain words and *',
+      ]);
+    }
   });
 
   it('refuses unusable patterns at boot', () => {

@@ -1,10 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AgentConfig } from './config/agent-config.js';
 import { AppConfig } from './config/app-config.js';
-import { dataSourceOptions } from './database/data-source-options.js';
-import { WalCheckpointer } from './database/wal-checkpointer.js';
+import { DatabaseModule } from './database/database.module.js';
 import { Metrics } from './metrics/metrics.js';
 import { AdminModule } from './admin/admin.module.js';
 import { A2aModule } from './a2a/a2a.module.js';
@@ -24,8 +22,8 @@ export class CoreModule {
     return {
       module: CoreModule,
       global: true,
-      imports: [TypeOrmModule.forRoot(dataSourceOptions(config.database)), ScheduleModule.forRoot(), McpModule, OllamaModule],
-      providers: [{ provide: AppConfig, useValue: config }, WalCheckpointer, Metrics, OllamaStartupCheck],
+      imports: [DatabaseModule.forRoot(config.database), ScheduleModule.forRoot(), McpModule, OllamaModule],
+      providers: [{ provide: AppConfig, useValue: config }, Metrics, OllamaStartupCheck],
       exports: [AppConfig, Metrics, McpModule],
     };
   }

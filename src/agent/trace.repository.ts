@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, MoreThan } from 'typeorm';
+import { PlainSql } from '../database/plain-sql.js';
 import { TaskStepEntity, type StepKind } from './task-step.entity.js';
 
 export interface StepRecord {
@@ -16,13 +15,14 @@ export interface StepRecord {
   detail: Record<string, unknown>;
 }
 
-/** Stores the execution trace of Tasks. */
+/** Stores the execution trace of Tasks (`task_steps`). */
 @Injectable()
 export class TraceRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: PlainSql) {}
 
   async append(step: StepRecord): Promise<void> {
-    await this.dataSource.getRepository(TaskStepEntity).insert({
+    const row = new TaskStepEntity();
+    Object.assign(row, {
       taskId: step.taskId,
       subtask: step.subtask,
       kind: step.kind,
@@ -34,15 +34,17 @@ export class TraceRepository {
       startedAt: step.startedAt,
       // No NUL in the stored JSON (a model may write one into a file): PostgreSQL's JSON functions refuse it.
       detail: JSON.stringify(step.detail, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)),
-    });
+    } satisfies Omit<TaskStepEntity, 'seq'>);
+    await this.sql.insert(TaskStepEntity, [row]);
   }
 
   forTask(taskId: string): Promise<TaskStepEntity[]> {
-    return this.dataSource.getRepository(TaskStepEntity).find({ where: { taskId }, order: { seq: 'ASC' } });
+    return this.after(taskId, 0);
   }
 
   /** The steps written after `afterSeq`, oldest first: what a streaming surface has not sent yet. */
-  after(taskId: string, afterSeq: number): Promise<TaskStepEntity[]> {
-    return this.dataSource.getRepository(TaskStepEntity).find({ where: { taskId, seq: MoreThan(afterSeq) }, order: { seq: 'ASC' } });
+  async after(taskId: string, afterSeq: number): Promise<TaskStepEntity[]> {
+    const rows = (await this.sql.all('SELECT * FROM task_steps WHERE task_id = ? AND seq > ? ORDER BY seq ASC', [taskId, afterSeq])) as Record<string, unknown>[];
+    return rows.map((row) => this.sql.hydrate(TaskStepEntity, row));
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { nowIso } from '../common/clock.js';
+import { sqlStep, type SqlStep } from '../database/plain-sql.js';
 import { ApprovalEntity, type ApprovalState } from './approval.entity.js';
 
 /** Who answered, how, and why. */
@@ -20,6 +21,11 @@ export class ApprovalsRepository {
 
   private get rows() {
     return this.dataSource.getRepository(ApprovalEntity);
+  }
+
+  /** The insert of a new request, for the unit of work of its audit event. */
+  insertion(row: ApprovalEntity): SqlStep {
+    return sqlStep.insert(ApprovalEntity, [row]);
   }
 
   findById(id: string): Promise<ApprovalEntity | null> {

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AuditService } from '../audit/audit.service.js';
 import { nowIso } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import { sqlStep } from '../database/hot-path-sql.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
 import { ApprovalEntity } from './approval.entity.js';
 import { ApprovalPolicy } from './approval-policy.js';
@@ -51,12 +51,13 @@ export class ApprovalsService {
   constructor(
     private readonly approvals: ApprovalsRepository,
     private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
     private readonly config: AppConfig,
   ) {
     this.policy = new ApprovalPolicy(config.agent.approvals.mode, config.agent.approvals.allow);
   }
 
-  /** Stores the request with its audit event, in one transaction. */
+  /** Stores the request with its audit event, in one unit of work. */
   async request(input: NewApproval): Promise<ApprovalEntity> {
     const row = Object.assign(new ApprovalEntity(), {
       id: randomUUID(),
@@ -78,10 +79,8 @@ export class ApprovalsService {
       createdAt: nowIso(),
       answeredAt: null,
     } satisfies ApprovalEntity);
-    await this.audit.recordWith(
-      { ...this.event(SYSTEM_CALLER, 'approval.requested', row), detail: { ...actionDetail(row), in_place: row.waiting } },
-      [sqlStep.insert(ApprovalEntity, [row])],
-    );
+    const event = this.audit.entry({ ...this.event(SYSTEM_CALLER, 'approval.requested', row), detail: { ...actionDetail(row), in_place: row.waiting } });
+    await this.unitOfWork.commit({ writes: [this.approvals.insertion(row)], shared: [event] });
     return row;
   }
 

@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { DataSource } from 'typeorm';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
-import { HotPathSql } from '../database/hot-path-sql.js';
 import { chainHash } from './audit-chain.js';
-import { AuditEventEntity } from './audit-event.entity.js';
+import type { AuditEventEntity } from './audit-event.entity.js';
+import { AuditRepository, type AuditConditions, type EventSize } from './audit.repository.js';
 
 export interface AuditFilters {
   actor?: string;
@@ -46,14 +44,14 @@ export interface Checkpoint {
   hash: string;
 }
 
-const exactly = (column: string) => (value: string): Condition => [`${column} = ?`, [value]];
+const exactly = (column: string) => (value: string): AuditConditions[number] => [`${column} = ?`, [value]];
 const likeLiteral = (text: string) => text.replace(/[!%_]/g, (c) => `!${c}`);
 
 /**
  * Each filter as SQL. `action` matches the start of the action or of any word in it, so `agent_run`
  * finds `tools/call agent_run` and `task` finds `task.status`.
  */
-const CONDITIONS: Record<keyof AuditFilters, (value: string) => Condition> = {
+const CONDITIONS: Record<keyof AuditFilters, (value: string) => AuditConditions[number]> = {
   actor: exactly('actor'),
   action: (value) => ["(action LIKE ? ESCAPE '!' OR action LIKE ? ESCAPE '!')", [`${likeLiteral(value)}%`, `% ${likeLiteral(value)}%`]],
   outcome: exactly('outcome'),
@@ -62,14 +60,11 @@ const CONDITIONS: Record<keyof AuditFilters, (value: string) => Condition> = {
   from: (value) => ['at >= ?', [value]],
   to: (value) => ['at < ?', [value]],
 };
-type Condition = [sql: string, params: unknown[]];
 /**
  * What a listing reads of each event. Events written before their size was bounded may hold
  * megabytes: a page of them is cut in the query itself, so a page costs the same whatever is stored.
  */
 export const LIST_DETAIL_CHARS = 4096;
-const LISTED_COLUMNS = `seq, at, actor, groups, source, transport, substr(client, 1, 200) AS client, action, outcome, task_id, session_id,
-  substr(detail, 1, ${LIST_DETAIL_CHARS}) AS detail, length(detail) AS detail_chars, prev_hash, hash`;
 /** Detail characters one read of whole events may hold (at least one event is read). */
 const READ_DETAIL_CHARS = 8 * 1024 * 1024;
 /** Events per read of a verification walk: about 5 ms of hashing, the longest the walk holds the event loop. */
@@ -80,11 +75,7 @@ const VERIFY_ATTEMPTS = 3;
 /** Reads of the audit log: search with keyset cursors, export pages, and chain verification. */
 @Injectable()
 export class AuditLogService {
-  private readonly sql: HotPathSql;
-
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.sql = new HotPathSql(dataSource);
-  }
+  constructor(private readonly repository: AuditRepository) {}
 
   /**
    * Newest first. The cursor is the last seen `seq` (events only ever get higher numbers), so paging
@@ -92,34 +83,26 @@ export class AuditLogService {
    */
   async search(filters: AuditFilters, limit: number, cursor: string | null): Promise<AuditPage> {
     const before = cursor === null ? null : decodeCursor(cursor);
-    const { where, params } = whereClause(filters, before === null ? [] : [['seq < ?', before]]);
-    const rows = (await this.sql.all(`SELECT ${LISTED_COLUMNS} FROM audit_events ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit + 1])) as Record<string, unknown>[];
-    const items = rows.slice(0, limit).map((row) => ({ event: this.sql.hydrate(AuditEventEntity, row), detailChars: Number(row.detail_chars) }));
+    const rows = await this.repository.listed(conditions(filters, before === null ? [] : [['seq < ?', [before]]]), limit + 1, LIST_DETAIL_CHARS);
+    const items = rows.slice(0, limit);
     return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].event.seq) : null };
   }
 
-  async get(seq: number): Promise<AuditEventEntity | null> {
-    const [event] = await this.sql.select(AuditEventEntity, { seq });
-    return event ?? null;
+  get(seq: number): Promise<AuditEventEntity | null> {
+    return this.repository.get(seq);
   }
 
   /** Matching events oldest first, a page at a time, for streamed exports. */
   async *stream(filters: AuditFilters, pageSize = 1000): AsyncGenerator<AuditEventEntity> {
     let after = 0;
     for (;;) {
-      const { where, params } = whereClause(filters, [['seq > ?', after]]);
-      const sizes = (await this.sql.all(`SELECT seq, length(detail) AS size FROM audit_events ${where} ORDER BY seq ASC LIMIT ?`, [...params, pageSize])) as EventSize[];
+      const sizes = await this.repository.sizes(conditions(filters, [['seq > ?', [after]]]), pageSize);
       yield* this.wholeEvents(sizes);
       if (sizes.length < pageSize) return;
-      after = Number(sizes[sizes.length - 1].seq);
+      after = sizes[sizes.length - 1].seq;
     }
   }
 
-  /**
-   * Walks the chain from the retention anchor: sequence numbers must follow each other, each event must
-   * name its predecessor's hash and hash to its own, and the last one must be the recorded head.
-   * Reports the first sequence number where that fails.
-   */
   /**
    * Walks the chain from the anchor to the head. With a checkpoint from the service log, also proves
    * that nothing after it was cut off: whoever can write the database can remove the last events and
@@ -140,22 +123,21 @@ export class AuditLogService {
    * Events beyond the current head are another matter: the writer never leaves any, so they were put there.
    */
   private async walkChain(checkpoint?: Checkpoint): Promise<Verification> {
-    const [head] = (await this.sql.all('SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1')) as Record<string, string | number>[];
-    const headSeq = Number(head.seq);
-    const anchor = { seq: Number(head.anchor_seq), hash: String(head.anchor_hash) };
+    const { head, anchor } = await this.repository.head();
+    const headSeq = head.seq;
     const result = (firstBadSeq: number | null, reason: string | null, checked: number): Verification => ({
       ok: firstBadSeq === null,
       checked,
       firstBadSeq,
       reason,
-      head: { seq: headSeq, hash: String(head.hash) },
+      head,
       anchor,
     });
     let expectedSeq = anchor.seq + 1;
     let previous = anchor.hash;
     let checked = 0;
     for (;;) {
-      const sizes = (await this.sql.all('SELECT seq, length(detail) AS size FROM audit_events WHERE seq >= ? AND seq <= ? ORDER BY seq ASC LIMIT ?', [expectedSeq, headSeq, VERIFY_PAGE])) as EventSize[];
+      const sizes = await this.repository.sizes([['seq >= ?', [expectedSeq]], ['seq <= ?', [headSeq]]], VERIFY_PAGE);
       for await (const event of this.wholeEvents(sizes)) {
         if (Number(event.seq) !== expectedSeq) return result(expectedSeq, `event ${expectedSeq} is missing`, checked);
         if (event.prevHash !== previous) return result(expectedSeq, 'does not link to the previous event', checked);
@@ -172,9 +154,8 @@ export class AuditLogService {
     if (expectedSeq - 1 !== headSeq || previous !== head.hash) {
       return result(expectedSeq, `the chain ends at ${expectedSeq - 1} but the head is at ${headSeq}`, checked);
     }
-    // One statement, so that the head it compares with and the events it finds are of the same moment.
-    const [beyond] = (await this.sql.all('SELECT MIN(seq) AS seq FROM audit_events WHERE seq > (SELECT seq FROM audit_head WHERE id = 1)')) as { seq: number | string | null }[];
-    if (beyond.seq !== null) return result(Number(beyond.seq), `event ${beyond.seq} is beyond the head`, checked);
+    const beyond = await this.repository.firstBeyondHead();
+    if (beyond !== null) return result(beyond, `event ${beyond} is beyond the head`, checked);
     const mismatch = checkpoint && (await this.checkpointMismatch(checkpoint, headSeq, anchor));
     return mismatch ? result(mismatch.seq, mismatch.reason, checked) : result(null, null, checked);
   }
@@ -186,17 +167,14 @@ export class AuditLogService {
   private async *wholeEvents(sizes: EventSize[]): AsyncGenerator<AuditEventEntity> {
     for (let start = 0; start < sizes.length; ) {
       let end = start + 1;
-      for (let chars = Number(sizes[start].size); end < sizes.length && chars + Number(sizes[end].size) <= READ_DETAIL_CHARS; end++) chars += Number(sizes[end].size);
-      const group = sizes.slice(start, end).map((size) => size.seq);
-      const rows = (await this.sql.all(`SELECT * FROM audit_events WHERE seq IN (${group.map(() => '?').join(', ')}) ORDER BY seq ASC`, group)) as Record<string, unknown>[];
-      for (const row of rows) yield this.sql.hydrate(AuditEventEntity, row);
+      for (let chars = sizes[start].size; end < sizes.length && chars + sizes[end].size <= READ_DETAIL_CHARS; end++) chars += sizes[end].size;
+      yield* await this.repository.bySeq(sizes.slice(start, end).map((size) => size.seq));
       start = end;
     }
   }
 
   private async anchorMovedFrom(anchorSeq: number): Promise<boolean> {
-    const [head] = (await this.sql.all('SELECT anchor_seq FROM audit_head WHERE id = 1')) as { anchor_seq: number | string }[];
-    return Number(head.anchor_seq) !== anchorSeq;
+    return (await this.repository.anchorSeq()) !== anchorSeq;
   }
 
   /** Why a verified chain contradicts the logged checkpoint, or null when it agrees (or was purged past it). */
@@ -206,18 +184,15 @@ export class AuditLogService {
     }
     // Retention removed events up to the anchor: one before it can no longer be compared, the anchor itself can.
     if (checkpoint.seq < anchor.seq) return null;
-    const [row] = (await this.sql.all('SELECT hash FROM audit_events WHERE seq = ?', [checkpoint.seq])) as { hash: string }[];
-    const hash = checkpoint.seq === anchor.seq ? anchor.hash : row?.hash;
+    const hash = checkpoint.seq === anchor.seq ? anchor.hash : await this.repository.hashAt(checkpoint.seq);
     return hash === checkpoint.hash ? null : { seq: checkpoint.seq, reason: `event ${checkpoint.seq} does not match the logged checkpoint` };
   }
 }
 
-type EventSize = { seq: number | string; size: number | string };
-
-function whereClause(filters: AuditFilters, extra: [string, unknown][]) {
-  const parts: Condition[] = extra.map(([condition, value]) => [condition, [value]]);
-  for (const [key, condition] of Object.entries(CONDITIONS) as [keyof AuditFilters, (value: string) => Condition][]) {
+function conditions(filters: AuditFilters, extra: AuditConditions): AuditConditions {
+  const parts: AuditConditions = [...extra];
+  for (const [key, condition] of Object.entries(CONDITIONS) as [keyof AuditFilters, (value: string) => AuditConditions[number]][]) {
     if (filters[key] !== undefined) parts.push(condition(filters[key]!));
   }
-  return { where: parts.length > 0 ? `WHERE ${parts.map(([condition]) => condition).join(' AND ')}` : '', params: parts.flatMap(([, values]) => values) };
+  return parts;
 }

@@ -1,38 +1,29 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { HotPathSql, sqlStep } from '../database/hot-path-sql.js';
 import { SYSTEM_CALLER } from '../identity/caller.js';
+import { AuditRepository, type PurgedChunk } from './audit.repository.js';
 import { AuditService } from './audit.service.js';
 
 const HOUR = 3_600_000;
 /** Events deleted per purge transaction. */
 const PURGE_CHUNK = 10_000;
 
-type PurgedChunk = { count: number; toSeq: number; hash: string };
-
 /**
  * Retention: events older than `audit.retention_days` are deleted, and the chain anchor moves to the
- * last deleted event, so verification starts there and still passes. The delete is the only one the
- * triggers allow (while the head's `purging` flag is set, inside the purge transaction), and it is
- * itself audited.
+ * last deleted event, so verification starts there and still passes. The purge is itself audited.
  */
 @Injectable()
 export class AuditRetention implements OnApplicationBootstrap {
   private readonly logger = new Logger(AuditRetention.name);
-  private readonly sql: HotPathSql;
 
   constructor(
-    @InjectDataSource() dataSource: DataSource,
+    private readonly repository: AuditRepository,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
     private readonly scheduler: SchedulerRegistry,
-  ) {
-    this.sql = new HotPathSql(dataSource);
-  }
+  ) {}
 
   onApplicationBootstrap(): void {
     if (this.config.audit.retentionDays === 0) return;
@@ -49,27 +40,12 @@ export class AuditRetention implements OnApplicationBootstrap {
    * many went.
    */
   async purge(before: Date, chunkSize = PURGE_CHUNK): Promise<number> {
-    const [last] = (await this.sql.all('SELECT seq FROM audit_events WHERE at < ? ORDER BY seq DESC LIMIT 1', [before.toISOString()])) as { seq: number | string }[];
-    if (!last) return 0;
-    const through = Number(last.seq);
+    const through = await this.repository.lastSeqBefore(before.toISOString());
+    if (through === null) return 0;
     let lastChunk: PurgedChunk | null = null;
     let count = 0;
     for (;;) {
-      const chunk: PurgedChunk | null = await this.sql.transaction(function* () {
-        yield sqlStep.run('UPDATE audit_head SET purging = 1 WHERE id = 1');
-        const [head] = (yield sqlStep.all('SELECT anchor_seq FROM audit_head WHERE id = 1')) as { anchor_seq: number | string }[];
-        const toSeq = Math.min(through, Number(head.anchor_seq) + chunkSize);
-        const [end] = (yield sqlStep.all('SELECT hash FROM audit_events WHERE seq = ?', [toSeq])) as { hash: string }[];
-        let purged: PurgedChunk | null = null;
-        if (end) {
-          const [{ n }] = (yield sqlStep.all('SELECT COUNT(*) AS n FROM audit_events WHERE seq <= ?', [toSeq])) as { n: number | string }[];
-          yield sqlStep.run('DELETE FROM audit_events WHERE seq <= ?', [toSeq]);
-          yield sqlStep.run('UPDATE audit_head SET anchor_seq = ?, anchor_hash = ? WHERE id = 1', [toSeq, end.hash]);
-          purged = { count: Number(n), toSeq, hash: end.hash };
-        }
-        yield sqlStep.run('UPDATE audit_head SET purging = 0 WHERE id = 1');
-        return purged;
-      });
+      const chunk = await this.repository.purgeChunk(through, chunkSize);
       // No chunk: another replica purged up to here already.
       if (!chunk) break;
       lastChunk = chunk;

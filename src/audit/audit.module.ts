@@ -3,9 +3,10 @@ import { AuditLogService } from './audit-log.service.js';
 import { AuditRetention } from './audit-retention.js';
 import { AuditWriter } from './audit-writer.js';
 import { AuditService } from './audit.service.js';
+import { AuditRepository } from './audit.repository.js';
 
 @Module({
-  providers: [AuditWriter, AuditService, AuditLogService, AuditRetention],
+  providers: [AuditRepository, AuditWriter, AuditService, AuditLogService, AuditRetention],
   exports: [AuditService, AuditLogService, AuditRetention],
 })
 export class AuditModule {}

@@ -3,7 +3,7 @@ import { nowIso } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
 import { AuditEventEntity } from './audit-event.entity.js';
-import type { SqlStep } from '../database/hot-path-sql.js';
+import type { SharedItem } from '../database/unit-of-work.js';
 import { AuditWriter } from './audit-writer.js';
 import { AUDIT_LIMITS, cutText } from './audit-bounds.js';
 import { redact } from './redaction.js';
@@ -16,6 +16,15 @@ export interface AuditRecord {
   sessionId?: string | null;
   /** Summary of what was asked and why it ended so; callers pass image metadata, never image data. */
   detail?: Record<string, unknown>;
+}
+
+/**
+ * A call's audit event before its outcome is known: what an edge (the tool pipeline, the Chat API,
+ * A2A) hands to the service that acts, which completes it with the caller and the ids of what it did.
+ */
+export interface AuditDraft {
+  action: string;
+  detail: Record<string, unknown>;
 }
 
 /** Append-only audit trail of every MCP call and every Task state change. */
@@ -36,9 +45,9 @@ export class AuditService {
     await this.writer.append(this.build(record));
   }
 
-  /** Writes the event and `writes` in one transaction: the audited change exists only if its event does. */
-  async recordWith(record: AuditRecord, writes: SqlStep[]): Promise<void> {
-    await this.writer.append(this.build(record), writes);
+  /** The event as a step of the caller's unit of work: the audited change exists only if its event does. */
+  entry(record: AuditRecord): SharedItem {
+    return this.writer.entry(this.build(record));
   }
 
   private build(record: AuditRecord): AuditEventEntity {

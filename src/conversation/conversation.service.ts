@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { TraceRepository } from '../agent/trace.repository.js';
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
 import type { Caller } from '../identity/caller.js';
-import { TaskQueueService, type AuditedCall, type EnqueueRequest } from '../queue/task-queue.service.js';
+import type { AuditDraft } from '../audit/audit.service.js';
+import { TaskQueueService, type EnqueueRequest } from '../queue/task-queue.service.js';
 import type { TaskStatus } from '../queue/task-status.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { SessionsService } from '../sessions/sessions.service.js';
@@ -27,8 +28,8 @@ export class ConversationService {
   ) {}
 
   /** Queues the Task with its accepting audit event (one transaction), as agent_run does. */
-  accept(caller: Caller, input: EnqueueRequest, call: AuditedCall): Promise<TaskEntity> {
-    return this.queue.enqueue(caller, input, call);
+  accept(caller: Caller, input: EnqueueRequest, accepted: AuditDraft): Promise<TaskEntity> {
+    return this.queue.enqueue(caller, input, accepted);
   }
 
   async ownsSession(caller: Caller, sessionId: string): Promise<boolean> {

@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { redactUrlCredentials } from '../audit/redaction.js';
 import { AppConfig } from '../config/app-config.js';
 import { isModelPulled } from '../ollama/model-name.js';
 import { OllamaGateway } from '../ollama/ollama.gateway.js';
+import { DatabaseHealthRepository } from './database-health.repository.js';
 
 export type Dependency = 'database' | 'ollama';
 
@@ -24,14 +23,14 @@ export class ReadinessService {
   private readonly lastReasons: Record<Dependency, string | null> = { database: null, ollama: null };
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly database: DatabaseHealthRepository,
     private readonly ollama: OllamaGateway,
     private readonly config: AppConfig,
   ) {}
 
   async check(): Promise<Readiness> {
     const [database, ollama] = await Promise.all([
-      this.probe('database', async () => void (await this.dataSource.query('SELECT 1'))),
+      this.probe('database', () => this.database.ping()),
       this.probe('ollama', async () => {
         const models = await this.ollama.models(AbortSignal.timeout(3000));
         const wanted = this.config.ollama.model;

@@ -69,29 +69,23 @@ export class McpServerFactory {
       AGENT_RUN_TOOL.name,
       { ...AGENT_RUN_TOOL, inputSchema: AGENT_RUN_SCHEMA },
       async (args, ctx) =>
-        <CallToolResult>await this.pipeline.execute(AGENT_RUN_TOOL.name, callerOf(ctx), args, async (call) => {
+        <CallToolResult>await this.pipeline.execute(AGENT_RUN_TOOL.name, callerOf(ctx), args, async (accepted) => {
           // Only a request that declared the extension may get a task (legacy requests have no envelope).
           const tasksAware = context.era === 'modern' && declaresTasks(ctx);
-          const view = await this.agentRun.call(callerOf(ctx), args, call, tasksAware);
+          const view = await this.agentRun.call(callerOf(ctx), args, accepted, tasksAware);
           // The SDK passes a handler's `resultType: 'task'` through for tools/call.
-          const result =
-            tasksAware
-              ? (createTaskResult(view, this.config.mcp.tasks) as unknown as CallToolResult)
-              : text(formatAcceptedText(view.taskId, view.sessionId));
-          return { result, audited: true };
+          return tasksAware
+            ? (createTaskResult(view, this.config.mcp.tasks) as unknown as CallToolResult)
+            : text(formatAcceptedText(view.taskId, view.sessionId));
         }),
     );
     server.registerTool(
       AGENT_STATUS_TOOL.name,
       { ...AGENT_STATUS_TOOL, inputSchema: AGENT_STATUS_SCHEMA },
       async (args, ctx) =>
-        <CallToolResult>await this.pipeline.execute(AGENT_STATUS_TOOL.name, callerOf(ctx), args, async () => {
-          const { taskId, view } = await this.agentStatus.call(callerOf(ctx), args);
-          return {
-            result: text(view ? formatStatusText(view) : formatNotFoundText(taskId)),
-            taskId: view ? taskId : null,
-            sessionId: view?.sessionId ?? null,
-          };
+        <CallToolResult>await this.pipeline.execute(AGENT_STATUS_TOOL.name, callerOf(ctx), args, async (accepted) => {
+          const { taskId, view } = await this.agentStatus.call(callerOf(ctx), args, accepted);
+          return text(view ? formatStatusText(view) : formatNotFoundText(taskId));
         }),
     );
     this.resources.register(server, callerOf);

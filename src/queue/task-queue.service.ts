@@ -3,14 +3,15 @@ import { randomUUID } from 'node:crypto';
 import type { ConversationTurn } from '../agent/agent-runner.js';
 import { AgentError } from '../common/agent-error.js';
 import { nowIso } from '../common/clock.js';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditDraft } from '../audit/audit.service.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import type { Caller } from '../identity/caller.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import type { TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskWorker } from './task-worker.js';
-import { newTaskWrites, TasksRepository, type TaskFilters } from './tasks.repository.js';
+import { TasksRepository, type TaskFilters } from './tasks.repository.js';
 
 export interface EnqueueRequest {
   request: string;
@@ -25,12 +26,6 @@ export interface EnqueueRequest {
   answersInPlace?: boolean;
 }
 
-export interface AuditedCall {
-  action: string;
-  /** Argument summary to store with the accepting event; image metadata is added here, data never. */
-  detail: Record<string, unknown>;
-}
-
 /** Queue rules: who may see or cancel which Task, and how a request becomes a durable Task. */
 @Injectable()
 export class TaskQueueService {
@@ -40,34 +35,36 @@ export class TaskQueueService {
     private readonly tasks: TasksRepository,
     private readonly sessions: SessionsService,
     private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
     private readonly worker: TaskWorker,
   ) {}
 
-  /** Stores the Task (and a new session when none is given) with its audit event, then wakes the worker. */
-  async enqueue(caller: Caller, input: EnqueueRequest, call: AuditedCall): Promise<TaskEntity> {
+  /**
+   * Stores the Task, its images and a new session when none is given, in one unit of work with the
+   * call's accepting audit event (`accepted`, completed here with the ids and the image metadata, never
+   * the data): the Task exists only if its event does. Then wakes the worker.
+   */
+  async enqueue(caller: Caller, input: EnqueueRequest, accepted: AuditDraft): Promise<TaskEntity> {
     if (!this.acceptingWork) throw new AgentError('shutting_down', 'The service is shutting down and accepts no new tasks.');
     let newSession = null;
     let sessionId = input.sessionId;
     if (sessionId === null) {
       newSession = this.sessions.create(caller.user, input.prelude);
-      sessionId = newSession.id;
+      sessionId = newSession.session.id;
     } else if (!(await this.sessions.findOwned(sessionId, caller.user))) {
       throw new AgentError('session_not_found', `session_id: session ${sessionId} does not exist.`);
     }
     const task = newTask(caller, sessionId, input);
     const images = input.images.map((image, position) => newImage(task.id, position, image));
-    // The Task exists only if its accepting audit event does: both commit in one transaction.
-    await this.audit.recordWith(
-      {
-        caller,
-        action: call.action,
-        outcome: 'ok',
-        taskId: task.id,
-        sessionId,
-        detail: { ...call.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
-      },
-      newTaskWrites({ newSession, task, images }),
-    );
+    const event = this.audit.entry({
+      ...accepted,
+      caller,
+      outcome: 'ok',
+      taskId: task.id,
+      sessionId,
+      detail: { ...accepted.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
+    });
+    await this.unitOfWork.commit({ writes: [...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images)], shared: [event] });
     this.worker.wake();
     return task;
   }

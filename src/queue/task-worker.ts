@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { SYSTEM_CALLER } from '../identity/caller.js';
 import { RunnerIdentity } from './runner-identity.js';
+import { TaskConversation } from './task-conversation.js';
 import type { TaskStatus } from './task-status.js';
 import type { TaskEntity } from './task.entity.js';
 import { TasksRepository, type Lease, type TaskProgress } from './tasks.repository.js';
@@ -33,6 +34,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
 
   constructor(
     private readonly tasks: TasksRepository,
+    private readonly conversation: TaskConversation,
     private readonly agent: AgentRunner,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
@@ -131,7 +133,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
       if (!(await this.tasks.updateProgress(lease, progress))) controller.abort(new LeaseLost());
     };
     try {
-      const input = await this.agentInput(task);
+      const input = await this.conversation.agentInput(task);
       const outcome = await this.agent.run(input, report, controller.signal);
       if (controller.signal.aborted) throw controller.signal.reason;
       await this.end(task, lease, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress });
@@ -171,33 +173,6 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
       }
     }, Math.min(pollIntervalMs, Math.floor(leaseMs / 3)));
     return { stop: () => clearInterval(timer) };
-  }
-
-  private async agentInput(task: TaskEntity): Promise<AgentTask> {
-    const [images, prelude, history] = await Promise.all([
-      this.tasks.imageData(task.id),
-      this.tasks.prelude(task.sessionId),
-      this.tasks.history(task.sessionId, task.seq),
-    ]);
-    const historyImages = await this.tasks.imagesOf(history.map((turn) => turn.id));
-    return {
-      id: task.id,
-      sessionId: task.sessionId,
-      owner: task.owner,
-      client: task.client,
-      answersInPlace: task.answersInPlace,
-      request: task.request,
-      temperature: task.temperature ?? this.config.ollama.temperature,
-      images,
-      history: [
-        ...prelude,
-        ...history.map((turn) => ({
-          request: turn.request,
-          imageCount: historyImages.filter((image) => image.taskId === turn.id).length,
-          answer: turn.result ?? '',
-        })),
-      ],
-    };
   }
 
   private async end(task: TaskEntity, lease: Lease, status: TaskStatus, result: string, progress: TaskProgress): Promise<void> {

@@ -1,11 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, LessThan, QueryFailedError } from 'typeorm';
-import type { ConversationTurn } from '../agent/agent-runner.js';
 import { nowIso } from '../common/clock.js';
-import { HotPathSql, sqlStep, type SqlStep } from '../database/hot-path-sql.js';
-import { sqlClock, type SqlClock } from '../database/sql-clock.js';
-import { SessionEntity } from '../sessions/session.entity.js';
+import { PlainSql, sqlStep, type SqlStep } from '../database/plain-sql.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { ACTIVE_STATUSES, TASK_STATUSES, type TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
@@ -15,22 +10,7 @@ export type TaskProgress = Partial<
   Pick<TaskEntity, 'status' | 'completedSubtasks' | 'totalSubtasks' | 'currentTask' | 'inputTokens' | 'outputTokens' | 'criticalPathTokens'>
 >;
 
-export interface NewTask {
-  newSession: SessionEntity | null;
-  task: TaskEntity;
-  images: TaskImageEntity[];
-}
-
 const INSERT_IMAGE = 'INSERT INTO task_images (task_id, position, mime_type, bytes, sha256, data) VALUES (?, ?, ?, ?, ?, ?)';
-
-/** The inserts a new Task consists of, in order, for the transaction of its accepting audit event. */
-export function newTaskWrites({ newSession, task, images }: NewTask): SqlStep[] {
-  return [
-    ...(newSession ? [sqlStep.insert(SessionEntity, [newSession])] : []),
-    sqlStep.insert(TaskEntity, [task]),
-    ...images.map((image) => sqlStep.run(INSERT_IMAGE, [image.taskId, image.position, image.mimeType, image.bytes, image.sha256, image.data])),
-  ];
-}
 
 /** A runner's claim on a Task: every write it makes is fenced by the attempt and the owner. */
 export interface Lease {
@@ -39,8 +19,6 @@ export interface Lease {
   owner: string;
 }
 
-const ACTIVE = [...ACTIVE_STATUSES];
-
 export interface TaskFilters {
   /** One status, or any of several (A2A's WORKING is planning or running). */
   status?: TaskStatus | TaskStatus[];
@@ -48,58 +26,58 @@ export interface TaskFilters {
   sessionId?: string;
 }
 
-/** I/O for Tasks. Each multi-step operation is one statement or one transaction named after what it does. */
+/** `IN (?, ?)` for the active statuses, and its parameters. */
+const ACTIVE = { sql: `(${ACTIVE_STATUSES.map(() => '?').join(', ')})`, params: [...ACTIVE_STATUSES] };
+
+/**
+ * I/O for Tasks and their images, in plain SQL (PlainSql). Each multi-step operation is one statement
+ * or one transaction named after what it does; writes that must be fenced or counted end in RETURNING.
+ */
 @Injectable()
 export class TasksRepository {
-  private readonly clock: SqlClock;
-  private readonly hotPath: HotPathSql;
+  constructor(private readonly sql: PlainSql) {}
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.clock = sqlClock(dataSource);
-    this.hotPath = new HotPathSql(dataSource);
-  }
-
-  /** The agent_status / tasks/get lookup: on every poll of every client, hence plain SQL. */
+  /** The agent_status / tasks/get lookup, on every poll of every client. */
   async findById(id: string): Promise<TaskEntity | null> {
-    const [task] = await this.hotPath.select(TaskEntity, { id });
+    const [task] = await this.sql.select(TaskEntity, { id });
     return task ?? null;
   }
 
+  /** The inserts a new Task consists of (the Task, then its images in order), for its unit of work. */
+  insertion(task: TaskEntity, images: TaskImageEntity[]): SqlStep[] {
+    return [
+      sqlStep.insert(TaskEntity, [task]),
+      ...images.map((image) => sqlStep.run(INSERT_IMAGE, [image.taskId, image.position, image.mimeType, image.bytes, image.sha256, image.data])),
+    ];
+  }
+
   list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
-    const query = this.filtered(filters).orderBy('task.seq', 'DESC').limit(limit);
-    if (beforeSeq !== null) query.andWhere('task.seq < :beforeSeq', { beforeSeq });
-    return query.getMany();
+    const { where, params } = whereOf(filters, beforeSeq === null ? [] : [['seq < ?', beforeSeq]]);
+    return this.tasks(`SELECT * FROM tasks ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit]);
   }
 
   /** How many Tasks match the filters (A2A ListTasks reports it beside each page). */
-  count(filters: TaskFilters): Promise<number> {
-    return this.filtered(filters).getCount();
-  }
-
-  private filtered(filters: TaskFilters) {
-    const query = this.dataSource.getRepository(TaskEntity).createQueryBuilder('task');
-    if (filters.status) query.andWhere('task.status IN (:...statuses)', { statuses: [filters.status].flat() });
-    if (filters.owner) query.andWhere('task.owner = :owner', { owner: filters.owner });
-    if (filters.sessionId) query.andWhere('task.session_id = :sessionId', { sessionId: filters.sessionId });
-    return query;
+  async count(filters: TaskFilters): Promise<number> {
+    const { where, params } = whereOf(filters, []);
+    const [row] = (await this.sql.all(`SELECT COUNT(*) AS n FROM tasks ${where}`, params)) as { n: number | string }[];
+    return Number(row.n);
   }
 
   /** For each queued Task of `tasks`, its place in the queue (1 runs next), by `seq` (FIFO). */
   async queuePositions(tasks: TaskEntity[]): Promise<Map<string, number>> {
     const queued = tasks.filter((task) => task.status === 'queued');
     if (queued.length === 0) return new Map();
-    const rows = (await this.dataSource
-      .getRepository(TaskEntity)
-      .createQueryBuilder('task')
-      .select('task.id', 'id')
-      .addSelect((ahead) => ahead.select('COUNT(*)').from(TaskEntity, 'ahead').where("ahead.status = 'queued'").andWhere('ahead.seq <= task.seq'), 'position')
-      .where('task.id IN (:...ids)', { ids: queued.map((task) => task.id) })
-      .getRawMany()) as { id: string; position: number | string }[];
+    const ids = queued.map((task) => task.id);
+    const rows = (await this.sql.all(
+      "SELECT task.id AS id, (SELECT COUNT(*) FROM tasks ahead WHERE ahead.status = 'queued' AND ahead.seq <= task.seq) AS position " +
+        `FROM tasks task WHERE task.id IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    )) as { id: string; position: number | string }[];
     return new Map(rows.map((row) => [row.id, Number(row.position)]));
   }
 
   async countByStatus(): Promise<Record<TaskStatus, number>> {
-    const rows = (await this.hotPath.all('SELECT status, COUNT(*) AS n FROM tasks GROUP BY status')) as { status: TaskStatus; n: number | string }[];
+    const rows = (await this.sql.all('SELECT status, COUNT(*) AS n FROM tasks GROUP BY status')) as { status: TaskStatus; n: number | string }[];
     const counts = Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as Record<TaskStatus, number>;
     for (const row of rows) counts[row.status] = Number(row.n);
     return counts;
@@ -107,114 +85,93 @@ export class TasksRepository {
 
   /** A Task's images with their bytes, in submission order. */
   async imageData(taskId: string): Promise<{ mimeType: string; data: Buffer }[]> {
-    const rows = (await this.hotPath.all('SELECT mime_type, data FROM task_images WHERE task_id = ? ORDER BY position', [taskId])) as { mime_type: string; data: Buffer }[];
+    const rows = (await this.sql.all('SELECT mime_type, data FROM task_images WHERE task_id = ? ORDER BY position', [taskId])) as { mime_type: string; data: Buffer }[];
     return rows.map((row) => ({ mimeType: row.mime_type, data: row.data }));
   }
 
   /** Completed earlier turns of a session, oldest first: the conversation sent back as context. */
   history(sessionId: string, beforeSeq: number): Promise<TaskEntity[]> {
-    return this.dataSource.getRepository(TaskEntity).find({
-      where: { sessionId, status: 'completed', seq: LessThan(beforeSeq) },
-      order: { seq: 'ASC' },
-    });
+    return this.tasks("SELECT * FROM tasks WHERE session_id = ? AND status = 'completed' AND seq < ? ORDER BY seq ASC", [sessionId, beforeSeq]);
   }
 
-  /** The turns a session started with (a Chat API client's earlier messages), oldest first. */
-  async prelude(sessionId: string): Promise<ConversationTurn[]> {
-    const [row] = (await this.hotPath.all('SELECT prelude FROM sessions WHERE id = ?', [sessionId])) as { prelude: string | null }[];
-    return row?.prelude ? (JSON.parse(row.prelude) as ConversationTurn[]) : [];
-  }
-
-  imagesOf(taskIds: string[]): Promise<TaskImageEntity[]> {
-    if (taskIds.length === 0) return Promise.resolve([]);
-    return this.dataSource.getRepository(TaskImageEntity).find({
-      where: { taskId: In(taskIds) },
-      select: { taskId: true, position: true, mimeType: true, bytes: true, sha256: true },
-    });
+  /** Image metadata (no bytes) of the given Tasks. */
+  async imagesOf(taskIds: string[]): Promise<TaskImageEntity[]> {
+    if (taskIds.length === 0) return [];
+    const rows = (await this.sql.all(
+      `SELECT task_id, position, mime_type, bytes, sha256 FROM task_images WHERE task_id IN (${taskIds.map(() => '?').join(', ')})`,
+      taskIds,
+    )) as Record<string, unknown>[];
+    return rows.map((row) => this.sql.hydrate(TaskImageEntity, row));
   }
 
   /**
    * Moves the oldest queued Task to `planning` under a new lease, in one statement (no read-then-write
-   * transaction, whose stale snapshot SQLite would refuse to upgrade). The partial unique index allows
-   * one active Task, so while another one is active, in any process or replica, nothing is claimed.
+   * transaction, whose stale snapshot SQLite would refuse to upgrade), and answers with it. The partial
+   * unique index allows one active Task, so while another one is active, in any process or replica,
+   * nothing is claimed.
    */
   async claimNext(owner: string, leaseMs: number): Promise<TaskEntity | null> {
+    const { now, nowPlus } = this.sql.clock;
     try {
-      const claimed = await this.dataSource
-        .createQueryBuilder()
-        .update(TaskEntity)
-        .set({
-          status: 'planning',
-          attempt: () => 'attempt + 1',
-          leaseOwner: owner,
-          leaseExpiresAt: () => this.clock.nowPlus(leaseMs),
-          startedAt: () => this.clock.now(),
-          updatedAt: () => this.clock.now(),
-        })
-        .where("status = 'queued'")
-        .andWhere("seq = (SELECT MIN(t.seq) FROM tasks t WHERE t.status = 'queued')")
-        .execute();
-      if (!claimed.affected) return null;
+      const [claimed] = await this.sql.changed(
+        `UPDATE tasks SET status = 'planning', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ${nowPlus(leaseMs)}, ` +
+          `started_at = ${now()}, updated_at = ${now()} ` +
+          "WHERE status = 'queued' AND seq = (SELECT MIN(t.seq) FROM tasks t WHERE t.status = 'queued') RETURNING *",
+        [owner],
+      );
+      return claimed ? this.sql.hydrate(TaskEntity, claimed) : null;
     } catch (error) {
       if (isUniqueViolation(error)) return null;
       throw error;
     }
-    // The claim succeeded, so the one active Task is ours until we end it or lose the lease.
-    return this.dataSource.getRepository(TaskEntity).findOneBy({ status: In(ACTIVE), leaseOwner: owner });
   }
 
   /** Renews the lease; false when it is no longer ours (reclaimed after a stall): the runner must stop. */
   async renew(lease: Lease, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }> {
-    const renewed = await this.fenced(lease).set({ leaseExpiresAt: () => this.clock.nowPlus(leaseMs) }).execute();
-    if (!renewed.affected) return { held: false, cancelRequested: false };
-    const row = await this.dataSource
-      .getRepository(TaskEntity)
-      .findOne({ where: { id: lease.taskId }, select: { seq: true, cancelRequested: true } });
-    return { held: true, cancelRequested: row?.cancelRequested ?? false };
+    const [row] = await this.fencedUpdate(lease, `lease_expires_at = ${this.sql.clock.nowPlus(leaseMs)}`, [], 'cancel_requested');
+    if (!row) return { held: false, cancelRequested: false };
+    return { held: true, cancelRequested: this.sql.hydrate(TaskEntity, row).cancelRequested };
   }
 
   async updateProgress(lease: Lease, progress: TaskProgress): Promise<boolean> {
-    const outcome = await this.fenced(lease).set({ ...progress, updatedAt: nowIso() }).execute();
-    return (outcome.affected ?? 0) > 0;
+    return this.fencedSet(lease, { ...progress, updatedAt: nowIso() });
   }
 
   /** Ends the leased Task; false when the lease was lost (another attempt owns the Task now). */
   async finish(lease: Lease, status: TaskStatus, result: string, progress: TaskProgress = {}): Promise<boolean> {
     const at = nowIso();
-    const outcome = await this.fenced(lease)
-      .set({ ...progress, status, result, currentTask: '', leaseOwner: null, leaseExpiresAt: null, updatedAt: at, finishedAt: at })
-      .execute();
-    return (outcome.affected ?? 0) > 0;
+    return this.fencedSet(lease, { ...progress, status, result, currentTask: '', leaseOwner: null, leaseExpiresAt: null, updatedAt: at, finishedAt: at });
   }
 
   /** Cancels a queued Task at once; returns false when it was not queued. */
   async cancelQueued(id: string, reason: string): Promise<boolean> {
     const at = nowIso();
-    const outcome = await this.dataSource
-      .getRepository(TaskEntity)
-      .update({ id, status: 'queued' }, { status: 'cancelled', result: reason, updatedAt: at, finishedAt: at });
-    return (outcome.affected ?? 0) > 0;
+    const rows = await this.sql.changed(
+      "UPDATE tasks SET status = 'cancelled', result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND status = 'queued' RETURNING id",
+      [reason, at, at, id],
+    );
+    return rows.length > 0;
   }
 
   /** Flags an active Task for cancellation; its runner, in whichever process, sees it at its next renewal. */
   async requestCancel(id: string): Promise<boolean> {
-    const outcome = await this.dataSource
-      .getRepository(TaskEntity)
-      .update({ id, status: In(ACTIVE) }, { cancelRequested: true, updatedAt: nowIso() });
-    return (outcome.affected ?? 0) > 0;
+    const rows = await this.sql.changed(`UPDATE tasks SET cancel_requested = TRUE, updated_at = ? WHERE id = ? AND status IN ${ACTIVE.sql} RETURNING id`, [
+      nowIso(),
+      id,
+      ...ACTIVE.params,
+    ]);
+    return rows.length > 0;
   }
 
   /** Active Tasks whose lease has lapsed by database time, or whose owner is known to be dead. */
   async abandoned(deadOwner: (owner: string) => boolean): Promise<TaskEntity[]> {
-    const active = await this.dataSource
-      .getRepository(TaskEntity)
-      .createQueryBuilder('task')
-      .addSelect(`CASE WHEN task.lease_expires_at < ${this.clock.now()} THEN 1 ELSE 0 END`, 'expired')
-      .where('task.status IN (:...active)', { active: ACTIVE })
-      .getRawAndEntities();
-    return active.entities.filter(
-      (task, index) => Number(active.raw[index].expired) === 1 || task.leaseOwner === null || deadOwner(task.leaseOwner),
-    );
+    const rows = (await this.sql.all(
+      `SELECT *, CASE WHEN lease_expires_at < ${this.sql.clock.now()} THEN 1 ELSE 0 END AS expired FROM tasks WHERE status IN ${ACTIVE.sql}`,
+      ACTIVE.params,
+    )) as Record<string, unknown>[];
+    return rows
+      .filter((row) => Number(row.expired) === 1 || row.lease_owner === null || deadOwner(String(row.lease_owner)))
+      .map((row) => this.sql.hydrate(TaskEntity, row));
   }
 
   /**
@@ -224,29 +181,57 @@ export class TasksRepository {
    */
   async reclaim(task: TaskEntity, to: 'queued' | 'failed', reason: string): Promise<boolean> {
     const at = nowIso();
-    const fields =
+    const fields: Partial<TaskEntity> =
       to === 'queued'
-        ? { status: 'queued' as const, leaseOwner: null, leaseExpiresAt: null, currentTask: '', updatedAt: at }
-        : { status: 'failed' as const, result: reason, leaseOwner: null, leaseExpiresAt: null, currentTask: '', updatedAt: at, finishedAt: at };
-    const outcome = await this.fenced({ taskId: task.id, attempt: task.attempt, owner: task.leaseOwner ?? '' }, task.leaseOwner === null)
-      .set(fields)
-      .execute();
-    return (outcome.affected ?? 0) > 0;
+        ? { status: 'queued', leaseOwner: null, leaseExpiresAt: null, currentTask: '', updatedAt: at }
+        : { status: 'failed', result: reason, leaseOwner: null, leaseExpiresAt: null, currentTask: '', updatedAt: at, finishedAt: at };
+    return this.fencedSet({ taskId: task.id, attempt: task.attempt, owner: task.leaseOwner }, fields);
   }
 
-  private fenced(lease: Lease, ownerIsNull = false) {
-    const query = this.dataSource
-      .createQueryBuilder()
-      .update(TaskEntity)
-      .where('id = :id', { id: lease.taskId })
-      .andWhere('attempt = :attempt', { attempt: lease.attempt })
-      .andWhere('status IN (:...active)', { active: ACTIVE });
-    return ownerIsNull ? query.andWhere('lease_owner IS NULL') : query.andWhere('lease_owner = :owner', { owner: lease.owner });
+  private async tasks(sql: string, params: unknown[]): Promise<TaskEntity[]> {
+    const rows = (await this.sql.all(sql, params)) as Record<string, unknown>[];
+    return rows.map((row) => this.sql.hydrate(TaskEntity, row));
+  }
+
+  private async fencedSet(lease: Fence, fields: Partial<TaskEntity>): Promise<boolean> {
+    const set = this.sql.assignments(TaskEntity, fields);
+    return (await this.fencedUpdate(lease, set.sql, set.params, 'id')).length > 0;
+  }
+
+  /** An UPDATE of the leased Task only: same attempt, same owner (or none, for `owner: null`), still active. */
+  private fencedUpdate(lease: Fence, set: string, params: unknown[], returning: string) {
+    const owner = lease.owner === null ? 'lease_owner IS NULL' : 'lease_owner = ?';
+    return this.sql.changed(`UPDATE tasks SET ${set} WHERE id = ? AND attempt = ? AND status IN ${ACTIVE.sql} AND ${owner} RETURNING ${returning}`, [
+      ...params,
+      lease.taskId,
+      lease.attempt,
+      ...ACTIVE.params,
+      ...(lease.owner === null ? [] : [lease.owner]),
+    ]);
   }
 }
 
+/** The filters (and `extra` conditions) as a WHERE clause, every value bound. */
+function whereOf(filters: TaskFilters, extra: [string, unknown][]) {
+  const conditions: [string, unknown][] = [];
+  if (filters.status) {
+    const statuses = [filters.status].flat();
+    conditions.push([`status IN (${statuses.map(() => '?').join(', ')})`, statuses]);
+  }
+  if (filters.owner) conditions.push(['owner = ?', [filters.owner]]);
+  if (filters.sessionId) conditions.push(['session_id = ?', [filters.sessionId]]);
+  for (const [condition, value] of extra) conditions.push([condition, [value]]);
+  return {
+    where: conditions.length > 0 ? `WHERE ${conditions.map(([condition]) => condition).join(' AND ')}` : '',
+    params: conditions.flatMap(([, values]) => values as unknown[]),
+  };
+}
+
+/** A lease, or the claim of an abandoned Task that may have no owner. */
+type Fence = Omit<Lease, 'owner'> & { owner: string | null };
+
+/** better-sqlite3 raises its own error; TypeORM wraps pg's in QueryFailedError with the driver's code. */
 function isUniqueViolation(error: unknown): boolean {
-  if (!(error instanceof QueryFailedError)) return false;
-  const code = (error.driverError as { code?: string } | undefined)?.code;
+  const code = (error as { code?: string }).code ?? (error as { driverError?: { code?: string } }).driverError?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { SessionsRepository } from './sessions.repository.js';
 import { SessionsService } from './sessions.service.js';
 
-@Module({ providers: [SessionsService], exports: [SessionsService] })
+@Module({ providers: [SessionsRepository, SessionsService], exports: [SessionsService] })
 export class SessionsModule {}

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
-import { TaskQueueService, type AuditedCall } from '../queue/task-queue.service.js';
+import type { AuditDraft } from '../audit/audit.service.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
 import { agentRunLimits, validateAgentRun } from './argument-validation.js';
 import type { TaskView } from './status-text.js';
 import { mapTaskView } from './task-view.mapper.js';
@@ -15,8 +16,8 @@ export class AgentRunTool {
   ) {}
 
   /** `answersInPlace`: the request declared the Tasks extension (its client can answer approvals while the Task waits). */
-  async call(caller: Caller, args: unknown, audit: AuditedCall, answersInPlace: boolean): Promise<TaskView> {
+  async call(caller: Caller, args: unknown, accepted: AuditDraft, answersInPlace: boolean): Promise<TaskView> {
     const input = validateAgentRun(args, agentRunLimits(this.config));
-    return mapTaskView(await this.queue.enqueue(caller, { ...input, answersInPlace }, audit));
+    return mapTaskView(await this.queue.enqueue(caller, { ...input, answersInPlace }, accepted));
   }
 }

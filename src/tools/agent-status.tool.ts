@@ -1,19 +1,27 @@
 import { Injectable } from '@nestjs/common';
+import { AuditService, type AuditDraft } from '../audit/audit.service.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { validateAgentStatus } from './argument-validation.js';
 import type { TaskView } from './status-text.js';
 import { mapTaskView } from './task-view.mapper.js';
 
-/** agent_status: the caller's Task, or null when it is unknown, another user's, or in another session. */
+/**
+ * agent_status: the caller's Task, or null when it is unknown, another user's, or in another session.
+ * The lookup is audited (`accepted`, with the Task's ids when it was visible) before it is answered.
+ */
 @Injectable()
 export class AgentStatusTool {
-  constructor(private readonly queue: TaskQueueService) {}
+  constructor(
+    private readonly queue: TaskQueueService,
+    private readonly audit: AuditService,
+  ) {}
 
-  async call(caller: Caller, args: unknown): Promise<{ taskId: string; view: TaskView | null }> {
+  async call(caller: Caller, args: unknown, accepted: AuditDraft): Promise<{ taskId: string; view: TaskView | null }> {
     const input = validateAgentStatus(args);
     const task = await this.queue.findOwned(caller, input.taskId);
-    const visible = task && (input.sessionId === null || task.sessionId === input.sessionId);
-    return { taskId: input.taskId, view: visible ? mapTaskView(task) : null };
+    const view = task && (input.sessionId === null || task.sessionId === input.sessionId) ? mapTaskView(task) : null;
+    await this.audit.record({ ...accepted, caller, outcome: 'ok', taskId: view ? input.taskId : null, sessionId: view?.sessionId ?? null });
+    return { taskId: input.taskId, view };
   }
 }

@@ -1,16 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditDraft } from '../audit/audit.service.js';
 import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
 import type { Caller } from '../identity/caller.js';
-import type { AuditedCall } from '../queue/task-queue.service.js';
-
-export interface ToolReply<R> {
-  result: R;
-  taskId?: string | null;
-  sessionId?: string | null;
-  /** True when the handler committed the audit event in its own transaction. */
-  audited?: boolean;
-}
 
 export interface ToolErrorResult {
   content: { type: 'text'; text: string }[];
@@ -31,9 +22,11 @@ const TOOL_ERROR_PREFIX: Record<AgentErrorCode, string> = {
 export const toolError = (text: string): ToolErrorResult => ({ content: [{ type: 'text', text }], isError: true });
 
 /**
- * Every tool call, on every transport, goes through here: the handler validates and acts, and the
- * pipeline audits the outcome (accepted, rejected or failed) and turns domain errors into Tool errors.
- * An audit write that fails makes the call fail.
+ * Every tool call, on every transport, goes through here. The pipeline drafts the call's audit event
+ * (action and arguments); the handler validates, acts, and commits the draft as its `ok` event
+ * together with what it did (agent_run in the Task's own unit of work). When the handler fails, the
+ * pipeline audits the refusal or failure and turns domain errors into Tool errors. An audit write that
+ * fails makes the call fail.
  */
 @Injectable()
 export class ToolPipeline {
@@ -45,34 +38,22 @@ export class ToolPipeline {
     tool: string,
     caller: Caller,
     args: unknown,
-    handler: (call: AuditedCall) => Promise<ToolReply<R>>,
+    handler: (accepted: AuditDraft) => Promise<R>,
   ): Promise<R | ToolErrorResult> {
-    const call: AuditedCall = { action: `tools/call ${tool}`, detail: { arguments: args } };
-    let reply: ToolReply<R>;
+    const call: AuditDraft = { action: `tools/call ${tool}`, detail: { arguments: args } };
     try {
-      reply = await handler(call);
+      return await handler(call);
     } catch (error) {
       const known = isAgentError(error);
       if (!known) this.logger.error(`${tool} failed: ${(error as Error).stack ?? String(error)}`);
       const message = known ? error.message : 'the request could not be completed; see the service log.';
       await this.audit.record({
+        ...call,
         caller,
-        action: call.action,
         outcome: known && error.code !== 'internal' ? 'rejected' : 'error',
         detail: { ...call.detail, reason: known ? error.message : String((error as Error).message ?? error) },
       });
       return toolError(`${TOOL_ERROR_PREFIX[known ? error.code : 'internal']}: ${message}`);
     }
-    if (!reply.audited) {
-      await this.audit.record({
-        caller,
-        action: call.action,
-        outcome: 'ok',
-        taskId: reply.taskId,
-        sessionId: reply.sessionId,
-        detail: call.detail,
-      });
-    }
-    return reply.result;
   }
 }

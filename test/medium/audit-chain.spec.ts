@@ -8,6 +8,9 @@ import { mapListedAuditEvent } from '../../src/admin/admin-views.js';
 import { AuditRetention } from '../../src/audit/audit-retention.js';
 import { AuditWriter } from '../../src/audit/audit-writer.js';
 import { AuditService } from '../../src/audit/audit.service.js';
+import { AuditRepository } from '../../src/audit/audit.repository.js';
+import { PlainSql } from '../../src/database/plain-sql.js';
+import { UnitOfWork } from '../../src/database/unit-of-work.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import type { AppConfig } from '../../src/config/app-config.js';
@@ -29,8 +32,10 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     const source = new DataSource(dataSourceOptions(config.database));
     await source.initialize();
     sources.push(source);
-    const audit = new AuditService(new AuditWriter(source, config, new Metrics()), config);
-    return { config, source, audit, log: new AuditLogService(source), retention: new AuditRetention(source, audit, config, new SchedulerRegistry()) };
+    const sql = new PlainSql(source);
+    const repository = new AuditRepository(sql);
+    const audit = new AuditService(new AuditWriter(new UnitOfWork(sql), repository, config, new Metrics()), config);
+    return { config, source, audit, log: new AuditLogService(repository), retention: new AuditRetention(repository, audit, config, new SchedulerRegistry()) };
   }
 
   const write = (audit: AuditService, count: number, action = 'test.event') =>
@@ -94,16 +99,16 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
 
   /** Runs `meanwhile` right after the walk has read the head, before it reads any event. */
   function afterHeadRead(log: AuditLogService, meanwhile: () => Promise<unknown>) {
-    const sql = (log as unknown as { sql: { all: (sql: string, params?: unknown[]) => Promise<unknown[]> } }).sql;
-    const all = sql.all.bind(sql);
+    const repository = (log as unknown as { repository: AuditRepository }).repository;
+    const head = repository.head.bind(repository);
     let done = false;
-    sql.all = async (text, params) => {
-      const rows = await all(text, params);
-      if (!done && text.includes('FROM audit_head')) {
+    repository.head = async () => {
+      const read = await head();
+      if (!done) {
         done = true;
         await meanwhile();
       }
-      return rows;
+      return read;
     };
   }
 
@@ -193,11 +198,12 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
   it('purges in chunks, one transaction each, moving the anchor with each', async () => {
     const { source, audit, log, retention } = await open();
     const cutoff = await writeAcrossCutoff(audit, 25, 2);
-    const sql = (retention as unknown as { sql: { transaction: (steps: () => Generator) => Promise<unknown> } }).sql;
-    const transaction = sql.transaction.bind(sql);
+    // Each purgeChunk is one transaction.
+    const repository = (retention as unknown as { repository: AuditRepository }).repository;
+    const purgeChunk = repository.purgeChunk.bind(repository);
     const anchors: number[] = [];
-    sql.transaction = async (steps) => {
-      const result = await transaction(steps);
+    repository.purgeChunk = async (through, chunkSize) => {
+      const result = await purgeChunk(through, chunkSize);
       anchors.push(Number((await source.query('SELECT anchor_seq FROM audit_head WHERE id = 1'))[0].anchor_seq));
       return result;
     };
@@ -211,7 +217,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
   it('lists bounded pages, and verifies and exports whole events, when old unbounded events are stored', async () => {
     const { config, source, log } = await open();
     // What an event could hold before details were bounded: written through the writer, so the chain holds.
-    const writer = new AuditWriter(source, config, new Metrics());
+    const sql = new PlainSql(source);
+    const writer = new AuditWriter(new UnitOfWork(sql), new AuditRepository(sql), config, new Metrics());
     const big = JSON.stringify({ arguments: { ['x'.repeat(600_000)]: 1 } });
     await Promise.all(
       Array.from({ length: 55 }, () => {

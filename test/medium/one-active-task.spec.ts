@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { PlainSql } from '../../src/database/plain-sql.js';
 import { TaskEntity } from '../../src/queue/task.entity.js';
 import { TasksRepository, type Lease } from '../../src/queue/tasks.repository.js';
 import { SessionEntity } from '../../src/sessions/session.entity.js';
@@ -28,7 +29,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
     };
     const a = await open();
     const b = await open();
-    return { a, b, repoA: new TasksRepository(a), repoB: new TasksRepository(b) };
+    return { a, b, repoA: new TasksRepository(new PlainSql(a)), repoB: new TasksRepository(new PlainSql(b)) };
   }
 
   async function seed(source: DataSource, count: number) {

@@ -3,6 +3,8 @@ import type { Client } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { AuditLogService } from '../../src/audit/audit-log.service.js';
+import { AuditRepository } from '../../src/audit/audit.repository.js';
+import { PlainSql } from '../../src/database/plain-sql.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
@@ -87,7 +89,7 @@ describe(`three replicas on PostgreSQL, one killed with -9 in each of ${ROUNDS} 
     // Three writers, killed mid-write at random: still one gapless, verifiable chain (T4.3).
     const source = new DataSource(dataSourceOptions(validateConfig({ database }).database));
     await source.initialize();
-    const chain = await new AuditLogService(source).verify();
+    const chain = await new AuditLogService(new AuditRepository(new PlainSql(source))).verify();
     await source.destroy();
     expect(chain).toMatchObject({ ok: true, firstBadSeq: null });
     const verify = [{ n: String(chain.checked) }];

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import type { EntityMetadata } from 'typeorm/metadata/EntityMetadata.js';
+import { sqlClock, type SqlClock } from './sql-clock.js';
 
 type Statement = { all(...params: unknown[]): unknown[]; run(...params: unknown[]): unknown };
 type SqliteConnection = {
@@ -17,7 +18,7 @@ export type SqlStep =
 
 /**
  * A transaction written once as a generator: it yields each statement and receives that statement's
- * rows. HotPathSql.transaction runs it synchronously on SQLite and asynchronously on PostgreSQL.
+ * rows. PlainSql.transaction runs it synchronously on SQLite and asynchronously on PostgreSQL.
  */
 export type TransactionSteps<T> = Generator<SqlStep, T, unknown[]>;
 
@@ -28,14 +29,18 @@ export const sqlStep = {
 };
 
 /**
- * Plain SQL for the few statements on the hot path (an agent_status lookup, audit appends): they run
- * on every call of every client, and TypeORM's query builder costs more than the database work
- * there. SQL is written with `?` placeholders (rewritten to `$n` for PostgreSQL); SQLite statements
- * are prepared once. Rows are hydrated with the entity's own column metadata and driver conversions,
- * so the entity stays the single description of a table.
+ * The one way repositories and the unit of work reach the database (built once, a provider of
+ * DatabaseModule). Plain SQL: the hot path (an agent_status lookup, audit appends) runs on every call
+ * of every client, where TypeORM's query builder costs more than the database work, and one style for
+ * the rare paths too keeps each repository readable as SQL. SQL is written with `?` placeholders
+ * (rewritten to `$n` for PostgreSQL); SQLite statements are prepared once. Rows are hydrated with the
+ * entity's own column metadata and driver conversions, so the entity stays the single description of
+ * a table.
  */
-export class HotPathSql {
+export class PlainSql {
   private readonly sqlite: SqliteConnection | null;
+  /** Database time, for leases that must compare across replicas. */
+  readonly clock: SqlClock;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -44,6 +49,7 @@ export class HotPathSql {
     private readonly statements = new Map<string, Statement>(),
   ) {
     this.sqlite = dataSource.options.type === 'better-sqlite3' ? (dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection : null;
+    this.clock = sqlClock(dataSource);
   }
 
   /** Rows of `entity` matching `where` (column = value, ANDed), hydrated as entities. */
@@ -81,7 +87,7 @@ export class HotPathSql {
   async transaction<T>(steps: () => TransactionSteps<T>): Promise<T> {
     if (this.sqlite) return this.immediateTransaction().immediate(steps());
     return this.dataSource.transaction(async (manager) => {
-      const sql = new HotPathSql(this.dataSource, manager, this.statements);
+      const sql = new PlainSql(this.dataSource, manager, this.statements);
       const generator = steps();
       let next = generator.next();
       while (!next.done) next = generator.next(await sql.execute(next.value));
@@ -147,6 +153,26 @@ export class HotPathSql {
   async run(sql: string, params: unknown[] = []): Promise<void> {
     if (this.sqlite) this.prepared(sql).run(...params);
     else await (this.manager ?? this.dataSource).query(toPostgres(sql), params);
+  }
+
+  /**
+   * An UPDATE or DELETE ending in `RETURNING …`: the rows it changed (their count is how many it
+   * changed). TypeORM answers such a statement on PostgreSQL with `[rows, rowCount]`.
+   */
+  async changed(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    if (this.sqlite) return this.prepared(sql).all(...params) as Record<string, unknown>[];
+    const [rows] = (await (this.manager ?? this.dataSource).query(toPostgres(sql), params)) as [Record<string, unknown>[], number];
+    return rows;
+  }
+
+  /** `column = ?, …` for the given properties of `entity`, with the driver's conversions of their values. */
+  assignments<T extends ObjectLiteral>(entity: EntityTarget<T>, values: Partial<T>): { sql: string; params: unknown[] } {
+    const metadata = this.dataSource.getMetadata(entity);
+    const columns = Object.keys(values).map((key) => metadata.findColumnWithPropertyName(key)!);
+    return {
+      sql: columns.map((column) => `${column.databaseName} = ?`).join(', '),
+      params: columns.map((column) => this.dataSource.driver.preparePersistentValue(values[column.propertyName], column)),
+    };
   }
 
   private prepared(sql: string): Statement {

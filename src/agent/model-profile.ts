@@ -1,9 +1,7 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import type { ChatRequest, ModelFacts } from '../ollama/ollama.gateway.js';
+import { MINIMUM_VERSION, TOOL_MODELS, tooOld } from '../ollama/ollama-requirements.js';
 import { AgentFailure } from './agent-runner.js';
-
-/** Models known to call tools well through Ollama (ollama.md §4.10), named when a model cannot. */
-export const TOOL_MODELS = 'qwen3:8b, qwen3-coder:30b, gpt-oss:20b, mistral-small3.1, devstral';
 
 /** How one Task talks to the model; fixed for the Task, so every request has the same shape. */
 export interface ModelProfile {
@@ -15,9 +13,6 @@ export interface ModelProfile {
   /** Notes for the trace, e.g. a `think` setting that was not sent. */
   notes: string[];
 }
-
-/** Oldest Ollama for each feature the agent uses (release notes; api/types.go history). */
-const MINIMUM_VERSION = { streamedToolCalls: '0.8.0', think: '0.9.0' };
 
 /**
  * The profile for the configured model, or an AgentFailure naming the fix: images for a model without
@@ -68,20 +63,6 @@ function thinkValue(configured: AgentConfig['ollama']['think']): ChatRequest['th
 }
 
 function requireVersion(version: string, minimum: string, feature: string, config: AgentConfig): void {
-  // Builds from source report 0.0.0: their features are unknown, so they are not refused.
-  if (version === '0.0.0' || compareVersions(version, minimum) >= 0) return;
-  throw new AgentFailure(
-    `Ollama ${version} at ${config.ollama.host} is too old for ${feature}, which needs ${minimum} or later: upgrade Ollama (https://ollama.com/download).`,
-  );
-}
-
-/** Compares dotted numeric versions (`0.12.10` > `0.9.0`); a pre-release suffix is ignored. */
-export function compareVersions(a: string, b: string): number {
-  const parts = (version: string) => version.replace(/^v/, '').split(/[-+]/)[0].split('.').map((part) => Number.parseInt(part, 10) || 0);
-  const [left, right] = [parts(a), parts(b)];
-  for (let i = 0; i < Math.max(left.length, right.length); i++) {
-    const difference = (left[i] ?? 0) - (right[i] ?? 0);
-    if (difference !== 0) return difference;
-  }
-  return 0;
+  const problem = tooOld(version, minimum, feature, config.ollama.host);
+  if (problem) throw new AgentFailure(problem);
 }

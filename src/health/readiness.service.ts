@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { redactUrlCredentials } from '../audit/redaction.js';
 import { AppConfig } from '../config/app-config.js';
 import { isModelPulled } from '../ollama/model-name.js';
+import { OllamaDiagnosis } from '../ollama/ollama-diagnosis.js';
 import { OllamaGateway } from '../ollama/ollama.gateway.js';
 import { DatabaseHealthRepository } from './database-health.repository.js';
 
@@ -11,6 +12,8 @@ export interface Readiness {
   ready: boolean;
   /** Per dependency: null when it is fine, else why not (URLs, model names: for admins and the log only). */
   reasons: Record<Dependency, string | null>;
+  /** What would still go wrong with a ready Ollama (num_ctx over the trained context, no tools): for admins. */
+  warnings: string[];
 }
 
 /**
@@ -25,19 +28,23 @@ export class ReadinessService {
   constructor(
     private readonly database: DatabaseHealthRepository,
     private readonly ollama: OllamaGateway,
+    private readonly diagnosis: OllamaDiagnosis,
     private readonly config: AppConfig,
   ) {}
 
   async check(): Promise<Readiness> {
+    const warnings: string[] = [];
     const [database, ollama] = await Promise.all([
       this.probe('database', () => this.database.ping()),
       this.probe('ollama', async () => {
         const models = await this.ollama.models(AbortSignal.timeout(3000));
         const wanted = this.config.ollama.model;
         if (!isModelPulled(models, wanted)) throw new Error(`model ${wanted} is not pulled`);
+        const lines = await this.diagnosis.run(AbortSignal.timeout(3000));
+        warnings.push(...lines.filter((line) => line.level !== 'ok').map((line) => `${line.name}: ${line.message}`));
       }),
     ]);
-    return { ready: database === null && ollama === null, reasons: { database, ollama } };
+    return { ready: database === null && ollama === null, reasons: { database, ollama }, warnings };
   }
 
   private async probe(name: Dependency, probe: () => Promise<void>): Promise<string | null> {
@@ -56,10 +63,17 @@ export class ReadinessService {
   }
 }
 
-/** The JSON of a readiness answer: per dependency `ok`/`unavailable`, or with `reasons` (admins) `{ok, error}`. */
-export function readinessBody({ ready, reasons }: Readiness, withReasons: boolean) {
+/**
+ * The JSON of a readiness answer: per dependency `ok`/`unavailable`, or with `reasons` (admins) `{ok, error}`
+ * and the model's warnings under `ollama.warnings` (what `npm run doctor` would flag; still ready).
+ */
+export function readinessBody({ ready, reasons, warnings }: Readiness, withReasons: boolean) {
+  const detailed = (name: string, reason: string | null) => {
+    if (reason !== null) return { ok: false, error: reason };
+    return name === 'ollama' && warnings.length > 0 ? { ok: true, warnings } : { ok: true };
+  };
   const checks = Object.fromEntries(
-    Object.entries(reasons).map(([name, reason]) => [name, withReasons ? (reason === null ? { ok: true } : { ok: false, error: reason }) : reason === null ? 'ok' : 'unavailable']),
+    Object.entries(reasons).map(([name, reason]) => [name, withReasons ? detailed(name, reason) : reason === null ? 'ok' : 'unavailable']),
   );
   return { status: ready ? 'ready' : 'not_ready', checks };
 }

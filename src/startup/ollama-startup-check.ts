@@ -1,35 +1,28 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { AppConfig } from '../config/app-config.js';
-import { isModelPulled } from '../ollama/model-name.js';
-import { OllamaGateway } from '../ollama/ollama.gateway.js';
+import { OllamaDiagnosis } from '../ollama/ollama-diagnosis.js';
+
+const CHECK_MS = 5000;
 
 /**
- * Says at start whether Tasks can run: without it, a service started with no Ollama was silent until
- * a Task failed. It warns with the fix and never blocks start-up (Ollama may come up later).
+ * Says at start whether Tasks can run and what will go wrong with the model (not pulled, no tools,
+ * num_ctx over its trained context): without it, a service started with no Ollama was silent until a
+ * Task failed. The lines are `npm run doctor`'s, each warning with its fix; it never blocks start-up
+ * (Ollama may come up later).
  */
 @Injectable()
 export class OllamaStartupCheck implements OnApplicationBootstrap {
   private readonly logger = new Logger('Ollama');
 
-  constructor(
-    private readonly ollama: OllamaGateway,
-    private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly diagnosis: OllamaDiagnosis) {}
 
   onApplicationBootstrap(): void {
     void this.check();
   }
 
   async check(): Promise<void> {
-    const { host, model } = this.config.ollama;
-    let models: string[];
-    try {
-      models = await this.ollama.models(AbortSignal.timeout(3000));
-    } catch (error) {
-      this.logger.warn(`${(error as Error).message}; Tasks fail until it is reachable: start it with \`ollama serve\`, or set ollama.host`);
-      return;
+    for (const line of await this.diagnosis.run(AbortSignal.timeout(CHECK_MS))) {
+      if (line.level === 'ok') this.logger.log(`${line.name}: ${line.message}`);
+      else this.logger.warn(`${line.name}: ${line.message}${line.level === 'fail' ? '; Tasks fail until this is fixed' : ''}`);
     }
-    if (isModelPulled(models, model)) this.logger.log(`reachable at ${host}, model ${model} present`);
-    else this.logger.warn(`model ${model} is not pulled at ${host}; Tasks fail until it is: run \`ollama pull ${model}\` or set ollama.model`);
   }
 }

@@ -1,0 +1,31 @@
+import './startup/node-version.js';
+import 'reflect-metadata';
+import type { AppConfig } from './config/app-config.js';
+import { loadConfig } from './config/config.loader.js';
+import { checkDatabase, checkSandbox, checkStorage } from './doctor/local-checks.js';
+import { OllamaDiagnosis, type CheckLine } from './ollama/ollama-diagnosis.js';
+import { OllamaGateway } from './ollama/ollama.gateway.js';
+import { exitOnStartupFailure } from './startup/startup-error.js';
+
+const OLLAMA_CHECK_MS = 10_000;
+
+/**
+ * `npm run doctor`: checks what a Task needs, one line each, `ok` or what to do; exits 1 when any
+ * check fails. It reads the same configuration as the service; like its start-up, it creates the
+ * default workspace and database folders when missing, and nothing else. A configuration the service
+ * would refuse is reported the way the service reports it.
+ */
+async function main(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    exitOnStartupFailure(error);
+  }
+  const ollama = await new OllamaDiagnosis(new OllamaGateway(config), config).run(AbortSignal.timeout(OLLAMA_CHECK_MS));
+  const lines: CheckLine[] = [...ollama, checkStorage(config), checkSandbox(config.workspace), await checkDatabase(config.database)];
+  for (const line of lines) process.stdout.write(`${line.level.padEnd(4)}  ${line.name}: ${line.message}\n`);
+  process.exitCode = lines.some((line) => line.level === 'fail') ? 1 : 0;
+}
+
+void main();

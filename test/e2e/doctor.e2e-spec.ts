@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
+
+const run = promisify(execFile);
+const ADMIN_TOKEN = 'doctor-admin-token-3f9c-5e1a7b20';
+
+describe('npm run doctor, the boot log and /readyz say what the model and the machine lack', () => {
+  const ollama = new ScriptedOllama();
+  let config: Awaited<ReturnType<typeof writeConfig>>;
+
+  /** The built doctor (`npm run doctor` without the build), on the test's configuration. */
+  async function doctor(file = config.file): Promise<{ code: number; lines: string[]; stderr: string }> {
+    const env = { PATH: process.env.PATH, AGENT_CONFIG: file };
+    try {
+      const { stdout, stderr } = await run(process.execPath, ['dist/doctor.js'], { env, timeout: 60_000 });
+      return { code: 0, lines: stdout.trimEnd().split('\n'), stderr };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, lines: failed.stdout.trimEnd().split('\n'), stderr: failed.stderr };
+    }
+  }
+
+  beforeAll(async () => {
+    await ollama.start();
+    // num_ctx over the scripted model's trained 40 960 tokens.
+    config = await writeConfig(ollama.url, { ollama: { num_ctx: 65_536 }, auth: { admin_token: ADMIN_TOKEN } });
+  });
+
+  afterAll(async () => {
+    await ollama.stop();
+  });
+
+  it('prints one line per check, ok or what to do, and exits 0 when nothing fails', async () => {
+    ollama.capabilities = ['completion', 'tools', 'thinking', 'vision'];
+    const { code, lines, stderr } = await doctor();
+    expect(stderr).toBe('');
+    expect(lines).toEqual([
+      `ok    ollama: Ollama 0.12.10 at ${ollama.url}`,
+      'ok    model: test-model is pulled',
+      'ok    capabilities: tools yes, thinking yes, vision yes',
+      "warn  context: ollama.num_ctx 65536 exceeds the model's trained context of 40960 tokens: answers degrade past it; set ollama.num_ctx to 40960 or less.",
+      `ok    workspace: ${config.workspace} is writable`,
+      expect.stringMatching(/^ok {4}sandbox: bubblewrap: no network, read-only system, writable workspace, private \/tmp and PIDs/),
+      expect.stringMatching(/^ok {4}database: (SQLite .*|PostgreSQL \(database\.url\)) answers$/),
+    ]);
+    expect(code).toBe(0);
+  });
+
+  it('fails on a model that is not pulled or an Ollama too old, naming the fix; warns on a model without tools', async () => {
+    ollama.models = [];
+    const missing = await doctor();
+    expect(missing.code).toBe(1);
+    expect(missing.lines[1]).toBe(`fail  model: model test-model is not pulled at ${ollama.url}: run \`ollama pull test-model\` or set ollama.model`);
+    ollama.models = ['test-model:latest'];
+
+    ollama.version = '0.6.8';
+    const old = await doctor();
+    expect(old.code).toBe(1);
+    expect(old.lines[0]).toMatch(/^fail  ollama: Ollama 0\.6\.8 at .* is too old for streamed tool calls, which needs 0\.8\.0 or later: upgrade Ollama/);
+    ollama.version = '0.12.10';
+
+    ollama.capabilities = ['completion'];
+    const noTools = await doctor();
+    expect(noTools.lines[2]).toMatch(/^warn  capabilities: tools no, thinking no, vision no: tools go through the text tool protocol \(agent\.text_tools\), less reliable; models that call tools natively: qwen3:8b/);
+    ollama.capabilities = ['completion', 'tools'];
+  });
+
+  it('fails on an unreachable Ollama, and refuses a configuration the service would refuse the same way', async () => {
+    const port = await freePort();
+    const unreachable = await writeConfig(`http://127.0.0.1:${port}`);
+    const { code, lines } = await doctor(unreachable.file);
+    expect(code).toBe(1);
+    expect(lines[0]).toBe(`fail  ollama: Ollama is not reachable at http://127.0.0.1:${port}: ECONNREFUSED. Start it (\`ollama serve\`) or fix ollama.host.`);
+
+    const typo = await writeConfig(ollama.url, { ollama: { num_ctx: 100 } });
+    const refused = await doctor(typo.file);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('ollama.num_ctx');
+  });
+
+  it('warns at boot and in /admin/readyz when num_ctx exceeds the trained context, and stays ready', async () => {
+    const service = await new ServiceProcess(config.file).start();
+    try {
+      const warning = "context: ollama.num_ctx 65536 exceeds the model's trained context of 40960 tokens";
+      const deadline = Date.now() + 10_000;
+      while (!service.stderr.includes(warning) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+      expect(service.stderr).toContain(warning);
+      const ready = await fetch(`http://127.0.0.1:${service.port}/admin/readyz`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { database: { ok: true }, ollama: { ok: true, warnings: [expect.stringContaining(warning)] } } });
+      // Anonymous probes learn only that it is ready, as for every other reason.
+      expect(await (await fetch(`http://127.0.0.1:${service.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok' } });
+    } finally {
+      await service.stop();
+    }
+  });
+});

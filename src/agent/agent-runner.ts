@@ -1,4 +1,17 @@
-import type { TaskProgress } from '../queue/tasks.repository.js';
+/**
+ * What the agent reports while it runs a Task: the active status it is in and how far it got. The
+ * contract lives here, with the runner, so the queue (which writes it to the Task's row) depends on
+ * the agent and not the other way round.
+ */
+export interface TaskProgress {
+  status?: 'planning' | 'running';
+  completedSubtasks?: number;
+  totalSubtasks?: number;
+  currentTask?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  criticalPathTokens?: number;
+}
 
 export interface AgentImage {
   mimeType: string;

@@ -4,9 +4,8 @@ import { CHANGED_SINCE_OUTPUT, refusedOutput, waitingLabel } from '../approvals/
 import type { ApprovalsService } from '../approvals/approvals.service.js';
 import { unifiedDiff } from '../approvals/unified-diff.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
-import type { TaskProgress } from '../queue/tasks.repository.js';
 import type { AgentLoop } from './agent-loop.js';
-import type { AgentTask } from './agent-runner.js';
+import type { AgentTask, TaskProgress } from './agent-runner.js';
 import { encodeResume } from './approval-resume.js';
 import type { Subtask } from './plan.js';
 import type { ToolContext, ToolRun, WorkspaceToolbox } from './workspace-toolbox.js';

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { AgentFailure, AgentRunner, type AgentTask } from '../agent/agent-runner.js';
+import { AgentFailure, AgentRunner, type TaskProgress } from '../agent/agent-runner.js';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { SYSTEM_CALLER } from '../identity/caller.js';
@@ -8,7 +8,7 @@ import { RunnerIdentity } from './runner-identity.js';
 import { TaskConversation } from './task-conversation.js';
 import type { TaskStatus } from './task-status.js';
 import type { TaskEntity } from './task.entity.js';
-import { TasksRepository, type Lease, type TaskProgress } from './tasks.repository.js';
+import { TasksRepository, type Lease } from './tasks.repository.js';
 
 export const INTERRUPTED =
   'Interrupted: the service stopped while this task was running; it was not resumed because its actions may not be repeatable.';

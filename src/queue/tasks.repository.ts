@@ -1,14 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import type { TaskProgress } from '../agent/agent-runner.js';
 import { nowIso } from '../common/clock.js';
 import { PlainSql, sqlStep, type SqlStep } from '../database/plain-sql.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { ACTIVE_STATUSES, TASK_STATUSES, type TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
-
-/** Progress fields the agent may write while a Task is active. */
-export type TaskProgress = Partial<
-  Pick<TaskEntity, 'status' | 'completedSubtasks' | 'totalSubtasks' | 'currentTask' | 'inputTokens' | 'outputTokens' | 'criticalPathTokens'>
->;
 
 const INSERT_IMAGE = 'INSERT INTO task_images (task_id, position, mime_type, bytes, sha256, data) VALUES (?, ?, ?, ?, ?, ?)';
 

@@ -108,7 +108,12 @@ describe('the admin console in headless Chromium', () => {
 
     await page.selectOption('select[name=status]', 'queued');
     await page.press('input[name=owner]', 'Enter');
-    await page.waitForFunction(() => [...document.querySelectorAll('#tasks tr[data-task-id]')].every((row) => (row as HTMLElement).dataset.status === 'queued'));
+    // Wait for the filtered list itself: while the page re-renders, the table can be empty for a moment, and
+    // "every row is queued" holds for an empty table too.
+    await page.waitForFunction((id) => {
+      const rows = [...document.querySelectorAll('#tasks tr[data-task-id]')] as HTMLElement[];
+      return rows.length > 0 && rows.every((row) => row.dataset.status === 'queued') && rows.some((row) => row.dataset.taskId === id);
+    }, queued);
     expect(await page.locator('#tasks tr[data-task-id]').evaluateAll((rows) => rows.map((row) => (row as HTMLElement).dataset.taskId))).toEqual([queued]);
     expect(page.url()).toMatch(/#\/tasks\?status=queued$/);
 

@@ -98,7 +98,9 @@ const shape = {
     host: text('127.0.0.1', { nonEmpty: true }),
     port: integer(3000, 0, 65535),
     allowed_origins: list([]),
-    max_connections: integer(512, 1, 65_536),
+    // A backstop against running out of file descriptors, above any legitimate burst (T5.10: 1 000 concurrent
+    // agent_run calls must all be accepted); memory is bounded by max_buffered_bytes, slow clients by the timeouts.
+    max_connections: integer(4096, 1, 65_536),
     max_buffered_bytes: integer(256 * MiB, MiB, 64 * 1024 * MiB),
     headers_timeout_ms: integer(10_000, 1000, 600_000),
     request_timeout_ms: integer(120_000, 1000, 3_600_000),

@@ -21,7 +21,7 @@ describe('configuration', () => {
       host: '127.0.0.1',
       port: 3000,
       allowedOrigins: [],
-      maxConnections: 512,
+      maxConnections: 4096,
       maxBufferedBytes: 256 * 1024 * 1024,
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 120_000,

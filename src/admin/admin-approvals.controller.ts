@@ -1,17 +1,13 @@
-import { Controller, Get, NotFoundException, Param, Query, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Get, NotFoundException, Param, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { mapApproval } from '../approvals/approval-view.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import { SessionsService } from '../sessions/sessions.service.js';
-import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
-import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
+import { AdminAction } from './admin-auth.guard.js';
 import { ApprovalListQueryDto, UuidParamDto } from './admin.dto.js';
+import { AdminRoutes } from './admin-routes.decorator.js';
 
-@ApiTags('approvals')
-@ApiSecurity('admin')
-@UseGuards(AdminAuthGuard)
-@UseInterceptors(AdminAuditInterceptor)
-@Controller('admin')
+@AdminRoutes('admin', 'approvals')
 export class AdminApprovalsController {
   constructor(
     private readonly approvals: ApprovalsService,

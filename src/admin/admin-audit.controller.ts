@@ -1,12 +1,11 @@
-import { Controller, Get, NotFoundException, Param, Query, Res } from '@nestjs/common';
-import { UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Get, NotFoundException, Param, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuditLogService, type AuditFilters } from '../audit/audit-log.service.js';
-import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
-import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
+import { AdminAction } from './admin-auth.guard.js';
 import { AuditExportQueryDto, AuditPageQueryDto, AuditQueryDto, AuditVerifyQueryDto, SeqParamDto } from './admin.dto.js';
 import { csvCell, mapAuditEvent, mapListedAuditEvent } from './admin-views.js';
+import { AdminRoutes } from './admin-routes.decorator.js';
 
 const CSV_COLUMNS = ['seq', 'at', 'actor', 'groups', 'source', 'transport', 'client', 'action', 'outcome', 'task_id', 'session_id', 'detail', 'prev_hash', 'hash'] as const;
 
@@ -20,11 +19,7 @@ const filtersOf = (query: AuditQueryDto): AuditFilters => ({
   to: query.to,
 });
 
-@ApiTags('audit')
-@ApiSecurity('admin')
-@UseGuards(AdminAuthGuard)
-@UseInterceptors(AdminAuditInterceptor)
-@Controller('admin/audit')
+@AdminRoutes('admin/audit', 'audit')
 export class AdminAuditController {
   constructor(private readonly log: AuditLogService) {}
 

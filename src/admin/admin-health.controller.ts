@@ -1,14 +1,12 @@
-import { Controller, Get, HttpStatus, Res, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Get, HttpStatus, Res } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { readinessBody, ReadinessService } from '../health/readiness.service.js';
-import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
+import { AdminAction } from './admin-auth.guard.js';
+import { AdminRoutes } from './admin-routes.decorator.js';
 
 /** Readiness with its reasons, for admins: what `/readyz` keeps from anonymous callers. */
-@ApiTags('health')
-@ApiSecurity('admin')
-@UseGuards(AdminAuthGuard)
-@Controller('admin/readyz')
+@AdminRoutes('admin/readyz', 'health', { audited: false })
 export class AdminHealthController {
   constructor(private readonly readiness: ReadinessService) {}
 

@@ -1,15 +1,11 @@
-import { Controller, Get, Req, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Get, Req } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { AppConfig } from '../config/app-config.js';
-import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
-import { AdminAction, AdminAuthGuard, type AdminRequest } from './admin-auth.guard.js';
+import { AdminAction, type AdminRequest } from './admin-auth.guard.js';
+import { AdminRoutes } from './admin-routes.decorator.js';
 
 /** Sign-in for the console: who the admin API sees. One audited event per sign-in, refused ones included. */
-@ApiTags('admin')
-@ApiSecurity('admin')
-@UseGuards(AdminAuthGuard)
-@UseInterceptors(AdminAuditInterceptor)
-@Controller('admin')
+@AdminRoutes('admin', 'admin')
 export class AdminIdentityController {
   constructor(private readonly config: AppConfig) {}
 

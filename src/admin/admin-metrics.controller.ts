@@ -1,19 +1,17 @@
-import { Controller, Get, Res, UseGuards } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Get, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Metrics } from '../metrics/metrics.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
-import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
+import { AdminAction } from './admin-auth.guard.js';
+import { AdminRoutes } from './admin-routes.decorator.js';
 
 /**
  * Prometheus metrics for admins (a scraper uses the admin token, or comes through the proxy as an
  * admin). Refusals are audited by the guard; successful scrapes are not, or every scrape interval
  * would add an event to the log.
  */
-@ApiTags('metrics')
-@ApiSecurity('admin')
-@UseGuards(AdminAuthGuard)
-@Controller('admin/metrics')
+@AdminRoutes('admin/metrics', 'metrics', { audited: false })
 export class AdminMetricsController {
   constructor(
     private readonly metrics: Metrics,

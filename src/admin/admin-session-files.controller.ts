@@ -1,16 +1,12 @@
-import { Controller, Get, Param, Query, StreamableFile, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Get, Param, Query, StreamableFile } from '@nestjs/common';
+import { ApiOperation, ApiProduces } from '@nestjs/swagger';
 import { SessionFilesService } from '../session-files/session-files.service.js';
-import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
-import { AdminAction, AdminAuthGuard } from './admin-auth.guard.js';
+import { AdminAction } from './admin-auth.guard.js';
 import { SessionFileParamDto, SessionFilesQueryDto, UuidParamDto } from './admin.dto.js';
+import { AdminRoutes } from './admin-routes.decorator.js';
 
 /** The files of a session's workspace that its Tasks created or changed: listed and downloaded. */
-@ApiTags('sessions')
-@ApiSecurity('admin')
-@UseGuards(AdminAuthGuard)
-@UseInterceptors(AdminAuditInterceptor)
-@Controller('admin/sessions')
+@AdminRoutes('admin/sessions', 'sessions')
 export class AdminSessionFilesController {
   constructor(private readonly files: SessionFilesService) {}
 

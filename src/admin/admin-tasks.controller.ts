@@ -1,22 +1,17 @@
-import { Controller, Get, HttpCode, NotFoundException, Param, Post, Query, Req } from '@nestjs/common';
-import { UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Get, HttpCode, NotFoundException, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { mapApproval } from '../approvals/approval-view.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import { TraceRepository } from '../agent/trace.repository.js';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { SessionsService } from '../sessions/sessions.service.js';
-import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
-import { AdminAction, AdminAuthGuard, type AdminRequest } from './admin-auth.guard.js';
+import { AdminAction, type AdminRequest } from './admin-auth.guard.js';
 import { TaskListQueryDto, UuidParamDto } from './admin.dto.js';
 import { mapListedTask, mapSession, mapStep, mapTask } from './admin-views.js';
+import { AdminRoutes } from './admin-routes.decorator.js';
 
-@ApiTags('tasks')
-@ApiSecurity('admin')
-@UseGuards(AdminAuthGuard)
-@UseInterceptors(AdminAuditInterceptor)
-@Controller('admin')
+@AdminRoutes('admin', 'tasks')
 export class AdminTasksController {
   constructor(
     private readonly queue: TaskQueueService,

@@ -1,10 +1,13 @@
+import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
 /**
  * Lease owners are `host/pid/boot`. A lease held by a process on this host that no longer exists
  * can be reclaimed at once (a restart recovers in seconds); any other lease only once it expires.
+ * One per process (a Nest provider): the worker claims under it and the recovery spares its leases.
  */
+@Injectable()
 export class RunnerIdentity {
   readonly host = hostname();
   readonly boot = randomUUID().slice(0, 8);

@@ -2,14 +2,29 @@ import { Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
-import { TaskQueueService } from './task-queue.service.js';
+import { AbandonedTaskRecovery } from './abandoned-task-recovery.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { RunnerIdentity } from './runner-identity.js';
 import { TaskConversation } from './task-conversation.js';
+import { TaskExecution } from './task-execution.js';
+import { TaskQueueService } from './task-queue.service.js';
+import { TaskStatusJournal } from './task-status-journal.js';
 import { TaskWorker } from './task-worker.js';
 import { TasksRepository } from './tasks.repository.js';
 
 @Module({
   imports: [AgentModule, AuditModule, SessionsModule],
-  providers: [TasksRepository, TaskConversation, TaskWorker, TaskQueueService],
+  providers: [
+    TasksRepository,
+    RunnerIdentity,
+    TaskStatusJournal,
+    TaskConversation,
+    LeaseKeeper,
+    TaskExecution,
+    AbandonedTaskRecovery,
+    TaskWorker,
+    TaskQueueService,
+  ],
   exports: [TaskQueueService],
 })
 export class TaskQueueModule {}

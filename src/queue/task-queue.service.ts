@@ -10,6 +10,7 @@ import { SessionsService } from '../sessions/sessions.service.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import type { TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
+import { TaskExecution } from './task-execution.js';
 import { TaskWorker } from './task-worker.js';
 import { TasksRepository, type TaskFilters } from './tasks.repository.js';
 
@@ -37,6 +38,7 @@ export class TaskQueueService {
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly worker: TaskWorker,
+    private readonly execution: TaskExecution,
   ) {}
 
   /**
@@ -127,7 +129,7 @@ export class TaskQueueService {
         detail: { status: 'cancelled' },
       });
     } else if (await this.tasks.requestCancel(taskId)) {
-      this.worker.cancelLocal(taskId);
+      this.execution.cancelLocal(taskId);
     }
     return this.tasks.findById(taskId);
   }

@@ -1,0 +1,85 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AgentFailure, AgentRunner, type TaskProgress } from '../agent/agent-runner.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { CancelSignal, LeaseLost, ShutdownSignal } from './run-signals.js';
+import { RunnerIdentity } from './runner-identity.js';
+import { TaskConversation } from './task-conversation.js';
+import { TaskStatusJournal } from './task-status-journal.js';
+import type { TaskStatus } from './task-status.js';
+import type { TaskEntity } from './task.entity.js';
+import { TasksRepository, type Lease } from './tasks.repository.js';
+import { WORKER_LOG_CONTEXT } from './worker-log.js';
+
+const INTERRUPTED_BY_SHUTDOWN = 'Interrupted: the service shut down before this task finished.';
+const CANCELLED = 'Cancelled on request.';
+
+/**
+ * Runs one claimed Task with the agent under its lease, and ends it: completed, failed, cancelled or
+ * interrupted. Every write is fenced by the lease; once the lease is lost the run stops without
+ * further writes. One Task at a time per process: the worker awaits each run before claiming again.
+ */
+@Injectable()
+export class TaskExecution {
+  private readonly logger = new Logger(WORKER_LOG_CONTEXT);
+  private current: { lease: Lease; controller: AbortController } | null = null;
+
+  constructor(
+    private readonly tasks: TasksRepository,
+    private readonly conversation: TaskConversation,
+    private readonly agent: AgentRunner,
+    private readonly leases: LeaseKeeper,
+    private readonly journal: TaskStatusJournal,
+    private readonly identity: RunnerIdentity,
+  ) {}
+
+  /** Fires the cancellation token of the Task running in this process, if it is that one. */
+  cancelLocal(taskId: string): void {
+    if (this.current?.lease.taskId === taskId) this.current.controller.abort(new CancelSignal());
+  }
+
+  /** Shutdown's grace is over: the running Task, if any, ends interrupted. */
+  interrupt(): void {
+    this.current?.controller.abort(new ShutdownSignal());
+  }
+
+  async run(task: TaskEntity): Promise<void> {
+    await this.journal.record(task, 'planning');
+    const lease: Lease = { taskId: task.id, attempt: task.attempt, owner: this.identity.id };
+    const controller = new AbortController();
+    this.current = { lease, controller };
+    this.journal.started(task);
+    const renewal = this.leases.keep(lease, controller);
+    let progressSoFar: TaskProgress = {};
+    const report = async (progress: TaskProgress) => {
+      progressSoFar = { ...progressSoFar, ...progress };
+      if (progress.status && progress.status !== task.status) await this.journal.record(task, progress.status);
+      if (!(await this.tasks.updateProgress(lease, progress))) controller.abort(new LeaseLost());
+    };
+    try {
+      const input = await this.conversation.agentInput(task);
+      const outcome = await this.agent.run(input, report, controller.signal);
+      if (controller.signal.aborted) throw controller.signal.reason;
+      await this.end(task, lease, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress });
+    } catch (error) {
+      const reason = controller.signal.reason;
+      if (reason instanceof LeaseLost) this.logger.warn(`task ${task.id}: lease lost; stopped without further writes`);
+      else if (reason instanceof CancelSignal) await this.end(task, lease, 'cancelled', CANCELLED, progressSoFar);
+      else if (reason instanceof ShutdownSignal) await this.end(task, lease, 'failed', INTERRUPTED_BY_SHUTDOWN, progressSoFar);
+      else if (error instanceof AgentFailure) await this.end(task, lease, 'failed', error.message, { ...progressSoFar, ...error.progress });
+      else {
+        this.logger.error(`task ${task.id} crashed: ${(error as Error).stack ?? String(error)}`);
+        await this.end(task, lease, 'failed', `Internal error: ${(error as Error).message ?? String(error)}`, progressSoFar);
+      }
+    } finally {
+      renewal.stop();
+      this.current = null;
+    }
+  }
+
+  /** The final, fenced write; journaled only when it went through (a lost lease ends nothing here). */
+  private async end(task: TaskEntity, lease: Lease, status: TaskStatus, result: string, progress: TaskProgress): Promise<void> {
+    const { status: _ignored, ...fields } = progress;
+    if (!(await this.tasks.finish(lease, status, result, fields))) return;
+    await this.journal.ended(task, status, result, fields);
+  }
+}

@@ -1,9 +1,8 @@
 import { Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Metrics } from '../metrics/metrics.js';
-import { TaskQueueService } from '../queue/task-queue.service.js';
 import { AdminAction } from './admin-auth.guard.js';
+import { AdminMetricsService } from './admin-metrics.service.js';
 import { AdminRoutes } from './admin-routes.decorator.js';
 
 /**
@@ -13,10 +12,7 @@ import { AdminRoutes } from './admin-routes.decorator.js';
  */
 @AdminRoutes('admin/metrics', 'metrics', { audited: false })
 export class AdminMetricsController {
-  constructor(
-    private readonly metrics: Metrics,
-    private readonly queue: TaskQueueService,
-  ) {}
+  constructor(private readonly metrics: AdminMetricsService) {}
 
   @Get()
   @AdminAction('admin.metrics_read')
@@ -24,7 +20,7 @@ export class AdminMetricsController {
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus exposition format 0.0.4' })
   async scrape(@Res() res: Response): Promise<void> {
-    for (const [status, count] of Object.entries(await this.queue.countByStatus())) this.metrics.tasks.set({ status }, count);
-    res.type(this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
+    const { contentType, text } = await this.metrics.scrape();
+    res.type(contentType).send(text);
   }
 }

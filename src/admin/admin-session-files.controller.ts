@@ -4,6 +4,7 @@ import { SessionFilesService } from '../session-files/session-files.service.js';
 import { AdminAction } from './admin-auth.guard.js';
 import { SessionFileParamDto, SessionFilesQueryDto, UuidParamDto } from './admin.dto.js';
 import { AdminRoutes } from './admin-routes.decorator.js';
+import { mapSessionFilePage } from './admin-views.js';
 
 /** The files of a session's workspace that its Tasks created or changed: listed and downloaded. */
 @AdminRoutes('admin/sessions', 'sessions')
@@ -14,11 +15,7 @@ export class AdminSessionFilesController {
   @AdminAction('admin.session_files')
   @ApiOperation({ summary: "A session's files that its Tasks created or changed, newest change first (100 per page)" })
   async list(@Param() { id }: UuidParamDto, @Query() query: SessionFilesQueryDto) {
-    const page = await this.files.listSession(id, query.cursor);
-    return {
-      items: page.files.map((file) => ({ path: file.path, uri: file.uri, mime_type: file.mimeType, size: file.size })),
-      next_cursor: page.nextCursor ?? null,
-    };
+    return mapSessionFilePage(await this.files.listSession(id, query.cursor));
   }
 
   @Get(':id/files/*path')

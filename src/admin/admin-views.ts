@@ -3,6 +3,7 @@ import { CUT_KEY, cutText } from '../audit/audit-bounds.js';
 import type { AuditEventEntity } from '../audit/audit-event.entity.js';
 import type { ListedAuditEvent } from '../audit/audit-log.service.js';
 import type { TaskEntity } from '../queue/task.entity.js';
+import type { SessionFileView } from '../session-files/session-files.service.js';
 import type { SessionEntity } from '../sessions/session.entity.js';
 
 /** Characters of a Task's request and result shown in listings. */
@@ -89,4 +90,8 @@ export function csvCell(value: unknown): string {
   const text = value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
   const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
   return `"${safe.replace(/"/g, '""')}"`;
+}
+
+export function mapSessionFilePage(page: { files: SessionFileView[]; nextCursor?: string }) {
+  return { items: page.files.map((file) => ({ path: file.path, uri: file.uri, mime_type: file.mimeType, size: file.size })), next_cursor: page.nextCursor ?? null };
 }

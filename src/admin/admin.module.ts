@@ -9,15 +9,19 @@ import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { SessionFilesModule } from '../session-files/session-files.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
 import { AdminApprovalsController } from './admin-approvals.controller.js';
+import { AdminApprovalsService } from './admin-approvals.service.js';
 import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
+import { AdminAuditService } from './admin-audit.service.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
 import { AdminHealthController } from './admin-health.controller.js';
 import { AdminIdentityController } from './admin-identity.controller.js';
 import { AdminMetricsController } from './admin-metrics.controller.js';
+import { AdminMetricsService } from './admin-metrics.service.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
+import { AdminTasksService } from './admin-tasks.service.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
@@ -36,6 +40,10 @@ import { AgentErrorFilter } from './agent-error.filter.js';
   providers: [
     AdminAuthGuard,
     AdminAuditInterceptor,
+    AdminAuditService,
+    AdminTasksService,
+    AdminApprovalsService,
+    AdminMetricsService,
     // Query and path parameters are validated against the DTOs; anything undeclared is refused.
     { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
     { provide: APP_FILTER, useClass: AgentErrorFilter },

@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import type { AgentRunner } from '../../src/agent/agent-runner.js';
+import type { AuditService } from '../../src/audit/audit.service.js';
+import type { AppConfig } from '../../src/config/app-config.js';
+import { AbandonedTaskRecovery } from '../../src/queue/abandoned-task-recovery.js';
+import { LeaseKeeper } from '../../src/queue/lease-keeper.js';
+import { CancelSignal, LeaseLost } from '../../src/queue/run-signals.js';
+import { RunnerIdentity } from '../../src/queue/runner-identity.js';
+import type { TaskConversation } from '../../src/queue/task-conversation.js';
+import { TaskExecution } from '../../src/queue/task-execution.js';
+import { TaskStatusJournal } from '../../src/queue/task-status-journal.js';
+import type { TaskEntity } from '../../src/queue/task.entity.js';
+import type { Lease, TasksRepository } from '../../src/queue/tasks.repository.js';
+
+const config = { queue: { leaseMs: 30_000, pollIntervalMs: 1_000 } } as AppConfig;
+const lease: Lease = { taskId: 't1', attempt: 1, owner: 'host/1/boot' };
+const task = (fields: Partial<TaskEntity>) => ({ id: 't1', sessionId: 's1', attempt: 1, createdAt: '2026-01-01T00:00:00.000Z', ...fields }) as TaskEntity;
+const audit = () => ({ record: jest.fn<AuditService['record']>(async () => undefined) });
+
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+describe('LeaseKeeper', () => {
+  it('renews at the poll interval and stops the run when the lease is lost', async () => {
+    jest.useFakeTimers();
+    const renew = jest.fn<TasksRepository['renew']>(async () => ({ held: false, cancelRequested: false }));
+    const controller = new AbortController();
+    const renewal = new LeaseKeeper({ renew } as unknown as TasksRepository, config).keep(lease, controller);
+    await jest.advanceTimersByTimeAsync(999);
+    expect(renew).not.toHaveBeenCalled();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(renew).toHaveBeenCalledWith(lease, 30_000);
+    expect(controller.signal.reason).toBeInstanceOf(LeaseLost);
+    renewal.stop();
+  });
+
+  it('fires the cancellation token when another replica flagged the Task', async () => {
+    jest.useFakeTimers();
+    const renew = jest.fn<TasksRepository['renew']>(async () => ({ held: true, cancelRequested: true }));
+    const controller = new AbortController();
+    const renewal = new LeaseKeeper({ renew } as unknown as TasksRepository, config).keep(lease, controller);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(controller.signal.reason).toBeInstanceOf(CancelSignal);
+    renewal.stop();
+  });
+});
+
+describe('AbandonedTaskRecovery', () => {
+  it('re-queues a planning Task once, and fails it when planning was interrupted twice or it was running', async () => {
+    const abandoned = [task({ id: 'a', status: 'planning', attempt: 1 }), task({ id: 'b', status: 'planning', attempt: 2 }), task({ id: 'c', status: 'running', attempt: 1 })];
+    const reclaim = jest.fn<TasksRepository['reclaim']>(async () => true);
+    const tasks = { abandoned: jest.fn(async () => abandoned), reclaim } as unknown as TasksRepository;
+    const events = audit();
+    await new AbandonedTaskRecovery(tasks, new RunnerIdentity(), new TaskStatusJournal(events as unknown as AuditService)).recover();
+    expect(reclaim.mock.calls.map(([row, to]) => [row.id, to])).toEqual([
+      ['a', 'queued'],
+      ['b', 'failed'],
+      ['c', 'failed'],
+    ]);
+    expect(events.record.mock.calls.map(([event]) => event.detail)).toEqual([
+      { status: 'queued', attempt: 1, reason: 'runner stopped while planning; re-queued' },
+      { status: 'failed', attempt: 2, reason: 'Interrupted: the service stopped twice while this task was being planned.' },
+      {
+        status: 'failed',
+        attempt: 1,
+        reason: 'Interrupted: the service stopped while this task was running; it was not resumed because its actions may not be repeatable.',
+      },
+    ]);
+  });
+});
+
+describe('TaskExecution', () => {
+  it('ends the running Task cancelled when its own token fires, and ignores a cancel for another Task', async () => {
+    const finish = jest.fn<TasksRepository['finish']>(async () => true);
+    const tasks = { finish, updateProgress: jest.fn(async () => true) } as unknown as TasksRepository;
+    const conversation = { agentInput: jest.fn(async () => ({})) } as unknown as TaskConversation;
+    let execution: TaskExecution | undefined;
+    const agent = {
+      run: jest.fn(async (_input: unknown, _report: unknown, signal: AbortSignal) => {
+        execution!.cancelLocal('another');
+        expect(signal.aborted).toBe(false);
+        execution!.cancelLocal('t1');
+        throw signal.reason;
+      }),
+    } as unknown as AgentRunner;
+    const leases = { keep: jest.fn(() => ({ stop: () => undefined })) } as unknown as LeaseKeeper;
+    const events = audit();
+    execution = new TaskExecution(tasks, conversation, agent, leases, new TaskStatusJournal(events as unknown as AuditService), new RunnerIdentity());
+    await execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
+    expect(finish).toHaveBeenCalledWith(expect.objectContaining({ taskId: 't1', attempt: 1 }), 'cancelled', 'Cancelled on request.', {});
+    expect(events.record.mock.calls.map(([event]) => (event.detail as { status: string }).status)).toEqual(['planning', 'cancelled']);
+  });
+});

@@ -10,7 +10,7 @@ import { jsonRpcError, refuse } from '../http/refusal.js';
 import type { Caller } from '../identity/caller.js';
 import { maxRequestBodyBytes } from '../config/request-limits.js';
 import { BodyBudget } from '../http/body-budget.js';
-import { readJsonBody } from '../mcp/node-fetch-bridge.js';
+import { readJsonBody } from '../http/json-body.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
 

@@ -7,7 +7,7 @@ import { refuse } from '../http/refusal.js';
 import type { Caller } from '../identity/caller.js';
 import { maxRequestBodyBytes } from '../config/request-limits.js';
 import { BodyBudget } from '../http/body-budget.js';
-import { readJsonBody } from '../mcp/node-fetch-bridge.js';
+import { readJsonBody } from '../http/json-body.js';
 import { ChatCancellationDto, ChatCompletionDto, ChatContentPartDto, ChatCompletionRequestDto, ChatErrorDto, ChatModelListDto } from './chat.dto.js';
 import { ChatError, ChatService } from './chat.service.js';
 import { openAiError } from './chat-views.js';

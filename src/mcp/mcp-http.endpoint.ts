@@ -4,14 +4,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/app-config.js';
 import { maxRequestBodyBytes } from '../config/request-limits.js';
 import { BodyBudget } from '../http/body-budget.js';
+import { readJsonBody } from '../http/json-body.js';
+import { MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { AuditService } from '../audit/audit.service.js';
 import { anonymous, onSurface, type Caller } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
 import { printable } from '../http/host-origin-guard.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
-import { MAX_JSON_DEPTH } from './json-depth.js';
 import { McpServerFactory } from './mcp-server.factory.js';
-import { readJsonBody, serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
+import { serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
 
 /**
  * Stateless Streamable HTTP at /mcp, served straight from node:http rather than through Express and

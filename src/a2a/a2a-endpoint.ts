@@ -4,7 +4,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { ConversationService } from '../conversation/conversation.service.js';
-import { SurfaceIdentity } from '../conversation/surface-identity.js';
+import { SurfaceIdentity } from '../http/surface-identity.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
 import type { Caller } from '../identity/caller.js';

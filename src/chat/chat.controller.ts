@@ -2,7 +2,7 @@ import { Controller, Get, Logger, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/app-config.js';
-import { SurfaceIdentity } from '../conversation/surface-identity.js';
+import { SurfaceIdentity } from '../http/surface-identity.js';
 import { refuse } from '../http/refusal.js';
 import type { Caller } from '../identity/caller.js';
 import { maxRequestBodyBytes } from '../config/request-limits.js';

@@ -12,7 +12,7 @@ import { printable, type EdgeRefusal } from '../http/host-origin-guard.js';
 import { OffRouterEndpoint } from '../http/off-router-endpoint.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
 import { SurfaceIdentity } from '../http/surface-identity.js';
-import { McpServerFactory } from './mcp-server.factory.js';
+import { AgentMcpServers } from './agent-mcp-servers.js';
 import { serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
 
 /**
@@ -33,7 +33,7 @@ export class McpHttpEndpoint extends OffRouterEndpoint {
   private readonly maxBodyBytes: number;
 
   constructor(
-    factory: McpServerFactory,
+    servers: AgentMcpServers,
     private readonly identity: SurfaceIdentity,
     private readonly audit: AuditService,
     private readonly budget: BodyBudget,
@@ -43,7 +43,7 @@ export class McpHttpEndpoint extends OffRouterEndpoint {
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
     const onerror = (error: Error) => this.logger.debug?.(`MCP request rejected: ${error.message}`);
     this.handler = createMcpHandler(
-      ({ era, authInfo }) => factory.create({ era }, (authInfo?.extra as { caller: Caller }).caller),
+      ({ era, authInfo }) => servers.create({ era }, (authInfo?.extra as { caller: Caller }).caller),
       { legacy: 'stateless', onerror, maxRequestBodySize: this.maxBodyBytes },
     );
   }

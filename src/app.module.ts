@@ -8,8 +8,9 @@ import { AdminModule } from './admin/admin.module.js';
 import { A2aModule } from './a2a/a2a.module.js';
 import { ChatModule } from './chat/chat.module.js';
 import { HealthModule } from './health/health.module.js';
-import { BodyBudgetModule } from './http/body-budget.module.js';
+import { HttpSurfacesModule } from './http/http-surfaces.module.js';
 import { HttpEdge } from './http/http-edge.js';
+import { OffRouterEndpoint } from './http/off-router-endpoint.js';
 import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { OllamaModule } from './ollama/ollama.module.js';
@@ -33,6 +34,6 @@ export class CoreModule {
 @Module({})
 export class HttpAppModule {
   static forRoot(config: AgentConfig): DynamicModule {
-    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), BodyBudgetModule, AdminModule, HealthModule, ChatModule, A2aModule], providers: [McpHttpEndpoint, HttpEdge] };
+    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), HttpSurfacesModule, AdminModule, HealthModule, ChatModule, A2aModule], providers: [{ provide: OffRouterEndpoint, useClass: McpHttpEndpoint }, HttpEdge] };
   }
 }

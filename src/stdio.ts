@@ -7,7 +7,7 @@ import { startUp } from './bootstrap.js';
 import { onTermination } from './common/termination.js';
 import { IdentityService } from './identity/identity.service.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
-import { McpServerFactory } from './mcp/mcp-server.factory.js';
+import { AgentMcpServers } from './mcp/agent-mcp-servers.js';
 import { maxRequestBodyBytes } from './config/request-limits.js';
 import { LineLimitedStdioTransport } from './mcp/stdio-line-transport.js';
 import { exitOnStartupFailure } from './startup/startup-error.js';
@@ -16,10 +16,10 @@ import { exitOnStartupFailure } from './startup/startup-error.js';
 async function main(): Promise<void> {
   const { config, logger } = startUp();
   const app = await NestFactory.createApplicationContext(CoreModule.forRoot(config), { logger, abortOnError: false });
-  const factory = app.get(McpServerFactory);
+  const servers = app.get(AgentMcpServers);
   const caller = app.get(IdentityService).forStdio();
   // A line may be as long as the largest request the HTTP endpoint accepts (images as Base64, plus the rest).
-  const handle = serveStdio((context) => factory.create(context, caller), {
+  const handle = serveStdio((context) => servers.create(context, caller), {
     transport: new LineLimitedStdioTransport(maxRequestBodyBytes(config.mcp.images.maxTotalBytes)),
     onerror: (error) => logger.warn(`stdio: ${error.message}`, 'McpStdio'),
   });

@@ -4,13 +4,13 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { ConversationService } from '../conversation/conversation.service.js';
-import { SurfaceIdentity } from '../conversation/surface-identity.js';
+import { SurfaceIdentity } from '../http/surface-identity.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
 import type { Caller } from '../identity/caller.js';
 import { maxRequestBodyBytes } from '../config/request-limits.js';
 import { BodyBudget } from '../http/body-budget.js';
-import { readJsonBody } from '../mcp/node-fetch-bridge.js';
+import { readJsonBody } from '../http/json-body.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
 

@@ -1,3 +1,5 @@
+import type { ConversationTurn } from '../sessions/conversation-turn.js';
+
 /**
  * What the agent reports while it runs a Task: the active status it is in and how far it got. The
  * contract lives here, with the runner, so the queue (which writes it to the Task's row) depends on
@@ -21,13 +23,6 @@ export interface AgentImage {
    * service read and forward its own files.
    */
   data: Buffer;
-}
-
-/** One earlier turn of the session: what was asked (with image metadata only) and what was answered. */
-export interface ConversationTurn {
-  request: string;
-  imageCount: number;
-  answer: string;
 }
 
 export interface AgentTask {

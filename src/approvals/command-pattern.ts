@@ -76,14 +76,6 @@ export function compilePattern(pattern: string): RegExp {
   return new RegExp(`^${source}${optionalRest ? '(?: .*)?' : ''}$`, 's');
 }
 
-/** Why a configured pattern is unusable, or null when it is fine. */
-export function patternProblem(pattern: string): string | null {
-  if (pattern.trim() === '') return 'must not be empty';
-  if (/^[\s*]+$/.test(pattern)) return 'must name a command (a bare * would allow everything)';
-  if (/[\x00-\x1f\x7f;&|<>()`$]/.test(pattern)) return `"${pattern}" contains shell syntax; patterns are plain words and *`;
-  return null;
-}
-
 /** The allowlist, compiled once at start-up. */
 export class CommandAllowlist {
   private readonly patterns: RegExp[];

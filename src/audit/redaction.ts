@@ -1,6 +1,5 @@
+import { URL_USERINFO } from '../common/url-credentials.js';
 import { boundForAudit } from './audit-bounds.js';
-
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi;
 
 /** Shapes of secrets that must never reach the audit log (OWASP logging cheat sheet). */
 const PATTERNS: [RegExp, string][] = [
@@ -14,9 +13,6 @@ const PATTERNS: [RegExp, string][] = [
   [URL_USERINFO, '$1[REDACTED]@'],
   [/\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&,;]+)/gi, '$1$2[REDACTED]'],
 ];
-
-/** `text` with the userinfo of every URL in it (`https://user:pass@host`, `https://token@host`) masked. */
-export const redactUrlCredentials = (text: string) => text.replace(URL_USERINFO, '$1[REDACTED]@');
 
 /** `text` with secret-shaped substrings and the given known secret values masked. */
 export function redactText(text: string, knownSecrets: readonly string[] = []): string {

@@ -1,4 +1,4 @@
-import type { ConversationTurn } from '../agent/agent-runner.js';
+import type { ConversationTurn } from '../sessions/conversation-turn.js';
 import { isAgentError } from '../common/agent-error.js';
 import type { EnqueueRequest } from '../queue/task-queue.service.js';
 import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validation.js';

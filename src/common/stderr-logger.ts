@@ -1,5 +1,5 @@
 import { ConsoleLogger, type LogLevel } from '@nestjs/common';
-import { redactUrlCredentials } from '../audit/redaction.js';
+import { redactUrlCredentials } from './url-credentials.js';
 
 export type LogFormat = 'text' | 'json';
 

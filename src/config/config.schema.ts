@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { patternProblem } from '../approvals/command-pattern.js';
+import { patternProblem } from './command-pattern-syntax.js';
 import { parseCidr } from './cidr.js';
 import { maxRequestBodyBytes } from './request-limits.js';
 

@@ -2,12 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { AgentConfig } from '../config/agent-config.js';
-import { TaskStepEntity } from '../agent/task-step.entity.js';
-import { ApprovalEntity } from '../approvals/approval.entity.js';
-import { AuditEventEntity } from '../audit/audit-event.entity.js';
-import { TaskImageEntity } from '../queue/task-image.entity.js';
-import { TaskEntity } from '../queue/task.entity.js';
-import { SessionEntity } from '../sessions/session.entity.js';
 import { InitialSchema1764633600000 } from './migrations/1764633600000-initial-schema.js';
 import { TaskSteps1764720000000 } from './migrations/1764720000000-task-steps.js';
 import { TaskLeases1764806400000 } from './migrations/1764806400000-task-leases.js';
@@ -16,7 +10,6 @@ import { TaskImageBytes1764979200000 } from './migrations/1764979200000-task-ima
 import { SessionPrelude1765068000000 } from './migrations/1765068000000-session-prelude.js';
 import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js';
 
-export const ENTITIES = [SessionEntity, TaskEntity, TaskImageEntity, TaskStepEntity, AuditEventEntity, ApprovalEntity];
 export const MIGRATIONS = [
   InitialSchema1764633600000,
   TaskSteps1764720000000,
@@ -27,9 +20,14 @@ export const MIGRATIONS = [
   Approvals1765152000000,
 ];
 
-/** Committed migrations run at boot; `synchronize` stays off so the schema is exactly what they say. */
-export function dataSourceOptions(database: AgentConfig['database']): DataSourceOptions {
-  const common = { entities: ENTITIES, migrations: MIGRATIONS, migrationsRun: true, synchronize: false } as const;
+/**
+ * Committed migrations run at boot; `synchronize` stays off so the schema is exactly what they say.
+ * Entities are not listed here: each feature module registers its own (`TypeOrmModule.forFeature`,
+ * collected by `autoLoadEntities`), so the database depends on no feature. A DataSource built by hand
+ * (the doctor, tests) names the entities its repositories hydrate.
+ */
+export function dataSourceOptions(database: AgentConfig['database'], entities: NonNullable<DataSourceOptions['entities']> = []): DataSourceOptions {
+  const common = { entities, migrations: MIGRATIONS, migrationsRun: true, synchronize: false } as const;
   if (database.type === 'postgres') {
     return { ...common, type: 'postgres', url: database.url };
   }

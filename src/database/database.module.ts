@@ -10,6 +10,7 @@ import { WalCheckpointer } from './wal-checkpointer.js';
 /**
  * The connection and the two ways to it: PlainSql for repositories (the only code that queries),
  * UnitOfWork for what must commit together. Global, so each feature module's repositories get them.
+ * Each feature module registers the entities it owns with `TypeOrmModule.forFeature`.
  */
 @Global()
 @Module({})
@@ -17,7 +18,7 @@ export class DatabaseModule {
   static forRoot(database: AgentConfig['database']): DynamicModule {
     return {
       module: DatabaseModule,
-      imports: [TypeOrmModule.forRoot(dataSourceOptions(database))],
+      imports: [TypeOrmModule.forRoot({ ...dataSourceOptions(database), autoLoadEntities: true })],
       providers: [
         { provide: PlainSql, inject: [getDataSourceToken()], useFactory: (dataSource: DataSource) => new PlainSql(dataSource) },
         UnitOfWork,

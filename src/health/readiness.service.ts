@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { redactUrlCredentials } from '../audit/redaction.js';
+import { redactUrlCredentials } from '../common/url-credentials.js';
 import { AppConfig } from '../config/app-config.js';
 import { isModelPulled } from '../ollama/model-name.js';
 import { OllamaDiagnosis } from '../ollama/ollama-diagnosis.js';

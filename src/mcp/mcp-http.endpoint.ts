@@ -4,14 +4,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/app-config.js';
 import { maxRequestBodyBytes } from '../config/request-limits.js';
 import { BodyBudget } from '../http/body-budget.js';
+import { readJsonBody } from '../http/json-body.js';
+import { MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { AuditService } from '../audit/audit.service.js';
-import { anonymous, onSurface, type Caller } from '../identity/caller.js';
-import { IdentityService } from '../identity/identity.service.js';
-import { printable } from '../http/host-origin-guard.js';
+import type { Caller } from '../identity/caller.js';
+import { printable, type EdgeRefusal } from '../http/host-origin-guard.js';
+import { OffRouterEndpoint } from '../http/off-router-endpoint.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
-import { MAX_JSON_DEPTH } from './json-depth.js';
-import { McpServerFactory } from './mcp-server.factory.js';
-import { readJsonBody, serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
+import { SurfaceIdentity } from '../http/surface-identity.js';
+import { AgentMcpServers } from './agent-mcp-servers.js';
+import { serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
 
 /**
  * Stateless Streamable HTTP at /mcp, served straight from node:http rather than through Express and
@@ -22,24 +24,32 @@ import { readJsonBody, serveParsed, writeJsonRpcError } from './node-fetch-bridg
  * the configured image limits (413 above it), and handed to the SDK already parsed.
  */
 @Injectable()
-export class McpHttpEndpoint {
+export class McpHttpEndpoint extends OffRouterEndpoint {
+  /** `/mcp`, `/mcp/`, with or without a query string: the paths Express's default (non-strict) routing matched. */
+  readonly path = /^\/mcp\/?(?:\?|$)/i;
+  readonly allow = 'POST';
   private readonly logger = new Logger('McpHttp');
   private readonly handler: McpHttpHandler;
   private readonly maxBodyBytes: number;
 
   constructor(
-    factory: McpServerFactory,
-    private readonly identity: IdentityService,
+    servers: AgentMcpServers,
+    private readonly identity: SurfaceIdentity,
     private readonly audit: AuditService,
     private readonly budget: BodyBudget,
     config: AppConfig,
   ) {
+    super();
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
     const onerror = (error: Error) => this.logger.debug?.(`MCP request rejected: ${error.message}`);
     this.handler = createMcpHandler(
-      ({ era, authInfo }) => factory.create({ era }, (authInfo?.extra as { caller: Caller }).caller),
+      ({ era, authInfo }) => servers.create({ era }, (authInfo?.extra as { caller: Caller }).caller),
       { legacy: 'stateless', onerror, maxRequestBodySize: this.maxBodyBytes },
     );
+  }
+
+  refusalBody(refusal: EdgeRefusal): unknown {
+    return jsonRpcError(-32600, `${STATUS_WORDS[refusal.status]}: ${refusal.reason}`);
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
@@ -52,12 +62,9 @@ export class McpHttpEndpoint {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const identified = await this.identity.forHttp(req);
-    if ('refusal' in identified) {
-      await this.audit.record({ caller: anonymous(identified.refusal.address, 'mcp-http'), action: identified.refusal.action, outcome: 'rejected', detail: { reason: identified.refusal.reason, path: '/mcp' } });
-      return refuse(req, res, 401, jsonRpcError(-32600, `Unauthorized: ${identified.refusal.reason}`));
-    }
-    const caller = onSurface(identified.caller, 'mcp-http');
+    const admission = await this.identity.admit(req, 'mcp-http', '/mcp');
+    if ('refusal' in admission) return refuse(req, res, 401, jsonRpcError(-32600, admission.refusal.message));
+    const { caller } = admission;
     // What the body holds counts against server.max_buffered_bytes until the answer is written.
     const lease = this.budget.lease();
     res.once('close', lease.release);
@@ -81,6 +88,8 @@ export class McpHttpEndpoint {
     refuse(req, res, status, { ...jsonRpcError(code, message), id });
   }
 }
+
+const STATUS_WORDS: Record<EdgeRefusal['status'], string> = { 400: 'Bad Request', 403: 'Forbidden', 405: 'Method Not Allowed' };
 
 /** The id, method and tool name of a parsed message, when they are plain values (bounded for the audit log). */
 function envelopeOf(message: unknown): { id: string | number | null; method: string | null; tool: string | null } {

@@ -4,7 +4,7 @@ import { AuditModule } from '../audit/audit.module.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
-import { McpServerFactory } from './mcp-server.factory.js';
+import { AgentMcpServers } from './agent-mcp-servers.js';
 import { SessionFilesModule } from '../session-files/session-files.module.js';
 import { McpResources } from './resources.js';
 import { TasksExtension } from './tasks-extension.js';
@@ -12,7 +12,7 @@ import { TasksExtension } from './tasks-extension.js';
 /** Everything both transports share; the HTTP controller is added by the HTTP app module only. */
 @Module({
   imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule, ApprovalsModule],
-  providers: [McpServerFactory, TasksExtension, McpResources],
-  exports: [McpServerFactory, IdentityModule, AuditModule],
+  providers: [AgentMcpServers, TasksExtension, McpResources],
+  exports: [AgentMcpServers, IdentityModule, AuditModule],
 })
 export class McpModule {}

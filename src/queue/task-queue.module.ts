@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule } from '../agent/agent.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
@@ -7,13 +8,15 @@ import { LeaseKeeper } from './lease-keeper.js';
 import { RunnerIdentity } from './runner-identity.js';
 import { TaskConversation } from './task-conversation.js';
 import { TaskExecution } from './task-execution.js';
+import { TaskImageEntity } from './task-image.entity.js';
 import { TaskQueueService } from './task-queue.service.js';
 import { TaskStatusJournal } from './task-status-journal.js';
+import { TaskEntity } from './task.entity.js';
 import { TaskWorker } from './task-worker.js';
 import { TasksRepository } from './tasks.repository.js';
 
 @Module({
-  imports: [AgentModule, AuditModule, SessionsModule],
+  imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule],
   providers: [
     TasksRepository,
     RunnerIdentity,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { ConversationTurn } from '../agent/agent-runner.js';
+import type { ConversationTurn } from '../sessions/conversation-turn.js';
 import { AgentError } from '../common/agent-error.js';
 import { nowIso } from '../common/clock.js';
 import { AuditService, type AuditDraft } from '../audit/audit.service.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { ConversationTurn } from '../agent/agent-runner.js';
 import { nowIso } from '../common/clock.js';
 import type { SqlStep } from '../database/plain-sql.js';
+import type { ConversationTurn } from './conversation-turn.js';
 import { SessionEntity } from './session.entity.js';
 import { SessionsRepository } from './sessions.repository.js';
 

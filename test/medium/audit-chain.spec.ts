@@ -29,7 +29,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
 
   async function open(database?: AppConfig['database']) {
     const config = validateConfig({ database: database ?? (await freshDatabase(kind)), audit: { checkpoint_every: 1000 } }) as AppConfig;
-    const source = new DataSource(dataSourceOptions(config.database));
+    const source = new DataSource(dataSourceOptions(config.database, [AuditEventEntity]));
     await source.initialize();
     sources.push(source);
     const sql = new PlainSql(source);

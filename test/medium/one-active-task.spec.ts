@@ -22,7 +22,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
   async function twoConnections() {
     const database = validateConfig({ database: await freshDatabase(kind) }).database;
     const open = async () => {
-      const source = new DataSource(dataSourceOptions(database));
+      const source = new DataSource(dataSourceOptions(database, [SessionEntity, TaskEntity]));
       await source.initialize();
       sources.push(source);
       return source;

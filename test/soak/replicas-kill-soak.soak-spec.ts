@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import { AuditEventEntity } from '../../src/audit/audit-event.entity.js';
 import { AuditLogService } from '../../src/audit/audit-log.service.js';
 import { AuditRepository } from '../../src/audit/audit.repository.js';
 import { PlainSql } from '../../src/database/plain-sql.js';
@@ -87,7 +88,7 @@ describe(`three replicas on PostgreSQL, one killed with -9 in each of ${ROUNDS} 
     expect(runningTwice).toEqual([]);
     expect(maxActive).toBeLessThanOrEqual(1);
     // Three writers, killed mid-write at random: still one gapless, verifiable chain (T4.3).
-    const source = new DataSource(dataSourceOptions(validateConfig({ database }).database));
+    const source = new DataSource(dataSourceOptions(validateConfig({ database }).database, [AuditEventEntity]));
     await source.initialize();
     const chain = await new AuditLogService(new AuditRepository(new PlainSql(source))).verify();
     await source.destroy();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApprovalPolicy } from '../../src/approvals/approval-policy.js';
 import { conversationAnswer } from '../../src/approvals/approval-texts.js';
-import { CommandAllowlist, patternProblem, simpleCommandWords } from '../../src/approvals/command-pattern.js';
+import { CommandAllowlist, simpleCommandWords } from '../../src/approvals/command-pattern.js';
+import { patternProblem } from '../../src/config/command-pattern-syntax.js';
 import { unifiedDiff } from '../../src/approvals/unified-diff.js';
 import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
 

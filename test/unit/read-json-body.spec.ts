@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { BodyBudget } from '../../src/http/body-budget.js';
-import { readJsonBody } from '../../src/mcp/node-fetch-bridge.js';
+import { readJsonBody } from '../../src/http/json-body.js';
 
 /** A request body arriving in `chunks` (split anywhere, even inside a UTF-8 character). */
 function request(chunks: Buffer[], headers: Record<string, string> = {}): IncomingMessage {

@@ -38,9 +38,9 @@ const AGENT_STATUS_SCHEMA = fromJsonSchema(AGENT_STATUS_INPUT_SCHEMA as unknown 
 
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
-/** Builds the per-request (HTTP) or per-connection (stdio) McpServer; all state lives in Nest singletons. */
+/** Builds the SDK McpServer serving the agent's tools: one per request (HTTP) or connection (stdio); all state lives in Nest singletons. */
 @Injectable()
-export class McpServerFactory {
+export class AgentMcpServers {
   constructor(
     private readonly pipeline: ToolPipeline,
     private readonly agentRun: AgentRunTool,

@@ -7,9 +7,9 @@ import { IdentityService } from '../identity/identity.service.js';
 export type Admission = { caller: Caller } | { refusal: { status: 401; message: string } };
 
 /**
- * The caller of a Chat API or A2A request, established as on /mcp (the HTTP edge has already checked
- * Host and Origin) before the body is read; a refusal is audited, and each surface writes it in its
- * own shape.
+ * The caller of an /mcp, Chat API or A2A request, established from the headers (the HTTP edge has
+ * already checked Host and Origin) before the body is read; a refusal is audited, and each surface
+ * writes it in its own shape.
  */
 @Injectable()
 export class SurfaceIdentity {
@@ -18,7 +18,7 @@ export class SurfaceIdentity {
     private readonly audit: AuditService,
   ) {}
 
-  async admit(req: IncomingMessage, transport: Extract<Transport, 'chat' | 'a2a'>, path: string): Promise<Admission> {
+  async admit(req: IncomingMessage, transport: Extract<Transport, 'mcp-http' | 'chat' | 'a2a'>, path: string): Promise<Admission> {
     const identified = await this.identity.forHttp(req);
     if ('refusal' in identified) {
       const { address, action, reason } = identified.refusal;

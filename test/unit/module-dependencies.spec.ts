@@ -1,0 +1,97 @@
+import { describe, expect, it } from '@jest/globals';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { addEdge, findCycle, importEdges, relativeSpecifiers, topLevelDirectory, type Graph, type ImportEdge } from '../support/import-graph.js';
+
+/**
+ * Dependencies point one way (DESIGN.md): no top-level directory of src/ (one Nest module per
+ * concern) imports another that imports it back, however indirectly. Files at src/'s root are the
+ * composition root (entry points, the app module): they may import anything, and nothing imports them.
+ */
+const SRC = join(import.meta.dirname, '../../src');
+
+const graphOf = (pairs: [string, string][]): Graph => {
+  const graph: Graph = new Map();
+  for (const [from, to] of pairs) addEdge(graph, from, to);
+  return graph;
+};
+
+/** `a → b → a`, each arrow with one import that makes it, so a failure says what to move. */
+function describeCycle(cycle: string[], witness: (from: string, to: string) => ImportEdge): string {
+  const arrows = cycle.slice(1).map((to, index) => {
+    const edge = witness(cycle[index], to);
+    return `  ${cycle[index]} → ${to}: ${edge.from} imports ${edge.to}`;
+  });
+  return [cycle.join(' → '), ...arrows].join('\n');
+}
+
+describe('module dependencies of src/', () => {
+  const edges = importEdges(SRC);
+
+  it('reads the imports it checks (every relative import names a file that exists)', () => {
+    expect(edges.length).toBeGreaterThan(300);
+    expect(edges.filter((edge) => !existsSync(join(SRC, edge.to)))).toEqual([]);
+  });
+
+  it('has no cycle between top-level directories', () => {
+    const graph: Graph = new Map();
+    const witnesses = new Map<string, ImportEdge>();
+    for (const edge of edges) {
+      const from = topLevelDirectory(edge.from);
+      const to = topLevelDirectory(edge.to);
+      if (from === null || to === null || from === to) continue;
+      addEdge(graph, from, to);
+      if (!witnesses.has(`${from} ${to}`)) witnesses.set(`${from} ${to}`, edge);
+    }
+    const cycle = findCycle(graph);
+    expect(cycle && describeCycle(cycle, (from, to) => witnesses.get(`${from} ${to}`)!)).toBeNull();
+  });
+
+  it('has nothing import the composition root (the files at the root of src/)', () => {
+    const intoRoot = edges.filter((edge) => topLevelDirectory(edge.from) !== null && topLevelDirectory(edge.to) === null);
+    expect(intoRoot).toEqual([]);
+  });
+
+  it('has no cycle between files', () => {
+    const graph = graphOf(edges.map((edge) => [edge.from, edge.to]));
+    const cycle = findCycle(graph);
+    expect(cycle && describeCycle(cycle, (from, to) => ({ from, to }))).toBeNull();
+  });
+});
+
+describe('the cycle finder', () => {
+  it('finds no cycle in a graph without one, diamonds included', () => {
+    expect(findCycle(graphOf([['tools', 'queue'], ['queue', 'agent'], ['tools', 'sessions'], ['agent', 'sessions'], ['agent', 'database']]))).toBeNull();
+    expect(findCycle(new Map())).toBeNull();
+  });
+
+  it('names the path of a cycle, however long', () => {
+    expect(findCycle(graphOf([['database', 'queue'], ['queue', 'database']]))).toEqual(['database', 'queue', 'database']);
+    expect(findCycle(graphOf([['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'b'], ['a', 'e']]))).toEqual(['b', 'c', 'd', 'b']);
+  });
+
+  it('finds a cycle reached only through acyclic nodes, and a node importing itself', () => {
+    expect(findCycle(graphOf([['a', 'b'], ['b', 'x'], ['x', 'y'], ['y', 'x']]))).toEqual(['x', 'y', 'x']);
+    expect(findCycle(graphOf([['a', 'a']]))).toEqual(['a', 'a']);
+  });
+
+  it('reads every kind of relative import, and nothing in comments or of packages', () => {
+    const source = [
+      "import { A } from './a.js';",
+      "import type { B } from '../b/b.js';",
+      "export { C } from './c.js';",
+      "export * from './d.js';",
+      "const e = await import('./e.js');",
+      "import './f.js';",
+      "import { Module } from '@nestjs/common';",
+      "// import { G } from './g.js';",
+      "const text = \"from './h.js'\";",
+    ].join('\n');
+    expect(relativeSpecifiers(source).sort()).toEqual(['../b/b.js', './a.js', './c.js', './d.js', './e.js', './f.js']);
+  });
+
+  it('describes a cycle with the import behind each arrow', () => {
+    const text = describeCycle(['database', 'queue', 'database'], (from, to) => ({ from: `${from}/x.ts`, to: `${to}/y.ts` }));
+    expect(text).toBe('database → queue → database\n  database → queue: database/x.ts imports queue/y.ts\n  queue → database: queue/x.ts imports database/y.ts');
+  });
+});

@@ -19,12 +19,6 @@ export interface ToolRun {
   change?: FileChange;
 }
 
-export interface ToolContext {
-  taskId: string;
-  subtask: string;
-  signal: AbortSignal;
-}
-
 const COMMAND_OUTPUT_IN_TRACE = 4000;
 const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
 
@@ -53,10 +47,6 @@ export class WorkspaceToolbox {
   /** The tool definitions offered to the model; run_command only when commands can run safely. */
   definitions() {
     return this.workspace.commandsEnabled ? [...FILE_TOOLS, COMMAND_TOOL] : FILE_TOOLS;
-  }
-
-  get sandboxDetail(): string {
-    return this.workspace.sandbox.detail;
   }
 
   /**
@@ -99,10 +89,10 @@ export class WorkspaceToolbox {
    * What `write_file` / `edit_file` would make of its file, for a person to approve: null when the
    * call cannot apply (an edit whose text does not occur exactly once fails and changes nothing).
    */
-  async preview(root: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ path: string; before: string | null; after: string } | null> {
+  async preview(paths: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ path: string; before: string | null; after: string } | null> {
     const path = args.path;
     if (typeof path !== 'string') return null;
-    const before = await root
+    const before = await paths
       .forRead(path)
       .then((file) => readFile(file, 'utf8'))
       .catch(() => null);
@@ -113,7 +103,7 @@ export class WorkspaceToolbox {
     return { path, before, after: before.replace(oldText, () => newText) };
   }
 
-  private async file(root: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ output: string; change?: FileChange }> {
+  private async file(paths: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ output: string; change?: FileChange }> {
     const files = this.workspace.files;
     const text = (key: string) => {
       const value = args[key];
@@ -124,21 +114,21 @@ export class WorkspaceToolbox {
     const optionalInt = (key: string) => (typeof args[key] === 'number' ? (args[key] as number) : undefined);
     switch (name) {
       case 'list_dir':
-        return { output: await files.listDir(root, optionalText('path')) };
+        return { output: await files.listDir(paths, optionalText('path')) };
       case 'read_file':
-        return { output: await files.readFile(root, text('path'), optionalInt('start_line'), optionalInt('end_line')) };
+        return { output: await files.readFile(paths, text('path'), optionalInt('start_line'), optionalInt('end_line')) };
       case 'write_file': {
-        const change = await files.writeFile(root, text('path'), text('content'));
+        const change = await files.writeFile(paths, text('path'), text('content'));
         return { output: `${change.created ? 'Created' : 'Wrote'} ${change.path} (${change.bytes} bytes)`, change };
       }
       case 'edit_file': {
-        const change = await files.editFile(root, text('path'), text('old_text'), text('new_text'));
+        const change = await files.editFile(paths, text('path'), text('old_text'), text('new_text'));
         return { output: `Edited ${change.path} (${change.bytes} bytes)`, change };
       }
       case 'glob':
-        return { output: await files.glob(root, text('pattern')) };
+        return { output: await files.glob(paths, text('pattern')) };
       case 'grep':
-        return { output: await files.grep(root, text('pattern'), optionalText('path')) };
+        return { output: await files.grep(paths, text('pattern'), optionalText('path')) };
       default:
         throw new WorkspaceError('invalid', `unknown tool: ${name}`);
     }

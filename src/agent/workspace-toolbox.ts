@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { readFile } from 'node:fs/promises';
 import { nowIso } from '../common/clock.js';
+import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { FileChange } from '../workspace/workspace-files.js';
@@ -167,6 +168,6 @@ export class WorkspaceToolbox {
 /** Argument summary for the trace: long strings (file contents) are cut. */
 function summarize(args: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(args).map(([key, value]) => [key, typeof value === 'string' && value.length > 200 ? `${value.slice(0, 200)}… (${value.length} chars)` : value]),
+    Object.entries(args).map(([key, value]) => [key, typeof value === 'string' ? cutText(value, 200, { mark: 'chars' }) : value]),
   );
 }

@@ -2,6 +2,7 @@ import { Ajv, addFormats } from '@modelcontextprotocol/server/validators/ajv';
 import { createHash } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import { AgentError } from '../common/agent-error.js';
+import { cutText } from '../common/cut-text.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import {
   AGENT_RUN_INPUT_SCHEMA,
@@ -93,7 +94,7 @@ function validateImages(images: NonNullable<AgentRunArguments['images']>, limits
     if (mimeType === null) throw invalidInput(`${at}.mime_type: must not be null.`);
     if (data === null) throw invalidInput(`${at}.data_base64: must not be null.`);
     if (!ALLOWED_MIME_TYPES.includes(mimeType)) {
-      throw invalidInput(`${at}.mime_type: must be one of ${ALLOWED_MIME_TYPES.join(', ')} (got "${truncate(mimeType)}").`);
+      throw invalidInput(`${at}.mime_type: must be one of ${ALLOWED_MIME_TYPES.join(', ')} (got "${cutText(mimeType, 60)}").`);
     }
     const bytes = base64Length(data);
     if (bytes === null) throw invalidInput(`${at}.data_base64: must be non-empty, valid Base64.`);
@@ -118,8 +119,6 @@ function base64Length(data: string): number | null {
   return (data.length / 4) * 3 - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
 }
 
-const truncate = (text: string, max = 60) => (text.length > max ? `${text.slice(0, max)}…` : text);
-
 const invalidInput = (message: string) => new AgentError('invalid_input', message);
 
 function invalid(errors: ErrorObject[] | null | undefined): AgentError {
@@ -128,7 +127,7 @@ function invalid(errors: ErrorObject[] | null | undefined): AgentError {
   const path = error.instancePath ? error.instancePath.slice(1).replaceAll('/', '.') : 'arguments';
   switch (error.keyword) {
     case 'additionalProperties':
-      return invalidInput(`${path}: unknown property "${truncate((error.params as { additionalProperty: string }).additionalProperty)}".`);
+      return invalidInput(`${path}: unknown property "${cutText((error.params as { additionalProperty: string }).additionalProperty, 60)}".`);
     case 'required':
       return invalidInput(`${(error.params as { missingProperty: string }).missingProperty}: required property is missing.`);
     case 'format':

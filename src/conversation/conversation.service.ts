@@ -3,7 +3,8 @@ import { TraceRepository } from '../agent/trace.repository.js';
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
 import type { Caller } from '../identity/caller.js';
 import type { AuditDraft } from '../audit/audit.service.js';
-import { TaskQueueService, type EnqueueRequest } from '../queue/task-queue.service.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
+import type { TaskRequest } from '../queue/task-request.js';
 import type { TaskStatus } from '../queue/task-status.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { SessionsService } from '../sessions/sessions.service.js';
@@ -28,7 +29,7 @@ export class ConversationService {
   ) {}
 
   /** Queues the Task with its accepting audit event (one transaction), as agent_run does. */
-  accept(caller: Caller, input: EnqueueRequest, accepted: AuditDraft): Promise<TaskEntity> {
+  accept(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskEntity> {
     return this.queue.enqueue(caller, input, accepted);
   }
 

@@ -4,6 +4,7 @@ import type { ErrorObject } from 'ajv';
 import { AgentError } from '../common/agent-error.js';
 import { cutText } from '../common/cut-text.js';
 import type { AgentConfig } from '../config/agent-config.js';
+import type { TaskRequest, TaskRequestImage } from '../queue/task-request.js';
 import {
   AGENT_RUN_INPUT_SCHEMA,
   AGENT_STATUS_INPUT_SCHEMA,
@@ -18,22 +19,6 @@ const agentRunSchema = ajv.compile<AgentRunArguments>(AGENT_RUN_INPUT_SCHEMA);
 const agentStatusSchema = ajv.compile<AgentStatusArguments>(AGENT_STATUS_INPUT_SCHEMA);
 
 const ALLOWED_MIME_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
-
-export interface ValidImage {
-  mimeType: string;
-  /** The decoded image: stored and sent to Ollama as bytes. */
-  data: Buffer;
-  bytes: number;
-  /** SHA-256 of the decoded bytes: what the audit log keeps instead of the image. */
-  sha256: string;
-}
-
-export interface AgentRunInput {
-  request: string;
-  sessionId: string | null;
-  temperature: number | null;
-  images: ValidImage[];
-}
 
 export interface AgentStatusInput {
   taskId: string;
@@ -56,7 +41,7 @@ export const requestCharsFor = (numCtx: number) => numCtx * 4;
 export const agentRunLimits = (config: AgentConfig): AgentRunLimits => ({ images: config.mcp.images, maxRequestChars: requestCharsFor(config.ollama.numCtx) });
 
 /** Schema check, then the spec's runtime rules (§2.2, §4). Throws `invalid_input` naming the field. */
-export function validateAgentRun(args: unknown, limits: AgentRunLimits): AgentRunInput {
+export function validateAgentRun(args: unknown, limits: AgentRunLimits): TaskRequest {
   if (!agentRunSchema(args)) throw invalid(agentRunSchema.errors);
   if (args.request.trim() === '') throw invalidInput('request: must not be empty or whitespace only.');
   if (args.request.length > limits.maxRequestChars) {
@@ -82,7 +67,7 @@ export function validateAgentStatus(args: unknown): AgentStatusInput {
   return { taskId: args.task_id, sessionId: args.session_id ?? null };
 }
 
-function validateImages(images: NonNullable<AgentRunArguments['images']>, limits: AgentConfig['mcp']['images']): ValidImage[] {
+function validateImages(images: NonNullable<AgentRunArguments['images']>, limits: AgentConfig['mcp']['images']): TaskRequestImage[] {
   if (images.length > limits.maxCount) {
     throw invalidInput(`images: at most ${limits.maxCount} images are allowed (got ${images.length}).`);
   }

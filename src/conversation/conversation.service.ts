@@ -9,7 +9,7 @@ import type { TaskStatus } from '../queue/task-status.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 
-export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (status: TaskStatus) => TERMINAL_STATUSES.includes(status);
 
 /** Most Tasks one session's cancel looks at (a session holds its turns, rarely more than a few). */

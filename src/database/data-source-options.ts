@@ -16,7 +16,7 @@ import { TaskImageBytes1764979200000 } from './migrations/1764979200000-task-ima
 import { SessionPrelude1765068000000 } from './migrations/1765068000000-session-prelude.js';
 import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js';
 
-export const ENTITIES = [SessionEntity, TaskEntity, TaskImageEntity, TaskStepEntity, AuditEventEntity, ApprovalEntity];
+const ENTITIES = [SessionEntity, TaskEntity, TaskImageEntity, TaskStepEntity, AuditEventEntity, ApprovalEntity];
 export const MIGRATIONS = [
   InitialSchema1764633600000,
   TaskSteps1764720000000,

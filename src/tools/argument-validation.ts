@@ -35,7 +35,7 @@ export interface AgentRunLimits {
  * The longest request the model could ever take: its whole context window at a generous four
  * characters per token. A longer one can only fail later, after a place in the queue and a model load.
  */
-export const requestCharsFor = (numCtx: number) => numCtx * 4;
+const requestCharsFor = (numCtx: number) => numCtx * 4;
 
 /** agent_run's limits under `config`: every surface that accepts a request applies the same ones. */
 export const agentRunLimits = (config: AgentConfig): AgentRunLimits => ({ images: config.mcp.images, maxRequestChars: requestCharsFor(config.ollama.numCtx) });

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
@@ -24,7 +24,6 @@ type IdentifiedRequest = Request & { caller?: Caller };
  */
 @Injectable()
 export class A2aEndpoint {
-  private readonly logger = new Logger('A2a');
   private readonly handler: A2aRequestHandler;
   private readonly maxBodyBytes: number;
 

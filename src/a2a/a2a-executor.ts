@@ -2,7 +2,7 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
-import type { EnqueueRequest } from '../queue/task-queue.service.js';
+import type { TaskRequest } from '../queue/task-request.js';
 import { A2A_STATE, a2aTaskOf, artifactsOf, progressMessage } from './a2a-task.mapper.js';
 import { callerOf } from './a2a-user.js';
 
@@ -25,7 +25,7 @@ export class A2aExecutor implements AgentExecutor {
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const state = context.context.state;
-    const input = state.get(ACCEPTED_INPUT) as EnqueueRequest;
+    const input = state.get(ACCEPTED_INPUT) as TaskRequest;
     const action = state.get(ACCEPT_ACTION) as string;
     const caller = callerOf(context.context);
     const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId }, { action, detail: { version: context.context.requestedVersion } });

@@ -1,7 +1,7 @@
 import type { Message } from '@a2a-js/sdk';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { isAgentError } from '../common/agent-error.js';
-import type { EnqueueRequest } from '../queue/task-queue.service.js';
+import type { TaskRequest } from '../queue/task-request.js';
 import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validation.js';
 
 /**
@@ -10,7 +10,7 @@ import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validat
  * surface). Files by URL are refused (the service fetches nothing on a client's behalf), and so is a
  * message that names an existing task: an agent Task takes no further input once accepted.
  */
-export function enqueueInputOf(message: Message, limits: AgentRunLimits): EnqueueRequest {
+export function taskRequestOf(message: Message, limits: AgentRunLimits): TaskRequest {
   if (message.taskId) throw new UnsupportedOperationError('message.taskId: a Task takes no further input; send a new message with its contextId to continue the conversation');
   const texts: string[] = [];
   const images: { mime_type: string; data_base64: string }[] = [];

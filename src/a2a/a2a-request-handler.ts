@@ -7,7 +7,7 @@ import { ConversationService } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
-import { enqueueInputOf } from './a2a-message.js';
+import { taskRequestOf } from './a2a-message.js';
 import { a2aTaskOf } from './a2a-task.mapper.js';
 import { A2aTaskStore } from './a2a-task-store.js';
 import { callerOf } from './a2a-user.js';
@@ -78,7 +78,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
     if (!params.message) return; // the SDK refuses it
     try {
-      const input = enqueueInputOf(params.message, this.limits);
+      const input = taskRequestOf(params.message, this.limits);
       if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
         throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
       }

@@ -14,7 +14,7 @@ export const A2A_STATE: Record<TaskStatus, TaskState> = {
   cancelled: TaskState.TASK_STATE_CANCELED,
 };
 
-export const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} });
+const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} });
 
 function agentMessage(task: TaskEntity, id: string, parts: Part[]): Message {
   return { messageId: id, contextId: task.sessionId, taskId: task.id, role: Role.ROLE_AGENT, parts, metadata: {}, extensions: [], referenceTaskIds: [] };

@@ -6,7 +6,7 @@ const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp'];
 const OUTPUT_MODES = ['text/plain'];
 
 /** Where A2A clients send JSON-RPC: `a2a.public_url`, else this service's own listen address. */
-export function a2aUrl(config: AgentConfig): string {
+function a2aUrl(config: AgentConfig): string {
   if (config.a2a.publicUrl !== '') return config.a2a.publicUrl;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   return `http://${host}:${config.server.port}/a2a`;

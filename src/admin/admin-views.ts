@@ -1,5 +1,6 @@
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
-import { CUT_KEY, cutText } from '../audit/audit-bounds.js';
+import { CUT_KEY } from '../audit/audit-bounds.js';
+import { cutText } from '../common/cut-text.js';
 import type { AuditEventEntity } from '../audit/audit-event.entity.js';
 import type { ListedAuditEvent } from '../audit/audit-log.service.js';
 import type { TaskEntity } from '../queue/task.entity.js';
@@ -65,7 +66,7 @@ export function mapTask(task: TaskEntity, queuePosition: number | null = null) {
 /** A Task in a listing: its request and result cut (GET /admin/tasks/:id returns them whole). */
 export function mapListedTask(task: TaskEntity, queuePosition: number | null = null) {
   const view = mapTask(task, queuePosition);
-  return { ...view, request: cutText(view.request, LIST_TEXT_CHARS), result: view.result === null ? null : cutText(view.result, LIST_TEXT_CHARS) };
+  return { ...view, request: cutText(view.request, LIST_TEXT_CHARS, { mark: 'cut' }), result: view.result === null ? null : cutText(view.result, LIST_TEXT_CHARS, { mark: 'cut' }) };
 }
 
 export function mapStep(step: TaskStepEntity) {

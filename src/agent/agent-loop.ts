@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Tool } from 'ollama';
 import { nowIso } from '../common/clock.js';
+import { cutText } from '../common/cut-text.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { OllamaError } from '../ollama/ollama-error.js';
 import type { ChatMessage, ChatReply, ChatToolCall, OllamaGateway } from '../ollama/ollama.gateway.js';
@@ -346,7 +347,7 @@ function fingerprintOf(call: ChatToolCall, output: string): string {
 
 function describe(call: ChatToolCall): string {
   const args = JSON.stringify(call.function.arguments);
-  return `${call.function.name}(${args.length > 200 ? `${args.slice(0, 200)}…` : args})`;
+  return `${call.function.name}(${cutText(args, 200)})`;
 }
 
 function mergeChange(previous: FileChange | undefined, next: FileChange): FileChange {

@@ -20,7 +20,7 @@ import { PLANNING_INSTRUCTION, SUMMARY_INSTRUCTION, subtaskInstruction, SYSTEM_P
 import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox, type ToolContext } from './workspace-toolbox.js';
 
-export const DIRECT_STEP = 'ollama chat';
+const DIRECT_STEP = 'ollama chat';
 const PLANNING_STEP = 'planning';
 const SUMMARY_STEP = 'summary';
 /** The width of tasks.current_task. */

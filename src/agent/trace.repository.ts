@@ -43,8 +43,7 @@ export class TraceRepository {
   }
 
   /** The steps written after `afterSeq`, oldest first: what a streaming surface has not sent yet. */
-  async after(taskId: string, afterSeq: number): Promise<TaskStepEntity[]> {
-    const rows = (await this.sql.all('SELECT * FROM task_steps WHERE task_id = ? AND seq > ? ORDER BY seq ASC', [taskId, afterSeq])) as Record<string, unknown>[];
-    return rows.map((row) => this.sql.hydrate(TaskStepEntity, row));
+  after(taskId: string, afterSeq: number): Promise<TaskStepEntity[]> {
+    return this.sql.entities(TaskStepEntity, 'SELECT * FROM task_steps WHERE task_id = ? AND seq > ? ORDER BY seq ASC', [taskId, afterSeq]);
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { readFile } from 'node:fs/promises';
 import { nowIso } from '../common/clock.js';
+import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { FileChange } from '../workspace/workspace-files.js';
@@ -17,12 +18,6 @@ export interface ToolRun {
   /** What the model sees as the tool result (bounded). */
   output: string;
   change?: FileChange;
-}
-
-export interface ToolContext {
-  taskId: string;
-  subtask: string;
-  signal: AbortSignal;
 }
 
 const COMMAND_OUTPUT_IN_TRACE = 4000;
@@ -53,10 +48,6 @@ export class WorkspaceToolbox {
   /** The tool definitions offered to the model; run_command only when commands can run safely. */
   definitions() {
     return this.workspace.commandsEnabled ? [...FILE_TOOLS, COMMAND_TOOL] : FILE_TOOLS;
-  }
-
-  get sandboxDetail(): string {
-    return this.workspace.sandbox.detail;
   }
 
   /**
@@ -99,10 +90,10 @@ export class WorkspaceToolbox {
    * What `write_file` / `edit_file` would make of its file, for a person to approve: null when the
    * call cannot apply (an edit whose text does not occur exactly once fails and changes nothing).
    */
-  async preview(root: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ path: string; before: string | null; after: string } | null> {
+  async preview(paths: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ path: string; before: string | null; after: string } | null> {
     const path = args.path;
     if (typeof path !== 'string') return null;
-    const before = await root
+    const before = await paths
       .forRead(path)
       .then((file) => readFile(file, 'utf8'))
       .catch(() => null);
@@ -113,7 +104,7 @@ export class WorkspaceToolbox {
     return { path, before, after: before.replace(oldText, () => newText) };
   }
 
-  private async file(root: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ output: string; change?: FileChange }> {
+  private async file(paths: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ output: string; change?: FileChange }> {
     const files = this.workspace.files;
     const text = (key: string) => {
       const value = args[key];
@@ -124,21 +115,21 @@ export class WorkspaceToolbox {
     const optionalInt = (key: string) => (typeof args[key] === 'number' ? (args[key] as number) : undefined);
     switch (name) {
       case 'list_dir':
-        return { output: await files.listDir(root, optionalText('path')) };
+        return { output: await files.listDir(paths, optionalText('path')) };
       case 'read_file':
-        return { output: await files.readFile(root, text('path'), optionalInt('start_line'), optionalInt('end_line')) };
+        return { output: await files.readFile(paths, text('path'), optionalInt('start_line'), optionalInt('end_line')) };
       case 'write_file': {
-        const change = await files.writeFile(root, text('path'), text('content'));
+        const change = await files.writeFile(paths, text('path'), text('content'));
         return { output: `${change.created ? 'Created' : 'Wrote'} ${change.path} (${change.bytes} bytes)`, change };
       }
       case 'edit_file': {
-        const change = await files.editFile(root, text('path'), text('old_text'), text('new_text'));
+        const change = await files.editFile(paths, text('path'), text('old_text'), text('new_text'));
         return { output: `Edited ${change.path} (${change.bytes} bytes)`, change };
       }
       case 'glob':
-        return { output: await files.glob(root, text('pattern')) };
+        return { output: await files.glob(paths, text('pattern')) };
       case 'grep':
-        return { output: await files.grep(root, text('pattern'), optionalText('path')) };
+        return { output: await files.grep(paths, text('pattern'), optionalText('path')) };
       default:
         throw new WorkspaceError('invalid', `unknown tool: ${name}`);
     }
@@ -177,6 +168,6 @@ export class WorkspaceToolbox {
 /** Argument summary for the trace: long strings (file contents) are cut. */
 function summarize(args: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(args).map(([key, value]) => [key, typeof value === 'string' && value.length > 200 ? `${value.slice(0, 200)}… (${value.length} chars)` : value]),
+    Object.entries(args).map(([key, value]) => [key, typeof value === 'string' ? cutText(value, 200, { mark: 'chars' }) : value]),
   );
 }

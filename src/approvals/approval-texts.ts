@@ -24,7 +24,7 @@ export function waitingLabel(approval: Pick<ApprovalEntity, 'tool' | 'subject'>)
 }
 
 /** The exact action: the command, or the path and the bounded diff. */
-export function describeAction(approval: Described): string {
+function describeAction(approval: Described): string {
   if (approval.tool === 'run_command') return `command: ${approval.subject}`;
   return `file: ${approval.subject} (${approval.tool})\n${approval.diff ?? ''}`;
 }

@@ -1,7 +1,7 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /** `pending` until answered; the other states are final. */
-export const APPROVAL_STATES = ['pending', 'granted', 'denied', 'dropped', 'cancelled'] as const;
+const APPROVAL_STATES = ['pending', 'granted', 'denied', 'dropped', 'cancelled'] as const;
 export type ApprovalState = (typeof APPROVAL_STATES)[number];
 
 /**

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { nowIso } from '../common/clock.js';
-import { sqlStep, type SqlStep } from '../database/plain-sql.js';
+import { PlainSql, sqlStep, type SqlStep } from '../database/plain-sql.js';
 import { ApprovalEntity, type ApprovalState } from './approval.entity.js';
 
 /** Who answered, how, and why. */
@@ -17,53 +15,51 @@ export interface ApprovalAnswer {
 /** I/O for approvals. Every answer is one conditional statement, so one pending action is answered once, on any replica. */
 @Injectable()
 export class ApprovalsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private get rows() {
-    return this.dataSource.getRepository(ApprovalEntity);
-  }
+  constructor(private readonly sql: PlainSql) {}
 
   /** The insert of a new request, for the unit of work of its audit event. */
   insertion(row: ApprovalEntity): SqlStep {
     return sqlStep.insert(ApprovalEntity, [row]);
   }
 
-  findById(id: string): Promise<ApprovalEntity | null> {
-    return this.rows.findOneBy({ id });
+  async findById(id: string): Promise<ApprovalEntity | null> {
+    const [approval] = await this.sql.select(ApprovalEntity, { id });
+    return approval ?? null;
   }
 
   /** The request a Task holds its slot for, if any (tasks/get of an active Task). */
-  waitingFor(taskId: string): Promise<ApprovalEntity | null> {
-    return this.rows.findOneBy({ taskId, state: 'pending', waiting: true });
+  async waitingFor(taskId: string): Promise<ApprovalEntity | null> {
+    const [approval] = await this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE task_id = ? AND state = 'pending' AND waiting = TRUE LIMIT 1", [taskId]);
+    return approval ?? null;
   }
 
   pendingOfTask(taskId: string): Promise<ApprovalEntity[]> {
-    return this.rows.find({ where: { taskId, state: 'pending' }, order: { createdAt: 'ASC' } });
+    return this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE task_id = ? AND state = 'pending' ORDER BY created_at ASC", [taskId]);
   }
 
-  pendingOfSession(sessionId: string): Promise<ApprovalEntity | null> {
-    return this.rows.findOne({ where: { sessionId, state: 'pending' }, order: { createdAt: 'DESC' } });
+  async pendingOfSession(sessionId: string): Promise<ApprovalEntity | null> {
+    const [approval] = await this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE session_id = ? AND state = 'pending' ORDER BY created_at DESC LIMIT 1", [sessionId]);
+    return approval ?? null;
   }
 
   listPending(limit: number): Promise<ApprovalEntity[]> {
-    return this.rows.find({ where: { state: 'pending' }, order: { createdAt: 'ASC' }, take: limit });
+    return this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE state = 'pending' ORDER BY created_at ASC LIMIT ?", [limit]);
   }
 
   /** An in-place answer (tasks/update): only for the Task's own waiting request, by its owner, once. */
   async answerWaiting(id: string, taskId: string, owner: string, answer: ApprovalAnswer): Promise<boolean> {
-    const outcome = await this.rows.update({ id, taskId, owner, state: 'pending', waiting: true }, { ...answer, waiting: false, answeredAt: nowIso() });
-    return (outcome.affected ?? 0) > 0;
+    const rows = await this.answerPending({ ...answer, waiting: false, answeredAt: nowIso() }, 'id = ? AND task_id = ? AND owner = ? AND waiting = TRUE', [id, taskId, owner]);
+    return rows.length > 0;
   }
 
   /** The wait ran out: the request stays pending for the conversation; false when an answer came first. */
   async stopWaiting(id: string): Promise<boolean> {
-    const outcome = await this.rows.update({ id, state: 'pending', waiting: true }, { waiting: false });
-    return (outcome.affected ?? 0) > 0;
+    return (await this.answerPending({ waiting: false }, 'id = ? AND waiting = TRUE', [id])).length > 0;
   }
 
   /** Ends a request nobody will answer any more (its Task was cancelled or stopped). */
   async settle(id: string, state: 'cancelled'): Promise<void> {
-    await this.rows.update({ id, state: 'pending' }, { state, waiting: false, answeredAt: nowIso() });
+    await this.answerPending({ state, waiting: false, answeredAt: nowIso() }, 'id = ?', [id]);
   }
 
   /**
@@ -71,8 +67,15 @@ export class ApprovalsRepository {
    * null when nothing was pending (or another Task took it first).
    */
   async takeForSession(sessionId: string, answerTaskId: string, answer: ApprovalAnswer): Promise<ApprovalEntity | null> {
-    const outcome = await this.rows.update({ sessionId, state: 'pending' }, { ...answer, waiting: false, answerTaskId, answeredAt: nowIso() });
-    if (!outcome.affected) return null;
-    return this.rows.findOne({ where: { answerTaskId }, order: { createdAt: 'DESC' } });
+    const rows = await this.answerPending({ ...answer, waiting: false, answerTaskId, answeredAt: nowIso() }, 'session_id = ?', [sessionId]);
+    if (rows.length === 0) return null;
+    const [newest] = await this.sql.entities(ApprovalEntity, 'SELECT * FROM approvals WHERE answer_task_id = ? ORDER BY created_at DESC LIMIT 1', [answerTaskId]);
+    return newest ?? null;
+  }
+
+  /** Sets `values` on the pending requests matching `where`; answers with the ids it changed. */
+  private answerPending(values: Partial<ApprovalEntity>, where: string, params: unknown[]) {
+    const set = this.sql.assignments(ApprovalEntity, values);
+    return this.sql.changed<{ id: string }>(`UPDATE approvals SET ${set.sql} WHERE ${where} AND state = 'pending' RETURNING id`, [...set.params, ...params]);
   }
 }

@@ -65,7 +65,7 @@ export function simpleCommandWords(command: string): string[] | null {
  * A pattern is words separated by spaces, where `*` matches any run of characters (spaces included)
  * and everything else is literal; a trailing ` *` also matches nothing (`ls *` allows a bare `ls`).
  */
-export function compilePattern(pattern: string): RegExp {
+function compilePattern(pattern: string): RegExp {
   const trimmed = pattern.trim().replace(/\s+/g, ' ');
   const optionalRest = trimmed.endsWith(' *');
   const body = optionalRest ? trimmed.slice(0, -2) : trimmed;

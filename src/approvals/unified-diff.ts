@@ -1,3 +1,5 @@
+import { cutText } from '../common/cut-text.js';
+
 const CONTEXT = 3;
 
 export interface BoundedDiff {
@@ -52,7 +54,7 @@ function bound(lines: string[], { maxLines, maxChars }: { maxLines: number; maxC
   const kept: string[] = [];
   let chars = 0;
   for (const line of lines) {
-    const cut = line.length > maxChars ? `${line.slice(0, maxChars)}…` : line;
+    const cut = cutText(line, maxChars);
     if (kept.length >= maxLines || chars + cut.length + 1 > maxChars) {
       kept.push(`… ${lines.length - kept.length} more diff lines not shown`);
       return { text: kept.join('\n'), truncated: true };

@@ -1,3 +1,5 @@
+import { cutText } from '../common/cut-text.js';
+
 /**
  * How much one audit event may hold. Every event's detail passes through `boundForAudit`, so what one
  * call can add to the append-only log is a few KiB whatever it sends (a 25 MB argument, a 10^6-item
@@ -29,11 +31,6 @@ export interface BoundOptions {
   replace?: (key: string, value: unknown) => unknown;
 }
 
-/** `value` cut to `max` characters, with a marker saying how long it was. */
-export function cutText(value: string, max: number): string {
-  return value.length > max ? `${value.slice(0, max)}…[cut: ${value.length} chars]` : value;
-}
-
 /**
  * A copy of `value` bounded in depth, entries and total size, each cut marked in place: a string
  * says its full length, an array ends with a marker item, an object gets a `…` key, and a container
@@ -47,7 +44,7 @@ export function boundForAudit(value: unknown, options: BoundOptions = {}): unkno
     // past the cut so that a secret straddling it is masked whole.
     const head = raw.length > limit + 512 ? raw.slice(0, limit + 512) : raw;
     const shown = options.text ? options.text(head) : head;
-    const result = shown.length > limit || head.length < raw.length ? `${shown.slice(0, limit)}…[cut: ${raw.length} chars]` : shown;
+    const result = cutText(shown, limit, { mark: 'cut', length: raw.length, partial: head.length < raw.length });
     budget -= result.length;
     return result;
   };

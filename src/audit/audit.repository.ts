@@ -65,12 +65,12 @@ export class AuditRepository {
   }
 
   async head(): Promise<AuditHead> {
-    const [row] = (await this.sql.all('SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1')) as Record<string, string | number>[];
+    const [row] = await this.sql.all<Record<string, string | number>>('SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1');
     return { head: { seq: Number(row.seq), hash: String(row.hash) }, anchor: { seq: Number(row.anchor_seq), hash: String(row.anchor_hash) } };
   }
 
   async anchorSeq(): Promise<number> {
-    const [row] = (await this.sql.all('SELECT anchor_seq FROM audit_head WHERE id = 1')) as { anchor_seq: number | string }[];
+    const [row] = await this.sql.all<{ anchor_seq: number | string }>('SELECT anchor_seq FROM audit_head WHERE id = 1');
     return Number(row.anchor_seq);
   }
 
@@ -82,21 +82,20 @@ export class AuditRepository {
     const columns = `seq, at, actor, groups, source, transport, substr(client, 1, 200) AS client, action, outcome, task_id, session_id,
   substr(detail, 1, ${Math.trunc(detailChars)}) AS detail, length(detail) AS detail_chars, prev_hash, hash`;
     const { where, params } = whereOf(conditions);
-    const rows = (await this.sql.all(`SELECT ${columns} FROM audit_events ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit])) as Record<string, unknown>[];
+    const rows = await this.sql.all(`SELECT ${columns} FROM audit_events ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit]);
     return rows.map((row) => ({ event: this.sql.hydrate(AuditEventEntity, row), detailChars: Number(row.detail_chars) }));
   }
 
   /** `seq` and detail length of the events matching `conditions`, oldest first, at most `limit`. */
   async sizes(conditions: AuditConditions, limit: number): Promise<EventSize[]> {
     const { where, params } = whereOf(conditions);
-    const rows = (await this.sql.all(`SELECT seq, length(detail) AS size FROM audit_events ${where} ORDER BY seq ASC LIMIT ?`, [...params, limit])) as Record<string, number | string>[];
+    const rows = await this.sql.all<Record<string, number | string>>(`SELECT seq, length(detail) AS size FROM audit_events ${where} ORDER BY seq ASC LIMIT ?`, [...params, limit]);
     return rows.map((row) => ({ seq: Number(row.seq), size: Number(row.size) }));
   }
 
   /** The whole events with these numbers, oldest first. */
-  async bySeq(seqs: number[]): Promise<AuditEventEntity[]> {
-    const rows = (await this.sql.all(`SELECT * FROM audit_events WHERE seq IN (${seqs.map(() => '?').join(', ')}) ORDER BY seq ASC`, seqs)) as Record<string, unknown>[];
-    return rows.map((row) => this.sql.hydrate(AuditEventEntity, row));
+  bySeq(seqs: number[]): Promise<AuditEventEntity[]> {
+    return this.sql.entities(AuditEventEntity, `SELECT * FROM audit_events WHERE seq IN (${seqs.map(() => '?').join(', ')}) ORDER BY seq ASC`, seqs);
   }
 
   async get(seq: number): Promise<AuditEventEntity | null> {
@@ -105,19 +104,19 @@ export class AuditRepository {
   }
 
   async hashAt(seq: number): Promise<string | null> {
-    const [row] = (await this.sql.all('SELECT hash FROM audit_events WHERE seq = ?', [seq])) as { hash: string }[];
+    const [row] = await this.sql.all<{ hash: string }>('SELECT hash FROM audit_events WHERE seq = ?', [seq]);
     return row?.hash ?? null;
   }
 
   /** The lowest `seq` beyond the head, or null. One statement, so the head and the events are of the same moment. */
   async firstBeyondHead(): Promise<number | null> {
-    const [row] = (await this.sql.all('SELECT MIN(seq) AS seq FROM audit_events WHERE seq > (SELECT seq FROM audit_head WHERE id = 1)')) as { seq: number | string | null }[];
+    const [row] = await this.sql.all<{ seq: number | string | null }>('SELECT MIN(seq) AS seq FROM audit_events WHERE seq > (SELECT seq FROM audit_head WHERE id = 1)');
     return row.seq === null ? null : Number(row.seq);
   }
 
   /** The newest event older than `before`, or null. */
   async lastSeqBefore(before: string): Promise<number | null> {
-    const [row] = (await this.sql.all('SELECT seq FROM audit_events WHERE at < ? ORDER BY seq DESC LIMIT 1', [before])) as { seq: number | string }[];
+    const [row] = await this.sql.all<{ seq: number | string }>('SELECT seq FROM audit_events WHERE at < ? ORDER BY seq DESC LIMIT 1', [before]);
     return row ? Number(row.seq) : null;
   }
 

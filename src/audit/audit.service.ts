@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { nowIso } from '../common/clock.js';
+import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
 import { AuditEventEntity } from './audit-event.entity.js';
 import type { SharedItem } from '../database/unit-of-work.js';
 import { AuditWriter } from './audit-writer.js';
-import { AUDIT_LIMITS, cutText } from './audit-bounds.js';
+import { AUDIT_LIMITS } from './audit-bounds.js';
 import { redact } from './redaction.js';
 
 export interface AuditRecord {
@@ -53,11 +54,11 @@ export class AuditService {
   private build(record: AuditRecord): AuditEventEntity {
     const event = new AuditEventEntity();
     event.at = nowIso();
-    event.actor = cutText(record.caller.user, AUDIT_LIMITS.actorChars);
+    event.actor = cutText(record.caller.user, AUDIT_LIMITS.actorChars, { mark: 'cut' });
     event.groups = record.caller.groups.length > 0 ? JSON.stringify(record.caller.groups) : null;
     event.source = record.caller.address;
     event.transport = record.caller.transport;
-    event.client = record.caller.client === null ? null : cutText(record.caller.client, AUDIT_LIMITS.clientChars);
+    event.client = record.caller.client === null ? null : cutText(record.caller.client, AUDIT_LIMITS.clientChars, { mark: 'cut' });
     event.action = record.action;
     event.outcome = record.outcome;
     event.taskId = record.taskId ?? null;

@@ -15,7 +15,7 @@ const PATTERNS: [RegExp, string][] = [
 ];
 
 /** `text` with secret-shaped substrings and the given known secret values masked. */
-export function redactText(text: string, knownSecrets: readonly string[] = []): string {
+function redactText(text: string, knownSecrets: readonly string[] = []): string {
   let masked = text;
   for (const secret of knownSecrets) if (secret.length >= 8) masked = masked.split(secret).join('[REDACTED]');
   for (const [pattern, replacement] of PATTERNS) masked = masked.replace(pattern, replacement);

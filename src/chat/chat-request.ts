@@ -1,6 +1,6 @@
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 import { isAgentError } from '../common/agent-error.js';
-import type { EnqueueRequest } from '../queue/task-queue.service.js';
+import type { TaskRequest } from '../queue/task-request.js';
 import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validation.js';
 
 /** A request the Chat API refuses: answered 400 in OpenAI's error shape, nothing stored. */
@@ -16,7 +16,7 @@ export class ChatInputError extends Error {
 
 export interface ChatRequest {
   stream: boolean;
-  input: EnqueueRequest;
+  input: TaskRequest;
 }
 
 type Message = { role: string; text: string; images: { mime_type: string; data_base64: string }[] };

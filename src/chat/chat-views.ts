@@ -11,9 +11,9 @@ const created = (task: TaskEntity) => Math.floor(Date.parse(task.createdAt) / 10
 const completionId = (task: TaskEntity) => `chatcmpl-${task.id}`;
 
 /** `stop` for a completed Task; a failed or cancelled one ends with `error` and its reason as the content. */
-export const finishReason = (task: TaskEntity) => (task.status === 'completed' ? 'stop' : 'error');
+const finishReason = (task: TaskEntity) => (task.status === 'completed' ? 'stop' : 'error');
 
-export const usageOf = (task: TaskEntity) => ({
+const usageOf = (task: TaskEntity) => ({
   prompt_tokens: task.inputTokens,
   completion_tokens: task.outputTokens,
   total_tokens: task.inputTokens + task.outputTokens,

@@ -3,12 +3,13 @@ import { TraceRepository } from '../agent/trace.repository.js';
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
 import type { Caller } from '../identity/caller.js';
 import type { AuditDraft } from '../audit/audit.service.js';
-import { TaskQueueService, type EnqueueRequest } from '../queue/task-queue.service.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
+import type { TaskRequest } from '../queue/task-request.js';
 import type { TaskStatus } from '../queue/task-status.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 
-export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (status: TaskStatus) => TERMINAL_STATUSES.includes(status);
 
 /** Most Tasks one session's cancel looks at (a session holds its turns, rarely more than a few). */
@@ -28,7 +29,7 @@ export class ConversationService {
   ) {}
 
   /** Queues the Task with its accepting audit event (one transaction), as agent_run does. */
-  accept(caller: Caller, input: EnqueueRequest, accepted: AuditDraft): Promise<TaskEntity> {
+  accept(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskEntity> {
     return this.queue.enqueue(caller, input, accepted);
   }
 

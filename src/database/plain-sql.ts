@@ -39,6 +39,8 @@ export const sqlStep = {
  */
 export class PlainSql {
   private readonly sqlite: SqliteConnection | null;
+  /** Which SQL the database speaks, for the few expressions that differ between the two (JSON access). */
+  readonly dialect: 'sqlite' | 'postgres';
   /** Database time, for leases that must compare across replicas. */
   readonly clock: SqlClock;
 
@@ -49,6 +51,7 @@ export class PlainSql {
     private readonly statements = new Map<string, Statement>(),
   ) {
     this.sqlite = dataSource.options.type === 'better-sqlite3' ? (dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection : null;
+    this.dialect = this.sqlite ? 'sqlite' : 'postgres';
     this.clock = sqlClock(dataSource);
   }
 
@@ -56,8 +59,12 @@ export class PlainSql {
   async select<T extends ObjectLiteral>(entity: EntityTarget<T>, where: Partial<Record<keyof T & string, unknown>>): Promise<T[]> {
     const metadata = this.dataSource.getMetadata(entity);
     const conditions = Object.keys(where).map((key) => `${metadata.findColumnWithPropertyName(key)!.databaseName} = ?`);
-    const rows = (await this.all(`SELECT * FROM ${metadata.tableName} WHERE ${conditions.join(' AND ')}`, Object.values(where))) as Record<string, unknown>[];
-    return rows.map((row) => this.hydrate(entity, row));
+    return this.entities(entity, `SELECT * FROM ${metadata.tableName} WHERE ${conditions.join(' AND ')}`, Object.values(where));
+  }
+
+  /** The rows of a query of `entity`'s table (`SELECT *`, or some of its columns), hydrated as entities. */
+  async entities<T extends ObjectLiteral>(entity: EntityTarget<T>, sql: string, params: unknown[] = []): Promise<T[]> {
+    return (await this.all(sql, params)).map((row) => this.hydrate(entity, row));
   }
 
   hydrate<T extends ObjectLiteral>(entity: EntityTarget<T>, row: Record<string, unknown>): T {
@@ -145,8 +152,9 @@ export class PlainSql {
     return shape;
   }
 
-  async all(sql: string, params: unknown[] = []): Promise<unknown[]> {
-    if (this.sqlite) return this.prepared(sql).all(...params);
+  /** The rows of a query, as the driver returns them (the caller names their shape). */
+  async all<Row = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<Row[]> {
+    if (this.sqlite) return this.prepared(sql).all(...params) as Row[];
     return (this.manager ?? this.dataSource).query(toPostgres(sql), params);
   }
 
@@ -159,9 +167,9 @@ export class PlainSql {
    * An UPDATE or DELETE ending in `RETURNING …`: the rows it changed (their count is how many it
    * changed). TypeORM answers such a statement on PostgreSQL with `[rows, rowCount]`.
    */
-  async changed(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-    if (this.sqlite) return this.prepared(sql).all(...params) as Record<string, unknown>[];
-    const [rows] = (await (this.manager ?? this.dataSource).query(toPostgres(sql), params)) as [Record<string, unknown>[], number];
+  async changed<Row = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<Row[]> {
+    if (this.sqlite) return this.prepared(sql).all(...params) as Row[];
+    const [rows] = (await (this.manager ?? this.dataSource).query(toPostgres(sql), params)) as [Row[], number];
     return rows;
   }
 

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { localhostAllowedHostnames, localhostAllowedOrigins, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import type { AgentConfig } from '../config/agent-config.js';
+import { cutText } from '../common/cut-text.js';
 
 /** Why a request is refused before any route sees it, and the status that says so. */
 export interface EdgeRefusal {
@@ -70,6 +71,5 @@ export class HostOriginGuard {
 
 /** A header value fit for a message and the audit log: bounded, control characters escaped. */
 export function printable(value: string): string {
-  const cut = value.length > 200 ? `${value.slice(0, 200)}…` : value;
-  return JSON.stringify(cut).slice(1, -1);
+  return JSON.stringify(cutText(value, 200)).slice(1, -1);
 }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { ConversationTurn } from '../sessions/conversation-turn.js';
 import { AgentError } from '../common/agent-error.js';
 import { nowIso } from '../common/clock.js';
 import { AuditService, type AuditDraft } from '../audit/audit.service.js';
@@ -8,24 +7,12 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { Caller } from '../identity/caller.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { TaskImageEntity } from './task-image.entity.js';
+import type { TaskRequest, TaskRequestImage } from './task-request.js';
 import type { TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskExecution } from './task-execution.js';
 import { TaskWorker } from './task-worker.js';
 import { TasksRepository, type TaskFilters } from './tasks.repository.js';
-
-export interface EnqueueRequest {
-  request: string;
-  sessionId: string | null;
-  temperature: number | null;
-  images: { mimeType: string; data: Buffer; bytes: number; sha256: string }[];
-  /** Earlier turns to start a new session with (ignored when `sessionId` names an existing one). */
-  prelude?: ConversationTurn[];
-  /** The Task id when the surface has already named it (A2A's request handler does); else a new UUID. */
-  taskId?: string;
-  /** The request declared the Tasks extension: its client can answer approvals in place (MCP only). */
-  answersInPlace?: boolean;
-}
 
 /** Queue rules: who may see or cancel which Task, and how a request becomes a durable Task. */
 @Injectable()
@@ -46,7 +33,7 @@ export class TaskQueueService {
    * call's accepting audit event (`accepted`, completed here with the ids and the image metadata, never
    * the data): the Task exists only if its event does. Then wakes the worker.
    */
-  async enqueue(caller: Caller, input: EnqueueRequest, accepted: AuditDraft): Promise<TaskEntity> {
+  async enqueue(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskEntity> {
     if (!this.acceptingWork) throw new AgentError('shutting_down', 'The service is shutting down and accepts no new tasks.');
     let newSession = null;
     let sessionId = input.sessionId;
@@ -145,7 +132,7 @@ export class TaskQueueService {
   }
 }
 
-function newTask(caller: Caller, sessionId: string, input: EnqueueRequest): TaskEntity {
+function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEntity {
   const at = nowIso();
   const task = new TaskEntity();
   Object.assign(task, {
@@ -176,7 +163,7 @@ function newTask(caller: Caller, sessionId: string, input: EnqueueRequest): Task
   return task;
 }
 
-function newImage(taskId: string, position: number, image: EnqueueRequest['images'][number]): TaskImageEntity {
+function newImage(taskId: string, position: number, image: TaskRequestImage): TaskImageEntity {
   const row = new TaskImageEntity();
   row.taskId = taskId;
   row.position = position;

@@ -49,13 +49,13 @@ export class TasksRepository {
 
   list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
     const { where, params } = whereOf(filters, beforeSeq === null ? [] : [['seq < ?', beforeSeq]]);
-    return this.tasks(`SELECT * FROM tasks ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit]);
+    return this.sql.entities(TaskEntity, `SELECT * FROM tasks ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit]);
   }
 
   /** How many Tasks match the filters (A2A ListTasks reports it beside each page). */
   async count(filters: TaskFilters): Promise<number> {
     const { where, params } = whereOf(filters, []);
-    const [row] = (await this.sql.all(`SELECT COUNT(*) AS n FROM tasks ${where}`, params)) as { n: number | string }[];
+    const [row] = await this.sql.all<{ n: number | string }>(`SELECT COUNT(*) AS n FROM tasks ${where}`, params);
     return Number(row.n);
   }
 
@@ -64,16 +64,16 @@ export class TasksRepository {
     const queued = tasks.filter((task) => task.status === 'queued');
     if (queued.length === 0) return new Map();
     const ids = queued.map((task) => task.id);
-    const rows = (await this.sql.all(
+    const rows = await this.sql.all<{ id: string; position: number | string }>(
       "SELECT task.id AS id, (SELECT COUNT(*) FROM tasks ahead WHERE ahead.status = 'queued' AND ahead.seq <= task.seq) AS position " +
         `FROM tasks task WHERE task.id IN (${ids.map(() => '?').join(', ')})`,
       ids,
-    )) as { id: string; position: number | string }[];
+    );
     return new Map(rows.map((row) => [row.id, Number(row.position)]));
   }
 
   async countByStatus(): Promise<Record<TaskStatus, number>> {
-    const rows = (await this.sql.all('SELECT status, COUNT(*) AS n FROM tasks GROUP BY status')) as { status: TaskStatus; n: number | string }[];
+    const rows = await this.sql.all<{ status: TaskStatus; n: number | string }>('SELECT status, COUNT(*) AS n FROM tasks GROUP BY status');
     const counts = Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as Record<TaskStatus, number>;
     for (const row of rows) counts[row.status] = Number(row.n);
     return counts;
@@ -81,23 +81,23 @@ export class TasksRepository {
 
   /** A Task's images with their bytes, in submission order. */
   async imageData(taskId: string): Promise<{ mimeType: string; data: Buffer }[]> {
-    const rows = (await this.sql.all('SELECT mime_type, data FROM task_images WHERE task_id = ? ORDER BY position', [taskId])) as { mime_type: string; data: Buffer }[];
+    const rows = await this.sql.all<{ mime_type: string; data: Buffer }>('SELECT mime_type, data FROM task_images WHERE task_id = ? ORDER BY position', [taskId]);
     return rows.map((row) => ({ mimeType: row.mime_type, data: row.data }));
   }
 
   /** Completed earlier turns of a session, oldest first: the conversation sent back as context. */
   history(sessionId: string, beforeSeq: number): Promise<TaskEntity[]> {
-    return this.tasks("SELECT * FROM tasks WHERE session_id = ? AND status = 'completed' AND seq < ? ORDER BY seq ASC", [sessionId, beforeSeq]);
+    return this.sql.entities(TaskEntity, "SELECT * FROM tasks WHERE session_id = ? AND status = 'completed' AND seq < ? ORDER BY seq ASC", [sessionId, beforeSeq]);
   }
 
   /** Image metadata (no bytes) of the given Tasks. */
   async imagesOf(taskIds: string[]): Promise<TaskImageEntity[]> {
     if (taskIds.length === 0) return [];
-    const rows = (await this.sql.all(
+    return this.sql.entities(
+      TaskImageEntity,
       `SELECT task_id, position, mime_type, bytes, sha256 FROM task_images WHERE task_id IN (${taskIds.map(() => '?').join(', ')})`,
       taskIds,
-    )) as Record<string, unknown>[];
-    return rows.map((row) => this.sql.hydrate(TaskImageEntity, row));
+    );
   }
 
   /**
@@ -161,10 +161,10 @@ export class TasksRepository {
 
   /** Active Tasks whose lease has lapsed by database time, or whose owner is known to be dead. */
   async abandoned(deadOwner: (owner: string) => boolean): Promise<TaskEntity[]> {
-    const rows = (await this.sql.all(
+    const rows = await this.sql.all(
       `SELECT *, CASE WHEN lease_expires_at < ${this.sql.clock.now()} THEN 1 ELSE 0 END AS expired FROM tasks WHERE status IN ${ACTIVE.sql}`,
       ACTIVE.params,
-    )) as Record<string, unknown>[];
+    );
     return rows
       .filter((row) => Number(row.expired) === 1 || row.lease_owner === null || deadOwner(String(row.lease_owner)))
       .map((row) => this.sql.hydrate(TaskEntity, row));
@@ -182,11 +182,6 @@ export class TasksRepository {
         ? { status: 'queued', leaseOwner: null, leaseExpiresAt: null, currentTask: '', updatedAt: at }
         : { status: 'failed', result: reason, leaseOwner: null, leaseExpiresAt: null, currentTask: '', updatedAt: at, finishedAt: at };
     return this.fencedSet({ taskId: task.id, attempt: task.attempt, owner: task.leaseOwner }, fields);
-  }
-
-  private async tasks(sql: string, params: unknown[]): Promise<TaskEntity[]> {
-    const rows = (await this.sql.all(sql, params)) as Record<string, unknown>[];
-    return rows.map((row) => this.sql.hydrate(TaskEntity, row));
   }
 
   private async fencedSet(lease: Fence, fields: Partial<TaskEntity>): Promise<boolean> {

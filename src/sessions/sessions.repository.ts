@@ -14,7 +14,7 @@ export class SessionsRepository {
 
   /** The prelude column as stored (JSON text), or null. */
   async prelude(id: string): Promise<string | null> {
-    const [row] = (await this.sql.all('SELECT prelude FROM sessions WHERE id = ?', [id])) as { prelude: string | null }[];
+    const [row] = await this.sql.all<{ prelude: string | null }>('SELECT prelude FROM sessions WHERE id = ?', [id]);
     return row?.prelude ?? null;
   }
 

@@ -21,7 +21,7 @@ export const errnoReason = (code: string | undefined) => (code ? (REASONS[code] 
  * One line per problem, never a stack trace: what failed, with the key or path to fix. Errors nobody
  * phrased (a driver's connection error, say) still come out as their first line.
  */
-export function describeStartupFailure(error: unknown): string[] {
+function describeStartupFailure(error: unknown): string[] {
   if (error instanceof ConfigError) return error.problems;
   if (error instanceof StartupError) return [error.message];
   const errno = error as Errno;

@@ -2,7 +2,9 @@ import { Ajv, addFormats } from '@modelcontextprotocol/server/validators/ajv';
 import { createHash } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import { AgentError } from '../common/agent-error.js';
+import { cutText } from '../common/cut-text.js';
 import type { AgentConfig } from '../config/agent-config.js';
+import type { TaskRequest, TaskRequestImage } from '../queue/task-request.js';
 import {
   AGENT_RUN_INPUT_SCHEMA,
   AGENT_STATUS_INPUT_SCHEMA,
@@ -17,22 +19,6 @@ const agentRunSchema = ajv.compile<AgentRunArguments>(AGENT_RUN_INPUT_SCHEMA);
 const agentStatusSchema = ajv.compile<AgentStatusArguments>(AGENT_STATUS_INPUT_SCHEMA);
 
 const ALLOWED_MIME_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
-
-export interface ValidImage {
-  mimeType: string;
-  /** The decoded image: stored and sent to Ollama as bytes. */
-  data: Buffer;
-  bytes: number;
-  /** SHA-256 of the decoded bytes: what the audit log keeps instead of the image. */
-  sha256: string;
-}
-
-export interface AgentRunInput {
-  request: string;
-  sessionId: string | null;
-  temperature: number | null;
-  images: ValidImage[];
-}
 
 export interface AgentStatusInput {
   taskId: string;
@@ -49,13 +35,13 @@ export interface AgentRunLimits {
  * The longest request the model could ever take: its whole context window at a generous four
  * characters per token. A longer one can only fail later, after a place in the queue and a model load.
  */
-export const requestCharsFor = (numCtx: number) => numCtx * 4;
+const requestCharsFor = (numCtx: number) => numCtx * 4;
 
 /** agent_run's limits under `config`: every surface that accepts a request applies the same ones. */
 export const agentRunLimits = (config: AgentConfig): AgentRunLimits => ({ images: config.mcp.images, maxRequestChars: requestCharsFor(config.ollama.numCtx) });
 
 /** Schema check, then the spec's runtime rules (§2.2, §4). Throws `invalid_input` naming the field. */
-export function validateAgentRun(args: unknown, limits: AgentRunLimits): AgentRunInput {
+export function validateAgentRun(args: unknown, limits: AgentRunLimits): TaskRequest {
   if (!agentRunSchema(args)) throw invalid(agentRunSchema.errors);
   if (args.request.trim() === '') throw invalidInput('request: must not be empty or whitespace only.');
   if (args.request.length > limits.maxRequestChars) {
@@ -81,7 +67,7 @@ export function validateAgentStatus(args: unknown): AgentStatusInput {
   return { taskId: args.task_id, sessionId: args.session_id ?? null };
 }
 
-function validateImages(images: NonNullable<AgentRunArguments['images']>, limits: AgentConfig['mcp']['images']): ValidImage[] {
+function validateImages(images: NonNullable<AgentRunArguments['images']>, limits: AgentConfig['mcp']['images']): TaskRequestImage[] {
   if (images.length > limits.maxCount) {
     throw invalidInput(`images: at most ${limits.maxCount} images are allowed (got ${images.length}).`);
   }
@@ -93,7 +79,7 @@ function validateImages(images: NonNullable<AgentRunArguments['images']>, limits
     if (mimeType === null) throw invalidInput(`${at}.mime_type: must not be null.`);
     if (data === null) throw invalidInput(`${at}.data_base64: must not be null.`);
     if (!ALLOWED_MIME_TYPES.includes(mimeType)) {
-      throw invalidInput(`${at}.mime_type: must be one of ${ALLOWED_MIME_TYPES.join(', ')} (got "${truncate(mimeType)}").`);
+      throw invalidInput(`${at}.mime_type: must be one of ${ALLOWED_MIME_TYPES.join(', ')} (got "${cutText(mimeType, 60)}").`);
     }
     const bytes = base64Length(data);
     if (bytes === null) throw invalidInput(`${at}.data_base64: must be non-empty, valid Base64.`);
@@ -118,8 +104,6 @@ function base64Length(data: string): number | null {
   return (data.length / 4) * 3 - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
 }
 
-const truncate = (text: string, max = 60) => (text.length > max ? `${text.slice(0, max)}…` : text);
-
 const invalidInput = (message: string) => new AgentError('invalid_input', message);
 
 function invalid(errors: ErrorObject[] | null | undefined): AgentError {
@@ -128,7 +112,7 @@ function invalid(errors: ErrorObject[] | null | undefined): AgentError {
   const path = error.instancePath ? error.instancePath.slice(1).replaceAll('/', '.') : 'arguments';
   switch (error.keyword) {
     case 'additionalProperties':
-      return invalidInput(`${path}: unknown property "${truncate((error.params as { additionalProperty: string }).additionalProperty)}".`);
+      return invalidInput(`${path}: unknown property "${cutText((error.params as { additionalProperty: string }).additionalProperty, 60)}".`);
     case 'required':
       return invalidInput(`${(error.params as { missingProperty: string }).missingProperty}: required property is missing.`);
     case 'format':

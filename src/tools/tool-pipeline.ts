@@ -19,7 +19,7 @@ const TOOL_ERROR_PREFIX: Record<AgentErrorCode, string> = {
   internal: 'Internal error',
 };
 
-export const toolError = (text: string): ToolErrorResult => ({ content: [{ type: 'text', text }], isError: true });
+const toolError = (text: string): ToolErrorResult => ({ content: [{ type: 'text', text }], isError: true });
 
 /**
  * Every tool call, on every transport, goes through here. The pipeline drafts the call's audit event

@@ -18,7 +18,7 @@ export interface SandboxStatus {
 export const SANDBOX_UID = 59999;
 
 /** Whether the service runs as root (the default in many containers). */
-export const serviceIsRoot = () => process.getuid?.() === 0;
+const serviceIsRoot = () => process.getuid?.() === 0;
 
 /**
  * As root: no user namespace (it could only map uid 0), the command keeps only what it needs to

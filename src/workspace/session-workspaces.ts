@@ -17,13 +17,13 @@ export type SessionFiles = { state: 'present'; paths: WorkspacePaths } | { state
  */
 export class SessionWorkspaces {
   private constructor(
-    private readonly root: WorkspacePaths,
+    private readonly rootPaths: WorkspacePaths,
     private readonly settings: AgentConfig['workspace'],
   ) {}
 
-  static async open(root: WorkspacePaths, settings: AgentConfig['workspace']): Promise<SessionWorkspaces> {
-    if (settings.isolation === 'session') await mkdir(join(root.root, 'sessions'), { recursive: true });
-    return new SessionWorkspaces(root, settings);
+  static async open(rootPaths: WorkspacePaths, settings: AgentConfig['workspace']): Promise<SessionWorkspaces> {
+    if (settings.isolation === 'session') await mkdir(join(rootPaths.root, 'sessions'), { recursive: true });
+    return new SessionWorkspaces(rootPaths, settings);
   }
 
   get shared(): boolean {
@@ -32,7 +32,7 @@ export class SessionWorkspaces {
 
   /** The workspace a Task of `sessionId` works in, created on the session's first Task (or after expiry). */
   async forTask(sessionId: string): Promise<WorkspacePaths> {
-    if (this.shared) return this.root;
+    if (this.shared) return this.rootPaths;
     const dir = this.dir(sessionId);
     if (!(await stat(dir).catch(() => null))) await this.create(sessionId, dir);
     await this.touch(sessionId);
@@ -41,7 +41,7 @@ export class SessionWorkspaces {
 
   /** The files of a session for readers (resources, admin); never creates anything. */
   async forReading(sessionId: string): Promise<SessionFiles> {
-    if (this.shared) return { state: 'present', paths: this.root };
+    if (this.shared) return { state: 'present', paths: this.rootPaths };
     const dir = this.dir(sessionId);
     if (await stat(dir).catch(() => null)) return { state: 'present', paths: await WorkspacePaths.open(dir, this.settings.maxSessionBytes) };
     return (await stat(this.tombstone(sessionId)).catch(() => null)) ? { state: 'expired' } : { state: 'absent' };
@@ -58,7 +58,7 @@ export class SessionWorkspaces {
   async sweep(now = Date.now()): Promise<string[]> {
     const days = this.settings.retentionDays;
     if (this.shared || days === 0) return [];
-    const base = join(this.root.root, 'sessions');
+    const base = join(this.rootPaths.root, 'sessions');
     const removed: string[] = [];
     for (const entry of await readdir(base, { withFileTypes: true }).catch(() => [])) {
       if (!entry.isDirectory() || !isUuid(entry.name)) continue;
@@ -75,7 +75,7 @@ export class SessionWorkspaces {
   private dir(sessionId: string): string {
     // Session ids are server-made UUIDs; anything else would be a path, and never reaches the disk.
     if (!isUuid(sessionId)) throw new Error(`not a session id: ${sessionId}`);
-    return join(this.root.root, 'sessions', sessionId.toLowerCase());
+    return join(this.rootPaths.root, 'sessions', sessionId.toLowerCase());
   }
 
   private tombstone(sessionId: string): string {
@@ -84,7 +84,7 @@ export class SessionWorkspaces {
 
   /** Built beside its final place and renamed in, so a crash never leaves half a template copy. */
   private async create(sessionId: string, dir: string): Promise<void> {
-    const building = join(this.root.root, 'sessions', `.${sessionId}.${randomBytes(4).toString('hex')}.tmp`);
+    const building = join(this.rootPaths.root, 'sessions', `.${sessionId}.${randomBytes(4).toString('hex')}.tmp`);
     try {
       if (this.settings.template) await cp(this.settings.template, building, { recursive: true, verbatimSymlinks: true });
       else await mkdir(building);

@@ -28,11 +28,11 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const root = await WorkspacePaths.open(this.config.workspace.root);
-    this.sessions = await SessionWorkspaces.open(root, this.config.workspace);
-    this.sandbox = resolveSandbox(this.config.workspace.sandbox, root.root);
+    const rootPaths = await WorkspacePaths.open(this.config.workspace.root);
+    this.sessions = await SessionWorkspaces.open(rootPaths, this.config.workspace);
+    this.sandbox = resolveSandbox(this.config.workspace.sandbox, rootPaths.root);
     const log = this.sandbox.mode === 'disabled' ? 'warn' : 'log';
-    this.logger[log](`workspace ${root.root} (isolation: ${this.config.workspace.isolation}); commands: ${this.sandbox.detail}`);
+    this.logger[log](`workspace ${rootPaths.root} (isolation: ${this.config.workspace.isolation}); commands: ${this.sandbox.detail}`);
     if (this.config.workspace.retentionDays > 0) {
       await this.sweep();
       this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS).unref();

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ADMIN, ADMIN_GROUP, as, PROXY_AUTH } from '../support/proxy-identity.js';
+import { ADMIN, ADMIN_GROUP, as } from '../support/proxy-identity.js';
+import { startBehindProxy } from '../support/proxy-service.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
@@ -37,15 +38,9 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
 
   beforeAll(async () => {
     await ollama.start();
-    const config = await writeConfig(ollama.url, {
-      auth: PROXY_AUTH,
-      audit: { checkpoint_every: 5 },
-    });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-    base = service.url.replace(/\/mcp$/, '');
-    alice = await modernClient(service.url, as('alice@example.com'));
-    bob = await modernClient(service.url, as('bob@example.com'));
+    const started = await startBehindProxy(ollama.url, { audit: { checkpoint_every: 5 } });
+    ({ service, base, alice, bob } = started);
+    db = started.config.database;
   });
 
   afterAll(async () => {

@@ -1,9 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Client } from '@modelcontextprotocol/client';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { probe } from '../support/database-probe.js';
-import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal, type RawDispatch } from '../support/mcp-clients.js';
+import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 

@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
+import { ADMIN, as } from '../support/proxy-identity.js';
+import { startBehindProxy } from '../support/proxy-service.js';
 import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const MAX_READ = 4096;
 const QUOTA = 16 * 1024;
@@ -53,21 +54,14 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     const template = join(dir, 'template');
     mkdirSync(join(template, 'docs'), { recursive: true });
     writeFileSync(join(template, 'docs', 'README.md'), 'template readme\n');
-    const config = await writeConfig(
+    const started = await startBehindProxy(
       ollama.url,
-      {
-        auth: PROXY_AUTH,
-        workspace: { template, max_session_bytes: QUOTA, retention_days: 1 },
-        mcp: { resources: { max_read_bytes: MAX_READ } },
-      },
+      { workspace: { template, max_session_bytes: QUOTA, retention_days: 1 }, mcp: { resources: { max_read_bytes: MAX_READ } } },
       dir,
     );
-    db = config.database;
-    root = config.workspace;
-    service = await new ServiceProcess(config.file).start();
-    base = service.url.replace(/\/mcp$/, '');
-    alice = await modernClient(service.url, as('alice@example.com'));
-    bob = await modernClient(service.url, as('bob@example.com'));
+    ({ service, base, alice, bob } = started);
+    db = started.config.database;
+    root = started.config.workspace;
   });
 
   afterAll(async () => {

@@ -154,7 +154,7 @@ export class ScriptedOllama {
           modified_at: '2026-11-30T09:12:44.5+01:00',
         });
       case '/api/chat':
-        return this.chat(req, res, body as RecordedChat['body']);
+        return this.chat(res, body as RecordedChat['body']);
       default:
         // gin's default 404 is plain text, not JSON.
         res.writeHead(404, { 'Content-Type': 'text/plain' });
@@ -174,7 +174,7 @@ export class ScriptedOllama {
     return `registry.ollama.ai/library/${model.includes(':') ? model : `${model}:latest`}`;
   }
 
-  private async chat(req: IncomingMessage, res: ServerResponse, body: RecordedChat['body']): Promise<void> {
+  private async chat(res: ServerResponse, body: RecordedChat['body']): Promise<void> {
     const record: RecordedChat = { body, aborted: false, promptTokens: promptTokens(body) };
     this.chats.push(record);
     this.waiters.splice(0).forEach((wake) => wake());

@@ -1,0 +1,25 @@
+import type { ConversationTurn } from '../sessions/conversation-turn.js';
+
+/** An image of a request, validated and decoded by the surface that accepted it. */
+export interface TaskRequestImage {
+  mimeType: string;
+  /** The decoded image: stored and sent to Ollama as bytes. */
+  data: Buffer;
+  bytes: number;
+  /** SHA-256 of the decoded bytes: what the audit log keeps instead of the image. */
+  sha256: string;
+}
+
+/** Work for a new Task, as every surface (MCP agent_run, Chat API, A2A) hands it to the queue. */
+export interface TaskRequest {
+  request: string;
+  sessionId: string | null;
+  temperature: number | null;
+  images: TaskRequestImage[];
+  /** Earlier turns to start a new session with (ignored when `sessionId` names an existing one). */
+  prelude?: ConversationTurn[];
+  /** The Task id when the surface has already named it (A2A's request handler does); else a new UUID. */
+  taskId?: string;
+  /** The request declared the Tasks extension: its client can answer approvals in place (MCP only). */
+  answersInPlace?: boolean;
+}

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { AgentConfig } from '../config/agent-config.js';
+import { PlainSql } from './plain-sql.js';
 import { InitialSchema1764633600000 } from './migrations/1764633600000-initial-schema.js';
 import { TaskSteps1764720000000 } from './migrations/1764720000000-task-steps.js';
 import { TaskLeases1764806400000 } from './migrations/1764806400000-task-leases.js';
@@ -49,4 +50,17 @@ export function dataSourceOptions(database: AgentConfig['database'], entities: N
       db.pragma('cache_size = -65536');
     },
   };
+}
+
+/**
+ * Runs `use` on a connection that changes nothing (no migrations), for a one-off command (the doctor),
+ * and closes it whatever happens.
+ */
+export async function withUnmigratedDatabase<T>(database: AgentConfig['database'], use: (sql: PlainSql) => Promise<T>): Promise<T> {
+  const source = new DataSource({ ...dataSourceOptions(database), migrationsRun: false });
+  try {
+    return await use(new PlainSql(await source.initialize()));
+  } finally {
+    if (source.isInitialized) await source.destroy();
+  }
 }

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { DataSource } from 'typeorm';
 import type { AgentConfig } from '../config/agent-config.js';
-import { dataSourceOptions } from '../database/data-source-options.js';
+import { withUnmigratedDatabase } from '../database/data-source-options.js';
+import { DatabaseHealthRepository } from '../health/database-health.repository.js';
 import type { CheckLine } from '../ollama/ollama-diagnosis.js';
 import { prepareStorage } from '../startup/storage-paths.js';
 import { probeBubblewrap } from '../workspace/sandbox.js';
@@ -30,14 +30,10 @@ export function checkSandbox(workspace: AgentConfig['workspace']): CheckLine {
 /** The database answers; migrations are left to the service, so the doctor changes nothing in it. */
 export async function checkDatabase(database: AgentConfig['database']): Promise<CheckLine> {
   const where = database.type === 'postgres' ? 'PostgreSQL (database.url)' : `SQLite ${resolve(database.path)}`;
-  const source = new DataSource({ ...dataSourceOptions(database), migrationsRun: false });
   try {
-    await source.initialize();
-    await source.query('SELECT 1');
+    await withUnmigratedDatabase(database, (sql) => new DatabaseHealthRepository(sql).ping());
     return { name: 'database', level: 'ok', message: `${where} answers` };
   } catch (error) {
     return { name: 'database', level: 'fail', message: `${where} does not answer (${(error as Error).message}): check database.${database.type === 'postgres' ? 'url' : 'path'}` };
-  } finally {
-    if (source.isInitialized) await source.destroy();
   }
 }

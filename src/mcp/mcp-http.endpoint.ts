@@ -13,7 +13,7 @@ import { OffRouterEndpoint } from '../http/off-router-endpoint.js';
 import { jsonRpcError, refuse } from '../http/refusal.js';
 import { SurfaceIdentity } from '../http/surface-identity.js';
 import { AgentMcpServers } from './agent-mcp-servers.js';
-import { serveParsed, writeJsonRpcError } from './node-fetch-bridge.js';
+import { serveParsed } from './node-fetch-bridge.js';
 
 /**
  * Stateless Streamable HTTP at /mcp, served straight from node:http rather than through Express and
@@ -56,7 +56,7 @@ export class McpHttpEndpoint extends OffRouterEndpoint {
     this.serve(req, res).catch((error: Error) => {
       // What Express did for a failing handler: log it, answer 500 if nothing was sent yet.
       this.logger.error(`MCP request failed: ${error.stack ?? String(error)}`);
-      if (!res.headersSent) writeJsonRpcError(res, 500, -32603, 'Internal error');
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify(jsonRpcError(-32603, 'Internal error')));
       else res.destroy();
     });
   }

@@ -43,9 +43,3 @@ export async function serveParsed(
   finished = true;
   res.end();
 }
-
-export function writeJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
-  res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(body);
-}

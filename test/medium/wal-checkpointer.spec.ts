@@ -78,7 +78,6 @@ describe('background WAL checkpoints (SQLite)', () => {
       insert.run(row);
       if (n % 16 === 0) largest = Math.max(largest, statSync(`${path}-wal`).size);
     }
-    console.log("LARGEST", largest / 1048576);
     expect(largest).toBeLessThan(160 * 1024 * 1024);
   });
 

@@ -34,7 +34,7 @@ interface Pending {
 }
 
 /**
- * Commits units of work with group commit (ADR 0007, 0009). The first unit waits for the end of the
+ * Commits units of work with group commit (ADR 0007, 0008). The first unit waits for the end of the
  * current event-loop turn (setImmediate), so every request that commits in the same turn shares one
  * transaction (on SQLite one BEGIN IMMEDIATE … COMMIT, the largest single cost of an agent_status call
  * before), and units that arrive while a transaction is in progress go into the next one. Every caller

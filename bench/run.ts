@@ -12,6 +12,7 @@ import { AuditLogService } from '../src/audit/audit-log.service.js';
 import { AuditWriter } from '../src/audit/audit-writer.js';
 import { AuditService } from '../src/audit/audit.service.js';
 import { AuditRepository } from '../src/audit/audit.repository.js';
+import { AuditEventEntity } from '../src/audit/audit-event.entity.js';
 import { PlainSql } from '../src/database/plain-sql.js';
 import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { validateConfig } from '../src/config/agent-config.js';
@@ -236,7 +237,8 @@ async function statusAtScale(ollama: ScriptedOllama, stored: number) {
 /** T4.2: verification of a chain of 100 000 events, timed alone (the events are written first). */
 async function auditVerify(events: number): Promise<{ seconds: number; longestStallMs: number }> {
   const config = validateConfig({ database: await freshDatabase('sqlite') }) as AppConfig;
-  const source = new DataSource(dataSourceOptions(config.database));
+  // A DataSource built by hand names the entities it hydrates (the service's modules register their own).
+  const source = new DataSource(dataSourceOptions(config.database, [AuditEventEntity]));
   await source.initialize();
   const sql = new PlainSql(source);
   const repository = new AuditRepository(sql);

@@ -67,15 +67,15 @@ export class ApprovalsRepository {
    * null when nothing was pending (or another Task took it first).
    */
   async takeForSession(sessionId: string, answerTaskId: string, answer: ApprovalAnswer): Promise<ApprovalEntity | null> {
-    const rows = await this.answerPending({ ...answer, waiting: false, answerTaskId, answeredAt: nowIso() }, 'session_id = ?', [sessionId]);
-    if (rows.length === 0) return null;
-    const [newest] = await this.sql.entities(ApprovalEntity, 'SELECT * FROM approvals WHERE answer_task_id = ? ORDER BY created_at DESC LIMIT 1', [answerTaskId]);
-    return newest ?? null;
+    const taken = await this.answerPending({ ...answer, waiting: false, answerTaskId, answeredAt: nowIso() }, 'session_id = ?', [sessionId]);
+    // The newest, should a session ever hold more than one: the rows as changed, without reading them again.
+    return taken.reduce<ApprovalEntity | null>((newest, row) => (newest === null || row.createdAt > newest.createdAt ? row : newest), null);
   }
 
-  /** Sets `values` on the pending requests matching `where`; answers with the ids it changed. */
-  private answerPending(values: Partial<ApprovalEntity>, where: string, params: unknown[]) {
+  /** Sets `values` on the pending requests matching `where`; answers with the requests as changed. */
+  private async answerPending(values: Partial<ApprovalEntity>, where: string, params: unknown[]): Promise<ApprovalEntity[]> {
     const set = this.sql.assignments(ApprovalEntity, values);
-    return this.sql.changed<{ id: string }>(`UPDATE approvals SET ${set.sql} WHERE ${where} AND state = 'pending' RETURNING id`, [...set.params, ...params]);
+    const rows = await this.sql.changed(`UPDATE approvals SET ${set.sql} WHERE ${where} AND state = 'pending' RETURNING *`, [...set.params, ...params]);
+    return rows.map((row) => this.sql.hydrate(ApprovalEntity, row));
   }
 }

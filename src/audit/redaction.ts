@@ -13,7 +13,9 @@ const PATTERNS: [RegExp, string][] = [
   [URL_USERINFO, '$1[REDACTED]@'],
   // The key word may end a longer name (`client_secret`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`), whose
   // `_` would defeat a word boundary right before the key word; a word after it (`token_count: 5`) keeps it out.
-  [/\b([\w-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key))(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&,;]+)/gi, '$1$2[REDACTED]'],
+  // A match starts only where a name starts (not at every `\b` inside `a-b-c…`): one scan of each name, where
+  // a start at each word boundary made a 2 500-character hyphenated string cost 4 ms instead of 0.01.
+  [/(?<![\w-])([\w-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key))(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&,;]+)/gi, '$1$2[REDACTED]'],
 ];
 
 /**

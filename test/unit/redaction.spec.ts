@@ -35,6 +35,8 @@ describe('audit redaction and export escaping (T4.5, T4.6)', () => {
     ['an environment token', 'GITHUB_TOKEN=hunter2', 'hunter2'],
     ['an AWS secret key', 'AWS_SECRET_ACCESS_KEY: hunter2', 'hunter2'],
     ['a DB password', 'db-password = hunter2', 'hunter2'],
+    ['a command-line flag', 'mysql --password=hunter2', 'hunter2'],
+    ['a hyphenated name', 'x-api-token: hunter2', 'hunter2'],
   ])('masks %s', (_name, text, secret) => {
     expect(JSON.stringify(redact({ nested: [text] }))).not.toContain(secret);
   });

@@ -22,11 +22,17 @@ afterEach(() => {
 });
 
 describe('LeaseKeeper', () => {
-  it('renews at the poll interval and stops the run when the lease is lost', async () => {
+  /** A lease kept on fake timers, each renewal answering `renewed`. */
+  const keepWith = (renewed: Awaited<ReturnType<TasksRepository['renew']>>) => {
     jest.useFakeTimers();
-    const renew = jest.fn<TasksRepository['renew']>(async () => ({ held: false, cancelRequested: false }));
+    const renew = jest.fn<TasksRepository['renew']>(async () => renewed);
     const controller = new AbortController();
     const renewal = new LeaseKeeper({ renew } as unknown as TasksRepository, config).keep(lease, controller);
+    return { renew, controller, renewal };
+  };
+
+  it('renews at the poll interval and stops the run when the lease is lost', async () => {
+    const { renew, controller, renewal } = keepWith({ held: false, cancelRequested: false });
     await jest.advanceTimersByTimeAsync(999);
     expect(renew).not.toHaveBeenCalled();
     await jest.advanceTimersByTimeAsync(1);
@@ -36,10 +42,7 @@ describe('LeaseKeeper', () => {
   });
 
   it('fires the cancellation token when another replica flagged the Task', async () => {
-    jest.useFakeTimers();
-    const renew = jest.fn<TasksRepository['renew']>(async () => ({ held: true, cancelRequested: true }));
-    const controller = new AbortController();
-    const renewal = new LeaseKeeper({ renew } as unknown as TasksRepository, config).keep(lease, controller);
+    const { controller, renewal } = keepWith({ held: true, cancelRequested: true });
     await jest.advanceTimersByTimeAsync(1_000);
     expect(controller.signal.reason).toBeInstanceOf(CancelSignal);
     renewal.stop();

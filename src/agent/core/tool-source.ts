@@ -1,0 +1,74 @@
+import type { Tool } from 'ollama';
+import type { ChatToolCall } from '../../ollama/ollama.gateway.js';
+import type { FileChange } from '../../workspace/workspace-files.js';
+import type { TaskWorkspace } from '../workspace-toolbox.js';
+import type { RunEvents } from './run-events.js';
+
+/**
+ * The agent core's seam 2 of 3 (ADR 0009): where tools come from. The workspace tools, each configured
+ * MCP server, and the core's own `plan` / `ask_user` are each one ToolSource; the loop asks every source
+ * of the run for its tools and hands each call to the source that offered that name, and does not know
+ * which source it is. Sources never pause and never decide approvals: the ToolExecutor does.
+ */
+export interface ToolSource {
+  /** Stable id: `workspace`, `core`, `mcp:<server>`. Shown in the trace and the audit. */
+  readonly id: string;
+  /** The tools this source offers to this caller, in a fixed order (the prompt's tool block must stay byte-stable). */
+  tools(caller: ToolCaller): Promise<OfferedTool[]>;
+  /** Runs one call that this source offered. Expected failures are results with `isError`, never exceptions. */
+  execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult>;
+}
+
+/** One tool as offered: the Ollama definition plus what policy needs to know about it. */
+export interface OfferedTool {
+  definition: Tool;
+  /** How approvals treat it: `read` never asks; `change` asks in `changes` mode; `command` asks in `commands` mode. */
+  effect: 'read' | 'change' | 'command';
+  /** A per-tool override of `agent.approvals.mode` (an MCP server's `approval: always | never`); absent: follow the mode. */
+  approval?: 'always' | 'never';
+  /** The trace step kind its calls are recorded as (`tool_call`, `file_op`, `command`, `mcp_tool`). */
+  stepKind: 'tool_call' | 'file_op' | 'command' | 'mcp_tool';
+}
+
+/** Who the run is for: sources filter by it (an MCP server's `allow_groups`) and may name it (`{user}` headers). */
+export interface ToolCaller {
+  user: string;
+  email: string | null;
+  groups: string[];
+}
+
+export interface ToolCallContext {
+  taskId: string;
+  subtask: string;
+  signal: AbortSignal;
+  workspace: TaskWorkspace;
+  caller: ToolCaller;
+  /** Where a source reports what it did (a trace step, a file change); see RunEvents. */
+  events: RunEvents;
+}
+
+export interface ToolResult {
+  /** What the model sees as the tool result, already bounded by the source. */
+  output: string;
+  /** The call failed (shown to the model as a tool error). */
+  isError?: boolean;
+  /** A workspace file the call created or changed. */
+  change?: FileChange;
+  /** Images for a vision model (an MCP tool's image content), as bytes. */
+  images?: Buffer[];
+}
+
+/**
+ * Seam 2b: one call through policy. Returns what the model should see, or a pause: the run then stores
+ * its RunState with the pause and ends (or waits in place); it never throws to pause.
+ */
+export interface ToolExecutor {
+  execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolOutcome>;
+}
+
+export type ToolOutcome = { kind: 'result'; result: ToolResult } | { kind: 'pause'; pause: PauseRequest };
+
+/** Why a run stops for a person: an approval (confirmation) or a question with options (choice). */
+export type PauseRequest =
+  | { kind: 'approval'; approvalId: string; call: ChatToolCall; baseSha256: string | null }
+  | { kind: 'question'; questionId: string; call: ChatToolCall; question: string; options: string[] };

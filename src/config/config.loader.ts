@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
+import { type AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
 import { configSchema } from './config.schema.js';
 import { closestKey } from './key-suggestion.js';
 
@@ -124,7 +124,7 @@ function overridesFromEnv(env: NodeJS.ProcessEnv) {
     if (!name.startsWith('AGENT__') || text === undefined) continue;
     const path = name.slice('AGENT__'.length).toLowerCase().split('__');
     let node = document;
-    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {}) as never;
+    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {});
     node[path[path.length - 1]] = parse(text);
     variables.set(path.join('.'), name);
   }

@@ -135,7 +135,7 @@ export class PlainSql {
 
   private insertStatement<T extends ObjectLiteral>(entity: EntityTarget<T>, items: T[]) {
     const { table, columns, row } = this.insertShape(entity);
-    const params = items.flatMap((item) => columns.map((column) => this.dataSource.driver.preparePersistentValue(item[column.propertyName], column)));
+    const params = items.flatMap((item) => columns.map((column): unknown => this.dataSource.driver.preparePersistentValue(item[column.propertyName], column)));
     return { sql: `INSERT INTO ${table} VALUES ${items.map(() => row).join(', ')}`, params };
   }
 
@@ -169,7 +169,7 @@ export class PlainSql {
    */
   async changed<Row = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<Row[]> {
     if (this.sqlite) return this.prepared(sql).all(...params) as Row[];
-    const [rows] = (await (this.manager ?? this.dataSource).query(toPostgres(sql), params)) as [Row[], number];
+    const [rows] = await (this.manager ?? this.dataSource).query<[Row[], number]>(toPostgres(sql), params);
     return rows;
   }
 
@@ -179,7 +179,7 @@ export class PlainSql {
     const columns = Object.keys(values).map((key) => metadata.findColumnWithPropertyName(key)!);
     return {
       sql: columns.map((column) => `${column.databaseName} = ?`).join(', '),
-      params: columns.map((column) => this.dataSource.driver.preparePersistentValue(values[column.propertyName], column)),
+      params: columns.map((column): unknown => this.dataSource.driver.preparePersistentValue(values[column.propertyName], column)),
     };
   }
 

@@ -1,6 +1,6 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import { createServer } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import type { AgentConfig } from '../config/agent-config.js';
 
 /**
@@ -28,7 +28,7 @@ export class LimitedExpressAdapter extends ExpressAdapter {
         keepAliveTimeout: this.limits.keepAliveTimeoutMs,
         connectionsCheckingInterval: TIMEOUT_CHECK_MS,
       },
-      this.getInstance(),
+      this.getInstance<RequestListener>(),
     );
     server.maxConnections = this.limits.maxConnections;
     this.httpServer = server;

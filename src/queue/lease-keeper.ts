@@ -21,7 +21,7 @@ export class LeaseKeeper {
   keep(lease: Lease, controller: AbortController): { stop(): void } {
     const { leaseMs, pollIntervalMs } = this.config.queue;
     let lastRenewed = Date.now();
-    const timer = setInterval(async () => {
+    const renew = async () => {
       if (controller.signal.aborted) return;
       try {
         const { held, cancelRequested } = await this.tasks.renew(lease, leaseMs);
@@ -32,7 +32,8 @@ export class LeaseKeeper {
         this.logger.warn(`lease renewal for ${lease.taskId} failed: ${(error as Error).message}`);
         if (Date.now() - lastRenewed > leaseMs * 0.8) controller.abort(new LeaseLost());
       }
-    }, Math.min(pollIntervalMs, Math.floor(leaseMs / 3)));
+    };
+    const timer = setInterval(() => void renew(), Math.min(pollIntervalMs, Math.floor(leaseMs / 3)));
     return { stop: () => clearInterval(timer) };
   }
 }

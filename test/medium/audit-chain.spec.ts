@@ -28,7 +28,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
   });
 
   async function open(database?: AppConfig['database']) {
-    const config = validateConfig({ database: database ?? (await freshDatabase(kind)), audit: { checkpoint_every: 1000 } }) as AppConfig;
+    const config = validateConfig({ database: database ?? (await freshDatabase(kind)), audit: { checkpoint_every: 1000 } });
     const source = new DataSource(dataSourceOptions(config.database, [AuditEventEntity]));
     await source.initialize();
     sources.push(source);
@@ -141,8 +141,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
   it('detects a tail cut together with the head, which the chain alone cannot, against a logged checkpoint', async () => {
     const { source, audit, log } = await open();
     await write(audit, 30);
-    const [logged] = (await source.query(`SELECT seq, hash FROM audit_events WHERE seq = 30`)) as { seq: number; hash: string }[];
-    const [earlier] = (await source.query(`SELECT seq, hash FROM audit_events WHERE seq = 20`)) as { seq: number; hash: string }[];
+    const [logged] = await source.query<{ seq: number; hash: string }[]>(`SELECT seq, hash FROM audit_events WHERE seq = 30`);
+    const [earlier] = await source.query<{ seq: number; hash: string }[]>(`SELECT seq, hash FROM audit_events WHERE seq = 20`);
     expect(await log.verify({ seq: 30, hash: logged.hash })).toMatchObject({ ok: true });
     // An attacker with database access removes the last ten events and moves the head back to match.
     await source.query(kind === 'sqlite' ? 'DROP TRIGGER audit_events_no_delete' : 'DROP TRIGGER audit_events_append_only ON audit_events');

@@ -57,10 +57,10 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
     const claims = await Promise.all([repoA.claimNext('A', 30_000), repoB.claimNext('B', 30_000)]);
     const claimed = claims.filter((task) => task !== null);
     expect(claimed).toHaveLength(1);
-    expect(claimed[0]!).toMatchObject({ request: 'task 0', status: 'planning', attempt: 1 });
+    expect(claimed[0]).toMatchObject({ request: 'task 0', status: 'planning', attempt: 1 });
     expect(await repoB.claimNext('B', 30_000)).toBeNull();
     await expect(b.query(`UPDATE tasks SET status = 'running' WHERE request = 'task 2'`)).rejects.toThrow(/UNIQUE constraint failed|duplicate key/);
-    expect(await repoA.finish(leaseOf(claimed[0]!), 'completed', 'done')).toBe(true);
+    expect(await repoA.finish(leaseOf(claimed[0]), 'completed', 'done')).toBe(true);
     expect((await repoB.claimNext('B', 30_000))!.request).toBe('task 1');
   });
 

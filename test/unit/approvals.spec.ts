@@ -4,7 +4,7 @@ import { conversationAnswer } from '../../src/approvals/approval-texts.js';
 import { CommandAllowlist, simpleCommandWords } from '../../src/approvals/command-pattern.js';
 import { patternProblem } from '../../src/config/command-pattern-syntax.js';
 import { unifiedDiff } from '../../src/approvals/unified-diff.js';
-import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
 
 describe('command allowlist', () => {
   const allow = new CommandAllowlist(['npm test*', 'git status', 'ls *', 'grep *']);

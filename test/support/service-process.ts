@@ -96,7 +96,8 @@ export class ServiceProcess {
     });
     this.child.stdout!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
-    const deadline = Date.now() + 20_000;
+    // Generous: on a loaded machine (parallel workers, other jobs) Nest's start-up alone can take many seconds.
+    const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (this.child.exitCode !== null) throw new Error(`service exited early:\n${this.stderr}`);
       try {

@@ -54,7 +54,13 @@ export interface LaunchOptions {
 /** `nobody`, where the tests run as root and may switch to it; otherwise the current (already unprivileged) user. */
 export const UNPRIVILEGED: { uid: number; gid: number } | null = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : null;
 
-export const launchOptions = ({ cwd = ROOT, unprivileged = false }: LaunchOptions) => ({ cwd, ...(unprivileged ? UNPRIVILEGED : null) });
+/**
+ * The folder the service runs from: the checkout, or for the unprivileged user the readable copy of the build
+ * that the global setup made when the checkout is in a folder others cannot enter (test/support/readable-build.js).
+ */
+export const buildRoot = (unprivileged = false) => (unprivileged && UNPRIVILEGED && process.env.OAM_TEST_READABLE_ROOT) || ROOT;
+
+export const launchOptions = ({ cwd, unprivileged = false }: LaunchOptions) => ({ cwd: cwd ?? buildRoot(unprivileged), ...(unprivileged ? UNPRIVILEGED : null) });
 
 /** The built HTTP service (`node dist/main.js`) as a child process, for tests that need the real thing. */
 export class ServiceProcess {
@@ -89,7 +95,7 @@ export class ServiceProcess {
   async start(port?: number): Promise<this> {
     this.port = port ?? (await freePort());
     this.stderr = '';
-    this.child = spawn(process.execPath, [join(ROOT, 'dist/main.js')], {
+    this.child = spawn(process.execPath, [join(buildRoot(this.options.unprivileged), 'dist/main.js')], {
       ...launchOptions(this.options),
       env: { PATH: process.env.PATH, NO_COLOR: '1', ...this.extraEnv, AGENT_CONFIG: this.configFile, AGENT__SERVER__PORT: String(this.port) },
       stdio: ['ignore', 'pipe', 'pipe'],

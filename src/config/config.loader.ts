@@ -17,7 +17,8 @@ export function configFile(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 }
 
 /**
- * The only place that reads process.env: AGENT_CONFIG picks the file (default ./agent.yaml), and
+ * The only place that reads configuration from process.env (the logger's NO_COLOR and the sandbox probe's
+ * inherited environment are not configuration): AGENT_CONFIG picks the file (default ./agent.yaml), and
  * AGENT__SECTION__KEY variables override single keys (e.g. AGENT__OLLAMA__MODEL=llama3.2).
  *
  * Relative paths in the file (and the defaults) resolve against the file's directory, so a client

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import type { AgentConfig } from './config/agent-config.js';
+import { Clock, SYSTEM_CLOCK } from './common/clock.js';
 import { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { Metrics } from './metrics/metrics.js';
@@ -24,8 +25,8 @@ export class CoreModule {
       module: CoreModule,
       global: true,
       imports: [DatabaseModule.forRoot(config.database), ScheduleModule.forRoot(), McpModule, OllamaModule],
-      providers: [{ provide: AppConfig, useValue: config }, Metrics, OllamaStartupCheck],
-      exports: [AppConfig, Metrics, McpModule],
+      providers: [{ provide: AppConfig, useValue: config }, { provide: Clock, useValue: SYSTEM_CLOCK }, Metrics, OllamaStartupCheck],
+      exports: [AppConfig, Clock, Metrics, McpModule],
     };
   }
 }

@@ -49,10 +49,12 @@ export class PlainSql {
     /** Inside a transaction: PostgreSQL must use the transaction's connection (SQLite has only one). */
     private readonly manager?: EntityManager,
     private readonly statements = new Map<string, Statement>(),
+    /** The database's own clock unless a test gives another (test/support/manual-clock.ts). */
+    clock?: SqlClock,
   ) {
     this.sqlite = dataSource.options.type === 'better-sqlite3' ? (dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection : null;
     this.dialect = this.sqlite ? 'sqlite' : 'postgres';
-    this.clock = sqlClock(dataSource);
+    this.clock = clock ?? sqlClock(dataSource);
   }
 
   /** Rows of `entity` matching `where` (column = value, ANDed), hydrated as entities. */
@@ -94,7 +96,7 @@ export class PlainSql {
   async transaction<T>(steps: () => TransactionSteps<T>): Promise<T> {
     if (this.sqlite) return this.immediateTransaction().immediate(steps());
     return this.dataSource.transaction(async (manager) => {
-      const sql = new PlainSql(this.dataSource, manager, this.statements);
+      const sql = new PlainSql(this.dataSource, manager, this.statements, this.clock);
       const generator = steps();
       let next = generator.next();
       while (!next.done) next = generator.next(await sql.execute(next.value));

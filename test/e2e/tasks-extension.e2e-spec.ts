@@ -105,9 +105,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     const final = await waitForStatus(exec.handle.taskId, ['cancelled']);
     expect(Date.now() - startedAt).toBeLessThan(2000);
     expect(final.status).toBe('cancelled');
-    await new Promise((done) => setTimeout(done, 100));
-    expect(ollama.workChats[chatsBefore].aborted).toBe(true);
-    expect(ollama.activeChats).toBe(0);
+    await ollama.until(() => ollama.workChats[chatsBefore].aborted && ollama.activeChats === 0);
     await session.close();
     await cancelClient.close();
   });

@@ -115,6 +115,18 @@ export class ScriptedOllama {
     }
   }
 
+  /** Resolves once `condition()` holds, checked whenever a chat arrives, ends, or its connection closes. */
+  async until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`scripted Ollama: condition not met within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+  }
+
   async start(): Promise<this> {
     this.server = createServer((req, res) => void this.route(req, res));
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -184,6 +196,7 @@ export class ScriptedOllama {
     res.on('close', () => {
       closed = true;
       if (!res.writableFinished) record.aborted = true;
+      this.waiters.splice(0).forEach((wake) => wake());
     });
     try {
       // v0.1.21 to v0.33 (ChatHandler): an unknown model is 404 with the name as given.
@@ -256,6 +269,7 @@ export class ScriptedOllama {
       res.end(`${JSON.stringify(final)}\n`);
     } finally {
       this.active -= 1;
+      this.waiters.splice(0).forEach((wake) => wake());
     }
   }
 }

@@ -116,6 +116,27 @@ export class ServiceProcess {
     throw new Error(`service did not start:\n${this.stderr}`);
   }
 
+  /** Resolves once the service's output (stdout and stderr) matches `pattern`: an event to wait for, not a time. */
+  waitForOutput(pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+    const child = this.child;
+    if (pattern.test(this.stderr)) return Promise.resolve();
+    if (!child) return Promise.reject(new Error('the service is not running'));
+    return new Promise((resolve, reject) => {
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        child.stderr!.off('data', check);
+        if (error) reject(error);
+        else resolve();
+      };
+      // After this class's own listeners (added first), so this.stderr already holds the chunk.
+      const check = () => pattern.test(this.stderr) && done();
+      const timer = setTimeout(() => done(new Error(`no output matching ${pattern} within ${timeoutMs} ms:\n${this.stderr}`)), timeoutMs);
+      child.stdout!.on('data', check);
+      child.stderr!.on('data', check);
+    });
+  }
+
   /** SIGKILL, as a crash would: no shutdown hook runs. */
   async kill9(): Promise<void> {
     await this.signal('SIGKILL');

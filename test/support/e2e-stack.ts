@@ -63,7 +63,8 @@ export class E2eStack {
 /** One stack for the enclosing describe block: started in its beforeAll, stopped in its afterAll. */
 export function useStack(options: StackOptions = {}): E2eStack {
   const stack = new E2eStack(options);
-  beforeAll(async () => void (await stack.start()));
+  // The service's start may take long on a loaded machine (ServiceProcess waits up to 60 s): more than Jest's hook time.
+  beforeAll(async () => void (await stack.start()), 90_000);
   afterAll(() => stack.stop());
   return stack;
 }

@@ -19,7 +19,10 @@ export interface NewApproval {
   /** The command text, or the file's path. */
   subject: string;
   diff: string | null;
-  /** Opaque to this module: what the agent needs to continue (its conversation, where it stood). */
+  /**
+   * Opaque to this module: what the agent needs to continue (its RunState). The agent writes it with
+   * `storeResume` once the run has stopped, so it may be empty here.
+   */
   resume: string;
   /** The Task's client declared the Tasks extension, so it can answer while the Task waits. */
   inPlace: boolean;
@@ -107,6 +110,11 @@ export class ApprovalsService {
       if (signal.aborted) await this.approvals.settle(approval.id, 'cancelled').catch(() => undefined);
       throw error;
     }
+  }
+
+  /** The run's state to continue from, written when the run stops for the request (see NewApproval.resume). */
+  storeResume(id: string, resume: string): Promise<void> {
+    return this.approvals.storeResume(id, resume);
   }
 
   /** tasks/get: one form elicitation for the request the Task waits for, or null. */

@@ -17,7 +17,7 @@ import type { RunState } from './core/run-state.js';
 import { decodeRunState, encodeRunState, UnreadableRunState } from './core/run-state-codec.js';
 import type { ToolCallContext, ToolResult } from './core/tool-source.js';
 import { resolveProfile, type ModelProfile } from './model-profile.js';
-import { SYSTEM_PROMPT } from './prompts.js';
+import { PLAN_GUIDANCE, SYSTEM_PROMPT } from './prompts.js';
 import { RunEventHub } from './run-event-hub.js';
 import { RunLoop, type RunOutcome } from './run-loop.js';
 import { progressReporter, traceWriter } from './run-subscribers.js';
@@ -50,7 +50,7 @@ export class AgentService extends AgentRunner {
     const profile = await this.profile(task, signal);
     const workspace = await this.openWorkspace(task);
     const caller = { user: task.owner, email: null, groups: [] };
-    const routes = await ApprovalExecutor.routesOf([this.toolbox, new CoreToolSource(this.config.agent.maxSubtasks)], caller);
+    const routes = await ApprovalExecutor.routesOf([this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx })], caller);
     const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task);
     const tools = [...routes.values()].map((route) => route.offered.definition);
     if (profile.notes.length > 0) {
@@ -66,7 +66,7 @@ export class AgentService extends AgentRunner {
         const result = await this.answerResult(answered.answer, state, executor, context);
         outcome = await loop.resume(result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {
-        loop.begin(conversationStart(task), SYSTEM_PROMPT);
+        loop.begin(conversationStart(task), routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT);
         outcome = await loop.run();
       }
       const files = deliverables(task.sessionId, Object.values(state.changes));

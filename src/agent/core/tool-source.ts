@@ -66,7 +66,7 @@ export interface ToolResult {
   plan?: PlanUpdate;
 }
 
-export type PlanUpdate = { subtasks: Subtask[] } | { done: string; note: string };
+export type PlanUpdate = { subtasks: Subtask[] } | { done: string };
 
 /**
  * Seam 2b: one call through policy. Returns what the model should see, or a pause: the run then stores

@@ -1,5 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { approvalRequestResult, NOT_APPROVED_OUTPUT, refusedOutput, type ConversationAnswer } from '../approvals/approval-texts.js';
+import {
+  approvalRequestResult,
+  chosenOutput,
+  NOT_APPROVED_OUTPUT,
+  QUESTION_DROPPED_OUTPUT,
+  questionRequestResult,
+  refusedOutput,
+  type ConversationAnswer,
+} from '../approvals/approval-texts.js';
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import { nowIso } from '../common/clock.js';
@@ -63,7 +71,7 @@ export class AgentService extends AgentRunner {
     try {
       let outcome: RunOutcome;
       if (answered) {
-        const result = await this.answerResult(answered.answer, state, executor, context);
+        const result = await this.answerResult(answered, state, executor, context);
         outcome = await loop.resume(result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {
         loop.begin(conversationStart(task), routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT);
@@ -110,18 +118,27 @@ export class AgentService extends AgentRunner {
     }
   }
 
-  /** What the call that asked gets: its real output when approved (and the file still the one shown). */
-  private async answerResult(answer: ConversationAnswer, state: RunState, executor: ApprovalExecutor, context: ToolCallContext): Promise<ToolResult> {
+  /**
+   * What the call that asked gets: the option chosen for a question; for an action its real output when
+   * approved (and the file still the one shown).
+   */
+  private async answerResult(
+    { approval, answer }: { approval: ApprovalEntity; answer: ConversationAnswer },
+    state: RunState,
+    executor: ApprovalExecutor,
+    context: ToolCallContext,
+  ): Promise<ToolResult> {
     const pause = state.pause;
     if (!pause) throw new AgentFailure('The stored point to continue from has no pending request; send the request again.');
+    if (pause.kind === 'question') return { output: answer === 'approve' ? chosenOutput(approval.reason ?? '') : QUESTION_DROPPED_OUTPUT };
     if (answer === 'deny') return { output: refusedOutput(null) };
     if (answer === 'instruction') return { output: NOT_APPROVED_OUTPUT };
     return executor.runApproved(pause.call, pause.baseSha256, context);
   }
 
   private pauseText(executor: ApprovalExecutor, state: RunState, task: AgentTask): string {
-    const approval = executor.requested.get(state.pause!.id)!;
-    return approvalRequestResult(approval, task.sessionId);
+    const request = executor.requested.get(state.pause!.id)!;
+    return state.pause!.kind === 'question' ? questionRequestResult(request, task.sessionId) : approvalRequestResult(request, task.sessionId);
   }
 
   private async openWorkspace(task: AgentTask) {

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
-import { CHANGED_SINCE_OUTPUT, refusedOutput, waitingLabel } from '../approvals/approval-texts.js';
+import { CHANGED_SINCE_OUTPUT, chosenOutput, DECLINED_QUESTION_OUTPUT, QUESTION_TOOL, refusedOutput, waitingLabel } from '../approvals/approval-texts.js';
 import type { ApprovalsService } from '../approvals/approvals.service.js';
 import { unifiedDiff } from '../approvals/unified-diff.js';
+import { nowIso } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { AgentTask } from './agent-runner.js';
+import { readQuestion } from './core-tools.js';
 import type { OfferedTool, ToolCallContext, ToolExecutor, ToolOutcome, ToolResult, ToolSource } from './core/tool-source.js';
 import type { WorkspaceToolbox } from './workspace-toolbox.js';
 
@@ -49,6 +51,7 @@ export class ApprovalExecutor implements ToolExecutor {
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolOutcome> {
     const route = this.routes.get(call.function.name);
     if (!route) return result({ output: `Error: unknown tool "${call.function.name}".`, isError: true });
+    if (route.source.id === 'core' && call.function.name === QUESTION_TOOL) return this.ask(call, context);
     if (!this.requiresApproval(route, call)) return result(await route.source.execute(call, context));
     const ask = await this.describe(route, call, context);
     if (!ask) return result(await route.source.execute(call, context));
@@ -72,6 +75,42 @@ export class ApprovalExecutor implements ToolExecutor {
       if (outcome.state === 'denied') return result({ output: refusedOutput(outcome.reason) });
     }
     return { kind: 'pause', pause: { kind: 'approval', approvalId: approval.id, call, baseSha256: ask.baseSha256 } };
+  }
+
+  /**
+   * A question with choices waits like an approval, through the same rows: answered in place (a form
+   * whose one property is an enum of the options) or, once the run has stopped, by the session's next request.
+   */
+  private async ask(call: ChatToolCall, context: ToolCallContext): Promise<ToolOutcome> {
+    const read = readQuestion(call.function.arguments);
+    const startedAt = nowIso();
+    const step = (outcome: 'ok' | 'error', detail: Record<string, unknown>) =>
+      context.events.emit({ type: 'step', taskId: this.task.id, step: { taskId: this.task.id, subtask: context.subtask, kind: 'tool_call', name: QUESTION_TOOL, outcome, startedAt, durationMs: 0, detail } });
+    if ('problem' in read) {
+      await step('error', { arguments: call.function.arguments, error: read.problem });
+      return result({ output: `Error: ${read.problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true });
+    }
+    await step('ok', read);
+    const question = await this.approvals.request({
+      taskId: this.task.id,
+      sessionId: this.task.sessionId,
+      owner: this.task.owner,
+      tool: QUESTION_TOOL,
+      subject: read.question,
+      diff: null,
+      options: read.options,
+      resume: '',
+      inPlace: this.task.answersInPlace,
+    });
+    this.requested.set(question.id, question);
+    if (question.waiting) {
+      await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: waitingLabel(question) });
+      const outcome = await this.approvals.awaitInPlace(question, context.signal);
+      if (context.label) await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: context.label });
+      if (outcome.state === 'granted') return result({ output: chosenOutput(outcome.reason ?? '') });
+      if (outcome.state === 'denied') return result({ output: DECLINED_QUESTION_OUTPUT });
+    }
+    return { kind: 'pause', pause: { kind: 'question', questionId: question.id, call, question: read.question, options: read.options } };
   }
 
   /** Runs an approved call; a file change only while the file is still the one whose diff was shown. */

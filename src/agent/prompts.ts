@@ -5,14 +5,14 @@ import type { Subtask } from './plan.js';
  * PLAN_GUIDANCE it says when to plan: the model plans through its `plan` tool only when the work needs
  * it, so a question or a small change costs one model call (or one per tool round) and nothing more.
  */
-export const SYSTEM_PROMPT = `You are a careful software agent working inside a project workspace on the user's machine.
+export const SYSTEM_PROMPT = `You are a careful software agent working in the user's project workspace.
 You run in a loop: call tools to inspect and change files or to run commands, read their results, and continue until the work is done.
-Paths are relative to the workspace root. Prefer small edits (edit_file) over rewriting whole files.
+Prefer small edits (edit_file) over rewriting whole files.
 Report what commands really printed and their real exit codes; never invent results.
 When the work is done, answer without calling tools. Always answer in the language of the user's request.`;
 
-/** When the plan tool is offered (see PLAN_MIN_NUM_CTX), the system prompt ends with when to use it. */
-export const PLAN_GUIDANCE = `\nCall plan first only for work of several distinct steps.`;
+/** When the plan tool is offered (see CORE_TOOLS_MIN_NUM_CTX), the system prompt ends with when to use it. */
+export const PLAN_GUIDANCE = `\nUse plan only for multi-step work.`;
 
 /** One subtask's instruction: the plan tool's result (the first, or the next after `done`), or a user turn after a note in prose. */
 export const subtaskInstruction = (subtask: Subtask, index: number, total: number) =>

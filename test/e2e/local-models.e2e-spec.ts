@@ -158,7 +158,7 @@ describe('local models as they really behave (scripted with the bytes real model
       const taskId = await env.submit('Read math.js.');
       expect(await env.finish(taskId)).toMatchObject({ status: 'completed', result: 'read it' });
       const results = env.ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
-      expect(results[0]).toBe('Error: unknown tool "read_files". The tools are: list_dir, read_file, write_file, edit_file, glob, grep, run_command, plan.');
+      expect(results[0]).toBe('Error: unknown tool "read_files". The tools are: list_dir, read_file, write_file, edit_file, glob, grep, run_command, plan, ask_user.');
       expect(results[1]).toMatch(/^Error: invalid arguments for read_file: missing required argument "path"; unknown argument "file"; "start_line" must be integer \(got string\)\. Schema: \{"type":"object"/);
       expect(results[2]).toMatch(/^1\texport const add/);
     });

@@ -53,6 +53,8 @@ describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Ch
     expect(lastChat().tools).toBeUndefined();
     expect(lastChat().messages[0].content).toMatch(/^You are a helpful assistant\. Answer the user's request directly/);
     expect(lastChat().model).toBe('test-model');
+    // ollama.num_predict 0: num_ctx / 8, the same on every request.
+    expect(lastChat().options).toMatchObject({ num_ctx: 32768, num_predict: 4096 });
     expect((await tasksOf())[0]).toMatchObject({ mode: 'direct', tier: 'default' });
 
     ollama.enqueue({ content: 'Yes, a lock.' });

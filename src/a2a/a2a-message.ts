@@ -42,5 +42,5 @@ function modeAndTier(metadata: Record<string, unknown>, tiers: string[]): Pick<T
   }
   if (skill === AGENT_SKILL && agentMode === false) throw new RequestMalformedError('message.metadata: agentMode false contradicts the skill execute_task');
   const mode = skill === DIRECT_SKILL || agentMode === false ? 'direct' : 'agent';
-  return { mode, ...(agentLevel !== undefined ? { tier: agentLevel as string } : {}) };
+  return { mode, ...(agentLevel !== undefined ? { tier: agentLevel } : {}) };
 }

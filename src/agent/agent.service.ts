@@ -21,7 +21,6 @@ import type { FileChange } from '../workspace/workspace-files.js';
 import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask, type TaskProgress } from './agent-runner.js';
 import { ApprovalExecutor } from './approval-executor.js';
 import { CoreToolSource } from './core-tools.js';
-import type { RunEvents } from './core/run-events.js';
 import type { RunState } from './core/run-state.js';
 import { decodeRunState, encodeRunState, UnreadableRunState } from './core/run-state-codec.js';
 import type { ToolCallContext, ToolResult } from './core/tool-source.js';

@@ -105,6 +105,8 @@ describe('RunLoop with a scripted model', () => {
     expect(h.of('tokens').at(-1)).toMatchObject({ inputTokens: 12, outputTokens: 1 });
     expect(h.of('step').map((event) => `${event.step.kind}:${event.step.name}`)).toEqual(['model_call:chat']);
     expect(assembled(h.of('answer_delta'))).toBe('four');
+    // One order per Task: the call's streamed deltas, then its trace step and token totals.
+    expect(h.events.map((event) => event.type)).toEqual(['progress', 'status', 'answer_delta', 'answer_delta', 'step', 'tokens', 'progress']);
     expect(h.state.position.phase).toBe('done');
   });
 

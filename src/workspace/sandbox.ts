@@ -39,8 +39,11 @@ const DROP_TO_SANDBOX_USER = [
 /** The shell that runs `script` inside the sandbox: as SANDBOX_UID when the service is root. */
 export const sandboxShell = (script: string) => [...(serviceIsRoot() ? DROP_TO_SANDBOX_USER : []), '/bin/sh', '-c', script];
 
+/** The /tmp of the boot probe (commands get workspace.max_memory_bytes). */
+const DEFAULT_TMP_BYTES = 64 * 1024 * 1024;
+
 /** Namespaces and mounts for one command: no network, read-only system, writable workspace, private /tmp. */
-export function bubblewrapArgs(workspaceRoot: string): string[] {
+export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYTES): string[] {
   const args = [
     ...(serviceIsRoot() ? AS_ROOT : ['--unshare-all', '--cap-drop', 'ALL']),
     '--die-with-parent',
@@ -57,7 +60,8 @@ export function bubblewrapArgs(workspaceRoot: string): string[] {
     '--ro-bind-try', '/etc/localtime', '/etc/localtime',
     '--proc', '/proc',
     '--dev', '/dev',
-    '--tmpfs', '/tmp',
+    // Sized: an unsized tmpfs may take half the host's memory, outside any per-process limit.
+    '--size', String(tmpBytes), '--tmpfs', '/tmp',
     '--bind', workspaceRoot, workspaceRoot,
   ];
   // Codex-style protected path: the repository metadata (hooks, config) stays read-only.

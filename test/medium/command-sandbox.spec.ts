@@ -19,6 +19,7 @@ const options = (overrides: Partial<CommandOptions> = {}): CommandOptions => ({
   captureBytes: 64 * 1024,
   maxFileBytes: 1024 * 1024 * 1024,
   maxProcesses: 512,
+  maxMemoryBytes: 1024 * 1024 * 1024,
   signal: new AbortController().signal,
   ...overrides,
 });

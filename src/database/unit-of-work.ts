@@ -87,7 +87,10 @@ export class UnitOfWork {
     const body = [...shared].reduce<() => TransactionSteps<void>>(
       (inside, [step, items]) => () => step.steps(items, inside()),
       function* () {
-        yield* writes;
+        for (const write of writes) {
+          const rows = yield write;
+          if (write.op === 'all') write.check?.(rows);
+        }
       },
     );
     await this.sql.transaction(body);

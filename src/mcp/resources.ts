@@ -22,6 +22,8 @@ const RPC_ERROR: Record<AgentErrorCode, (message: string, uri: unknown) => Proto
   invalid_input: (message) => new ProtocolError(ProtocolErrorCode.InvalidParams, message),
   session_not_found: (_message, uri) => new ResourceNotFoundError(String(uri)),
   shutting_down: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
+  // Resources queue nothing; listed for exhaustiveness.
+  queue_full: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
   internal: () => new ProtocolError(ProtocolErrorCode.InternalError, 'the request could not be completed; see the service log'),
 };
 

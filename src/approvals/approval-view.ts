@@ -1,6 +1,11 @@
 import type { ApprovalEntity } from './approval.entity.js';
+import { shownDiff, shownEscaped } from './approval-texts.js';
 
-/** The admin API's shape of an approval (snake_case; the model's conversation stays inside). */
+/**
+ * The admin API's shape of an approval (snake_case; the model's conversation stays inside). The
+ * command, path and diff are for a person to read (the console shows them): control and bidi
+ * characters come escaped, as in every approval text; `diff_sha256` is of the diff as stored.
+ */
 export function mapApproval(approval: ApprovalEntity) {
   return {
     approval_id: approval.id,
@@ -8,7 +13,7 @@ export function mapApproval(approval: ApprovalEntity) {
     session_id: approval.sessionId,
     owner: approval.owner,
     tool: approval.tool,
-    ...(approval.tool === 'run_command' ? { command: approval.subject } : { path: approval.subject, diff: approval.diff, diff_sha256: approval.diffSha256 }),
+    ...(approval.tool === 'run_command' ? { command: shownEscaped(approval.subject) } : { path: shownEscaped(approval.subject), diff: approval.diff === null ? null : shownDiff(approval.diff), diff_sha256: approval.diffSha256 }),
     state: approval.state,
     waiting_in_place: approval.waiting,
     answered_by: approval.answeredBy,

@@ -110,7 +110,9 @@ const shape = {
     mode: oneOf(['none', 'proxy_headers', 'proxy_jwt']),
     trusted_proxies: list([]),
     user_header: text('X-Forwarded-User', { nonEmpty: true }),
-    email_header: text('X-Forwarded-Email', { nonEmpty: true }),
+    // Honoured only when named: a proxy that sets just one identity header may pass a client's own other
+    // one through, so a fallback header is opt-in (issue 20). Empty: the user header alone names the caller.
+    email_header: text(''),
     groups_header: text('X-Forwarded-Groups', { nonEmpty: true }),
     admin_groups: list([]),
     admin_token: text(''),

@@ -33,7 +33,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 const ANY_PARAMS = z.looseObject({});
 
 /** A wrong `uri` as the audit and the error name it: its JSON type, never its content. */
-const describeBadUri = (uri: unknown) => (uri === null ? 'null' : Array.isArray(uri) ? 'an array' : uri === undefined ? 'nothing' : `a ${typeof uri}`);
+const describeBadUri = (uri: unknown) =>
+  uri === null ? 'null' : Array.isArray(uri) ? 'an array' : uri === undefined ? 'nothing' : typeof uri === 'object' ? 'an object' : `a ${typeof uri}`;
 
 /**
  * Session files as MCP resources: resources/list (the caller's deliverables, newest first, paged),

@@ -62,6 +62,10 @@ export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYT
     '--ro-bind-try', '/etc/localtime', '/etc/localtime',
     '--proc', '/proc',
     '--dev', '/dev',
+    // bwrap's /dev is an unsized tmpfs (half the host's memory) the command could fill: read-only, with a
+    // sized /dev/shm (POSIX shared memory) of its own. Device nodes stay usable on a read-only mount.
+    '--size', String(tmpBytes), '--tmpfs', '/dev/shm',
+    '--remount-ro', '/dev',
     // Sized: an unsized tmpfs may take half the host's memory, outside any per-process limit.
     '--size', String(tmpBytes), '--tmpfs', '/tmp',
     // The directories above the workspace, which bwrap would make 0700 root: git refuses a work tree it

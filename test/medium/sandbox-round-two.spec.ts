@@ -57,12 +57,19 @@ describe('the sandbox, round two (issue 20)', () => {
     expect(existsSync(join(root, 'PWNED_NPM'))).toBe(false);
   });
 
-  it('finding 4: a command cannot take more memory than workspace.max_memory_bytes, in its heap or in /tmp', async () => {
+  it('finding 4: a command cannot take more memory than workspace.max_memory_bytes, in its heap, in /tmp or in /dev', async () => {
     const root = workspace();
-    const greedy = await run(root, 'python3 -c "bytearray(1024**3)"; echo heap=$?; head -c 300000000 /dev/zero > /tmp/fill; echo tmp=$?');
+    const greedy = await run(
+      root,
+      'python3 -c "bytearray(1024**3)"; echo heap=$?; head -c 300000000 /dev/zero > /tmp/fill; echo tmp=$?; ' +
+        'head -c 300000000 /dev/zero > /dev/shm/fill; echo shm=$?; rm -f /dev/shm/fill; echo x > /dev/fill; echo dev=$?',
+    );
     expect(greedy.stdout).toMatch(/heap=1/);
     expect(greedy.stderr).toMatch(/MemoryError/);
     expect(greedy.stdout).toMatch(/tmp=1/);
+    // Found beside the finding: bwrap's /dev (and /dev/shm in it) was an unsized tmpfs the command could fill.
+    expect(greedy.stdout).toMatch(/shm=1/);
+    expect(greedy.stdout).toMatch(/dev=2/);
     const modest = await run(root, 'python3 -c "print(len(bytearray(64*1024**2)))"; head -c 10000000 /dev/zero > /tmp/fill; echo tmp=$?');
     expect(modest.stdout).toBe(`${64 * MiB}\ntmp=0\n`);
   });

@@ -175,6 +175,7 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
     const bobs = fieldsOf(textOf(await bob.callTool({ name: 'agent_run', arguments: { request: 'bob waits' } })));
     const position = async (taskId: string) => ((await (await fetch(`${base}/admin/tasks/${taskId}`, { headers: ADMIN })).json()) as { queue_position: number | null }).queue_position;
     expect(await position(bobs.task_id)).toBe(1);
+    expect(fieldsOf(textOf(await bob.callTool({ name: 'agent_status', arguments: { task_id: bobs.task_id } })))).toMatchObject({ status: 'queued', current_task: 'queue position 1' });
     expect(await Promise.all(queued.map(position))).toEqual([2, 3, 4]);
     for (const id of queued) expect((await fetch(`${base}/admin/tasks/${id}/cancel`, { headers: ADMIN, method: 'POST' })).status).toBe(200);
     ollama.enqueue({ content: 'bob served' });

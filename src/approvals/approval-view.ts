@@ -1,5 +1,11 @@
 import type { ApprovalEntity } from './approval.entity.js';
-import { shownDiff, shownEscaped } from './approval-texts.js';
+import { optionsOf, QUESTION_TOOL, shownDiff, shownEscaped } from './approval-texts.js';
+
+function describe(approval: ApprovalEntity) {
+  if (approval.tool === QUESTION_TOOL) return { question: shownEscaped(approval.subject, ['\n']), options: optionsOf(approval).map((option) => shownEscaped(option)) };
+  if (approval.tool === 'run_command') return { command: shownEscaped(approval.subject) };
+  return { path: shownEscaped(approval.subject), diff: approval.diff === null ? null : shownDiff(approval.diff), diff_sha256: approval.diffSha256 };
+}
 
 /**
  * The admin API's shape of an approval (snake_case; the model's conversation stays inside). The
@@ -13,7 +19,7 @@ export function mapApproval(approval: ApprovalEntity) {
     session_id: approval.sessionId,
     owner: approval.owner,
     tool: approval.tool,
-    ...(approval.tool === 'run_command' ? { command: shownEscaped(approval.subject) } : { path: shownEscaped(approval.subject), diff: approval.diff === null ? null : shownDiff(approval.diff), diff_sha256: approval.diffSha256 }),
+    ...describe(approval),
     state: approval.state,
     waiting_in_place: approval.waiting,
     answered_by: approval.answeredBy,

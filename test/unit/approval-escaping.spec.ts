@@ -31,3 +31,12 @@ describe('approval texts escape control and bidi characters', () => {
     expect(elicitationMessage({ tool: 'run_command', subject: 'echo "こんにちは" | wc -c', diff: null })).toBe('The agent wants to run this command. Approve?\n\ncommand: echo "こんにちは" | wc -c');
   });
 });
+
+describe('ask_user questions are shown escaped too', () => {
+  it('escapes the question and its options in the form message and the conversation request, keeping line breaks of the question', async () => {
+    const { questionMessage, questionRequestResult } = await import('../../src/approvals/approval-texts.js');
+    const question = { subject: 'Which file?\nPick one\r\x1b[2K', options: JSON.stringify(['a.txt', 'b\u202Etxt.exe']) };
+    expect(questionMessage(question)).toBe('The agent asks: Which file?\nPick one\\r\\x1b[2K\n\n1. a.txt\n2. b\\u202etxt.exe');
+    expect(questionRequestResult(question, 's')).toContain('Which file?\nPick one\\r\\x1b[2K\n\n1. a.txt\n2. b\\u202etxt.exe\n');
+  });
+});

@@ -1,5 +1,5 @@
 import type { CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
-import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { AuditService } from '../audit/audit.service.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -25,6 +25,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private readonly limits: AgentRunLimits;
   private readonly tiers: string[];
   private readonly cancelWaitMs: number;
+  private readonly maxQueued: number;
 
   constructor(
     private readonly conversations: ConversationService,
@@ -37,6 +38,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
     this.cancelWaitMs = config.queue.leaseMs;
+    this.maxQueued = config.queue.maxQueuedPerUser;
   }
 
   /** Blocks until the Task is terminal unless `configuration.returnImmediately` asks for the submitted Task at once. */
@@ -84,6 +86,11 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       const input = taskRequestOf(params.message, this.limits, this.tiers);
       if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
         throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
+      }
+      // Checked here for an A2A error; the queue checks again, exactly, when it stores the Task.
+      const queued = await this.conversations.countOwned(callerOf(context), { status: ['queued'] });
+      if (queued >= this.maxQueued) {
+        throw new UnsupportedOperationError(`queue_full: you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${this.maxQueued}); retry once some have started`);
       }
       context.state.set(ACCEPTED_INPUT, input).set(ACCEPT_ACTION, action).set(FOLLOW, follow);
     } catch (error) {

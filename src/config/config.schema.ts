@@ -125,7 +125,9 @@ const shape = {
     mode: oneOf(['none', 'proxy_headers', 'proxy_jwt']),
     trusted_proxies: list([]),
     user_header: text('X-Forwarded-User', { nonEmpty: true }),
-    email_header: text('X-Forwarded-Email', { nonEmpty: true }),
+    // Honoured only when named: a proxy that sets just one identity header may pass a client's own other
+    // one through, so a fallback header is opt-in (issue 20). Empty: the user header alone names the caller.
+    email_header: text(''),
     groups_header: text('X-Forwarded-Groups', { nonEmpty: true }),
     admin_groups: list([]),
     admin_token: text(''),
@@ -166,6 +168,8 @@ const shape = {
     shutdown_grace_ms: integer(30_000, 0, 3_600_000),
     // How often a streamed Chat API answer or a waiting A2A call reads the followed Task's row and trace.
     progress_poll_ms: integer(250, 10, 60_000),
+    // Tasks one user may have queued (not yet running) at once; past it agent_run, Chat and A2A refuse.
+    max_queued_per_user: integer(50, 1, 1_000_000),
   }),
   workspace: section({
     root: text('./workspace', { nonEmpty: true }),
@@ -177,6 +181,10 @@ const shape = {
     isolation: oneOf(['session', 'shared']),
     template: text(''),
     max_session_bytes: integer(1024 * MiB, 1024, 1024 * 1024 * MiB),
+    // Files, directories and links in one session workspace: bounds the tree the quota is measured over.
+    max_session_files: integer(100_000, 10, 10_000_000),
+    // Each command process's heap (RLIMIT_DATA), and the size of its private /tmp.
+    max_memory_bytes: integer(1024 * MiB, 16 * MiB, 1024 * 1024 * MiB),
     retention_days: integer(0, 0, 36_500),
   }),
   agent: section({

@@ -8,7 +8,8 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { AuditService, type AuditRecord } from '../audit/audit.service.js';
-import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
+import { z } from 'zod';
+import { AgentError, isAgentError, type AgentErrorCode } from '../common/agent-error.js';
 import type { Caller } from '../identity/caller.js';
 import { SessionFilesService, type SessionFileContent } from '../session-files/session-files.service.js';
 import { SESSION_FILE_URI_TEMPLATE } from '../workspace/session-file-uri.js';
@@ -22,10 +23,18 @@ const RPC_ERROR: Record<AgentErrorCode, (message: string, uri: unknown) => Proto
   invalid_input: (message) => new ProtocolError(ProtocolErrorCode.InvalidParams, message),
   session_not_found: (_message, uri) => new ResourceNotFoundError(String(uri)),
   shutting_down: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
+  // Resources queue nothing; listed for exhaustiveness.
+  queue_full: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
   internal: () => new ProtocolError(ProtocolErrorCode.InternalError, 'the request could not be completed; see the service log'),
 };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+const ANY_PARAMS = z.looseObject({});
+
+/** A wrong `uri` as the audit and the error name it: its JSON type, never its content. */
+const describeBadUri = (uri: unknown) =>
+  uri === null ? 'null' : Array.isArray(uri) ? 'an array' : uri === undefined ? 'nothing' : typeof uri === 'object' ? 'an object' : `a ${typeof uri}`;
 
 /**
  * Session files as MCP resources: resources/list (the caller's deliverables, newest first, paged),
@@ -72,9 +81,12 @@ export class McpResources {
         };
       });
     });
-    low.setRequestHandler('resources/read', (request, ctx) => {
-      const uri = request.params.uri;
-      return this.handle('resources/read', callerOf(ctx), { uri }, async (caller) => {
+    // Its own params schema, which takes anything: the SDK's would answer a `uri` that is no string
+    // with -32603 and a zod issue dump; checked here, it is a short -32602, audited like any refusal.
+    low.setRequestHandler('resources/read', { params: ANY_PARAMS }, (params, ctx) => {
+      const uri: unknown = params.uri;
+      return this.handle('resources/read', callerOf(ctx), { uri: typeof uri === 'string' ? uri : describeBadUri(uri) }, async (caller) => {
+        if (typeof uri !== 'string') throw new AgentError('invalid_input', `uri: must be a string (got ${describeBadUri(uri)})`);
         const file = await this.files.readOwned(caller.user, uri);
         return { result: readResult(file), sessionId: file.sessionId, detail: { size: file.size, sha256: file.sha256 } };
       });

@@ -30,9 +30,25 @@ export function canonicalMode(gitMode: string): number {
   return gitMode === '100755' ? 0o755 : gitMode === '120000' ? 0o777 : 0o644;
 }
 
-/** `#<seq> <kind> <task> <session>`: what `git log --format=%s` lists of the sequence. */
-export function subjectOf(meta: Pick<CheckpointMeta, 'seq' | 'kind' | 'taskId' | 'sessionId'>): string {
-  return `#${meta.seq} ${meta.kind} ${meta.taskId} ${meta.sessionId}`;
+/** `#<seq> <kind> <task> <session>[ undo-of <task>]`: what `for-each-ref` lists of the sequence. */
+export function subjectOf(meta: Pick<CheckpointMeta, 'seq' | 'kind' | 'taskId' | 'sessionId' | 'undoOf'>): string {
+  return `#${meta.seq} ${meta.kind} ${meta.taskId} ${meta.sessionId}${meta.undoOf ? ` undo-of ${meta.undoOf}` : ''}`;
+}
+
+/** One checkpoint as the refs list it. */
+export interface CheckpointRef {
+  commit: string;
+  seq: number;
+  kind: CheckpointKind;
+  taskId: string;
+  sessionId: string;
+  undoOf: string | null;
+}
+
+export function parseSubject(commit: string, subject: string): CheckpointRef | null {
+  const match = /^#(\d+) (before|after) (\S+) (\S+)(?: undo-of (\S+))?$/.exec(subject.trim());
+  if (!match) return null;
+  return { commit, seq: Number(match[1]), kind: match[2] as CheckpointKind, taskId: match[3], sessionId: match[4], undoOf: match[5] ?? null };
 }
 
 /** A large file's stand-in blob in the tree: the hash and size, never the content. */

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule } from '../agent/agent.module.js';
 import { AuditModule } from '../audit/audit.module.js';
+import { HistoryModule } from '../history/history.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
 import { AbandonedTaskRecovery } from './abandoned-task-recovery.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -16,7 +17,7 @@ import { TaskWorker } from './task-worker.js';
 import { TasksRepository } from './tasks.repository.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule],
+  imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule, HistoryModule],
   providers: [
     TasksRepository,
     RunnerIdentity,

@@ -7,6 +7,7 @@ import { AgentError } from '../common/agent-error.js';
 import { nowIso } from '../common/clock.js';
 import { isUuid } from '../common/uuid.js';
 import { AppConfig } from '../config/app-config.js';
+import { SessionsService } from '../sessions/sessions.service.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
 import { changeSet, touchedPaths, type FileChange } from './change-set.js';
 import { CheckpointStore, type Checkpoint } from './checkpoint-store.js';
@@ -66,6 +67,7 @@ export class HistoryService {
     private readonly config: AppConfig,
     private readonly workspace: WorkspaceService,
     private readonly trace: TraceRepository,
+    private readonly sessions: SessionsService,
   ) {
     this.dir = resolve(config.history.dir);
   }
@@ -193,6 +195,18 @@ export class HistoryService {
       maxTotalChars: this.config.mcp.resources.maxReadBytes,
     });
     return { text: scope + text, changes };
+  }
+
+  /** The diff of a Task of one of `user`'s sessions; another user's session reads as a missing resource. */
+  async diffOwned(user: string, sessionId: string, taskId: string): Promise<string> {
+    if (!(await this.sessions.findOwned(sessionId, user))) throw new AgentError('resource_not_found', `no diff for task ${taskId}`);
+    if (!this.enabled) throw new AgentError('resource_not_found', 'the workspace history is off (history.enabled: false)');
+    return (await this.diff(sessionId, taskId)).text;
+  }
+
+  /** Undo and fork act on the caller's own sessions only (admins included): another's reads as missing. */
+  async assertOwned(user: string, sessionId: string): Promise<void> {
+    if (!(await this.sessions.findOwned(sessionId, user))) throw new AgentError('session_not_found', `session ${sessionId} does not exist.`);
   }
 
   /** The session's Tasks as the history recorded them, oldest first. */

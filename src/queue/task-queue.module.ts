@@ -8,6 +8,7 @@ import { AbandonedTaskRecovery } from './abandoned-task-recovery.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { RunnerIdentity } from './runner-identity.js';
 import { TaskConversation } from './task-conversation.js';
+import { SessionFork } from './session-fork.js';
 import { TaskExecution } from './task-execution.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { TaskQueueService } from './task-queue.service.js';
@@ -28,7 +29,8 @@ import { TasksRepository } from './tasks.repository.js';
     AbandonedTaskRecovery,
     TaskWorker,
     TaskQueueService,
+    SessionFork,
   ],
-  exports: [TaskQueueService],
+  exports: [TaskQueueService, SessionFork, HistoryModule],
 })
 export class TaskQueueModule {}

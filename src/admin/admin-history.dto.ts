@@ -1,0 +1,20 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsUUID } from 'class-validator';
+
+export class SessionTaskParamDto {
+  @ApiProperty({ format: 'uuid' }) @IsUUID() id!: string;
+  @ApiProperty({ format: 'uuid' }) @IsUUID() taskId!: string;
+}
+
+export class UndoBodyDto {
+  @ApiPropertyOptional({ format: 'uuid', description: 'The Task to undo; the last Task of the session that was not undone when absent' })
+  @IsOptional()
+  @IsUUID()
+  task_id?: string;
+}
+
+export class ForkBodyDto {
+  @ApiProperty({ format: 'uuid', description: 'The Task of this session to fork from (its conversation and its end checkpoint)' })
+  @IsUUID()
+  task_id!: string;
+}

@@ -1,4 +1,4 @@
-import { Body, Get, Header, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { Get, Header, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiProduces } from '@nestjs/swagger';
 import { HistoryService } from '../history/history.service.js';
 import { taskDiffUri } from '../history/history-uri.js';
@@ -50,8 +50,8 @@ export class AdminHistoryController {
   @Post(':id/undo')
   @HttpCode(202)
   @AdminAction('admin.session_undo')
-  @ApiOperation({ summary: 'Queue an undo Task for one of your sessions (the last Task, or task_id); 400 with the files when it would be refused' })
-  async undo(@Param() { id }: UuidParamDto, @Body() body: UndoBodyDto, @Req() req: AdminRequest) {
+  @ApiOperation({ summary: 'Queue an undo Task for one of your sessions (the last Task, or ?task_id=); 400 with the files when it would be refused' })
+  async undo(@Param() { id }: UuidParamDto, @Query() body: UndoBodyDto, @Req() req: AdminRequest) {
     const caller = req.caller!;
     const sessionId = id.toLowerCase();
     await this.history.assertOwned(caller.user, sessionId);
@@ -64,8 +64,8 @@ export class AdminHistoryController {
   @Post(':id/fork')
   @HttpCode(201)
   @AdminAction('admin.session_fork')
-  @ApiOperation({ summary: 'Fork one of your sessions at a Task: a new session of yours with its conversation and workspace as that Task left them' })
-  async fork(@Param() { id }: UuidParamDto, @Body() body: ForkBodyDto, @Req() req: AdminRequest) {
+  @ApiOperation({ summary: 'Fork one of your sessions at a Task (?task_id=): a new session of yours with its conversation and workspace as that Task left them' })
+  async fork(@Param() { id }: UuidParamDto, @Query() body: ForkBodyDto, @Req() req: AdminRequest) {
     const caller = req.caller!;
     await this.history.assertOwned(caller.user, id.toLowerCase());
     const forked = await this.forks.fork(caller, body.task_id.toLowerCase(), id.toLowerCase());

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/client';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fieldsOf, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ADMIN_GROUP, as } from '../support/proxy-identity.js';
+import { startBehindProxy } from '../support/proxy-service.js';
+import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
+import type { ServiceProcess } from '../support/service-process.js';
+
+const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ toolCalls: [{ name, arguments: args }] });
+const ALICE_ADMIN = as('alice@example.com', `dev, ${ADMIN_GROUP}`);
+const BOB_ADMIN = as('bob@example.com', `dev, ${ADMIN_GROUP}`);
+
+describe('workspace history: every Task as a diff, undo, fork (scripted model, real commands in the sandbox)', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let root: string;
+  let alice: Client;
+  let bob: Client;
+  let base: string;
+  let session: string;
+  let seedTask: string;
+  let editTask: string;
+
+  const run = async (client: Client, request: string, sessionId?: string) => {
+    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
+    const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
+    const final = await waitForTerminal(status, accepted.task_id);
+    return { task_id: accepted.task_id, session_id: accepted.session_id, final: final.status, text: await status(accepted.task_id) };
+  };
+  const readDiff = async (client: Client, sessionId: string, taskId: string) => {
+    const read = await client.readResource({ uri: `agent-session://${sessionId}/tasks/${taskId}/diff` });
+    const content = read.contents[0] as { mimeType: string; text: string };
+    expect(content.mimeType).toBe('text/x-diff');
+    return content.text;
+  };
+  const file = (name: string, sessionId = session) => join(root, 'sessions', sessionId, name);
+  const admin = (path: string, headers: Record<string, string>, query?: Record<string, string>) =>
+    fetch(`${base}/admin/${path}${query ? `?${new URLSearchParams(query)}` : ''}`, { method: query === undefined ? 'GET' : 'POST', headers });
+
+  beforeAll(async () => {
+    await ollama.start();
+    const dir = mkdtempSync(join(tmpdir(), 'oam-history-'));
+    const started = await startBehindProxy(ollama.url, { history: { dir: join(dir, 'history') } }, dir);
+    ({ service, base, alice, bob } = started);
+    root = started.config.workspace;
+  });
+
+  afterAll(async () => {
+    await alice?.close();
+    await bob?.close();
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  it('shows a Task that edits two files, deletes one and writes one by a command, all in its diff', async () => {
+    ollama.enqueue(
+      call('write_file', { path: 'a.txt', content: 'alpha\nbeta\n' }),
+      call('write_file', { path: 'b.txt', content: 'one\n' }),
+      call('write_file', { path: 'c.txt', content: 'to delete\n' }),
+      call('run_command', { command: 'chmod 600 b.txt' }),
+      { content: 'seeded' },
+    );
+    const seed = await run(alice, 'seed three files');
+    session = seed.session_id;
+    seedTask = seed.task_id;
+    expect(seed.text).toContain(`diff: agent-session://${session}/tasks/${seedTask}/diff`);
+
+    ollama.enqueue(
+      call('edit_file', { path: 'a.txt', old_text: 'beta', new_text: 'BETA' }),
+      call('write_file', { path: 'b.txt', content: 'one\ntwo\n' }),
+      call('run_command', { command: 'rm c.txt && printf made > made.txt && chmod 755 made.txt' }),
+      { content: 'edited' },
+    );
+    const edit = await run(alice, 'edit a and b, delete c, make a file', session);
+    editTask = edit.task_id;
+    expect(edit.final).toBe('completed');
+    const diff = await readDiff(alice, session, editTask);
+    expect(diff).toContain('diff --git a/a.txt b/a.txt\n');
+    expect(diff).toContain('-beta\n+BETA\n');
+    expect(diff).toContain('diff --git a/b.txt b/b.txt\n');
+    expect(diff).toContain('+two\n');
+    expect(diff).toContain('diff --git a/c.txt b/c.txt\ndeleted file mode 100644\n');
+    expect(diff).toContain('diff --git a/made.txt b/made.txt\nnew file mode 100755\n');
+    const viaAdmin = await admin(`sessions/${session}/tasks/${editTask}/diff`, ALICE_ADMIN);
+    expect(viaAdmin.headers.get('content-type')).toContain('text/x-diff');
+    expect(await viaAdmin.text()).toBe(diff);
+  });
+
+  it('keeps another user out: no diff, no undo, no fork', async () => {
+    await expect(readDiff(bob, session, editTask)).rejects.toThrow();
+    expect((await admin(`sessions/${session}/undo`, BOB_ADMIN, {})).status).toBe(404);
+    expect((await admin(`sessions/${session}/fork`, BOB_ADMIN, { task_id: editTask })).status).toBe(404);
+    const chat = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...as('bob@example.com'), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'ollama-agent', fork_from: editTask, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(chat.status).toBe(400);
+  });
+
+  it('undo restores byte for byte and file modes, and a second undo undoes the Task before', async () => {
+    const undo = await run(alice, 'undo', session);
+    expect(undo.final).toBe('completed');
+    expect(undo.text).toContain(`undid task ${editTask}`);
+    expect(readFileSync(file('a.txt'), 'utf8')).toBe('alpha\nbeta\n');
+    expect(readFileSync(file('b.txt'), 'utf8')).toBe('one\n');
+    expect(statSync(file('b.txt')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file('c.txt'), 'utf8')).toBe('to delete\n');
+    expect(existsSync(file('made.txt'))).toBe(false);
+    expect(await readDiff(alice, session, undo.task_id)).toContain('+beta\n');
+
+    const second = await run(alice, '元に戻す', session);
+    expect(second.text).toContain(`undid task ${seedTask}`);
+    expect(existsSync(file('a.txt'))).toBe(false);
+    const third = await run(alice, 'undo', session);
+    expect(third.final).toBe('failed');
+    expect(third.text).toContain('Nothing to undo');
+  });
+
+  it('refuses to undo a Task whose files a later Task changed, naming them', async () => {
+    ollama.enqueue(call('write_file', { path: 'x.txt', content: 'first\n' }), { content: 'ok' });
+    const first = await run(alice, 'write x', session);
+    ollama.enqueue(call('run_command', { command: 'echo second >> x.txt' }), { content: 'ok' });
+    const later = await run(alice, 'append to x', session);
+    const refused = await run(alice, `undo ${first.task_id}`, session);
+    expect(refused.final).toBe('failed');
+    expect(refused.text).toContain('Undo refused: "x.txt" changed by later task(s)');
+    expect(refused.text).toContain(later.task_id);
+    const viaAdmin = await admin(`sessions/${session}/undo`, ALICE_ADMIN, { task_id: first.task_id });
+    expect(viaAdmin.status).toBe(400);
+    expect(readFileSync(file('x.txt'), 'utf8')).toBe('first\nsecond\n');
+  });
+
+  it('forks a session at a Task into an independent workspace and conversation', async () => {
+    const listing = await admin(`sessions/${session}/history`, ALICE_ADMIN);
+    const history = (await listing.json()) as { tasks: { task_id: string }[] };
+    const atTask = history.tasks.at(-2)!.task_id;
+    const forked = await admin(`sessions/${session}/fork`, ALICE_ADMIN, { task_id: atTask });
+    expect([forked.status, forked.status === 201 ? '' : await forked.text()]).toEqual([201, '']);
+    const { session_id: fork } = (await forked.json()) as { session_id: string };
+    expect(readFileSync(file('x.txt', fork), 'utf8')).toBe('first\nsecond\n');
+    ollama.enqueue(call('write_file', { path: 'x.txt', content: 'fork only\n' }), { content: 'ok' });
+    const inFork = await run(alice, 'change x in the fork', fork);
+    expect(inFork.final).toBe('completed');
+    expect(readFileSync(file('x.txt', fork), 'utf8')).toBe('fork only\n');
+    expect(readFileSync(file('x.txt'), 'utf8')).toBe('first\nsecond\n');
+
+    ollama.enqueue({ content: 'forked by chat' });
+    const chat = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...as('alice@example.com'), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'ollama-agent', fork_from: atTask, messages: [{ role: 'user', content: 'what is in x?' }] }),
+    });
+    expect(chat.status).toBe(200);
+    const completion = (await chat.json()) as { session_id: string };
+    expect(completion.session_id).not.toBe(session);
+    expect(readFileSync(file('x.txt', completion.session_id), 'utf8')).toBe('first\nsecond\n');
+  });
+});

@@ -189,12 +189,13 @@ export class HistoryService {
     const changes = await changeSet(store.repo, task.before.commit, task.after.commit);
     const blobs = await store.repo.blobs(changes.flatMap((change) => [change.before?.oid, change.after?.oid]).filter((oid): oid is string => !!oid));
     const scope = this.shared ? `# workspace: the shared root (workspace.isolation: shared), as changed while task ${taskId} ran\n` : '';
+    const notes = (await this.journalOf(store, taskId)).map((entry) => `# ${entry.event}: ${entry.note}\n`).join('');
     const text = renderDiff(changes, blobs, {
       maxLines: this.config.history.diffMaxLinesPerFile,
       maxChars: this.config.mcp.resources.maxReadBytes,
       maxTotalChars: this.config.mcp.resources.maxReadBytes,
     });
-    return { text: scope + text, changes };
+    return { text: scope + notes + text, changes };
   }
 
   /** The diff of a Task of one of `user`'s sessions; another user's session reads as a missing resource. */
@@ -279,16 +280,26 @@ export class HistoryService {
     await appendFile(join(store.repo.dir, JOURNAL), `${JSON.stringify(entry)}\n`);
   }
 
-  /** Why a Task has no diff, from the journal. */
-  private async missingText(store: CheckpointStore, taskId: string, task: TaskCheckpoints | undefined): Promise<string> {
+  /** What the journal says of a Task (interrupted, a failed checkpoint, dropped by the bound). */
+  private async journalOf(store: CheckpointStore, taskId: string): Promise<{ event: string; note: string }[]> {
     const journal = await readFile(join(store.repo.dir, JOURNAL), 'utf8').catch(() => '');
-    const entries = journal
+    return journal
       .split('\n')
       .filter((line) => line.includes(taskId))
-      .map((line) => JSON.parse(line) as { event: string; note: string });
-    const reasons = entries.map((entry) => `# ${entry.event}: ${entry.note}`);
-    if (!task) return [`# no checkpoint was recorded for task ${taskId}`, ...reasons].join('\n') + '\n';
-    return [`# the end checkpoint of task ${taskId} was not recorded`, ...reasons].join('\n') + '\n';
+      .flatMap((line) => {
+        try {
+          return [JSON.parse(line) as { event: string; note: string }];
+        } catch {
+          return [];
+        }
+      });
+  }
+
+  /** Why a Task has no diff, from the journal. */
+  private async missingText(store: CheckpointStore, taskId: string, task: TaskCheckpoints | undefined): Promise<string> {
+    const reasons = (await this.journalOf(store, taskId)).map((entry) => `# ${entry.event}: ${entry.note}`);
+    const head = task ? `# the end checkpoint of task ${taskId} was not recorded` : `# no checkpoint was recorded for task ${taskId}`;
+    return [head, ...reasons].join('\n') + '\n';
   }
 
   /** Over `history.max_bytes`: the oldest Tasks' checkpoints go (never the one just recorded), then git drops their objects. */

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fieldsOf, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ADMIN_GROUP, as } from '../support/proxy-identity.js';
 import { startBehindProxy } from '../support/proxy-service.js';
 import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
-import type { ServiceProcess } from '../support/service-process.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ toolCalls: [{ name, arguments: args }] });
 const ALICE_ADMIN = as('alice@example.com', `dev, ${ADMIN_GROUP}`);
@@ -159,4 +160,47 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
     expect(completion.session_id).not.toBe(session);
     expect(readFileSync(file('x.txt', completion.session_id), 'utf8')).toBe('first\nsecond\n');
   });
+});
+
+describe('workspace history across a kill -9 during a checkpoint', () => {
+  const ollama = new ScriptedOllama();
+  afterAll(() => ollama.stop());
+
+  it('leaves a workspace the next Task can use, and a history that says what happened', async () => {
+    await ollama.start();
+    const dir = mkdtempSync(join(tmpdir(), 'oam-history-kill-'));
+    const config = await writeConfig(ollama.url, { history: { dir: join(dir, 'history') } }, dir);
+    const service = await new ServiceProcess(config.file).start();
+    let client = await modernClient(service.url);
+    try {
+      // Enough new files that the end checkpoint takes a while to read them.
+      ollama.enqueue(call('run_command', { command: 'mkdir many && for i in $(seq 1 3000); do head -c 16384 /dev/urandom > many/f$i; done' }), { content: 'made' });
+      const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'make many files' } })));
+      const marker = join(dir, 'history', 'sessions', `${accepted.session_id}.git`, 'oam-task.json');
+      const deadline = Date.now() + 90_000;
+      while (!(existsSync(marker) && readFileSync(marker, 'utf8').includes('"phase":"after"')) && Date.now() < deadline) await sleep(2);
+      await service.kill9();
+      await client.close().catch(() => undefined);
+
+      await service.start(service.port);
+      client = await modernClient(service.url);
+      const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
+      expect((await waitForTerminal(status, accepted.task_id)).status).toBe('failed');
+      ollama.enqueue(call('write_file', { path: 'after.txt', content: 'fine\n' }), { content: 'ok' });
+      const next = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'write after', session_id: accepted.session_id } })));
+      expect((await waitForTerminal(status, next.task_id)).status).toBe('completed');
+      expect(readFileSync(join(config.workspace, 'sessions', accepted.session_id, 'after.txt'), 'utf8')).toBe('fine\n');
+
+      const read = await client.readResource({ uri: `agent-session://${accepted.session_id}/tasks/${accepted.task_id}/diff` });
+      const diff = (read.contents[0] as { text: string }).text;
+      expect(diff).toContain('# interrupted: the service stopped during its end checkpoint');
+      expect(diff).toContain('diff --git a/many/f1 b/many/f1\nnew file mode 100644\n');
+      const nextDiff = (await client.readResource({ uri: `agent-session://${accepted.session_id}/tasks/${next.task_id}/diff` })).contents[0] as { text: string };
+      expect(nextDiff.text).toContain('+fine');
+      expect(nextDiff.text).not.toContain('many/');
+    } finally {
+      await client.close().catch(() => undefined);
+      await service.stop();
+    }
+  }, 180_000);
 });

@@ -27,6 +27,7 @@ export class AdminHistoryController {
   @ApiProduces('text/x-diff')
   @ApiOperation({ summary: "A Task's workspace changes as a unified diff (the same text as its agent-session://…/diff resource)" })
   async diff(@Param() { id, taskId }: SessionTaskParamDto) {
+    await this.history.assertExists(id.toLowerCase());
     return (await this.history.diff(id.toLowerCase(), taskId.toLowerCase())).text;
   }
 
@@ -34,6 +35,7 @@ export class AdminHistoryController {
   @AdminAction('admin.session_history')
   @ApiOperation({ summary: "A session's checkpoints: each Task's start and end, undo links and diff URIs, oldest first" })
   async timeline(@Param() { id }: UuidParamDto) {
+    await this.history.assertExists(id.toLowerCase());
     const tasks = await this.history.timeline(id.toLowerCase());
     return {
       shared_root: this.history.shared,

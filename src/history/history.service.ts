@@ -1,5 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { appendFile, readFile, rm, writeFile } from 'node:fs/promises';
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { appendFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AgentFailure, type AgentOutcome } from '../agent/agent-runner.js';
 import { TraceRepository } from '../agent/trace.repository.js';
@@ -44,6 +44,7 @@ interface Marker {
 const MARKER = 'oam-task.json';
 const JOURNAL = 'oam-journal.jsonl';
 const MAX_PACKS = 40;
+const SWEEP_EVERY_MS = 3_600_000;
 
 const PHASE_TEXT: Record<Marker['phase'], string> = {
   before: 'the service stopped during its start checkpoint',
@@ -58,8 +59,9 @@ const PHASE_TEXT: Record<Marker['phase'], string> = {
  * one for all), under `history.dir`, outside every workspace and bounded by `history.max_bytes`.
  */
 @Injectable()
-export class HistoryService {
+export class HistoryService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('History');
+  private sweeper: NodeJS.Timeout | null = null;
   private readonly dir: string;
   private readonly queues = new Map<string, Promise<unknown>>();
 
@@ -70,6 +72,30 @@ export class HistoryService {
     private readonly sessions: SessionsService,
   ) {
     this.dir = resolve(config.history.dir);
+  }
+
+  /** A session workspace removed by `workspace.retention_days` takes its history along (hourly, as the workspaces). */
+  onModuleInit(): void {
+    if (!this.enabled || this.shared || this.config.workspace.retentionDays === 0) return;
+    void this.sweep();
+    this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      const dir = join(this.dir, 'sessions');
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        const sessionId = name.replace(/\.git$/, '');
+        if (!isUuid(sessionId) || (await this.workspace.forReading(sessionId)).state !== 'expired') continue;
+        await rm(join(dir, name), { recursive: true, force: true });
+      }
+    } catch (error) {
+      this.logger.warn(`history retention sweep failed: ${(error as Error).message}`);
+    }
   }
 
   get enabled(): boolean {
@@ -208,6 +234,11 @@ export class HistoryService {
   /** Undo and fork act on the caller's own sessions only (admins included): another's reads as missing. */
   async assertOwned(user: string, sessionId: string): Promise<void> {
     if (!(await this.sessions.findOwned(sessionId, user))) throw new AgentError('session_not_found', `session ${sessionId} does not exist.`);
+  }
+
+  /** Admin reads: any session, but one that exists. */
+  async assertExists(sessionId: string): Promise<void> {
+    if (!(await this.sessions.find(sessionId))) throw new AgentError('session_not_found', `session ${sessionId} does not exist.`);
   }
 
   /** The session's Tasks as the history recorded them, oldest first. */

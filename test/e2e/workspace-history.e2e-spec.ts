@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ADMIN_GROUP, as } from '../support/proxy-identity.js';
 import { startBehindProxy } from '../support/proxy-service.js';
+import { ClientFactory } from '@a2a-js/sdk/client';
+import type { Task } from '@a2a-js/sdk';
+import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
@@ -156,8 +159,9 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
       body: JSON.stringify({ model: 'ollama-agent', fork_from: atTask, messages: [{ role: 'user', content: 'what is in x?' }] }),
     });
     expect(chat.status).toBe(200);
-    const completion = (await chat.json()) as { session_id: string };
+    const completion = (await chat.json()) as { session_id: string; choices: { message: { content: string } }[] };
     expect(completion.session_id).not.toBe(session);
+    expect(completion.choices[0].message.content).toMatch(new RegExp(`diff: agent-session://${completion.session_id}/tasks/[0-9a-f-]{36}/diff$`));
     expect(readFileSync(file('x.txt', completion.session_id), 'utf8')).toBe('first\nsecond\n');
   });
 });
@@ -198,9 +202,61 @@ describe('workspace history across a kill -9 during a checkpoint', () => {
       const nextDiff = (await client.readResource({ uri: `agent-session://${accepted.session_id}/tasks/${next.task_id}/diff` })).contents[0] as { text: string };
       expect(nextDiff.text).toContain('+fine');
       expect(nextDiff.text).not.toContain('many/');
+
+      // A fork over A2A (message metadata fork_from): a new context whose workspace is the Task's end.
+      ollama.enqueue({ content: 'forked over a2a' });
+      const a2a = await new ClientFactory().createFromUrl(`http://127.0.0.1:${service.port}`);
+      const message = a2aSend([a2aText('continue in a fork')]);
+      message.message.metadata = { fork_from: next.task_id };
+      const forked = (await a2a.sendMessage(message)) as Task;
+      expect(forked.contextId).not.toBe(accepted.session_id);
+      expect(readFileSync(join(config.workspace, 'sessions', forked.contextId, 'after.txt'), 'utf8')).toBe('fine\n');
+      expect(existsSync(join(config.workspace, 'sessions', forked.contextId, 'many', 'f1'))).toBe(true);
+      const answer = forked.artifacts.find((artifact) => artifact.name === 'answer')?.parts[0]?.content;
+      expect(answer).toMatchObject({ $case: 'text', value: expect.stringContaining(`diff: agent-session://${forked.contextId}/tasks/${forked.id}/diff`) });
     } finally {
       await client.close().catch(() => undefined);
       await service.stop();
     }
   }, 180_000);
+});
+
+describe('workspace history with workspace.isolation: shared, and a fork over A2A', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let client: Client;
+  let root: string;
+
+  beforeAll(async () => {
+    await ollama.start();
+    const dir = mkdtempSync(join(tmpdir(), 'oam-history-shared-'));
+    const config = await writeConfig(ollama.url, { workspace: { isolation: 'shared' }, history: { dir: join(dir, 'history') } }, dir);
+    root = config.workspace;
+    service = await new ServiceProcess(config.file).start();
+    client = await modernClient(service.url);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  it('covers the shared root, says so in the diff, undoes there, and refuses a fork (there is one workspace)', async () => {
+    const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
+    ollama.enqueue(call('write_file', { path: 'shared.txt', content: 'in the root\n' }), { content: 'ok' });
+    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'write in the root' } })));
+    expect((await waitForTerminal(status, accepted.task_id)).status).toBe('completed');
+    const diff = (await client.readResource({ uri: `agent-session://${accepted.session_id}/tasks/${accepted.task_id}/diff` })).contents[0] as { text: string };
+    expect(diff.text).toMatch(/^# workspace: the shared root \(workspace.isolation: shared\)/);
+    expect(diff.text).toContain('diff --git a/shared.txt b/shared.txt\nnew file mode 100644\n');
+    const undo = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'undo', session_id: accepted.session_id } })));
+    expect((await waitForTerminal(status, undo.task_id)).status).toBe('completed');
+    expect(existsSync(join(root, 'shared.txt'))).toBe(false);
+
+    const a2a = await new ClientFactory().createFromUrl(`http://127.0.0.1:${service.port}`);
+    const message = a2aSend([a2aText('fork it')]);
+    message.message.metadata = { fork_from: accepted.task_id };
+    await expect(a2a.sendMessage(message)).rejects.toThrow(/forking needs workspace.isolation: session/);
+  });
 });

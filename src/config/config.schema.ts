@@ -165,7 +165,8 @@ const shape = {
   // per session workspace under `dir`, outside every workspace; `max_bytes` bounds each one.
   history: section({
     enabled: flag(true),
-    dir: text('./data/history', { nonEmpty: true }),
+    // Empty: `history/` beside the SQLite database file, or ./data/history with PostgreSQL.
+    dir: text(''),
     max_files: integer(100_000, 100, 10_000_000),
     large_file_bytes: integer(16 * MiB, 1024, 4096 * MiB),
     max_bytes: integer(2048 * MiB, MiB, 1024 * 1024 * MiB),

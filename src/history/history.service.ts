@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { appendFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { AgentFailure, type AgentOutcome } from '../agent/agent-runner.js';
 import { TraceRepository } from '../agent/trace.repository.js';
 import { AgentError } from '../common/agent-error.js';
@@ -71,7 +71,8 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     private readonly trace: TraceRepository,
     private readonly sessions: SessionsService,
   ) {
-    this.dir = resolve(config.history.dir);
+    const beside = config.database.type === 'sqlite' ? join(dirname(config.database.path), 'history') : './data/history';
+    this.dir = resolve(config.history.dir || beside);
   }
 
   /** A session workspace removed by `workspace.retention_days` takes its history along (hourly, as the workspaces). */
@@ -134,7 +135,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  /** The end checkpoint; returns the result with its deliverable line `diff: agent-session://…`. */
+  /** The end checkpoint; returns the result with its deliverable line `diff: agent-session://…` when files changed. */
   async finish(history: TaskHistory, result: string): Promise<string> {
     if (!this.enabled || !history.before) return result;
     const { task } = history;
@@ -143,9 +144,11 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
       try {
         await this.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'after', at: nowIso() });
         const root = (await this.workspace.forTask(task.sessionId)).root;
-        await store.take(root, { kind: 'after', taskId: task.id, sessionId: task.sessionId, undoOf: history.undoOf });
+        const after = await store.take(root, { kind: 'after', taskId: task.id, sessionId: task.sessionId, undoOf: history.undoOf });
         await rm(join(store.repo.dir, MARKER), { force: true });
         await this.bound(store, task.id);
+        // A Task that changed nothing has no diff to deliver (its URI still reads, as an empty diff).
+        if ((await changeSet(store.repo, history.before!.commit, after.commit)).length === 0) return result;
       } catch (error) {
         await this.failed(store, task.id, 'after', error);
         return result;

@@ -23,9 +23,12 @@ export class ScanTooLarge extends Error {}
 /**
  * Lists a workspace without following any symbolic link and without entering any entry named `.git`
  * (the workspace's own repository, or one the agent planted deeper, is neither recorded nor touched),
+ * nor the top-level `.inputs/` the service writes a Task's images to,
  * up to `maxEntries` paths.
  */
 const SLICE = 1000;
+/** The service's own copy of a Task's image inputs (`.inputs/<task_id>/`): the images are the Task's, not work. */
+const TOP_LEVEL_EXCLUDED = ['.inputs'];
 export async function scanWorkspace(root: string, maxEntries: number): Promise<Scan> {
   const entries: ScannedEntry[] = [];
   const skipped: string[] = [];
@@ -42,7 +45,7 @@ export async function scanWorkspace(root: string, maxEntries: number): Promise<S
       continue;
     }
     for (const name of names) {
-      if (name === '.git') continue;
+      if (name === '.git' || (dir === '' && TOP_LEVEL_EXCLUDED.includes(name))) continue;
       const path = dir === '' ? name : `${dir}/${name}`;
       let info: Stats;
       try {

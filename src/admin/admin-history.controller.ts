@@ -1,19 +1,20 @@
 import { Get, Header, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiProduces } from '@nestjs/swagger';
+import { AgentError } from '../common/agent-error.js';
 import { HistoryService } from '../history/history.service.js';
 import { taskDiffUri } from '../history/history-uri.js';
 import { SessionFork } from '../queue/session-fork.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { AdminAction, type AdminRequest } from './admin-auth.guard.js';
 import { UuidParamDto } from './admin.dto.js';
-import { ForkBodyDto, SessionTaskParamDto, UndoBodyDto } from './admin-history.dto.js';
+import { ForkBodyDto, UndoBodyDto } from './admin-history.dto.js';
 import { AdminRoutes } from './admin-routes.decorator.js';
 
 /**
  * Workspace history (issue 24): a Task's diff and a session's checkpoints (any session, as the admin
  * reads every Task), and undo and fork, which act for the caller on the caller's own sessions only.
  */
-@AdminRoutes('admin/sessions', 'sessions')
+@AdminRoutes('admin', 'sessions')
 export class AdminHistoryController {
   constructor(
     private readonly history: HistoryService,
@@ -21,17 +22,18 @@ export class AdminHistoryController {
     private readonly forks: SessionFork,
   ) {}
 
-  @Get(':id/tasks/:taskId/diff')
+  @Get('tasks/:id/diff')
   @AdminAction('admin.task_diff')
   @Header('Content-Type', 'text/x-diff; charset=utf-8')
   @ApiProduces('text/x-diff')
   @ApiOperation({ summary: "A Task's workspace changes as a unified diff (the same text as its agent-session://…/diff resource)" })
-  async diff(@Param() { id, taskId }: SessionTaskParamDto) {
-    await this.history.assertExists(id.toLowerCase());
-    return (await this.history.diff(id.toLowerCase(), taskId.toLowerCase())).text;
+  async diff(@Param() { id }: UuidParamDto) {
+    const task = await this.queue.find(id.toLowerCase());
+    if (!task) throw new AgentError('resource_not_found', `no task ${id}`);
+    return (await this.history.diff(task.sessionId, task.id)).text;
   }
 
-  @Get(':id/history')
+  @Get('sessions/:id/history')
   @AdminAction('admin.session_history')
   @ApiOperation({ summary: "A session's checkpoints: each Task's start and end, undo links and diff URIs, oldest first" })
   async timeline(@Param() { id }: UuidParamDto) {
@@ -49,7 +51,7 @@ export class AdminHistoryController {
     };
   }
 
-  @Post(':id/undo')
+  @Post('sessions/:id/undo')
   @HttpCode(202)
   @AdminAction('admin.session_undo')
   @ApiOperation({ summary: 'Queue an undo Task for one of your sessions (the last Task, or ?task_id=); 400 with the files when it would be refused' })
@@ -63,13 +65,14 @@ export class AdminHistoryController {
     return { task_id: task.id, session_id: sessionId, status: task.status, undo_of: plan.target, paths: plan.paths };
   }
 
-  @Post(':id/fork')
+  @Post('sessions/:id/fork')
   @HttpCode(201)
   @AdminAction('admin.session_fork')
   @ApiOperation({ summary: 'Fork one of your sessions at a Task (?task_id=): a new session of yours with its conversation and workspace as that Task left them' })
   async fork(@Param() { id }: UuidParamDto, @Query() body: ForkBodyDto, @Req() req: AdminRequest) {
     const caller = req.caller!;
     await this.history.assertOwned(caller.user, id.toLowerCase());
+    if (!body.task_id) throw new AgentError('invalid_input', 'task_id: required (the Task to fork from).');
     const forked = await this.forks.fork(caller, body.task_id.toLowerCase(), id.toLowerCase());
     return { session_id: forked.sessionId, forked_from: { session_id: forked.sourceSessionId, task_id: body.task_id.toLowerCase() }, not_restorable: forked.notRestorable };
   }

@@ -1,10 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsUUID } from 'class-validator';
-
-export class SessionTaskParamDto {
-  @ApiProperty({ format: 'uuid' }) @IsUUID() id!: string;
-  @ApiProperty({ format: 'uuid' }) @IsUUID() taskId!: string;
-}
 
 export class UndoBodyDto {
   @ApiPropertyOptional({ format: 'uuid', description: 'The Task to undo; the last Task of the session that was not undone when absent' })
@@ -14,7 +9,8 @@ export class UndoBodyDto {
 }
 
 export class ForkBodyDto {
-  @ApiProperty({ format: 'uuid', description: 'The Task of this session to fork from (its conversation and its end checkpoint)' })
+  @ApiPropertyOptional({ format: 'uuid', description: 'The Task of this session to fork from (its conversation and its end checkpoint); required' })
+  @IsOptional()
   @IsUUID()
-  task_id!: string;
+  task_id?: string;
 }

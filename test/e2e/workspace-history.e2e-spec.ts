@@ -88,7 +88,7 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
     expect(diff).toContain('+two\n');
     expect(diff).toContain('diff --git a/c.txt b/c.txt\ndeleted file mode 100644\n');
     expect(diff).toContain('diff --git a/made.txt b/made.txt\nnew file mode 100755\n');
-    const viaAdmin = await admin(`sessions/${session}/tasks/${editTask}/diff`, ALICE_ADMIN);
+    const viaAdmin = await admin(`tasks/${editTask}/diff`, ALICE_ADMIN);
     expect(viaAdmin.headers.get('content-type')).toContain('text/x-diff');
     expect(await viaAdmin.text()).toBe(diff);
   });
@@ -152,7 +152,7 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
     expect(readFileSync(file('x.txt', fork), 'utf8')).toBe('fork only\n');
     expect(readFileSync(file('x.txt'), 'utf8')).toBe('first\nsecond\n');
 
-    ollama.enqueue({ content: 'forked by chat' });
+    ollama.enqueue(call('write_file', { path: 'chat.txt', content: 'from the chat fork\n' }), { content: 'forked by chat' });
     const chat = await fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
       headers: { ...as('alice@example.com'), 'content-type': 'application/json' },
@@ -204,7 +204,7 @@ describe('workspace history across a kill -9 during a checkpoint', () => {
       expect(nextDiff.text).not.toContain('many/');
 
       // A fork over A2A (message metadata fork_from): a new context whose workspace is the Task's end.
-      ollama.enqueue({ content: 'forked over a2a' });
+      ollama.enqueue(call('write_file', { path: 'a2a.txt', content: 'from the a2a fork\n' }), { content: 'forked over a2a' });
       const a2a = await new ClientFactory().createFromUrl(`http://127.0.0.1:${service.port}`);
       const message = a2aSend([a2aText('continue in a fork')]);
       message.message.metadata = { fork_from: next.task_id };

@@ -8,6 +8,7 @@ import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-
 import { ADMIN_GROUP, as } from '../support/proxy-identity.js';
 import { startBehindProxy } from '../support/proxy-service.js';
 import { ClientFactory } from '@a2a-js/sdk/client';
+import { chromium } from 'playwright-core';
 import type { Task } from '@a2a-js/sdk';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
@@ -259,4 +260,47 @@ describe('workspace history with workspace.isolation: shared, and a fork over A2
     message.message.metadata = { fork_from: accepted.task_id };
     await expect(a2a.sendMessage(message)).rejects.toThrow(/forking needs workspace.isolation: session/);
   });
+});
+
+describe("the console's Task page shows the Task's diff", () => {
+  const ollama = new ScriptedOllama();
+  const TOKEN = 'history-console-token-0123456789';
+  afterAll(() => ollama.stop());
+
+  it('per file, foldable, inline or side by side', async () => {
+    await ollama.start();
+    const dir = mkdtempSync(join(tmpdir(), 'oam-history-console-'));
+    const service = await new ServiceProcess((await writeConfig(ollama.url, { auth: { admin_token: TOKEN }, history: { dir: join(dir, 'history') } }, dir)).file).start();
+    const client = await modernClient(service.url);
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
+      ollama.enqueue(call('write_file', { path: 'notes.txt', content: 'first\n' }), call('write_file', { path: 'other.txt', content: 'x\n' }), { content: 'ok' });
+      const first = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'write notes' } })));
+      await waitForTerminal(status, first.task_id);
+      ollama.enqueue(call('edit_file', { path: 'notes.txt', old_text: 'first', new_text: 'first\nsecond' }), call('run_command', { command: 'rm other.txt' }), { content: 'ok' });
+      const edit = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'add a line', session_id: first.session_id } })));
+      await waitForTerminal(status, edit.task_id);
+
+      const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+      page.setDefaultTimeout(10_000);
+      await page.goto(`http://127.0.0.1:${service.port}/admin#/tasks/${edit.task_id}`);
+      await page.waitForSelector('#token');
+      await page.fill('#token', TOKEN);
+      await page.press('#token', 'Enter');
+      await page.waitForSelector('#task-diff details.diff-file');
+      const summaries = await page.$$eval('#task-diff details.diff-file > summary', (nodes) => nodes.map((node) => node.textContent));
+      expect(summaries).toEqual(['notes.txt', expect.stringMatching(/^other.txt · deleted file mode 100644/)]);
+      expect(await page.$$eval('#task-diff pre.diff span.add', (nodes) => nodes.map((node) => node.textContent))).toContain('+second\n');
+      await page.click('#diff-mode');
+      await page.waitForSelector('#task-diff table.diff-sbs');
+      expect(await page.$$eval('#task-diff table.diff-sbs td.add', (nodes) => nodes.map((node) => node.textContent))).toContain('second');
+      await page.click('#task-diff details.diff-file > summary');
+      expect(await page.$eval('#task-diff details.diff-file', (node) => (node as HTMLDetailsElement).open)).toBe(false);
+    } finally {
+      await browser.close();
+      await client.close();
+      await service.stop();
+    }
+  }, 120_000);
 });

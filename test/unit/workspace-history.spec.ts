@@ -7,6 +7,9 @@ import { CheckpointStore } from '../../src/history/checkpoint-store.js';
 import { renderDiff } from '../../src/history/diff-text.js';
 import { GitRepository } from '../../src/history/git-repository.js';
 import { restoreCheckpoint } from '../../src/history/workspace-restore.js';
+import { quotePath } from '../../src/history/checkpoint-meta.js';
+import { undoRequestOf } from '../../src/history/undo-request.js';
+import { parseTaskDiffUri } from '../../src/history/history-uri.js';
 
 const BOUNDS = { maxLines: 500, maxChars: 100_000, maxTotalChars: 1_000_000 };
 const SESSION = '00000000-0000-4000-8000-000000000001';
@@ -99,11 +102,12 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
   it('reads only what changed since the previous checkpoint, and restores a whole checkpoint elsewhere', async () => {
     for (let i = 0; i < 50; i++) await writeFile(join(ws, `f${i}.txt`), `file ${i}\n`);
     await symlink('f1.txt', join(ws, 'alias'));
+    await writeFile(join(ws, 'é "日本"\n.txt'), 'unicode\n');
     const first = await take('before');
-    expect(first.stored).toBe(51);
+    expect(first.stored).toBe(52);
     await new Promise((resolve) => setTimeout(resolve, 2100));
     const second = await take('after');
-    expect(second.stored).toBe(51); // the first checkpoint's files were written within the racy window
+    expect(second.stored).toBe(52); // the first checkpoint's files were written within the racy window
     await writeFile(join(ws, 'f3.txt'), 'changed\n');
     const third = await take('before');
     expect(third.stored).toBeLessThanOrEqual(1);
@@ -112,6 +116,7 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     await restoreCheckpoint(store.repo, third.commit, copy, 'all');
     expect(await readFile(join(copy, 'f3.txt'), 'utf8')).toBe('changed\n');
     expect(await readlink(join(copy, 'alias'))).toBe('f1.txt');
+    expect(await readFile(join(copy, 'é "日本"\n.txt'), 'utf8')).toBe('unicode\n');
   });
 
   it('does not write through a link the workspace planted where a directory was', async () => {
@@ -128,5 +133,29 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     expect((await lstat(join(ws, 'sub'))).isDirectory()).toBe(true);
     expect(await readFile(join(ws, 'sub', 'x.txt'), 'utf8')).toBe('x\n');
     expect(await stat(join(outside, 'x.txt')).catch(() => null)).toBeNull();
+  });
+});
+
+describe('workspace history: requests, URIs and paths', () => {
+  it('reads undo requests, and nothing else, as undo', () => {
+    expect(undoRequestOf('undo')).toEqual({ kind: 'last' });
+    expect(undoRequestOf('  元に戻す \n')).toEqual({ kind: 'last' });
+    expect(undoRequestOf('UNDO 0F0E2C55-1C1B-4B1A-9A0B-0C0D0E0F1011')).toEqual({ kind: 'task', taskId: '0f0e2c55-1c1b-4b1a-9a0b-0c0d0e0f1011' });
+    expect(undoRequestOf('undo the last refactoring')).toBeNull();
+    expect(undoRequestOf('please undo')).toBeNull();
+  });
+
+  it('parses only the diff URIs it makes', () => {
+    const sessionId = '00000000-0000-4000-8000-000000000001';
+    const taskId = '00000000-0000-4000-8000-000000000002';
+    expect(parseTaskDiffUri(`agent-session://${sessionId}/tasks/${taskId}/diff`)).toEqual({ sessionId, taskId });
+    expect(parseTaskDiffUri(`agent-session://${sessionId}/tasks/${taskId}/diff/x`)).toBeNull();
+    expect(parseTaskDiffUri(`agent-session://${sessionId}/files/tasks/${taskId}/diff`)).toBeNull();
+    expect(parseTaskDiffUri(`agent-session://../tasks/${taskId}/diff`)).toBeNull();
+  });
+
+  it('quotes every path for fast-import, so quotes, newlines and non-ASCII names stay one path', () => {
+    expect(quotePath('a b/"c"\\d\n')).toBe('"a b/\\"c\\"\\\\d\\n"');
+    expect(quotePath('é')).toBe('"\\303\\251"');
   });
 });

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentFailure, AgentRunner, type TaskProgress } from '../agent/agent-runner.js';
+import { RunEventHub } from '../agent/run-event-hub.js';
 import { HistoryService, type TaskHistory } from '../history/history.service.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { CancelSignal, LeaseLost, ShutdownSignal } from './run-signals.js';
@@ -31,6 +32,7 @@ export class TaskExecution {
     private readonly leases: LeaseKeeper,
     private readonly journal: TaskStatusJournal,
     private readonly identity: RunnerIdentity,
+    private readonly runEvents: RunEventHub,
     private readonly history: HistoryService,
   ) {}
 
@@ -89,5 +91,6 @@ export class TaskExecution {
     if (history) result = await this.history.finish(history, result);
     if (!(await this.tasks.finish(lease, status, result, fields))) return;
     await this.journal.ended(task, status, result, fields);
+    if (status === 'completed' || status === 'failed' || status === 'cancelled') await this.runEvents.publish({ type: 'ended', taskId: task.id, status, result });
   }
 }

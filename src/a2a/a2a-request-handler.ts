@@ -4,6 +4,7 @@ import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/serve
 import { AuditService } from '../audit/audit.service.js';
 import { isAgentError } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
+import { tierModels } from '../ollama/model-tiers.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
@@ -23,6 +24,7 @@ import { isUuid } from '../common/uuid.js';
  */
 export class A2aRequestHandler extends DefaultRequestHandler {
   private readonly limits: AgentRunLimits;
+  private readonly tiers: string[];
   private readonly cancelWaitMs: number;
 
   constructor(
@@ -33,6 +35,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   ) {
     super(agentCardOf(config), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed));
     this.limits = agentRunLimits(config);
+    this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
     this.cancelWaitMs = config.queue.leaseMs;
   }
@@ -79,7 +82,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
     if (!params.message) return; // the SDK refuses it
     try {
-      let input = taskRequestOf(params.message, this.limits);
+      let input = taskRequestOf(params.message, this.limits, this.tiers);
       // Issue 24: a fork is made before the SDK starts a task, so a refusal is this request's error.
       if (input.forkFrom) {
         const forkFrom = input.forkFrom;

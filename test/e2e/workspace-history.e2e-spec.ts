@@ -304,3 +304,41 @@ describe("the console's Task page shows the Task's diff", () => {
     }
   }, 120_000);
 });
+
+describe('approvals in changes mode show the same diff as the history', () => {
+  const ollama = new ScriptedOllama();
+  afterAll(() => ollama.stop());
+
+  it("an approved edit's diff is the hunk the approval showed", async () => {
+    await ollama.start();
+    const dir = mkdtempSync(join(tmpdir(), 'oam-history-approvals-'));
+    const config = await writeConfig(ollama.url, { agent: { approvals: { mode: 'changes', wait_ms: 0 } }, history: { dir: join(dir, 'history') } }, dir);
+    const service = await new ServiceProcess(config.file).start();
+    const client = await modernClient(service.url);
+    try {
+      const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
+      const submit = async (request: string, sessionId?: string) => {
+        const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
+        await waitForTerminal(status, accepted.task_id);
+        return { ...accepted, text: await status(accepted.task_id) };
+      };
+      ollama.enqueue(call('write_file', { path: 'a.txt', content: 'one\ntwo\nthree\n' }));
+      const create = await submit('create a');
+      ollama.enqueue({ content: 'created' });
+      await submit('承認', create.session_id);
+      ollama.enqueue(call('edit_file', { path: 'a.txt', old_text: 'two', new_text: 'TWO' }));
+      const edit = await submit('edit a', create.session_id);
+      const shown = /--- a\/a\.txt\n\+\+\+ b\/a\.txt\n(?:[ @+-].*(?:\n|$))+/.exec(edit.text)?.[0].trimEnd();
+      expect(shown).toBe('--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three');
+      ollama.enqueue({ content: 'edited' });
+      const approved = await submit('承認', create.session_id);
+      expect(readFileSync(join(config.workspace, 'sessions', create.session_id, 'a.txt'), 'utf8')).toBe('one\nTWO\nthree\n');
+      const diff = (await client.readResource({ uri: `agent-session://${create.session_id}/tasks/${approved.task_id}/diff` })).contents[0] as { text: string };
+      expect(diff.text).toContain(`diff --git a/a.txt b/a.txt\nindex `);
+      expect(diff.text).toContain(`${shown}\n`);
+    } finally {
+      await client.close();
+      await service.stop();
+    }
+  }, 120_000);
+});

@@ -62,6 +62,7 @@ const PHASE_TEXT: Record<Marker['phase'], string> = {
 export class HistoryService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('History');
   private sweeper: NodeJS.Timeout | null = null;
+  private gitMissing = false;
   private readonly dir: string;
   private readonly queues = new Map<string, Promise<unknown>>();
 
@@ -76,8 +77,16 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** A session workspace removed by `workspace.retention_days` takes its history along (hourly, as the workspaces). */
-  onModuleInit(): void {
-    if (!this.enabled || this.shared || this.config.workspace.retentionDays === 0) return;
+  async onModuleInit(): Promise<void> {
+    if (!this.enabled) return;
+    // Without git there is no history: said once at boot, and every Task runs without checkpoints.
+    const version = await new GitRepository(this.dir).git(['--version'], { bare: false }).catch((error: Error) => error);
+    if (version instanceof Error) {
+      this.gitMissing = true;
+      this.logger.warn(`workspace history is off: git could not be run (${version.message}); install git or set history.enabled: false`);
+      return;
+    }
+    if (this.shared || this.config.workspace.retentionDays === 0) return;
     void this.sweep();
     this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS).unref();
   }
@@ -100,7 +109,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   }
 
   get enabled(): boolean {
-    return this.config.history.enabled;
+    return this.config.history.enabled && !this.gitMissing;
   }
 
   get shared(): boolean {
@@ -213,7 +222,8 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   /** A Task's change set and unified diff; a Task the history could not record says why instead. */
   async diff(sessionId: string, taskId: string): Promise<{ text: string; changes: FileChange[] }> {
     const store = this.store(sessionId);
-    const task = (await timelineOf(store.repo)).find((entry) => entry.taskId === taskId);
+    // The session too: a shared root's repository holds every session's Tasks.
+    const task = (await timelineOf(store.repo)).find((entry) => entry.taskId === taskId && entry.sessionId === sessionId);
     if (!task?.before || !task.after) return { text: await this.missingText(store, taskId, task), changes: [] };
     const changes = await changeSet(store.repo, task.before.commit, task.after.commit);
     const blobs = await store.repo.blobs(changes.flatMap((change) => [change.before?.oid, change.after?.oid]).filter((oid): oid is string => !!oid));

@@ -320,7 +320,7 @@ describe('approvals in changes mode show the same diff as the history', () => {
       const submit = async (request: string, sessionId?: string) => {
         const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
         await waitForTerminal(status, accepted.task_id);
-        return { ...accepted, text: await status(accepted.task_id) };
+        return { task_id: accepted.task_id, session_id: accepted.session_id, text: await status(accepted.task_id) };
       };
       ollama.enqueue(call('write_file', { path: 'a.txt', content: 'one\ntwo\nthree\n' }));
       const create = await submit('create a');

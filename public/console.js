@@ -205,7 +205,7 @@ function taskPage(task, reload, files, diff) {
   ];
   if (Array.isArray(task.deliverables)) sections.push(listSection('Deliverables', task.deliverables, deliverableItem));
   sections.push(sessionFilesSection(task.session_id, files));
-  if (diff !== null) sections.push(diffSection(diff));
+  if (diff !== null) sections.push(diffSection(diff, task));
   const approvals = task.pending_approvals ?? task.approvals;
   if (Array.isArray(approvals)) sections.push(listSection('Pending approvals', approvals, approvalItem));
   sections.push(h('section', { 'aria-labelledby': 'h-trace' }, h('h3', { id: 'h-trace' }, `Trace (${task.trace.length} steps)`), timeline(task)));
@@ -290,8 +290,32 @@ function fileFacts(file) {
   return facts.length > 0 ? h('span', { className: 'muted' }, ` · ${facts.join(' · ')}`) : '';
 }
 
+/**
+ * Undo (a new Task of the session) and fork (a new session from this Task's end), for the session's owner: the
+ * API answers anyone else as if the session did not exist, and the message says so.
+ */
+function historyButtons(task, changed) {
+  if (ACTIVE.includes(task.status)) return [];
+  const act = (label, path, done) => h('button', { type: 'button', onclick: async (event) => {
+    if (!confirm(`${label} (Task ${short(task.task_id)})?`)) return;
+    event.target.disabled = true;
+    try {
+      done(await api(path, { method: 'POST' }));
+    } catch (error) {
+      if (!handleAuthError(error)) alert(`${label} failed: ${error.message}`);
+      event.target.disabled = false;
+    }
+  } }, `${label}…`);
+  const query = `task_id=${encodeURIComponent(task.task_id)}`;
+  const session = `sessions/${encodeURIComponent(task.session_id)}`;
+  return [
+    changed ? act('Undo', `${session}/undo?${query}`, (queued) => { location.hash = `#/tasks/${queued.task_id}`; }) : '',
+    act('Fork', `${session}/fork?${query}`, (forked) => { location.hash = `#/tasks?session_id=${forked.session_id}`; }),
+  ];
+}
+
 /** The Task's diff, one foldable block per file, inline or side by side (the choice is remembered). */
-function diffSection(diff) {
+function diffSection(diff, task) {
   const title = h('h3', { id: 'h-diff' }, 'Changes (diff)');
   if (diff.error) return h('section', { className: 'card', id: 'task-diff', 'aria-labelledby': 'h-diff' }, title, h('p', { className: 'muted' }, `No diff: ${diff.error}`));
   const { notes, files } = parseDiff(diff.text);
@@ -311,7 +335,7 @@ function diffSection(diff) {
   } }, mode === 'side' ? 'Inline' : 'Side by side');
   render(mode);
   return h('section', { className: 'card', id: 'task-diff', 'aria-labelledby': 'h-diff' },
-    h('div', { className: 'toolbar' }, h('div', { className: 'grow' }, title), files.length > 0 ? toggle : ''),
+    h('div', { className: 'toolbar' }, h('div', { className: 'grow' }, title), files.length > 0 ? toggle : '', ...historyButtons(task, files.length > 0)),
     ...notes.map((note) => h('p', { className: 'muted' }, note.replace(/^# /, ''))),
     files.length === 0 ? h('p', { className: 'muted' }, 'No file changed.') : body);
 }

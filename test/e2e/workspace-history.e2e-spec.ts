@@ -270,7 +270,9 @@ describe("the console's Task page shows the Task's diff", () => {
   it('per file, foldable, inline or side by side', async () => {
     await ollama.start();
     const dir = mkdtempSync(join(tmpdir(), 'oam-history-console-'));
-    const service = await new ServiceProcess((await writeConfig(ollama.url, { auth: { admin_token: TOKEN }, history: { dir: join(dir, 'history') } }, dir)).file).start();
+    const config = await writeConfig(ollama.url, { auth: { admin_token: TOKEN }, history: { dir: join(dir, 'history') } }, dir);
+    const root = config.workspace;
+    const service = await new ServiceProcess(config.file).start();
     const client = await modernClient(service.url);
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
     try {
@@ -297,6 +299,17 @@ describe("the console's Task page shows the Task's diff", () => {
       expect(await page.$$eval('#task-diff table.diff-sbs td.add', (nodes) => nodes.map((node) => node.textContent))).toContain('second');
       await page.click('#task-diff details.diff-file > summary');
       expect(await page.$eval('#task-diff details.diff-file', (node) => (node as HTMLDetailsElement).open)).toBe(false);
+
+      // Undo from the console: a new Task of the session, which puts the files back.
+      const dialogs: string[] = [];
+      page.on('dialog', (dialog) => void (dialogs.push(dialog.message()), dialog.accept()));
+      await page.click('#task-diff button:has-text("Undo")');
+      await page.waitForFunction((old) => /^#\/tasks\/[0-9a-f-]{36}$/.test(location.hash) && !location.hash.endsWith(old), edit.task_id);
+      expect(dialogs).toEqual([expect.stringMatching(/^Undo \(Task [0-9a-f]{8}\)\?$/)]);
+      const undoTask = (await page.evaluate(() => location.hash)).split('/').at(-1)!;
+      expect((await waitForTerminal(status, undoTask)).status).toBe('completed');
+      expect(readFileSync(join(root, 'sessions', first.session_id, 'notes.txt'), 'utf8')).toBe('first\n');
+      expect(readFileSync(join(root, 'sessions', first.session_id, 'other.txt'), 'utf8')).toBe('x\n');
     } finally {
       await browser.close();
       await client.close();

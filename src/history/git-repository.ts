@@ -15,7 +15,9 @@ const PINNED_CONFIG = [
   'core.excludesFile=/dev/null',
   'core.autocrlf=false',
   'core.safecrlf=false',
-  'core.bigFileThreshold=512m',
+  // Every blob streamed straight into the pack: no delta search against the previous blob (a first checkpoint
+  // of 10 000 files / 200 MiB: 40 % less CPU in fast-import). Diffs are rendered here, never by git.
+  'core.bigFileThreshold=1',
   'core.compression=1',
   'pack.compression=1',
   'gc.auto=0',

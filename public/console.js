@@ -172,7 +172,8 @@ async function taskView(taskId) {
     // The session's files live beside the Task; a failure there shows in their section, not instead of the Task.
     const files = await api(`sessions/${encodeURIComponent(task.session_id)}/files`).catch((error) => (handleAuthError(error) ? null : { error: error.message }));
     if (files === null) return;
-    const diff = await diffOf(task.task_id);
+    // A running Task has no end checkpoint yet: its diff shows once it has ended.
+    const diff = ACTIVE.includes(task.status) ? null : await diffOf(task.task_id);
     const scroll = window.scrollY;
     setView(...taskPage(task, load, files, diff));
     window.scrollTo(0, scroll);
@@ -231,7 +232,7 @@ function sessionFilesSection(sessionId, files) {
 
 const DIFF_MODE_KEY = 'oam-diff-mode';
 
-/** GET /admin/tasks/:id/diff as text; null while the Task runs, { error } when it cannot be read. */
+/** GET /admin/tasks/:id/diff as `{ text }`, or `{ error }` when it cannot be read. */
 async function diffOf(taskId) {
   const res = await fetch(`${BASE}/admin/tasks/${encodeURIComponent(taskId)}/diff`, { headers: authHeaders(), credentials: 'same-origin' }).catch((error) => ({ ok: false, status: 0, statusText: error.message }));
   if (!res.ok) return { error: `${res.status} ${res.statusText}` };

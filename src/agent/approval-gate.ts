@@ -49,11 +49,14 @@ export class ApprovalGate {
 
   async run(call: ChatToolCall, context: ToolContext): Promise<ToolRun> {
     const { name, arguments: args } = call.function;
-    if (!this.approvals.policy.requires(name, args)) return this.toolbox.run(call, context);
-    let subject = typeof args.command === 'string' ? args.command : '';
+    const mcp = context.workspace.mcp;
+    // TEMPORARY HOOK (issue 22): an MCP tool is approved by its offered effect, recorded as `mcp_tool`.
+    const mcpCall = mcp?.owns(name) === true;
+    if (mcpCall ? !(await mcp!.requiresApproval(call, this.approvals.policy.mode)) : !this.approvals.policy.requires(name, args)) return this.toolbox.run(call, context);
+    let subject = mcpCall ? mcp!.describe(call) : typeof args.command === 'string' ? args.command : '';
     let diff: string | null = null;
     let baseSha256: string | null = null;
-    if (name !== 'run_command') {
+    if (name !== 'run_command' && !mcpCall) {
       const preview = await this.toolbox.preview(context.workspace.paths, name, args);
       if (!preview) return this.toolbox.run(call, context);
       subject = preview.path;
@@ -64,7 +67,7 @@ export class ApprovalGate {
       taskId: this.task.id,
       sessionId: this.task.sessionId,
       owner: this.task.owner,
-      tool: name,
+      tool: mcpCall ? 'mcp_tool' : name,
       subject,
       diff,
       resume: this.resumePoint(call, baseSha256, context.subtask),

@@ -56,13 +56,17 @@ export class PlanningAgent extends AgentRunner {
         taskId: task.id,
         workspace,
         temperature: task.temperature,
-        tools: this.toolbox.definitions(),
+        tools: this.toolbox.definitions(workspace),
         profile,
         signal,
         onTokens: (inputTokens, outputTokens) => report({ inputTokens, outputTokens }),
         onAction: (action) => report({ currentTask: action.slice(0, CURRENT_TASK_CHARS) }),
       },
     );
+    workspace.mcp?.countTokens((input, output) => {
+      loop.inputTokens += input;
+      loop.outputTokens += output;
+    });
     try {
       if (profile.notes.length > 0) {
         await this.trace.append({ taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(), detail: { notes: profile.notes } });
@@ -77,6 +81,8 @@ export class PlanningAgent extends AgentRunner {
       }
       if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: loop.inputTokens, outputTokens: loop.outputTokens });
       throw error;
+    } finally {
+      await workspace.mcp?.end({ taskId: task.id, sessionId: task.sessionId });
     }
   }
 

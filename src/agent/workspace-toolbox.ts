@@ -12,6 +12,8 @@ import { quotaMessage } from '../workspace/workspace-usage.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
 import { excerpt } from './output-excerpt.js';
 import { COMMAND_TOOL, FILE_TOOLS } from './tool-definitions.js';
+import { McpRun } from '../mcp-client/mcp-run.js';
+import { McpToolSources } from '../mcp-client/mcp-tool-sources.js';
 import { TraceRepository, type StepRecord } from './trace.repository.js';
 
 export interface ToolRun {
@@ -27,6 +29,8 @@ const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jp
 export interface TaskWorkspace {
   sessionId: string;
   paths: WorkspacePaths;
+  /** TEMPORARY HOOK (issue 22): the run's MCP server tools, until the rebuilt core takes ToolSources. */
+  mcp?: McpRun;
 }
 
 export interface ToolContext {
@@ -43,27 +47,32 @@ export class WorkspaceToolbox {
     private readonly workspace: WorkspaceService,
     private readonly trace: TraceRepository,
     private readonly config: AppConfig,
+    private readonly mcpSources: McpToolSources,
   ) {}
 
-  /** The tool definitions offered to the model; run_command only when commands can run safely. */
-  definitions() {
-    return this.workspace.commandsEnabled ? [...FILE_TOOLS, COMMAND_TOOL] : FILE_TOOLS;
+  /** The tool definitions offered to the model; run_command only when commands can run safely; then the run's MCP tools. */
+  definitions(workspace?: TaskWorkspace) {
+    const own = this.workspace.commandsEnabled ? [...FILE_TOOLS, COMMAND_TOOL] : FILE_TOOLS;
+    return workspace?.mcp ? [...own, ...workspace.mcp.definitions] : own;
   }
 
   /**
    * Opens the Task's workspace and writes its image inputs there (`.inputs/<task_id>/1.png`…), so the
    * tools can open them; they count towards the session's quota like any file.
    */
-  async open(task: { id: string; sessionId: string; images: AgentImage[] }): Promise<TaskWorkspace> {
+  async open(task: { id: string; sessionId: string; owner: string; ownerGroups: string[]; images: AgentImage[] }): Promise<TaskWorkspace> {
     const paths = await this.workspace.forTask(task.sessionId);
     for (const [index, image] of task.images.entries()) {
       await this.workspace.files.writeFile(paths, `.inputs/${task.id}/${index + 1}.${IMAGE_EXTENSIONS[image.mimeType] ?? 'bin'}`, image.data);
     }
-    return { sessionId: task.sessionId, paths };
+    if (!this.mcpSources.configured) return { sessionId: task.sessionId, paths };
+    const caller = { user: task.owner, email: null, groups: task.ownerGroups };
+    return { sessionId: task.sessionId, paths, mcp: await McpRun.open(await this.mcpSources.forCaller(caller), caller, this.trace) };
   }
 
   async run(call: ChatToolCall, context: ToolContext): Promise<ToolRun> {
     const { name, arguments: args } = call.function;
+    if (context.workspace.mcp?.owns(name)) return context.workspace.mcp.run(call, context);
     await this.workspace.touch(context.workspace.sessionId);
     const startedAt = nowIso();
     const started = Date.now();

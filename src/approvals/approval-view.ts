@@ -8,7 +8,7 @@ export function mapApproval(approval: ApprovalEntity) {
     session_id: approval.sessionId,
     owner: approval.owner,
     tool: approval.tool,
-    ...(approval.tool === 'run_command' ? { command: approval.subject } : { path: approval.subject, diff: approval.diff, diff_sha256: approval.diffSha256 }),
+    ...(approval.tool === 'run_command' ? { command: approval.subject } : approval.tool === 'mcp_tool' ? { mcp_tool: approval.subject } : { path: approval.subject, diff: approval.diff, diff_sha256: approval.diffSha256 }),
     state: approval.state,
     waiting_in_place: approval.waiting,
     answered_by: approval.answeredBy,

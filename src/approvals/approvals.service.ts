@@ -171,7 +171,7 @@ export class ApprovalsService {
 
 /** The action as the audit log keeps it: the command text, or the path and the diff's hash. */
 function actionDetail(row: ApprovalEntity): Record<string, unknown> {
-  const action = row.tool === 'run_command' ? { command: row.subject } : { path: row.subject, diff_sha256: row.diffSha256 };
+  const action = row.tool === 'run_command' ? { command: row.subject } : row.tool === 'mcp_tool' ? { mcp_tool: row.subject } : { path: row.subject, diff_sha256: row.diffSha256 };
   return { approval_id: row.id, tool: row.tool, ...action };
 }
 

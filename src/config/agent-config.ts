@@ -63,9 +63,12 @@ function issuesOf(error: z.ZodError): ConfigIssue[] {
 
 const snakeToCamel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
+/** Maps whose keys are data, not config keys (`X_Api_Key` headers, `my_var` environment variables): kept as written. */
+const VERBATIM_KEYS = new Set(['headers', 'env']);
+
 function camelize(value: unknown): unknown {
   if (!isPlainObject(value)) return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), camelize(v)]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), VERBATIM_KEYS.has(k) ? v : camelize(v)]));
 }
 
 /** Validates a parsed YAML document; throws ConfigError naming every bad key. */

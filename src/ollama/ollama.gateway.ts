@@ -24,6 +24,8 @@ export interface ChatRequest {
   format?: object;
   /** Sent only when set: Ollama refuses `think` for models without the `thinking` capability. */
   think?: boolean | 'low' | 'medium' | 'high';
+  /** The most tokens to generate (Ollama's `num_predict`); absent: the model's default. */
+  numPredict?: number;
 }
 
 /** What `/api/show` says about the configured model. */
@@ -89,7 +91,7 @@ export class OllamaGateway {
         messages: request.messages.map((message) => ({ ...message })) as Message[],
         stream: true,
         keep_alive: keepAlive,
-        options: { num_ctx: numCtx, temperature: request.temperature },
+        options: { num_ctx: numCtx, temperature: request.temperature, ...(request.numPredict ? { num_predict: request.numPredict } : {}) },
         ...(request.tools?.length ? { tools: request.tools } : {}),
         ...(request.format ? { format: request.format } : {}),
         ...(request.think !== undefined ? { think: request.think } : {}),

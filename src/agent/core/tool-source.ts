@@ -17,6 +17,13 @@ export interface ToolSource {
   tools(caller: ToolCaller): Promise<OfferedTool[]>;
   /** Runs one call that this source offered. Expected failures are results with `isError`, never exceptions. */
   execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult>;
+  /**
+   * For a source that dispatches by argument (the MCP catalog's `call_tool`): the tool this call reaches,
+   * so that the executor approves it as that tool. Absent, or undefined: the call is the offered tool itself.
+   */
+  offeredFor?(call: ChatToolCall, caller: ToolCaller): Promise<OfferedTool | undefined>;
+  /** A run ended: per-run resources of this source (a per-session server process) may go. */
+  endRun?(run: { taskId: string; sessionId: string }): Promise<void>;
 }
 
 /** One tool as offered: the Ollama definition plus what policy needs to know about it. */
@@ -56,6 +63,8 @@ export interface ToolResult {
   change?: FileChange;
   /** Images for a vision model (an MCP tool's image content), as bytes. */
   images?: Buffer[];
+  /** Tokens the call spent on the Task's model (an MCP server's sampling requests): counted in the Task's totals. */
+  tokens?: { input: number; output: number };
 }
 
 /**

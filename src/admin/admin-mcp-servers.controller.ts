@@ -21,6 +21,7 @@ export class AdminMcpServersController {
         required: server.required,
         last_error: server.lastError,
         connected_at: server.connectedAt,
+        protocol: server.protocol,
         tools: server.tools,
         allow_groups: server.allowGroups,
       })),

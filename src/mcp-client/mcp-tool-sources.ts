@@ -21,6 +21,7 @@ export interface McpServerStatus {
   required: boolean;
   lastError: string | null;
   connectedAt: string | null;
+  protocol: string | null;
   tools: string[];
   allowGroups: string[];
 }
@@ -82,6 +83,7 @@ export class McpToolSources implements OnModuleInit, OnApplicationShutdown {
         required: server.required,
         lastError: connection?.lastError ?? null,
         connectedAt: connection?.connectedAt ?? null,
+        protocol: connection?.protocol ?? null,
         tools: connection?.tools.map((tool) => tool.name) ?? [],
         allowGroups: server.allowGroups,
       };

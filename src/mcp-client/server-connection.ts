@@ -46,6 +46,8 @@ export class ServerConnection {
   lastError: string | null = null;
   tools: McpTool[] = [];
   connectedAt: string | null = null;
+  /** The protocol version negotiated (`2026-07-28`, or `2025-11-25` and older for a legacy server). */
+  protocol: string | null = null;
   private client: Client | null = null;
   private connecting: Promise<void> | null = null;
   private failures = 0;
@@ -152,6 +154,7 @@ export class ServerConnection {
     this.client = client;
     this.state = 'connected';
     this.connectedAt = new Date().toISOString();
+    this.protocol = client.getNegotiatedProtocolVersion() ?? null;
     this.failures = 0;
     this.logger.log(`connected (${client.getNegotiatedProtocolVersion() ?? 'unknown protocol'}), ${this.tools.length} tools`);
   }

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -200,5 +202,333 @@ describe('stdio: server-everything, memory and filesystem as the agent tools', (
     await h.run('write outside', first.sessionId);
     expect(h.toolResults()[0].content).toMatch(/^Error: .*(denied|outside)/i);
     expect(existsSync(join(tmpdir(), 'outside.txt'))).toBe(false);
+  });
+});
+
+/** A Streamable HTTP server-everything on a free port, behind a recording forwarder (to see the headers it gets). */
+class HttpEverything {
+  readonly seenHeaders: Record<string, string | string[] | undefined>[] = [];
+  private child: ChildProcess | null = null;
+  private forwarder: Server | null = null;
+  url = '';
+
+  async start(): Promise<void> {
+    const port = await freePort();
+    this.child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    await new Promise<void>((resolve, reject) => {
+      this.child!.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+      this.child!.once('exit', () => reject(new Error('server-everything (HTTP) exited')));
+    });
+    this.forwarder = createServer((req, res) => {
+      this.seenHeaders.push(req.headers);
+      const upstream = request({ host: '127.0.0.1', port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => this.forwarder!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.forwarder.address() as AddressInfo).port}/mcp`;
+  }
+
+  async stop(): Promise<void> {
+    this.forwarder?.closeAllConnections();
+    this.forwarder?.close();
+    this.child?.kill();
+  }
+}
+
+describe('Streamable HTTP: server-everything with caller headers, sampling on the Task model, elicitation declined', () => {
+  const remote = new HttpEverything();
+  const h = new Harness(
+    () => ({
+      agent: {
+        mcp_servers: {
+          remote: {
+            url: remote.url,
+            headers: { 'X-Api-Key': 'configured-api-key-0123456789', 'X-Caller': 'user={user}' },
+            sampling: true,
+            tools: { allow: ['echo', 'trigger-sampling-request', 'trigger-elicitation-request'] },
+          },
+        },
+      },
+    }),
+    // The caller's own credentials, which must never reach the other server.
+    { Authorization: 'Bearer caller-own-token-0123456789' },
+  );
+  beforeAll(async () => {
+    await remote.start();
+    await h.start();
+  }, 30_000);
+  afterAll(async () => {
+    await h.stop();
+    await remote.stop();
+  });
+
+  it('calls a tool with the configured headers and the caller named, never the caller credentials', async () => {
+    h.ollama.enqueue(calls(['remote__echo', { message: 'over http' }]), { content: 'ok', promptEvalCount: 10, evalCount: 5 });
+    const { taskId, text } = await h.run('echo over http');
+    expect(fieldsOf(text).status).toBe('completed');
+    expect(h.toolResults()[0]).toEqual({ name: 'remote__echo', content: 'Echo: over http' });
+    const owner = (await probe<{ owner: string }>(h.db, 'SELECT owner FROM tasks WHERE id = ?', taskId))[0].owner;
+    expect(remote.seenHeaders.length).toBeGreaterThan(0);
+    for (const headers of remote.seenHeaders) {
+      expect(headers['x-api-key']).toBe('configured-api-key-0123456789');
+      expect(headers['x-caller']).toBe(`user=${owner}`);
+      expect(headers.authorization).toBeUndefined();
+    }
+    // Header values are secrets: not in the audit, the trace or the log.
+    const audit = JSON.stringify(await probe(h.db, 'SELECT detail FROM audit_events'));
+    expect(audit).not.toContain('configured-api-key-0123456789');
+    expect(h.service.stderr).not.toContain('configured-api-key-0123456789');
+  });
+
+  it('answers a sampling request with the Task model and counts its tokens in the Task', async () => {
+    h.ollama.enqueue(
+      calls(['remote__trigger-sampling-request', { prompt: 'say hi', maxTokens: 50 }]),
+      { content: 'hi from the task model', promptEvalCount: 100, evalCount: 50 },
+      { content: 'sampled', promptEvalCount: 10, evalCount: 5 },
+    );
+    const { taskId, text } = await h.run('sample');
+    expect(fieldsOf(text).status).toBe('completed');
+    expect(h.toolResults()[0].content).toContain('hi from the task model');
+    const sampling = h.ollama.workChats.at(-2)!;
+    expect(sampling.body.messages.at(-1)!.content).toContain('say hi');
+    expect(sampling.body.options).toMatchObject({ num_predict: 50 });
+    expect(sampling.body.tools ?? []).toEqual([]);
+    const [row] = await probe<{ input_tokens: number; output_tokens: number }>(h.db, 'SELECT input_tokens, output_tokens FROM tasks WHERE id = ?', taskId);
+    expect(row).toEqual({ input_tokens: 120, output_tokens: 60 });
+  });
+
+  it('declines an elicitation request: the person is not asked behind their back', async () => {
+    h.ollama.enqueue(calls(['remote__trigger-elicitation-request', {}]), { content: 'declined', promptEvalCount: 10, evalCount: 5 });
+    await h.run('elicit');
+    expect(h.toolResults()[0].content).toContain('declined');
+  });
+});
+
+describe('failures: a server killed mid-Task, a hung call cancelled, a call past timeout_ms', () => {
+  const h = new Harness(() => ({
+    agent: {
+      mcp_servers: {
+        everything: { ...stdio(EVERYTHING, ['stdio']), tools: { allow: ['echo', 'trigger-long-running-operation'] } },
+        // The extra argument (ignored by the server) tells its process apart from the other one.
+        slow: { ...stdio(EVERYTHING, ['stdio', 'slow-instance']), timeout_ms: 1000, tools: { allow: ['trigger-long-running-operation'] } },
+      },
+    },
+  }));
+  beforeAll(() => h.start(), 30_000);
+  afterAll(() => h.stop());
+
+  /** Waits until the Task's current step is the MCP call (the call is in flight). */
+  async function inFlight(taskId: string, tool: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!fieldsOf(await h.statusText(taskId)).current_task?.startsWith(tool)) {
+      if (Date.now() > deadline) throw new Error(`${tool} never started`);
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    await new Promise((done) => setTimeout(done, 200));
+  }
+
+  it('a server killed during a call: the call fails clearly, the server is restarted, the next Task works', async () => {
+    h.ollama.enqueue(calls(['everything__trigger-long-running-operation', { duration: 20, steps: 20 }]), { content: 'the server died', promptEvalCount: 10, evalCount: 5 });
+    const accepted = await h.submit('long work');
+    await inFlight(accepted.task_id, 'everything__trigger-long-running-operation');
+    const pids = h.serverPids('server-everything').filter((candidate) => !h.serverPids('slow-instance').includes(candidate));
+    expect(pids).toHaveLength(1);
+    const [pid] = pids;
+    process.kill(pid, 'SIGKILL');
+    const text = await h.finished(accepted.task_id);
+    expect(fieldsOf(text).status).toBe('completed');
+    expect(h.toolResults()[0].content).toMatch(/^Error: the MCP server "everything" stopped during the call/);
+    const [step] = await h.steps(accepted.task_id);
+    expect(step.outcome).toBe('error');
+
+    h.ollama.enqueue(calls(['everything__echo', { message: 'back' }]), { content: 'ok', promptEvalCount: 10, evalCount: 5 });
+    const next = await h.run('echo again');
+    expect(fieldsOf(next.text).status).toBe('completed');
+    expect(h.toolResults()[0].content).toBe('Echo: back');
+    expect(h.serverPids('server-everything')).not.toContain(pid);
+    expect(h.service.stderr).toMatch(/\[mcp:everything\].*closed the connection/);
+    // Its stderr reaches the log under its name.
+    expect(h.service.stderr).toMatch(/\[mcp:everything\].*Starting default \(STDIO\) server/);
+  });
+
+  it('cancelling the Task cancels a hung call at once, and the server keeps serving', async () => {
+    h.ollama.enqueue(calls(['everything__trigger-long-running-operation', { duration: 60, steps: 60 }]));
+    const accepted = await h.submit('hang');
+    await inFlight(accepted.task_id, 'everything__trigger-long-running-operation');
+    const started = Date.now();
+    const response = await fetch(`${h.service.url.replace(/\/mcp$/, '')}/admin/tasks/${accepted.task_id}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(response.status).toBe(200);
+    expect(fieldsOf(await h.finished(accepted.task_id)).status).toBe('cancelled');
+    expect(Date.now() - started).toBeLessThan(5000);
+    const [step] = await h.steps(accepted.task_id);
+    expect(step.outcome).toBe('cancelled');
+
+    h.ollama.enqueue(calls(['everything__echo', { message: 'still here' }]), { content: 'ok', promptEvalCount: 10, evalCount: 5 });
+    await h.run('echo after cancel');
+    expect(h.toolResults()[0].content).toBe('Echo: still here');
+  });
+
+  it('a call that does not answer within timeout_ms is a tool error, not a stuck Task', async () => {
+    h.ollama.enqueue(calls(['slow__trigger-long-running-operation', { duration: 30, steps: 30 }]), { content: 'too slow', promptEvalCount: 10, evalCount: 5 });
+    const started = Date.now();
+    const { taskId, text } = await h.run('slow work');
+    expect(fieldsOf(text).status).toBe('completed');
+    expect(Date.now() - started).toBeLessThan(6000);
+    expect(h.toolResults()[0].content).toMatch(/^Error: slow__trigger-long-running-operation did not answer within 1000 ms; the call was cancelled/);
+    const [audit] = await h.audit(taskId);
+    expect(JSON.parse(audit.detail)).toMatchObject({ server: 'slow', tool: 'trigger-long-running-operation', result: 'timeout' });
+  });
+});
+
+describe('allow_groups: a group that is not allowed does not see the tools', () => {
+  const h = new Harness(
+    () => ({
+      auth: { ...PROXY_AUTH, admin_token: ADMIN_TOKEN },
+      agent: { mcp_servers: { ops: { ...stdio(EVERYTHING, ['stdio']), allow_groups: ['ops'], tools: { allow: ['echo'] } } } },
+    }),
+    as('alice@example.com', 'dev'),
+  );
+  beforeAll(() => h.start(), 30_000);
+  afterAll(() => h.stop());
+
+  it('offers the server only to callers in allow_groups, and refuses a call of a tool not offered', async () => {
+    h.ollama.enqueue(calls(['ops__echo', { message: 'sneak' }]), { content: 'no', promptEvalCount: 10, evalCount: 5 });
+    const alice = await h.run('echo as dev');
+    expect(fieldsOf(alice.text).status).toBe('completed');
+    expect(toolNames(h.ollama.workChats.at(-2)!)).not.toContain('ops__echo');
+    expect(h.toolResults()[0].content).toMatch(/^Error: unknown tool "ops__echo"/);
+    expect(await h.audit(alice.taskId)).toEqual([]);
+
+    const bob = await modernClient(h.service.url, as('bob@example.com', 'dev, ops'));
+    h.ollama.enqueue(calls(['ops__echo', { message: 'ops here' }]), { content: 'yes', promptEvalCount: 10, evalCount: 5 });
+    const accepted = fieldsOf(textOf(await bob.callTool({ name: 'agent_run', arguments: { request: 'echo as ops' } })));
+    await waitForTerminal(async (id) => textOf(await bob.callTool({ name: 'agent_status', arguments: { task_id: id } })), accepted.task_id);
+    await bob.close();
+    expect(toolNames(h.ollama.workChats.at(-2)!)).toContain('ops__echo');
+    expect(h.toolResults()[0].content).toBe('Echo: ops here');
+    const [audit] = await probe<{ actor: string; groups: string }>(h.db, "SELECT actor, groups FROM audit_events WHERE action = 'mcp_tool.call' AND task_id = ?", accepted.task_id);
+    expect(audit.actor).toBe('bob@example.com');
+    expect(JSON.parse(audit.groups)).toEqual(['dev', 'ops']);
+  });
+});
+
+describe('approvals in changes mode: a tool that is not read-only waits for the person', () => {
+  const h = new Harness(() => ({
+    agent: {
+      approvals: { mode: 'changes' },
+      mcp_servers: {
+        everything: { ...stdio(EVERYTHING, ['stdio']), tools: { allow: ['echo', 'toggle-simulated-logging'] } },
+        trusted: { ...stdio(EVERYTHING, ['stdio']), approval: 'never', tools: { allow: ['toggle-subscriber-updates'] } },
+        guarded: { ...stdio(EVERYTHING, ['stdio']), approval: 'always', tools: { allow: ['get-sum'] } },
+      },
+    },
+  }));
+  beforeAll(() => h.start(), 30_000);
+  afterAll(() => h.stop());
+
+  it('runs read-only and approval: never tools at once', async () => {
+    h.ollama.enqueue(calls(['everything__echo', { message: 'read' }], ['trusted__toggle-subscriber-updates', {}]), { content: 'ran', promptEvalCount: 10, evalCount: 5 });
+    const { text } = await h.run('no approval needed');
+    expect(fieldsOf(text).status).toBe('completed');
+    expect(h.toolResults().map((result) => result.content)).toEqual(['Echo: read', expect.stringMatching(/simulated resource updated notifications/)]);
+  });
+
+  it('asks for a non-read-only tool with the server, the tool and the exact arguments; approved, it runs', async () => {
+    h.ollama.enqueue(calls(['everything__toggle-simulated-logging', {}]));
+    const paused = await h.run('turn logging on');
+    expect(paused.text).toContain('承認が必要です');
+    expect(paused.text).toContain('MCP tool: everything__toggle-simulated-logging {}');
+    expect(await h.audit(paused.taskId)).toEqual([]);
+
+    h.ollama.enqueue({ content: 'logging toggled', promptEvalCount: 10, evalCount: 5 });
+    const approved = await h.run('承認', paused.sessionId);
+    expect(fieldsOf(approved.text).status).toBe('completed');
+    expect(h.toolResults().at(-1)!.content).toMatch(/logging/i);
+    const [audit] = await h.audit(approved.taskId);
+    expect(JSON.parse(audit.detail)).toMatchObject({ server: 'everything', tool: 'toggle-simulated-logging', result: 'ok' });
+  });
+
+  it('denied, it does not run; approval: always asks even for a read-only tool', async () => {
+    h.ollama.enqueue(calls(['guarded__get-sum', { a: 1, b: 2 }]));
+    const paused = await h.run('add');
+    expect(paused.text).toContain('MCP tool: guarded__get-sum {"a":1,"b":2}');
+    h.ollama.enqueue({ content: 'not added', promptEvalCount: 10, evalCount: 5 });
+    const denied = await h.run('拒否', paused.sessionId);
+    expect(fieldsOf(denied.text).status).toBe('completed');
+    expect(h.toolResults().at(-1)!.content).toMatch(/^Not run: the person refused/);
+    expect(await h.audit(denied.taskId)).toEqual([]);
+  });
+});
+
+describe('many tools: 60+ behind find_tools, the prompt prefix byte-stable', () => {
+  const h = new Harness(() => ({
+    agent: {
+      mcp_servers: {
+        alpha: stdio(EVERYTHING, ['stdio']),
+        beta: stdio(EVERYTHING, ['stdio']),
+        gamma: stdio(EVERYTHING, ['stdio']),
+        delta: stdio(EVERYTHING, ['stdio']),
+        memory: { ...stdio(MEMORY), env: { MEMORY_FILE_PATH: join(mkdtempSync(join(tmpdir(), 'oam-memory-')), 'memory.jsonl') } },
+      },
+    },
+  }));
+  beforeAll(() => h.start(), 30_000);
+  afterAll(() => h.stop());
+
+  it('offers find_tools and call_tool instead of every schema, the same bytes for every Task', async () => {
+    const { servers } = await h.admin('/admin/mcp-servers');
+    expect(servers.reduce((sum: number, server: any) => sum + server.tools.length, 0)).toBeGreaterThanOrEqual(60);
+
+    h.ollama.enqueue(
+      calls(['find_tools', { query: 'echo message' }]),
+      calls(['call_tool', { name: 'beta__echo', arguments: { message: 'found' } }]),
+      { content: 'done', promptEvalCount: 10, evalCount: 5 },
+    );
+    const first = await h.run('find and echo');
+    expect(fieldsOf(first.text).status).toBe('completed');
+    const [found, echoed] = h.toolResults();
+    expect(found.content).toContain('- alpha__echo: Echoes back the input string');
+    expect(found.content).toContain('arguments schema: {"type":"object","properties":{"message":{"type":"string","description":"Message to echo"}},"required":["message"]}');
+    expect(echoed).toEqual({ name: 'call_tool', content: 'Echo: found' });
+    const [audit] = await h.audit(first.taskId);
+    expect(JSON.parse(audit.detail)).toMatchObject({ server: 'beta', tool: 'echo', result: 'ok' });
+
+    const chats = h.ollama.workChats.length;
+    h.ollama.enqueue({ content: 'second', promptEvalCount: 10, evalCount: 5 });
+    await h.run('another task');
+    const [a, b] = [h.ollama.workChats[chats - 3], h.ollama.workChats[chats]];
+    expect(toolNames(a)).toEqual(['list_dir', 'read_file', 'write_file', 'edit_file', 'glob', 'grep', 'run_command', 'find_tools', 'call_tool']);
+    // The tool block and the system prompt are the same bytes: Ollama reuses the cached prefix.
+    expect(JSON.stringify(b.body.tools)).toBe(JSON.stringify(a.body.tools));
+    expect(b.body.messages[0]).toEqual(a.body.messages[0]);
+  });
+});
+
+describe('a 2026-07-28 server: another instance of this service as the agent tools', () => {
+  const peerOllama = new ScriptedOllama();
+  let peer: ServiceProcess;
+  const h = new Harness(() => ({ agent: { mcp_servers: { peer: { url: peer.url } } } }));
+  beforeAll(async () => {
+    await peerOllama.start();
+    peer = await new ServiceProcess((await writeConfig(peerOllama.url)).file).start();
+    await h.start();
+  }, 30_000);
+  afterAll(async () => {
+    await h.stop();
+    await peer.stop();
+    await peerOllama.stop();
+  });
+
+  it('connects in the modern era and calls its tools', async () => {
+    const { servers } = await h.admin('/admin/mcp-servers');
+    expect(servers[0]).toMatchObject({ name: 'peer', state: 'connected', protocol: '2026-07-28', tools: ['agent_run', 'agent_status'] });
+    h.ollama.enqueue(calls(['peer__agent_run', { request: 'hello peer' }]), { content: 'delegated', promptEvalCount: 10, evalCount: 5 });
+    await h.run('delegate');
+    expect(h.toolResults()[0].content).toContain('task_id:');
+    expect(peerOllama.chats.length).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApprovalsModule } from '../approvals/approvals.module.js';
-import { McpClientModule } from '../mcp-client/mcp-client.module.js';
 import { OllamaModule } from '../ollama/ollama.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { AgentRunner } from './agent-runner.js';
@@ -11,7 +10,7 @@ import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox } from './workspace-toolbox.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([TaskStepEntity]), OllamaModule, WorkspaceModule, ApprovalsModule, McpClientModule],
+  imports: [TypeOrmModule.forFeature([TaskStepEntity]), OllamaModule, WorkspaceModule, ApprovalsModule],
   providers: [TraceRepository, WorkspaceToolbox, { provide: AgentRunner, useClass: PlanningAgent }],
   exports: [AgentRunner, TraceRepository],
 })

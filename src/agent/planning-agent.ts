@@ -19,6 +19,8 @@ import { splitThinking } from './think-tags.js';
 import { PLANNING_INSTRUCTION, SUMMARY_INSTRUCTION, subtaskInstruction, SYSTEM_PROMPT } from './prompts.js';
 import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox, type ToolContext } from './workspace-toolbox.js';
+import { RunToolSources } from './core/run-tool-sources.js';
+import { SourcesHook } from './tool-sources-hook.js';
 
 const DIRECT_STEP = 'ollama chat';
 const PLANNING_STEP = 'planning';
@@ -41,6 +43,7 @@ export class PlanningAgent extends AgentRunner {
     private readonly trace: TraceRepository,
     private readonly config: AppConfig,
     private readonly approvals: ApprovalsService,
+    private readonly extraSources: RunToolSources,
   ) {
     super();
   }
@@ -99,7 +102,11 @@ export class PlanningAgent extends AgentRunner {
 
   private async openWorkspace(task: AgentTask) {
     try {
-      return await this.toolbox.open(task);
+      const workspace = await this.toolbox.open(task);
+      // TEMPORARY HOOK (issue 22): the MCP servers' tools for this caller.
+      const caller = { user: task.owner, email: null, groups: task.ownerGroups };
+      const sources = await this.extraSources.forCaller(caller);
+      return sources.length > 0 ? { ...workspace, mcp: await SourcesHook.open(sources, caller, this.trace) } : workspace;
     } catch (error) {
       if (error instanceof WorkspaceError) throw new AgentFailure(`The session workspace could not take the Task's images: ${error.message}`);
       throw error;

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { readFile } from 'node:fs/promises';
 import { nowIso } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
+import type { Tool } from 'ollama';
+import type { ApprovalMode } from '../approvals/approval-policy.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { FileChange } from '../workspace/workspace-files.js';
@@ -12,8 +14,6 @@ import { quotaMessage } from '../workspace/workspace-usage.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
 import { excerpt } from './output-excerpt.js';
 import { COMMAND_TOOL, FILE_TOOLS } from './tool-definitions.js';
-import { McpRun } from '../mcp-client/mcp-run.js';
-import { McpToolSources } from '../mcp-client/mcp-tool-sources.js';
 import { TraceRepository, type StepRecord } from './trace.repository.js';
 
 export interface ToolRun {
@@ -30,7 +30,19 @@ export interface TaskWorkspace {
   sessionId: string;
   paths: WorkspacePaths;
   /** TEMPORARY HOOK (issue 22): the run's MCP server tools, until the rebuilt core takes ToolSources. */
-  mcp?: McpRun;
+  mcp?: RunTools;
+}
+
+/** TEMPORARY HOOK (issue 22): what the toolbox and the approval gate use of a run's extra tools (SourcesHook). */
+export interface RunTools {
+  readonly definitions: Tool[];
+  owns(name: string): boolean;
+  run(call: ChatToolCall, context: ToolContext): Promise<ToolRun>;
+  requiresApproval(call: ChatToolCall, mode: ApprovalMode): Promise<boolean>;
+  /** The approval's subject: the tool and its exact arguments. */
+  describe(call: ChatToolCall): string;
+  countTokens(spent: (input: number, output: number) => void): void;
+  end(run: { taskId: string; sessionId: string }): Promise<void>;
 }
 
 export interface ToolContext {
@@ -47,7 +59,6 @@ export class WorkspaceToolbox {
     private readonly workspace: WorkspaceService,
     private readonly trace: TraceRepository,
     private readonly config: AppConfig,
-    private readonly mcpSources: McpToolSources,
   ) {}
 
   /** The tool definitions offered to the model; run_command only when commands can run safely; then the run's MCP tools. */
@@ -60,14 +71,12 @@ export class WorkspaceToolbox {
    * Opens the Task's workspace and writes its image inputs there (`.inputs/<task_id>/1.png`…), so the
    * tools can open them; they count towards the session's quota like any file.
    */
-  async open(task: { id: string; sessionId: string; owner: string; ownerGroups: string[]; images: AgentImage[] }): Promise<TaskWorkspace> {
+  async open(task: { id: string; sessionId: string; images: AgentImage[] }): Promise<TaskWorkspace> {
     const paths = await this.workspace.forTask(task.sessionId);
     for (const [index, image] of task.images.entries()) {
       await this.workspace.files.writeFile(paths, `.inputs/${task.id}/${index + 1}.${IMAGE_EXTENSIONS[image.mimeType] ?? 'bin'}`, image.data);
     }
-    if (!this.mcpSources.configured) return { sessionId: task.sessionId, paths };
-    const caller = { user: task.owner, email: null, groups: task.ownerGroups };
-    return { sessionId: task.sessionId, paths, mcp: await McpRun.open(await this.mcpSources.forCaller(caller), caller, this.trace) };
+    return { sessionId: task.sessionId, paths };
   }
 
   async run(call: ChatToolCall, context: ToolContext): Promise<ToolRun> {

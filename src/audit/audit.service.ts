@@ -8,7 +8,7 @@ import type { SharedItem } from '../database/unit-of-work.js';
 import { AuditWriter } from './audit-writer.js';
 import { AUDIT_LIMITS } from './audit-bounds.js';
 import { redact } from './redaction.js';
-import { mcpServerSecrets } from '../mcp-client/mcp-server-config.js';
+import { mcpServerSecrets } from '../config/agent-config.js';
 
 export interface AuditRecord {
   caller: Caller;

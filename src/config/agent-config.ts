@@ -71,6 +71,11 @@ function camelize(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), VERBATIM_KEYS.has(k) ? v : camelize(v)]));
 }
 
+/** Values of `agent.mcp_servers` that are secrets and must never reach a log, a trace or the audit: header and env values. */
+export function mcpServerSecrets(servers: AgentConfig['agent']['mcpServers']): string[] {
+  return Object.values(servers).flatMap((server) => [...Object.values(server.headers), ...Object.values(server.env)]);
+}
+
 /** Validates a parsed YAML document; throws ConfigError naming every bad key. */
 export function validateConfig(raw: unknown): AgentConfig {
   const result = configSchema.safeParse(raw);

@@ -3,7 +3,7 @@ import type { ToolCaller } from '../agent/core/tool-source.js';
 import { AuditService } from '../audit/audit.service.js';
 import { redact } from '../audit/redaction.js';
 import { AppConfig } from '../config/app-config.js';
-import { mcpServerSecrets } from './mcp-server-config.js';
+import { mcpServerSecrets } from '../config/agent-config.js';
 
 export interface McpCallRecord {
   caller: ToolCaller;

@@ -1,5 +1,6 @@
 import { Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { CreateMessageRequest, CreateMessageResult } from '@modelcontextprotocol/client';
+import { RunToolSources } from '../agent/core/run-tool-sources.js';
 import type { ToolCaller, ToolSource } from '../agent/core/tool-source.js';
 import { AppConfig } from '../config/app-config.js';
 import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
@@ -33,7 +34,7 @@ export interface McpServerStatus {
  * one catalog (`find_tools`, `call_tool`) instead of every schema.
  */
 @Injectable()
-export class McpToolSources implements OnModuleInit, OnApplicationShutdown {
+export class McpToolSources extends RunToolSources implements OnModuleInit, OnApplicationShutdown {
   private readonly pools: ConnectionPool[];
   private readonly sources: McpServerSource[];
 
@@ -42,16 +43,13 @@ export class McpToolSources implements OnModuleInit, OnApplicationShutdown {
     audit: McpCallAudit,
     private readonly ollama: OllamaGateway,
   ) {
+    super();
     const servers = Object.entries(config.agent.mcpServers);
     this.pools = servers.map(([name, server]) => new ConnectionPool(name, server));
     this.sources = servers.map(
       ([name, server], index) =>
         new McpServerSource(name, server, this.pools[index], audit, { toolOutputChars: config.agent.toolOutputChars }, server.sampling ? (request, signal) => this.sample(request, signal) : undefined),
     );
-  }
-
-  get configured(): boolean {
-    return this.sources.length > 0;
   }
 
   async onModuleInit(): Promise<void> {

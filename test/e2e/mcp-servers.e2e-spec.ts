@@ -529,6 +529,7 @@ describe('a 2026-07-28 server: another instance of this service as the agent too
     h.ollama.enqueue(calls(['peer__agent_run', { request: 'hello peer' }]), { content: 'delegated', promptEvalCount: 10, evalCount: 5 });
     await h.run('delegate');
     expect(h.toolResults()[0].content).toContain('task_id:');
-    expect(peerOllama.chats.length).toBeGreaterThan(0);
+    // The peer queued and ran the Task the agent gave it.
+    await peerOllama.waitForChats(1);
   });
 });

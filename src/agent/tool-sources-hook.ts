@@ -1,10 +1,11 @@
 import type { Tool } from 'ollama';
-import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
-import type { TraceRepository } from '../agent/trace.repository.js';
 import type { ApprovalMode } from '../approvals/approval-policy.js';
 import { nowIso } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
+import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from './core/tool-source.js';
+import type { TraceRepository } from './trace.repository.js';
+import type { RunTools } from './workspace-toolbox.js';
 
 /** The approval text shows the arguments exactly, escaped (JSON) and bounded. */
 const APPROVAL_ARGUMENTS_CHARS = 2000;
@@ -20,12 +21,12 @@ export function needsApproval(offered: OfferedTool, mode: ApprovalMode): boolean
 }
 
 /**
- * TEMPORARY HOOK (issue 22) until the rebuilt agent core (ADR 0009) takes ToolSources itself: the MCP
- * tool sources of one run, in the shape today's WorkspaceToolbox / ApprovalGate / PlanningAgent use.
- * It offers the sources' definitions after the workspace tools, routes their calls, writes their trace
- * steps and counts sampling tokens. The rebuilt loop replaces this file with its own ToolExecutor.
+ * TEMPORARY HOOK (issue 22) until the rebuilt agent core (ADR 0009) takes ToolSources itself: the extra
+ * tool sources of one run (the MCP servers), in the shape today's WorkspaceToolbox / ApprovalGate /
+ * PlanningAgent use. It offers the sources' definitions after the workspace tools, routes their calls,
+ * writes their trace steps and counts sampling tokens. The rebuilt loop replaces it with its ToolExecutor.
  */
-export class McpRun {
+export class SourcesHook implements RunTools {
   private spent: (input: number, output: number) => void = () => undefined;
 
   private constructor(
@@ -34,12 +35,12 @@ export class McpRun {
     private readonly trace: TraceRepository,
   ) {}
 
-  static async open(sources: ToolSource[], caller: ToolCaller, trace: TraceRepository): Promise<McpRun> {
+  static async open(sources: ToolSource[], caller: ToolCaller, trace: TraceRepository): Promise<SourcesHook> {
     const offered = new Map<string, { source: ToolSource; offered: OfferedTool }>();
     for (const source of sources) {
       for (const tool of await source.tools(caller)) offered.set(tool.definition.function.name!, { source, offered: tool });
     }
-    return new McpRun(caller, offered, trace);
+    return new SourcesHook(caller, offered, trace);
   }
 
   get definitions(): Tool[] {

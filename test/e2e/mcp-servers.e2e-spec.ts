@@ -533,3 +533,44 @@ describe('a 2026-07-28 server: another instance of this service as the agent too
     await peerOllama.waitForChats(1);
   });
 });
+
+describe('the doctor and /readyz with MCP servers', () => {
+  const ollama = new ScriptedOllama();
+  beforeAll(() => ollama.start());
+  afterAll(() => ollama.stop());
+
+  it('the doctor lists each server: connected with its tools, or why not; a required one down fails it', async () => {
+    const { file } = await writeConfig(ollama.url, {
+      agent: {
+        mcp_servers: {
+          memory: { ...stdio(MEMORY), env: { MEMORY_FILE_PATH: join(mkdtempSync(join(tmpdir(), 'oam-memory-')), 'm.jsonl') } },
+          broken: { command: '/nonexistent/server' },
+          gone: { url: `http://127.0.0.1:${await freePort()}/mcp`, required: true },
+        },
+      },
+    });
+    const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, ['dist/doctor.js'], { env: { PATH: process.env.PATH, AGENT_CONFIG: file }, stdio: ['ignore', 'pipe', 'ignore'] });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.on('exit', (code) => resolve({ code, stdout }));
+    });
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.find((line) => line.includes('mcp server memory'))).toMatch(/^ok {4}mcp server memory: connected \(2025-11-25\), 9 tools: create_entities, /);
+    expect(lines.find((line) => line.includes('mcp server broken'))).toMatch(/^warn {2}mcp server broken: cannot connect: .*ENOENT.* \(optional: the agent runs without it\)$/);
+    expect(lines.find((line) => line.includes('mcp server gone'))).toMatch(/^fail {2}mcp server gone: cannot connect: /);
+    expect(result.code).toBe(1);
+  }, 60_000);
+
+  it('/readyz stays ready with an optional server down, and is not ready while a required one is', async () => {
+    for (const required of [false, true]) {
+      const { file } = await writeConfig(ollama.url, { agent: { mcp_servers: { gone: { url: `http://127.0.0.1:${await freePort()}/mcp`, required } } } });
+      const service = await new ServiceProcess(file).start();
+      const response = await fetch(service.url.replace(/\/mcp$/, '/readyz'));
+      const body = (await response.json()) as { status: string; checks: Record<string, string> };
+      await service.stop();
+      expect(response.status).toBe(required ? 503 : 200);
+      expect(body.checks).toEqual(required ? { database: 'ok', ollama: 'ok', mcp_servers: 'unavailable' } : { database: 'ok', ollama: 'ok' });
+    }
+  }, 60_000);
+});

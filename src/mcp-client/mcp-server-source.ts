@@ -57,8 +57,7 @@ export class McpServerSource implements ToolSource {
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
     const started = Date.now();
     const startedAt = nowIso();
-    const connection = this.pool.forCaller(context.caller);
-    const entry = this.allows(context.caller) ? this.entries(connection).find((candidate) => candidate.offered.definition.function.name === call.function.name) : undefined;
+    const entry = this.allows(context.caller) ? this.entries(this.pool.forCaller(context.caller)).find((candidate) => candidate.offered.definition.function.name === call.function.name) : undefined;
     const tool = entry?.tool.name ?? call.function.name;
     const finish = async (result: ToolResult, outcome: 'ok' | 'error' | 'timeout' | 'cancelled' | 'denied', error?: string) => {
       const durationMs = Date.now() - started;
@@ -74,6 +73,7 @@ export class McpServerSource implements ToolSource {
       return result;
     };
     if (!entry) return finish({ output: `Error: the MCP server "${this.name}" offers no tool ${call.function.name} to you.`, isError: true }, 'denied');
+    const connection = this.pool.forSession(context.caller, context.workspace.sessionId, context.workspace.paths.root);
     if (!(await connection.ready())) {
       const reason = connection.lastError ?? 'not connected';
       return finish({ output: `Error: the MCP server "${this.name}" is unavailable (${reason}). Go on without it.`, isError: true }, 'error', reason);
@@ -99,6 +99,10 @@ export class McpServerSource implements ToolSource {
       const message = messageOf(error).slice(0, 1000);
       return finish({ output: `Error: ${message}`, isError: true }, 'error', message);
     }
+  }
+
+  async endRun(run: { taskId: string; sessionId: string }): Promise<void> {
+    await this.pool.release(run.sessionId);
   }
 
   /** The server's sampling requests during one call, answered on the Task's model and counted in `spent`. */

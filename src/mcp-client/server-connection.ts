@@ -22,6 +22,10 @@ export interface ConnectionOptions {
   stderr?: (transport: Transport) => NodeJS.ReadableStream | null;
   /** Restart after the server dies, with backoff; off for a per-session process that ends with its Task. */
   restart: boolean;
+  /** The roots while no call runs: a per-session process's workspace from its start. */
+  roots?: { uri: string; name: string }[];
+  /** Why this server cannot start here at all (a sandbox that does not run): it is never tried. */
+  unavailable?: string | null;
 }
 
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
@@ -106,6 +110,11 @@ export class ServerConnection {
   }
 
   private async open(): Promise<void> {
+    if (this.options.unavailable) {
+      this.state = 'down';
+      this.lastError = this.options.unavailable;
+      return;
+    }
     this.state = 'connecting';
     const client = new Client(
       { name: SERVER_INFO.name, version: SERVER_INFO.version },
@@ -117,7 +126,7 @@ export class ServerConnection {
     client.setRequestHandler('roots/list', () => {
       this.readsRoots = true;
       this.rootsRead?.();
-      return { roots: this.scope?.roots ?? [] };
+      return { roots: this.scope?.roots ?? this.options.roots ?? [] };
     });
     // The SDK refuses a handler for a capability not declared: sampling is declared only when configured.
     if (this.options.sampling) {
@@ -130,7 +139,7 @@ export class ServerConnection {
     // The person is not asked here: the server is told no, and the call goes on without the answer.
     client.setRequestHandler('elicitation/create', () => ({ action: 'decline' as const }));
     // A new server process knows no roots yet (it may ask for them while the connect runs).
-    this.sentRoots = '[]';
+    this.sentRoots = JSON.stringify(this.options.roots ?? []);
     this.readsRoots = false;
     const transport = this.options.transport();
     this.pipeStderr(transport);

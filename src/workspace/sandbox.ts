@@ -39,8 +39,11 @@ const DROP_TO_SANDBOX_USER = [
 /** The shell that runs `script` inside the sandbox: as SANDBOX_UID when the service is root. */
 export const sandboxShell = (script: string) => [...(serviceIsRoot() ? DROP_TO_SANDBOX_USER : []), '/bin/sh', '-c', script];
 
-/** Namespaces and mounts for one command: no network, read-only system, writable workspace, private /tmp. */
-export function bubblewrapArgs(workspaceRoot: string): string[] {
+/**
+ * Namespaces and mounts for one command: no network, read-only system, writable workspace, private /tmp;
+ * `readOnly` folders are bound read-only too (a sandboxed MCP server's own code).
+ */
+export function bubblewrapArgs(workspaceRoot: string, readOnly: readonly string[] = []): string[] {
   const args = [
     ...(serviceIsRoot() ? AS_ROOT : ['--unshare-all', '--cap-drop', 'ALL']),
     '--die-with-parent',
@@ -62,6 +65,7 @@ export function bubblewrapArgs(workspaceRoot: string): string[] {
   ];
   // Codex-style protected path: the repository metadata (hooks, config) stays read-only.
   if (existsSync(join(workspaceRoot, '.git'))) args.push('--ro-bind', join(workspaceRoot, '.git'), join(workspaceRoot, '.git'));
+  for (const folder of readOnly) args.push('--ro-bind', folder, folder);
   // The sandbox's own root (and the /etc it holds) is read-only too; only the workspace and /tmp take writes.
   return [...args, '--remount-ro', '/', '--chdir', workspaceRoot];
 }

@@ -574,3 +574,42 @@ describe('the doctor and /readyz with MCP servers', () => {
     }
   }, 60_000);
 });
+
+describe('sandbox: true: one sandboxed process per session, bound to its workspace, stopped when the Task ends', () => {
+  const repository = join(import.meta.dirname, '../..');
+  const h = new Harness(() => ({
+    agent: {
+      mcp_servers: {
+        // The servers' code is in the repository: their cwd, bound read-only into the sandbox.
+        boxed: { command: '/usr/bin/node', args: [FILESYSTEM], cwd: repository, sandbox: true, tools: { allow: ['write_file', 'read_text_file', 'list_allowed_directories'] } },
+        boxenv: { command: '/usr/bin/node', args: [EVERYTHING, 'stdio'], cwd: repository, sandbox: true, env: { LISTED: 'yes' }, tools: { allow: ['get-env'] } },
+      },
+    },
+  }));
+  beforeAll(() => h.start(), 30_000);
+  afterAll(() => h.stop());
+
+  it('works in the session workspace only, sees only the sandbox environment, and ends with the Task', async () => {
+    const { servers } = await h.admin('/admin/mcp-servers');
+    expect(servers.map((server: any) => [server.name, server.state, server.last_error])).toEqual([['boxed', 'connected', null], ['boxenv', 'connected', null]]);
+    const before = h.serverPids('bwrap').length;
+    h.ollama.enqueue(calls(['boxed__list_allowed_directories', {}], ['boxenv__get-env', {}]));
+    h.ollama.enqueue({ content: 'listed', promptEvalCount: 10, evalCount: 5 });
+    const first = await h.run('where can you write');
+    const workspace = join(h.config.workspace, 'sessions', first.sessionId);
+    const [allowed, env] = h.toolResults().map((result) => result.content);
+    expect(allowed).toBe(`Allowed directories:\n${workspace}`);
+    // The commands' environment (the shell adds PWD), plus what the server's env lists.
+    expect(JSON.parse(env)).toEqual({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: workspace, LANG: 'C.UTF-8', TERM: 'dumb', TZ: 'UTC', PWD: workspace, LISTED: 'yes' });
+    // The session's processes are gone with its Task; the listing ones stay.
+    expect(h.serverPids('bwrap').length).toBe(before);
+
+    h.ollama.enqueue(
+      calls(['boxed__write_file', { path: join(workspace, 'boxed.txt'), content: 'inside' }], ['boxed__read_text_file', { path: h.config.file }]),
+      { content: 'wrote', promptEvalCount: 10, evalCount: 5 },
+    );
+    await h.run('write', first.sessionId);
+    expect(readFileSync(join(workspace, 'boxed.txt'), 'utf8')).toBe('inside');
+    expect(h.toolResults()[1].content).toMatch(/^Error: /);
+  });
+});

@@ -208,6 +208,8 @@ describe('stdio: server-everything, memory and filesystem as the agent tools', (
 /** A Streamable HTTP server-everything on a free port, behind a recording forwarder (to see the headers it gets). */
 class HttpEverything {
   readonly seenHeaders: Record<string, string | string[] | undefined>[] = [];
+  /** The request bodies it forwarded (JSON-RPC messages). */
+  readonly seenBodies: string[] = [];
   private child: ChildProcess | null = null;
   private forwarder: Server | null = null;
   url = '';
@@ -221,6 +223,7 @@ class HttpEverything {
     });
     this.forwarder = createServer((req, res) => {
       this.seenHeaders.push(req.headers);
+      req.on('data', (chunk: Buffer) => this.seenBodies.push(chunk.toString()));
       const upstream = request({ host: '127.0.0.1', port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode!, answer.headers);
         answer.pipe(res);
@@ -249,7 +252,7 @@ describe('Streamable HTTP: server-everything with caller headers, sampling on th
             url: remote.url,
             headers: { 'X-Api-Key': 'configured-api-key-0123456789', 'X-Caller': 'user={user}' },
             sampling: true,
-            tools: { allow: ['echo', 'trigger-sampling-request', 'trigger-elicitation-request'] },
+            tools: { allow: ['echo', 'trigger-sampling-request', 'trigger-elicitation-request', 'trigger-long-running-operation'] },
           },
         },
       },
@@ -299,6 +302,23 @@ describe('Streamable HTTP: server-everything with caller headers, sampling on th
     expect(sampling.body.tools ?? []).toEqual([]);
     const [row] = await probe<{ input_tokens: number; output_tokens: number }>(h.db, 'SELECT input_tokens, output_tokens FROM tasks WHERE id = ?', taskId);
     expect(row).toEqual({ input_tokens: 120, output_tokens: 60 });
+  });
+
+  it('cancelling the Task sends notifications/cancelled for the call in flight', async () => {
+    h.ollama.enqueue(calls(['remote__trigger-long-running-operation', { duration: 60, steps: 60 }]));
+    const accepted = await h.submit('hang over http');
+    const deadline = Date.now() + 10_000;
+    while (!remote.seenBodies.some((body) => body.includes('trigger-long-running-operation'))) {
+      if (Date.now() > deadline) throw new Error('the call never reached the server');
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    const response = await fetch(`${h.service.url.replace(/\/mcp$/, '')}/admin/tasks/${accepted.task_id}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(response.status).toBe(200);
+    expect(fieldsOf(await h.finished(accepted.task_id)).status).toBe('cancelled');
+    const call = JSON.parse(remote.seenBodies.find((body) => body.includes('trigger-long-running-operation'))!) as { id: number };
+    await new Promise((done) => setTimeout(done, 200));
+    const cancelled = remote.seenBodies.map((body) => JSON.parse(body)).find((message) => message.method === 'notifications/cancelled');
+    expect(cancelled).toMatchObject({ params: { requestId: call.id } });
   });
 
   it('declines an elicitation request: the person is not asked behind their back', async () => {

@@ -1,4 +1,5 @@
 import type { Tool } from 'ollama';
+import { nowIso } from '../common/clock.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
 
@@ -49,15 +50,24 @@ export class ToolCatalog implements ToolSource {
     ];
   }
 
-  /** The tool a `call_tool` call reaches, for approvals; undefined when it names no tool of this caller. */
-  async offeredFor(call: ChatToolCall, caller: ToolCaller): Promise<OfferedTool | undefined> {
+  /** The tool a `call_tool` call reaches and its arguments, for approvals; undefined when it names no tool of this caller. */
+  async resolve(call: ChatToolCall, caller: ToolCaller): Promise<{ offered: OfferedTool; call: ChatToolCall } | undefined> {
     if (call.function.name !== 'call_tool') return undefined;
     const target = await this.find(String(call.function.arguments.name ?? ''), caller);
-    return target?.offered;
+    return target && { offered: target.offered, call: this.targetCall(call, target.offered) };
   }
 
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
-    if (call.function.name === 'find_tools') return { output: await this.search(String(call.function.arguments.query ?? ''), context.caller) };
+    if (call.function.name === 'find_tools') {
+      const startedAt = nowIso();
+      const output = await this.search(String(call.function.arguments.query ?? ''), context.caller);
+      await context.events.emit({
+        type: 'step',
+        taskId: context.taskId,
+        step: { taskId: context.taskId, subtask: context.subtask, kind: 'tool_call', name: 'find_tools', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: call.function.arguments } },
+      });
+      return { output };
+    }
     const name = String(call.function.arguments.name ?? '');
     const args = call.function.arguments.arguments;
     const target = await this.find(name, context.caller);
@@ -65,7 +75,12 @@ export class ToolCatalog implements ToolSource {
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
       return { output: 'Error: call_tool.arguments must be an object.', isError: true };
     }
-    return target.source.execute({ ...call, function: { name, arguments: (args ?? {}) as Record<string, unknown> } }, context);
+    return target.source.execute(this.targetCall(call, target.offered), context);
+  }
+
+  private targetCall(call: ChatToolCall, target: OfferedTool): ChatToolCall {
+    const args = call.function.arguments.arguments;
+    return { ...call, function: { name: target.definition.function.name!, arguments: (args ?? {}) as Record<string, unknown> } };
   }
 
   private async all(caller: ToolCaller): Promise<{ source: ToolSource; offered: OfferedTool }[]> {

@@ -152,7 +152,7 @@ describe('stdio: server-everything, memory and filesystem as the agent tools', (
     expect(fieldsOf(text).status).toBe('completed');
     const first = h.ollama.workChats.at(-2)!;
     expect(toolNames(first)).toEqual([
-      ...['list_dir', 'read_file', 'write_file', 'edit_file', 'glob', 'grep', 'run_command'],
+      ...['list_dir', 'read_file', 'write_file', 'edit_file', 'glob', 'grep', 'run_command', 'plan', 'ask_user'],
       ...['everything__echo', 'everything__get-env', 'everything__get-structured-content', 'everything__get-sum', 'everything__get-tiny-image', 'everything__get-roots-list'],
       ...['memory__create_entities', 'memory__read_graph', 'files__write_file', 'files__list_allowed_directories'],
     ]);
@@ -521,7 +521,7 @@ describe('many tools: 60+ behind find_tools, the prompt prefix byte-stable', () 
     h.ollama.enqueue({ content: 'second', promptEvalCount: 10, evalCount: 5 });
     await h.run('another task');
     const [a, b] = [h.ollama.workChats[chats - 3], h.ollama.workChats[chats]];
-    expect(toolNames(a)).toEqual(['list_dir', 'read_file', 'write_file', 'edit_file', 'glob', 'grep', 'run_command', 'find_tools', 'call_tool']);
+    expect(toolNames(a)).toEqual(['list_dir', 'read_file', 'write_file', 'edit_file', 'glob', 'grep', 'run_command', 'plan', 'ask_user', 'find_tools', 'call_tool']);
     // The tool block and the system prompt are the same bytes: Ollama reuses the cached prefix.
     expect(JSON.stringify(b.body.tools)).toBe(JSON.stringify(a.body.tools));
     expect(b.body.messages[0]).toEqual(a.body.messages[0]);

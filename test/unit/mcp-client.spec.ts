@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { OfferedTool, ToolCallContext, ToolSource } from '../../src/agent/core/tool-source.js';
-import { needsApproval } from '../../src/agent/tool-sources-hook.js';
 import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
 import { renderHeaders, serverEnvironment } from '../../src/mcp-client/connection-pool.js';
 import { effectOf, MAX_DESCRIPTION_CHARS, modelToolName, ollamaTool, toolAllowed } from '../../src/mcp-client/offered-tools.js';
@@ -104,15 +103,6 @@ describe("another server's tools as the model sees them", () => {
     expect(effectOf(mcpTool('a', {}, { annotations: { readOnlyHint: false, destructiveHint: false } }))).toBe('command');
     expect(effectOf(mcpTool('a'))).toBe('command');
   });
-
-  it('asks for approval by effect and mode, unless the server says always or never', () => {
-    const offered = (effect: OfferedTool['effect'], approval?: 'always' | 'never') => ({ effect, approval, stepKind: 'mcp_tool' }) as OfferedTool;
-    expect(['never', 'commands', 'changes'].map((mode) => needsApproval(offered('read'), mode as never))).toEqual([false, false, false]);
-    expect(['never', 'commands', 'changes'].map((mode) => needsApproval(offered('command'), mode as never))).toEqual([false, true, true]);
-    expect(['never', 'commands', 'changes'].map((mode) => needsApproval(offered('change'), mode as never))).toEqual([false, false, true]);
-    expect(needsApproval(offered('read', 'always'), 'never')).toBe(true);
-    expect(needsApproval(offered('command', 'never'), 'changes')).toBe(false);
-  });
 });
 
 describe('results of another server', () => {
@@ -175,7 +165,7 @@ describe('the catalog past 20 tools', () => {
       },
     };
   };
-  const context = { caller: { user: 'u', email: null, groups: [] } } as unknown as ToolCallContext;
+  const context = { taskId: 't', subtask: '', caller: { user: 'u', email: null, groups: [] }, events: { emit: async () => undefined } } as unknown as ToolCallContext;
 
   it('finds tools by words, returns their schemas, and calls the one named through its source', async () => {
     const a = source(['s__create_issue', 's__list_issues', 's__read_page']);
@@ -190,6 +180,8 @@ describe('the catalog past 20 tools', () => {
     expect((await catalog.execute({ function: { name: 'call_tool', arguments: { name: 'nope' } } }, context)).isError).toBe(true);
     expect((await catalog.execute({ function: { name: 'call_tool', arguments: { name: 's__read_page', arguments: [1] } } }, context)).isError).toBe(true);
     expect(a.calls).toEqual(['s__list_issues']);
-    expect((await catalog.offeredFor({ function: { name: 'call_tool', arguments: { name: 's__read_page' } } }, context.caller))?.effect).toBe('read');
+    const resolved = await catalog.resolve({ function: { name: 'call_tool', arguments: { name: 's__read_page', arguments: { id: 7 } } } }, context.caller);
+    expect(resolved?.offered.effect).toBe('read');
+    expect(resolved?.call.function).toEqual({ name: 's__read_page', arguments: { id: 7 } });
   });
 });

@@ -1,7 +1,8 @@
 import type { Tool } from 'ollama';
 import type { ChatToolCall } from '../../ollama/ollama.gateway.js';
 import type { FileChange } from '../../workspace/workspace-files.js';
-import type { TaskWorkspace } from '../workspace-toolbox.js';
+import type { TaskWorkspace } from '../task-workspace.js';
+import type { Subtask } from '../plan.js';
 import type { RunEvents } from './run-events.js';
 
 /**
@@ -18,11 +19,12 @@ export interface ToolSource {
   /** Runs one call that this source offered. Expected failures are results with `isError`, never exceptions. */
   execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult>;
   /**
-   * For a source that dispatches by argument (the MCP catalog's `call_tool`): the tool this call reaches,
-   * so that the executor approves it as that tool. Absent, or undefined: the call is the offered tool itself.
+   * Extension, for a source that dispatches by argument (the MCP catalog's `call_tool`): the tool this call
+   * reaches and the call as it reaches it, so that the executor approves it as that tool with those
+   * arguments. Absent, or undefined: the call is the offered tool itself.
    */
-  offeredFor?(call: ChatToolCall, caller: ToolCaller): Promise<OfferedTool | undefined>;
-  /** A run ended: per-run resources of this source (a per-session server process) may go. */
+  resolve?(call: ChatToolCall, caller: ToolCaller): Promise<{ offered: OfferedTool; call: ChatToolCall } | undefined>;
+  /** Extension: a run ended; per-run resources of this source (a per-session server process) may go. */
   endRun?(run: { taskId: string; sessionId: string }): Promise<void>;
 }
 
@@ -52,6 +54,8 @@ export interface ToolCallContext {
   caller: ToolCaller;
   /** Where a source reports what it did (a trace step, a file change); see RunEvents. */
   events: RunEvents;
+  /** Extension: what `current_task` shows while this call runs (shown again after an in-place wait). */
+  label?: string;
 }
 
 export interface ToolResult {
@@ -63,9 +67,16 @@ export interface ToolResult {
   change?: FileChange;
   /** Images for a vision model (an MCP tool's image content), as bytes. */
   images?: Buffer[];
-  /** Tokens the call spent on the Task's model (an MCP server's sampling requests): counted in the Task's totals. */
+  /** Extension: tokens the call spent on the Task's model (an MCP server's sampling requests), counted in the Task's. */
   tokens?: { input: number; output: number };
+  /**
+   * Extension: what the core's `plan` tool asks of the run (a new plan, or a subtask done). The loop,
+   * the only writer of the RunState, applies it and answers with the next instruction.
+   */
+  plan?: PlanUpdate;
 }
+
+export type PlanUpdate = { subtasks: Subtask[] } | { done: string };
 
 /**
  * Seam 2b: one call through policy. Returns what the model should see, or a pause: the run then stores

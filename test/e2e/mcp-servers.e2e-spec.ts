@@ -487,6 +487,7 @@ describe('approvals in changes mode: a tool that is not read-only waits for the 
 describe('many tools: 60+ behind find_tools, the prompt prefix byte-stable', () => {
   const h = new Harness(() => ({
     agent: {
+      approvals: { mode: 'changes' },
       mcp_servers: {
         alpha: stdio(EVERYTHING, ['stdio']),
         beta: stdio(EVERYTHING, ['stdio']),
@@ -525,6 +526,15 @@ describe('many tools: 60+ behind find_tools, the prompt prefix byte-stable', () 
     // The tool block and the system prompt are the same bytes: Ollama reuses the cached prefix.
     expect(JSON.stringify(b.body.tools)).toBe(JSON.stringify(a.body.tools));
     expect(b.body.messages[0]).toEqual(a.body.messages[0]);
+  });
+
+  it('approves a call_tool call as the tool it reaches, with its arguments', async () => {
+    h.ollama.enqueue(calls(['call_tool', { name: 'gamma__toggle-simulated-logging', arguments: {} }]));
+    const paused = await h.run('toggle through the catalog');
+    expect(paused.text).toContain('MCP tool: gamma__toggle-simulated-logging {}');
+    h.ollama.enqueue({ content: 'toggled', promptEvalCount: 10, evalCount: 5 });
+    await h.run('承認', paused.sessionId);
+    expect(h.toolResults().at(-1)).toEqual({ name: 'call_tool', content: expect.stringMatching(/logging/i) });
   });
 });
 

@@ -123,6 +123,7 @@ export class ConnectionPool {
     return new ServerConnection({
       name: this.name,
       sampling: config.sampling,
+      timeoutMs: config.timeoutMs,
       // A per-caller or per-session connection is reopened on its next use instead.
       restart,
       unavailable: this.sandboxProblem,

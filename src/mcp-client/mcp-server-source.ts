@@ -19,6 +19,12 @@ interface Entry {
 /** Answers one sampling request of a server on the Task's model; returns the answer and its tokens. */
 export type SampleOnModel = (request: CreateMessageRequest['params'], signal: AbortSignal) => Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }>;
 
+/**
+ * How long a run's start waits for a server that is not connected before it offers what it last listed
+ * (or nothing): a hung server must not hold up every Task.
+ */
+const LISTING_WAIT_MS = 3000;
+
 /** Sampling requests one call may make: a server cannot spend the Task's model on more. */
 const MAX_SAMPLES_PER_CALL = 3;
 
@@ -50,7 +56,7 @@ export class McpServerSource implements ToolSource {
   async tools(caller: ToolCaller): Promise<OfferedTool[]> {
     if (!this.allows(caller)) return [];
     const connection = this.pool.forCaller(caller);
-    await connection.ready();
+    await connection.ready(Math.min(LISTING_WAIT_MS, this.config.timeoutMs));
     return this.entries(connection).map((entry) => entry.offered);
   }
 
@@ -74,7 +80,7 @@ export class McpServerSource implements ToolSource {
     };
     if (!entry) return finish({ output: `Error: the MCP server "${this.name}" offers no tool ${call.function.name} to you.`, isError: true }, 'denied');
     const connection = this.pool.forSession(context.caller, context.workspace.sessionId, context.workspace.paths.root);
-    if (!(await connection.ready())) {
+    if (!(await connection.ready(this.config.timeoutMs))) {
       const reason = connection.lastError ?? 'not connected';
       return finish({ output: `Error: the MCP server "${this.name}" is unavailable (${reason}). Go on without it.`, isError: true }, 'error', reason);
     }

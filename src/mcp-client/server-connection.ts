@@ -22,6 +22,8 @@ export interface ConnectionOptions {
   stderr?: (transport: Transport) => NodeJS.ReadableStream | null;
   /** Restart after the server dies, with backoff; off for a per-session process that ends with its Task. */
   restart: boolean;
+  /** The longest a connect (and its first `tools/list`) may take: the server's `timeout_ms`. */
+  timeoutMs: number;
   /** The roots while no call runs: a per-session process's workspace from its start. */
   roots?: { uri: string; name: string }[];
   /** Why this server cannot start here at all (a sandbox that does not run): it is never tried. */
@@ -74,13 +76,20 @@ export class ServerConnection {
     return this.connecting;
   }
 
-  /** Connected now, or after the connect in progress; a server in backoff is tried at once. */
-  async ready(): Promise<boolean> {
+  /**
+   * Connected now, or after the connect in progress if it ends within `waitMs`; a server in backoff is
+   * tried at once. A server that hangs while connecting costs the caller `waitMs`, not the connect's timeout.
+   */
+  async ready(waitMs: number): Promise<boolean> {
     if (this.state === 'down' && this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.state !== 'connected') await this.connect();
+    if (this.state !== 'connected') {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.connect(), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+      clearTimeout(timer);
+    }
     return this.state === 'connected';
   }
 
@@ -144,8 +153,9 @@ export class ServerConnection {
     const transport = this.options.transport();
     this.pipeStderr(transport);
     try {
-      await client.connect(transport);
-      this.tools = (await client.listTools()).tools;
+      const bound = { timeout: this.options.timeoutMs, maxTotalTimeout: this.options.timeoutMs };
+      await client.connect(transport, bound);
+      this.tools = (await client.listTools(undefined, bound)).tools;
     } catch (error) {
       await client.close().catch(() => undefined);
       this.down(`cannot connect: ${messageOf(error)}`);

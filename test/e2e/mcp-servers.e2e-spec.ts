@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -328,18 +328,42 @@ describe('Streamable HTTP: server-everything with caller headers, sampling on th
   });
 });
 
-describe('failures: a server killed mid-Task, a hung call cancelled, a call past timeout_ms', () => {
+describe('failures: a server killed mid-Task, a hung call cancelled, a call past timeout_ms, a server that never answers', () => {
+  // Accepts connections and never answers: a hung HTTP server.
+  const silent = createNetServer(() => undefined);
   const h = new Harness(() => ({
     agent: {
       mcp_servers: {
+        hung: { url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`, timeout_ms: 1500 },
         everything: { ...stdio(EVERYTHING, ['stdio']), tools: { allow: ['echo', 'trigger-long-running-operation'] } },
         // The extra argument (ignored by the server) tells its process apart from the other one.
         slow: { ...stdio(EVERYTHING, ['stdio', 'slow-instance']), timeout_ms: 1000, tools: { allow: ['trigger-long-running-operation'] } },
       },
     },
   }));
-  beforeAll(() => h.start(), 30_000);
-  afterAll(() => h.stop());
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    await h.start();
+  }, 30_000);
+  afterAll(async () => {
+    await h.stop();
+    silent.close();
+  });
+
+  it('a server that never answers is shown down with why, and costs a Task at most its timeout', async () => {
+    const { servers } = await h.admin('/admin/mcp-servers');
+    // Down, or trying again (with backoff): never connected, and the reason kept.
+    const hung = servers.find((server: any) => server.name === 'hung');
+    expect(['down', 'connecting']).toContain(hung.state);
+    expect(hung.last_error).toMatch(/^cannot connect: .*tim/i);
+    h.ollama.enqueue(calls(['everything__echo', { message: 'despite hung' }]), { content: 'ok', promptEvalCount: 10, evalCount: 5 });
+    const started = Date.now();
+    const { text } = await h.run('echo with a hung server around');
+    expect(fieldsOf(text).status).toBe('completed');
+    expect(Date.now() - started).toBeLessThan(4500);
+    expect(h.toolResults()[0].content).toBe('Echo: despite hung');
+    expect(toolNames(h.ollama.workChats.at(-2)!).filter((name) => name.startsWith('hung__'))).toEqual([]);
+  });
 
   /** Waits until the Task's current step is the MCP call (the call is in flight). */
   async function inFlight(taskId: string, tool: string): Promise<void> {

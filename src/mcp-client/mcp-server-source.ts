@@ -56,7 +56,7 @@ export class McpServerSource implements ToolSource {
   async tools(caller: ToolCaller): Promise<OfferedTool[]> {
     if (!this.allows(caller)) return [];
     const connection = this.pool.forCaller(caller);
-    await connection.ready(Math.min(LISTING_WAIT_MS, this.config.timeoutMs));
+    await connection.ready(Math.min(LISTING_WAIT_MS, this.config.timeoutMs), { retryRecent: false });
     return this.entries(connection).map((entry) => entry.offered);
   }
 

@@ -31,6 +31,8 @@ export interface ConnectionOptions {
 }
 
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
+/** A run's listing tries a server that is down at once, unless it failed this recently. */
+const RETRY_AFTER_MS = 1000;
 /** How long a server that reads its roots gets to ask for the new ones before a call goes out. */
 const ROOTS_READ_MS = 2000;
 /**
@@ -57,6 +59,7 @@ export class ServerConnection {
   private client: Client | null = null;
   private connecting: Promise<void> | null = null;
   private failures = 0;
+  private failedAt = 0;
   private timer: NodeJS.Timeout | null = null;
   private scope: CallScope | null = null;
   private sentRoots = '[]';
@@ -80,7 +83,9 @@ export class ServerConnection {
    * Connected now, or after the connect in progress if it ends within `waitMs`; a server in backoff is
    * tried at once. A server that hangs while connecting costs the caller `waitMs`, not the connect's timeout.
    */
-  async ready(waitMs: number): Promise<boolean> {
+  async ready(waitMs: number, { retryRecent = true } = {}): Promise<boolean> {
+    // A listing right after a failure (a run lists twice) does not try again; a call always does.
+    if (!retryRecent && this.state === 'down' && Date.now() - this.failedAt < RETRY_AFTER_MS) return false;
     if (this.state === 'down' && this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
@@ -186,6 +191,7 @@ export class ServerConnection {
   private down(reason: string): void {
     if (this.stopped()) return;
     this.state = 'down';
+    this.failedAt = Date.now();
     this.lastError = reason;
     this.logger.warn(reason);
     if (!this.options.restart) return;

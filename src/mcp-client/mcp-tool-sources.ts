@@ -73,11 +73,13 @@ export class McpToolSources extends RunToolSources implements OnModuleInit, OnAp
 
   status(): McpServerStatus[] {
     return Object.entries(this.config.agent.mcpServers).map(([name, server], index) => {
-      const connection = this.pools[index].shared;
+      const pool = this.pools[index];
+      // A server whose headers name the caller has one connection per caller: the latest connected one speaks for it.
+      const connection = pool.shared ?? pool.all().findLast((candidate) => candidate.state === 'connected') ?? pool.all().at(-1);
       return {
         name,
         transport: server.url !== undefined ? 'http' : 'stdio',
-        state: connection?.state ?? 'per_caller',
+        state: pool.shared ? pool.shared.state : 'per_caller',
         required: server.required,
         lastError: connection?.lastError ?? null,
         connectedAt: connection?.connectedAt ?? null,

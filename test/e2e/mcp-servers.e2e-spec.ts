@@ -281,6 +281,9 @@ describe('Streamable HTTP: server-everything with caller headers, sampling on th
       expect(headers['x-caller']).toBe(`user=${owner}`);
       expect(headers.authorization).toBeUndefined();
     }
+    // One connection per caller (the headers name them): admins see the latest connected one.
+    const { servers } = await h.admin('/admin/mcp-servers');
+    expect(servers[0]).toMatchObject({ name: 'remote', transport: 'http', state: 'per_caller', tools: expect.arrayContaining(['echo']) });
     // Header values are secrets: not in the audit, the trace or the log.
     const audit = JSON.stringify(await probe(h.db, 'SELECT detail FROM audit_events'));
     expect(audit).not.toContain('configured-api-key-0123456789');

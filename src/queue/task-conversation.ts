@@ -31,6 +31,8 @@ export class TaskConversation {
       ownerGroups: JSON.parse(task.ownerGroups) as string[],
       client: task.client,
       answersInPlace: task.answersInPlace,
+      mode: task.mode,
+      tier: task.tier,
       request: task.request,
       temperature: task.temperature ?? this.config.ollama.temperature,
       images,

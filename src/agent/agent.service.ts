@@ -82,7 +82,7 @@ export class AgentService extends AgentRunner {
       let outcome: RunOutcome;
       if (answered) {
         // Only an agent-mode Task answers a pause, so it has its workspace.
-        const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events };
+        const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events, model: state.model };
         const result = await this.answerResult(answered, state, executor, context);
         outcome = await loop.resume(result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {

@@ -196,6 +196,7 @@ export class RunLoop {
         workspace: this.context.workspace!,
         caller: this.context.caller,
         events: this.deps.events,
+        model: state.model,
         label,
       });
       if (outcome.kind === 'pause') {

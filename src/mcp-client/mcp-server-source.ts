@@ -17,7 +17,7 @@ interface Entry {
 }
 
 /** Answers one sampling request of a server on the Task's model; returns the answer and its tokens. */
-export type SampleOnModel = (request: CreateMessageRequest['params'], signal: AbortSignal) => Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }>;
+export type SampleOnModel = (request: CreateMessageRequest['params'], model: string | undefined, signal: AbortSignal) => Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }>;
 
 /**
  * How long a run's start waits for a server that is not connected before it offers what it last listed
@@ -89,7 +89,7 @@ export class McpServerSource implements ToolSource {
     const maxChars = this.config.maxOutputChars || this.limits.toolOutputChars;
     try {
       const roots = [{ uri: pathToFileURL(context.workspace.paths.root).href, name: 'session workspace' }];
-      const result = await connection.call(tool, call.function.arguments, { roots, sampler: this.sampler(context.signal, spent) }, { signal: context.signal, timeoutMs });
+      const result = await connection.call(tool, call.function.arguments, { roots, sampler: this.sampler(context, spent) }, { signal: context.signal, timeoutMs });
       const shown = { ...toModelResult(result, maxChars), ...(spent.samples > 0 ? { tokens: { input: spent.input, output: spent.output } } : {}) };
       return finish(shown, shown.isError ? 'error' : 'ok', shown.isError ? shown.output.slice(0, 500) : undefined);
     } catch (error) {
@@ -112,12 +112,12 @@ export class McpServerSource implements ToolSource {
   }
 
   /** The server's sampling requests during one call, answered on the Task's model and counted in `spent`. */
-  private sampler(signal: AbortSignal, spent: { input: number; output: number; samples: number }): Sampler | undefined {
+  private sampler({ signal, model }: ToolCallContext, spent: { input: number; output: number; samples: number }): Sampler | undefined {
     const sample = this.sample;
     if (!sample) return undefined;
     return async (request) => {
       if (++spent.samples > MAX_SAMPLES_PER_CALL) throw new Error(`at most ${MAX_SAMPLES_PER_CALL} sampling requests per tool call`);
-      const { result, inputTokens, outputTokens } = await sample(request, signal);
+      const { result, inputTokens, outputTokens } = await sample(request, model, signal);
       spent.input += inputTokens;
       spent.output += outputTokens;
       return result;

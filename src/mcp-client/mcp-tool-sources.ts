@@ -48,7 +48,7 @@ export class McpToolSources extends RunToolSources implements OnModuleInit, OnAp
     this.pools = servers.map(([name, server]) => new ConnectionPool(name, server));
     this.sources = servers.map(
       ([name, server], index) =>
-        new McpServerSource(name, server, this.pools[index], audit, { toolOutputChars: config.agent.toolOutputChars }, server.sampling ? (request, signal) => this.sample(request, signal) : undefined),
+        new McpServerSource(name, server, this.pools[index], audit, { toolOutputChars: config.agent.toolOutputChars }, server.sampling ? (request, model, signal) => this.sample(request, model ?? config.ollama.model, signal) : undefined),
     );
   }
 
@@ -97,21 +97,22 @@ export class McpToolSources extends RunToolSources implements OnModuleInit, OnAp
       .map((server) => `${server.name}: ${server.lastError ?? server.state}`);
   }
 
-  /** A server's sampling request, on the configured model; text in, text out, bounded in length. */
-  private async sample(request: CreateMessageRequest['params'], signal: AbortSignal): Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }> {
+  /** A server's sampling request, on the Task's model; text in, text out, bounded in length. */
+  private async sample(request: CreateMessageRequest['params'], model: string, signal: AbortSignal): Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }> {
     const text = (content: unknown) => [content].flat().map((block) => ((block as { type?: string; text?: string })?.type === 'text' ? (block as { text: string }).text : '[non-text content]')).join('\n');
     const messages: ChatMessage[] = [
       ...(request.systemPrompt ? [{ role: 'system' as const, content: request.systemPrompt }] : []),
       ...request.messages.map((message) => ({ role: message.role, content: text(message.content) })),
     ];
     const reply = await this.ollama.chat({
+      model,
       messages,
       temperature: request.temperature ?? this.config.ollama.temperature,
       numPredict: Math.min(request.maxTokens, MAX_SAMPLING_TOKENS),
       signal,
     });
     return {
-      result: { model: this.config.ollama.model, role: 'assistant', content: { type: 'text', text: reply.content }, stopReason: reply.doneReason === 'length' ? 'maxTokens' : 'endTurn' },
+      result: { model, role: 'assistant', content: { type: 'text', text: reply.content }, stopReason: reply.doneReason === 'length' ? 'maxTokens' : 'endTurn' },
       inputTokens: reply.promptEvalCount,
       outputTokens: reply.evalCount,
     };

@@ -56,6 +56,8 @@ export interface ToolCallContext {
   events: RunEvents;
   /** Extension: what `current_task` shows while this call runs (shown again after an in-place wait). */
   label?: string;
+  /** Extension: the Ollama model the run is on (its tier's), for a source that calls it (an MCP server's sampling). */
+  model?: string;
 }
 
 export interface ToolResult {

@@ -203,6 +203,22 @@ describe('stdio: server-everything, memory and filesystem as the agent tools', (
     expect(h.toolResults()[0].content).toMatch(/^Error: .*(denied|outside)/i);
     expect(existsSync(join(tmpdir(), 'outside.txt'))).toBe(false);
   });
+
+  it('stops its servers when it shuts down', async () => {
+    const pids = h.serverPids('@modelcontextprotocol/server-');
+    expect(pids).toHaveLength(3);
+    await h.client.close();
+    expect(await h.service.signal('SIGTERM')).toBe(0);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(pids.filter(alive)).toEqual([]);
+  });
 });
 
 /** A Streamable HTTP server-everything on a free port, behind a recording forwarder (to see the headers it gets). */

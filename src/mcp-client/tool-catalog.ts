@@ -50,11 +50,15 @@ export class ToolCatalog implements ToolSource {
     ];
   }
 
-  /** The tool a `call_tool` call reaches and its arguments, for approvals; undefined when it names no tool of this caller. */
+  /**
+   * The tool a `call_tool` call reaches and its arguments, for approvals. A name that is no tool of this
+   * caller reaches nothing (it runs like a read: nobody is asked to approve a call that only fails).
+   */
   async resolve(call: ChatToolCall, caller: ToolCaller): Promise<{ offered: OfferedTool; call: ChatToolCall } | undefined> {
     if (call.function.name !== 'call_tool') return undefined;
     const target = await this.find(String(call.function.arguments.name ?? ''), caller);
-    return target && { offered: target.offered, call: this.targetCall(call, target.offered) };
+    if (!target) return { offered: { definition: CALL_TOOL, effect: 'read', stepKind: 'tool_call' }, call };
+    return { offered: target.offered, call: this.targetCall(call, target.offered) };
   }
 
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {

@@ -183,5 +183,6 @@ describe('the catalog past 20 tools', () => {
     const resolved = await catalog.resolve({ function: { name: 'call_tool', arguments: { name: 's__read_page', arguments: { id: 7 } } } }, context.caller);
     expect(resolved?.offered.effect).toBe('read');
     expect(resolved?.call.function).toEqual({ name: 's__read_page', arguments: { id: 7 } });
+    expect((await catalog.resolve({ function: { name: 'call_tool', arguments: { name: 'nope' } } }, context.caller))?.offered.effect).toBe('read');
   });
 });

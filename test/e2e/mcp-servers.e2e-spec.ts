@@ -122,7 +122,11 @@ describe('stdio: server-everything, memory and filesystem as the agent tools', (
       },
     },
   }));
-  beforeAll(() => h.start(), 30_000);
+  beforeAll(() => {
+    // A vision model: an image a tool returns reaches it as an image.
+    h.ollama.capabilities = ['completion', 'tools', 'vision'];
+    return h.start();
+  }, 30_000);
   afterAll(() => h.stop());
 
   it('lists each server connected with its tools for admins', async () => {
@@ -162,6 +166,11 @@ describe('stdio: server-everything, memory and filesystem as the agent tools', (
     expect(results['everything__echo']).toBe('Echo: ping');
     expect(results['everything__get-sum']).toContain('The sum of 2 and 40 is 42.');
     expect(results['everything__get-tiny-image']).toMatch(/\[image image\/png, \d+ bytes\]/);
+    const toolMessages = h.ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool');
+    const image = toolMessages.find((message) => message.tool_name === 'everything__get-tiny-image')!.images!;
+    expect(image).toHaveLength(1);
+    expect(Buffer.from(image[0], 'base64').subarray(1, 4).toString()).toBe('PNG');
+    expect(toolMessages.filter((message) => message.images)).toHaveLength(1);
     expect(JSON.parse(results['everything__get-structured-content'].split('\n')[0])).toHaveProperty('temperature');
     const env = JSON.parse(results['everything__get-env']) as Record<string, string>;
     // Only what the configuration lists, and PATH: nothing of the service's own environment.

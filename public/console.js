@@ -402,9 +402,11 @@ function stepBody(step) {
         h('pre', { className: 'output' }, d.output ? String(d.output).trimEnd() : '(no output)'),
       ];
     case 'tool_call':
+    case 'mcp_tool':
     case 'file_op': {
       const args = d.arguments && typeof d.arguments === 'object' ? Object.entries(d.arguments) : [];
       return [
+        step.kind === 'mcp_tool' ? h('div', { className: 'muted' }, `MCP server ${d.server} · tool ${d.tool}`) : null,
         args.length ? h('div', { className: 'mono' }, args.map(([k, v]) => `${k}: ${clip(typeof v === 'string' ? v : JSON.stringify(v), 200)}`).join(' · ')) : null,
         d.path ? h('div', { className: 'file-change' }, `${d.created ? 'created' : 'changed'} ${d.path} (${d.bytes} bytes)`) : null,
         d.error ? h('div', { className: 'error-text' }, d.error) : null,

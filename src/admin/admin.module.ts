@@ -19,6 +19,8 @@ import { AdminHistoryController } from './admin-history.controller.js';
 import { AdminIdentityController } from './admin-identity.controller.js';
 import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
+import { AdminMcpServersController } from './admin-mcp-servers.controller.js';
+import { McpClientModule } from '../mcp-client/mcp-client.module.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
@@ -27,7 +29,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
 @Module({
-  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule],
+  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule, McpClientModule],
   controllers: [
     AdminIdentityController,
     AdminAuditController,
@@ -37,6 +39,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminApprovalsController,
     AdminMetricsController,
     AdminHealthController,
+    AdminMcpServersController,
     AdminPageController,
   ],
   providers: [

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { patternProblem } from './command-pattern-syntax.js';
 import { parseCidr } from './cidr.js';
 import { maxRequestBodyBytes } from './request-limits.js';
+import { mcpServers } from './mcp-servers.schema.js';
 
 /**
  * The configuration's one schema: keys as they appear in YAML (snake_case), their defaults, their
@@ -209,6 +210,7 @@ const shape = {
       allow: commandPatterns,
       wait_ms: integer(120_000, 0, 86_400_000),
     }),
+    mcp_servers: mcpServers,
   }),
   log: section({
     format: oneOf(['text', 'json']),

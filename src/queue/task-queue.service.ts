@@ -150,6 +150,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     id: input.taskId ?? randomUUID(),
     sessionId,
     owner: caller.user,
+    ownerGroups: JSON.stringify(caller.groups),
     request: input.request,
     temperature: input.temperature,
     client: caller.client,

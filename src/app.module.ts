@@ -13,6 +13,7 @@ import { HttpEdge } from './http/http-edge.js';
 import { OffRouterEndpoint } from './http/off-router-endpoint.js';
 import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
 import { McpModule } from './mcp/mcp.module.js';
+import { OAuthModule } from './identity/oauth/oauth.module.js';
 import { OllamaModule } from './ollama/ollama.module.js';
 import { OllamaStartupCheck } from './startup/ollama-startup-check.js';
 
@@ -34,6 +35,6 @@ export class CoreModule {
 @Module({})
 export class HttpAppModule {
   static forRoot(config: AgentConfig): DynamicModule {
-    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), HttpSurfacesModule, AdminModule, HealthModule, ChatModule, A2aModule], providers: [{ provide: OffRouterEndpoint, useClass: McpHttpEndpoint }, HttpEdge] };
+    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), OAuthModule.forRoot(config), HttpSurfacesModule, AdminModule, HealthModule, ChatModule, A2aModule], providers: [{ provide: OffRouterEndpoint, useClass: McpHttpEndpoint }, HttpEdge] };
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
@@ -13,6 +13,7 @@ import { BodyBudget } from '../http/body-budget.js';
 import { readJsonBody } from '../http/json-body.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
+import { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 
 type IdentifiedRequest = Request & { caller?: Caller };
 
@@ -26,6 +27,8 @@ type IdentifiedRequest = Request & { caller?: Caller };
 export class A2aEndpoint {
   private readonly handler: A2aRequestHandler;
   private readonly maxBodyBytes: number;
+  /** With auth.mode oauth, the card too needs a token unless auth.oauth.public_routes names it. */
+  private readonly guardedCard: boolean;
 
   constructor(
     conversations: ConversationService,
@@ -34,12 +37,15 @@ export class A2aEndpoint {
     private readonly identity: SurfaceIdentity,
     private readonly budget: BodyBudget,
     config: AppConfig,
+    @Optional() issuer?: IssuerMetadata,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, config);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, config, issuer);
+    this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
   }
 
   mount(app: Express): void {
+    if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
     app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: this.handler, legacyCompat: { enabled: true } }));
     app.use(
       '/a2a',
@@ -48,10 +54,16 @@ export class A2aEndpoint {
     );
   }
 
+  private async admitCard(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const admission = await this.identity.admit(req, 'a2a', '/.well-known/agent-card.json');
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, { error: 'unauthorized', message: admission.refusal.message }, admission.refusal.headers);
+    next();
+  }
+
   private async admit(req: IdentifiedRequest, res: Response, next: NextFunction): Promise<void> {
     if (req.method !== 'POST') return next();
     const admission = await this.identity.admit(req, 'a2a', '/a2a');
-    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message));
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message), admission.refusal.headers);
     // What the body holds counts against server.max_buffered_bytes until the answer is written.
     const lease = this.budget.lease();
     res.once('close', lease.release);

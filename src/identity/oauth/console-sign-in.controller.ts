@@ -22,7 +22,7 @@ interface PendingSignIn {
 /**
  * The admin console's sign-in in `auth.mode: oauth`: the authorization-code flow with PKCE (S256),
  * state and nonce, against the same issuer, for an access token naming this service as its resource
- * (RFC 8707) with the console's scopes and the admin scope. The token is the session: it is kept in
+ * (RFC 8707) with the console's scopes. The token is the session: it is kept in
  * an HttpOnly, Secure, SameSite=Strict cookie scoped to /admin and checked on every admin request
  * exactly like a bearer token, so the session ends when the token expires (or at sign-out).
  */
@@ -55,7 +55,9 @@ export class ConsoleSignInController {
     const pending: PendingSignIn = { verifier: client.randomPKCECodeVerifier(), state: client.randomState(), nonce: client.randomNonce() };
     const url = client.buildAuthorizationUrl(config, {
       redirect_uri: this.redirectUri,
-      scope: `${this.settings.console.scopes} ${this.settings.scopes.admin}`,
+      // No admin scope is asked for: an issuer may grant any scope a client asks for; admins are told by their groups
+      // (or by an admin scope the issuer adds by its own policy, or that auth.oauth.console.scopes names).
+      scope: this.settings.console.scopes,
       code_challenge: await client.calculatePKCECodeChallenge(pending.verifier),
       code_challenge_method: 'S256',
       state: pending.state,

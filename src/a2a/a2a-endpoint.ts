@@ -1,4 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
+import { AgentCard } from '@a2a-js/sdk';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
@@ -46,7 +47,13 @@ export class A2aEndpoint {
 
   mount(app: Express): void {
     if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
-    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: this.handler, legacyCompat: { enabled: true } }));
+    // The SDK's 1.0 route writes the card as held in memory, oneofs as {$case, value} (securitySchemes); its toJSON is
+    // the A2A 1.0 (protobuf JSON) form. The 0.3 route reads the fields and builds its own card, so it is unaffected.
+    const agentCardProvider = async () => {
+      const card = await this.handler.getAgentCard();
+      return Object.defineProperty({ ...card }, 'toJSON', { value: () => AgentCard.toJSON(card) });
+    };
+    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } }));
     app.use(
       '/a2a',
       (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),

@@ -4,12 +4,15 @@ import { ClientFactory, ClientFactoryOptions, createAuthenticatingFetchWithRetry
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { generateKeyPair, SignJWT } from 'jose';
 import OpenAI from 'openai';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { fieldsOf, MODERN, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { clientCredentialsToken, OidcIssuer, signInAt, userToken } from '../support/oidc-issuer.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
 
+const run = promisify(execFile);
 const CLIENT_INFO = { name: 'oauth-e2e', version: '1.0.0' };
 const REDIRECT = 'http://127.0.0.1:33418/callback';
 const MACHINE = { id: 'machine', secret: 'machine-secret-0123456789' };
@@ -41,6 +44,7 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
   let issuer: OidcIssuer;
   let service: ServiceProcess;
   let base = '';
+  let configFile = '';
 
   const connect = async (authProvider: OAuthClientProvider) => {
     const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
@@ -107,6 +111,7 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
       introspection: { client_id: INTROSPECTOR.id, client_secret: INTROSPECTOR.secret },
     };
     const config = await writeConfig(ollama.url, { auth: { mode: 'oauth', oauth }, queue: { progress_poll_ms: 20 } });
+    configFile = config.file;
     service = await new ServiceProcess(config.file).start(port);
   });
 
@@ -230,6 +235,29 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
     } finally {
       issuer.opaque = false;
     }
+  });
+
+  it("describes the same security on the Agent Card: OAuth 2.0 flows and OpenID Connect with the a2a scope", async () => {
+    const card = await (await fetch(`${base}/.well-known/agent-card.json`, { headers: { Authorization: `Bearer ${await machineToken('a2a:exec')}`, 'A2A-Version': '1.0' } })).json();
+    const flows = { tokenUrl: `${issuer.url}/token`, scopes: { 'a2a:exec': expect.any(String) } };
+    // The A2A 1.0 JSON (protobuf JSON) form: each scheme and flow named by its oneof field.
+    expect(card.securitySchemes).toEqual({
+      oauth2: { oauth2SecurityScheme: { description: expect.any(String), oauth2MetadataUrl: `${issuer.url}/.well-known/oauth-authorization-server`, flows: { authorizationCode: { authorizationUrl: `${issuer.url}/auth`, pkceRequired: true, ...flows } } } },
+      oauth2_client_credentials: { oauth2SecurityScheme: { description: expect.any(String), oauth2MetadataUrl: `${issuer.url}/.well-known/oauth-authorization-server`, flows: { clientCredentials: flows } } },
+    });
+    expect(card.securityRequirements).toEqual([{ schemes: { oauth2: { list: ['a2a:exec'] } } }, { schemes: { oauth2_client_credentials: { list: ['a2a:exec'] } } }]);
+    expect((await fetch(`${base}/.well-known/agent-card.json`)).headers.get('www-authenticate')).toContain('scope="a2a:exec"');
+  });
+
+  it('has the doctor check that the issuer metadata and keys can be fetched', async () => {
+    const { stdout } = await run(process.execPath, ['dist/doctor.js'], { env: { PATH: process.env.PATH, AGENT_CONFIG: configFile }, timeout: 60_000 }).catch((failed: { stdout: string }) => failed);
+    const lines = stdout.split('\n').filter((line) => / issuer/.test(line));
+    expect(lines).toEqual([`ok    issuer: metadata of ${issuer.url} read from ${issuer.url}/.well-known/oauth-authorization-server`, `ok    issuer keys: 1 signing key at ${issuer.url}/jwks`]);
+  });
+
+  it('does not start when the issuer cannot be read, naming the key', async () => {
+    const config = await writeConfig(ollama.url, { auth: { mode: 'oauth', oauth: { issuer: `http://127.0.0.1:${await freePort()}`, resource: 'http://127.0.0.1:1' } } });
+    await expect(new ServiceProcess(config.file).start()).rejects.toThrow(/auth\.oauth\.issuer: the metadata of http:\/\/127\.0\.0\.1:\d+ could not be read/);
   });
 
   it('follows a key rotation at the issuer: the new key is fetched, tokens signed with the old one stop working', async () => {

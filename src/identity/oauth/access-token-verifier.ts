@@ -1,5 +1,5 @@
 import { OAuthError, OAuthErrorCode, type AuthInfo, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { MAX_IDENTITY_HEADER_BYTES } from '../identity-headers.js';
 import { insecureAllowed, type IssuerMetadata, type OAuthSettings } from './issuer-metadata.js';
@@ -29,17 +29,19 @@ const invalid = (description: string) => new OAuthError(OAuthErrorCode.InvalidTo
  * to RFC 7662 introspection when configured, authenticated with the service's client credentials.
  */
 export class AccessTokenVerifier implements OAuthTokenVerifier {
-  private readonly keys: ReturnType<typeof createRemoteJWKSet> | null;
+  private readonly keys: JWTVerifyGetKey | null;
   private readonly audience: string;
   private readonly resource: URL;
   private readonly introspection: { server: oauth.AuthorizationServer; client: oauth.Client; auth: oauth.ClientAuth } | null;
 
+  /** `keys`: the issuer's key set as jose resolves it; by default fetched from the JWKS URL. */
   constructor(
     private readonly settings: OAuthSettings,
     metadata: IssuerMetadata,
+    keys?: JWTVerifyGetKey,
   ) {
     const jwksUrl = metadata.jwksUrl(settings);
-    this.keys = jwksUrl ? createRemoteJWKSet(new URL(jwksUrl), { cooldownDuration: settings.jwksCooldownS * 1000, timeoutDuration: 5_000 }) : null;
+    this.keys = keys ?? (jwksUrl ? createRemoteJWKSet(new URL(jwksUrl), { cooldownDuration: settings.jwksCooldownS * 1000, timeoutDuration: 5_000 }) : null);
     this.audience = settings.audience || settings.resource;
     this.resource = new URL(settings.resource);
     const introspectionUrl = metadata.introspectionUrl(settings);
@@ -48,11 +50,6 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
       clientId && introspectionUrl
         ? { server: { ...metadata.server, introspection_endpoint: introspectionUrl }, client: { client_id: clientId }, auth: oauth.ClientSecretBasic(clientSecret) }
         : null;
-  }
-
-  /** Whether a JWKS is known (configured or from the metadata); without one only introspection can verify. */
-  get verifiesJwts(): boolean {
-    return this.keys !== null;
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {

@@ -29,8 +29,9 @@ export class BearerAdmission {
   constructor(
     private readonly settings: OAuthSettings,
     metadata: IssuerMetadata,
+    verifier = new AccessTokenVerifier(settings, metadata),
   ) {
-    this.verifier = new AccessTokenVerifier(settings, metadata);
+    this.verifier = verifier;
     this.resource = new URL(settings.resource);
     this.resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(this.resource);
   }

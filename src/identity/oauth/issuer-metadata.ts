@@ -17,7 +17,7 @@ export const insecureAllowed = (url: string) => new URL(url).protocol === 'http:
  * RFC 8414 §3.3). The JWKS and introspection URLs default from it.
  */
 export class IssuerMetadata {
-  private constructor(
+  constructor(
     readonly server: oauth.AuthorizationServer,
     /** The document it was read from, for the Agent Card's security schemes. */
     readonly documentUrl: string,

@@ -20,6 +20,7 @@ import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
+import { AdminSignInController } from './admin-sign-in.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AdminTasksService } from './admin-tasks.service.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
@@ -36,6 +37,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminMetricsController,
     AdminHealthController,
     AdminPageController,
+    AdminSignInController,
   ],
   providers: [
     AdminAuthGuard,

@@ -1,16 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { AuditModule } from '../../audit/audit.module.js';
 import type { AgentConfig } from '../../config/agent-config.js';
 import { StartupError } from '../../startup/startup-error.js';
 import { BearerAdmission } from './bearer-admission.js';
-import { ConsoleSignInController } from './console-sign-in.controller.js';
 import { IssuerMetadata, reasonOf } from './issuer-metadata.js';
 import { ProtectedResourceController } from './protected-resource.controller.js';
 
 /**
  * `auth.mode: oauth` on the HTTP service: the issuer's metadata (fetched before the service listens;
  * an issuer that cannot be read stops the start-up), bearer admission for IdentityService, the
- * protected resource metadata and the console's sign-in. Empty in the other modes.
+ * protected resource metadata (the console's sign-in is the admin module's). Empty in the other modes.
  */
 @Module({})
 export class OAuthModule {
@@ -20,8 +18,7 @@ export class OAuthModule {
     return {
       module: OAuthModule,
       global: true,
-      imports: [AuditModule],
-      controllers: [ProtectedResourceController, ConsoleSignInController],
+      controllers: [ProtectedResourceController],
       providers: [
         {
           provide: IssuerMetadata,

@@ -1,12 +1,12 @@
-import { Controller, Get, HttpCode, Logger, NotFoundException, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Logger, NotFoundException, Optional, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import * as client from 'openid-client';
-import { AuditService } from '../../audit/audit.service.js';
-import { AppConfig } from '../../config/app-config.js';
-import { anonymous } from '../caller.js';
-import { insecureAllowed, IssuerMetadata, type OAuthSettings } from './issuer-metadata.js';
-import { clearCookie, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from './session-cookie.js';
+import { AuditService } from '../audit/audit.service.js';
+import { AppConfig } from '../config/app-config.js';
+import { anonymous } from '../identity/caller.js';
+import { insecureAllowed, IssuerMetadata, type OAuthSettings } from '../identity/oauth/issuer-metadata.js';
+import { clearCookie, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from '../identity/oauth/session-cookie.js';
 
 const SIGN_IN_PATH = '/admin/oauth';
 const SIGN_IN_TTL_S = 600;
@@ -24,11 +24,12 @@ interface PendingSignIn {
  * state and nonce, against the same issuer, for an access token naming this service as its resource
  * (RFC 8707) with the console's scopes. The token is the session: it is kept in
  * an HttpOnly, Secure, SameSite=Strict cookie scoped to /admin and checked on every admin request
- * exactly like a bearer token, so the session ends when the token expires (or at sign-out).
+ * exactly like a bearer token, so the session ends when the token expires (or at sign-out). In the
+ * other modes, and without `auth.oauth.console.client_id`, its routes answer 404.
  */
 @ApiExcludeController()
 @Controller('admin/oauth')
-export class ConsoleSignInController {
+export class AdminSignInController {
   private readonly logger = new Logger('ConsoleSignIn');
   private readonly settings: OAuthSettings;
   private readonly client: client.Configuration | null;
@@ -37,15 +38,15 @@ export class ConsoleSignInController {
 
   constructor(
     config: AppConfig,
-    metadata: IssuerMetadata,
     private readonly audit: AuditService,
+    @Optional() metadata?: IssuerMetadata,
   ) {
     this.settings = config.auth.oauth;
     const base = this.settings.resource.replace(/\/$/, '');
     this.redirectUri = `${base}${SIGN_IN_PATH}/callback`;
     this.home = `${base}/admin`;
     const { clientId, clientSecret } = this.settings.console;
-    this.client = clientId ? new client.Configuration(metadata.server, clientId, clientSecret || undefined, clientSecret ? client.ClientSecretBasic(clientSecret) : client.None()) : null;
+    this.client = clientId && metadata ? new client.Configuration(metadata.server, clientId, clientSecret || undefined, clientSecret ? client.ClientSecretBasic(clientSecret) : client.None()) : null;
     if (this.client && insecureAllowed(this.settings.issuer)) client.allowInsecureRequests(this.client);
   }
 
@@ -108,7 +109,7 @@ export class ConsoleSignInController {
   }
 
   private configured(): client.Configuration {
-    if (!this.client) throw new NotFoundException('the console has no sign-in: set auth.oauth.console.client_id');
+    if (!this.client) throw new NotFoundException('the console has no sign-in here: it needs auth.mode oauth and auth.oauth.console.client_id');
     return this.client;
   }
 }

@@ -108,6 +108,10 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
     const renamed = admissionWith({ scopes: { mcp: 'Agent.Mcp' }, user_claim: 'preferred_username', groups_claim: 'grp' });
     expect(await identify(bearer(await token({ scope: 'Agent.Mcp', preferred_username: 'alice.smith', grp: ['x'] })), 'mcp-http', undefined, renamed)).toMatchObject({ caller: { user: 'alice.smith', groups: ['x'] } });
     expect((await refusalOf(bearer(await token({ scope: 'Agent.Mcp' })), 'mcp-http', undefined, renamed)).reason).toMatch(/no preferred_username claim/);
+    // Entra ID: clients ask for the full name, the token carries the short one.
+    const entra = admissionWith({ scopes: { mcp: `${RESOURCE}/Mcp.Exec` } });
+    expect(await identify(bearer(await token({ scope: undefined, scp: 'Mcp.Exec' })), 'mcp-http', undefined, entra)).toHaveProperty('caller.user', 'alice');
+    expect(await identify(bearer(await token({ scope: undefined, scp: 'Chat.Exec' })), 'mcp-http', undefined, entra)).toHaveProperty('refusal.status', 403);
     const machine = await new SignJWT({ scope: 'mcp:exec', client_id: 'ci-bot' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(ISSUER).setAudience(RESOURCE).setExpirationTime('5m').sign(key);
     expect(await identify(bearer(machine))).toHaveProperty('caller.user', 'client:ci-bot');
   });

@@ -71,7 +71,7 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
     } catch (error) {
       throw this.jwtFailure(error);
     }
-    return this.authInfo(token, payload, scopesOf(payload));
+    return this.authInfo(token, payload, this.qualified(scopesOf(payload)));
   }
 
   private jwtFailure(error: unknown): Error {
@@ -101,7 +101,16 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
     if (!audiences.includes(this.audience)) throw invalid('the token was not issued for this resource (aud)');
     const now = Date.now() / 1000;
     if (typeof answer.nbf === 'number' && answer.nbf > now + this.settings.clockSkewS) throw invalid('the token is not valid yet (nbf)');
-    return this.authInfo(token, answer as JWTPayload, (answer.scope ?? '').split(' ').filter(Boolean));
+    return this.authInfo(token, answer as JWTPayload, this.qualified((answer.scope ?? '').split(' ').filter(Boolean)));
+  }
+
+  /**
+   * Entra ID has clients ask for a scope by its full name (`https://agent.example.com/Mcp.Exec`) and writes
+   * the short one (`Mcp.Exec`) into the token: a configured full name is met by its last segment.
+   */
+  private qualified(scopes: string[]): string[] {
+    const full = Object.values(this.settings.scopes).filter((scope) => scope.includes('/') && scopes.includes(scope.slice(scope.lastIndexOf('/') + 1)));
+    return [...new Set([...scopes, ...full])];
   }
 
   private authInfo(token: string, claims: JWTPayload, scopes: string[]): AuthInfo {

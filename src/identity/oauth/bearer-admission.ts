@@ -1,7 +1,7 @@
 import { bearerAuthChallengeResponse, getOAuthProtectedResourceMetadataUrl, OAuthError, OAuthErrorCode, verifyBearerToken, type AuthInfo } from '@modelcontextprotocol/server';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Caller, Identified, IdentityRefusal } from '../caller.js';
+import { anonymous, type Caller, type Identified, type IdentityRefusal } from '../caller.js';
 import { AccessTokenVerifier, IssuerUnavailable, type TokenIdentity } from './access-token-verifier.js';
 import type { IssuerMetadata, OAuthSettings } from './issuer-metadata.js';
 import { scopeOf, type Surface } from './oauth-surfaces.js';
@@ -44,7 +44,7 @@ export class BearerAdmission {
     if (header && header.length > 1) return refusal({ reason: 'Authorization sent more than once', headers: this.challenge(scope) });
     const presented = header?.[0] ?? sessionToken(req, surface);
     if (presented === undefined) {
-      if (this.isPublic(req)) return { caller: { user: 'anonymous', groups: [], admin: false, transport: surface, address, client: null } };
+      if (this.isPublic(req)) return { caller: anonymous(address, surface) };
       // No credentials at all: RFC 6750 §3.1 says no error code, only where to get a token and for which scope.
       return refusal({ reason: 'no bearer token', headers: this.challenge(scope) });
     }

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import type { IncomingMessage } from 'node:http';
+import { agentCardOf } from '../../src/a2a/agent-card.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import type { IdentityRefusal } from '../../src/identity/caller.js';
 import { AccessTokenVerifier } from '../../src/identity/oauth/access-token-verifier.js';
@@ -172,5 +173,20 @@ describe('auth.oauth configuration', () => {
     expect(problemsOf({ ...valid, console: { client_id: RESOURCE } })).toEqual(['auth.oauth.console.client_id: must differ from the audience access tokens name']);
     expect(problemsOf(valid, { admin_groups: ['admins'] })).toEqual(['auth.admin_groups: not used when auth.mode is oauth: set auth.oauth.admin_groups']);
     expect(problemsOf({ ...valid, issuer: 'http://127.0.0.1:8080' })).toEqual([]);
+  });
+});
+
+describe('the Agent Card in auth.mode oauth', () => {
+  it('offers both OAuth 2.0 flows with the a2a scope, and OpenID Connect when the issuer was found by OpenID discovery', () => {
+    const config = validateConfig({ auth: { mode: 'oauth', oauth: { issuer: ISSUER, resource: RESOURCE, scopes: { a2a: 'Agent.A2a' } } } });
+    const server = { issuer: ISSUER, authorization_endpoint: `${ISSUER}/protocol/openid-connect/auth`, token_endpoint: `${ISSUER}/protocol/openid-connect/token` };
+    const discovery = `${ISSUER}/.well-known/openid-configuration`;
+    const card = agentCardOf(config, new IssuerMetadata(server, discovery));
+    expect(Object.keys(card.securitySchemes)).toEqual(['oauth2', 'oauth2_client_credentials', 'openid']);
+    expect(card.securitySchemes.oauth2.scheme).toMatchObject({ value: { oauth2MetadataUrl: discovery, flows: { flow: { $case: 'authorizationCode', value: { authorizationUrl: server.authorization_endpoint, tokenUrl: server.token_endpoint, pkceRequired: true, scopes: { 'Agent.A2a': expect.any(String) } } } } } });
+    expect(card.securitySchemes.openid.scheme).toEqual({ $case: 'openIdConnectSecurityScheme', value: { description: expect.stringContaining('Agent.A2a'), openIdConnectUrl: discovery } });
+    expect(card.securityRequirements.map((requirement) => requirement.schemes)).toEqual([{ oauth2: { list: ['Agent.A2a'] } }, { oauth2_client_credentials: { list: ['Agent.A2a'] } }, { openid: { list: ['Agent.A2a'] } }]);
+    const rfc8414 = agentCardOf(config, new IssuerMetadata(server, `https://sso.example.com/.well-known/oauth-authorization-server/realms/acme`));
+    expect(Object.keys(rfc8414.securitySchemes)).toEqual(['oauth2', 'oauth2_client_credentials']);
   });
 });

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, createAuthenticatingFetchWithRetry, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateKeyPair, SignJWT } from 'jose';
 import OpenAI from 'openai';
 import { execFile } from 'node:child_process';
@@ -137,6 +139,18 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
     await client.close();
   });
 
+  it('signs in a 2025-11-25 (initialize-era) client the same way: the v1 SDK client, as Claude Code still is', async () => {
+    const provider = new TestClientProvider();
+    const transport = new LegacyHttpTransport(new URL(`${base}/mcp`), { authProvider: provider as never });
+    await expect(new LegacyClient(CLIENT_INFO).connect(transport)).rejects.toThrow(/Unauthorized/);
+    const callback = await signInAt(provider.authorizationUrl!, 'carol');
+    await transport.finishAuth(callback.searchParams.get('code')!);
+    const client = new LegacyClient(CLIENT_INFO);
+    await client.connect(new LegacyHttpTransport(new URL(`${base}/mcp`), { authProvider: provider as never }));
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['agent_run', 'agent_status']);
+    await client.close();
+  });
+
   it('serves a machine caller with the client-credentials grant', async () => {
     const client = await connect(new ClientCredentialsProvider({ clientId: MACHINE.id, clientSecret: MACHINE.secret, scope: 'mcp:exec', expectedIssuer: issuer.url }));
     expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['agent_run', 'agent_status']);
@@ -237,7 +251,7 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
     }
   });
 
-  it("describes the same security on the Agent Card: OAuth 2.0 flows and OpenID Connect with the a2a scope", async () => {
+  it("describes the same security on the Agent Card: the OAuth 2.0 authorization-code and client-credentials flows with the a2a scope", async () => {
     const card = await (await fetch(`${base}/.well-known/agent-card.json`, { headers: { Authorization: `Bearer ${await machineToken('a2a:exec')}`, 'A2A-Version': '1.0' } })).json();
     const flows = { tokenUrl: `${issuer.url}/token`, scopes: { 'a2a:exec': expect.any(String) } };
     // The A2A 1.0 JSON (protobuf JSON) form: each scheme and flow named by its oneof field.

@@ -34,7 +34,7 @@ export class ProtectedResourceController {
     // send it back verbatim as the RFC 8707 resource, and tokens name it as their audience.
     this.document = { ...built, resource: settings.resource, bearer_methods_supported: ['header'] };
     const own = new URL(settings.resource).pathname.replace(/\/$/, '');
-    this.paths = new Set([WELL_KNOWN, `${WELL_KNOWN}/mcp`, `${WELL_KNOWN}${own}`]);
+    this.paths = new Set([WELL_KNOWN, `${WELL_KNOWN}/mcp`, `${WELL_KNOWN}${own}`, `${WELL_KNOWN}${own}/mcp`]);
   }
 
   @Get(['.well-known/oauth-protected-resource', '.well-known/oauth-protected-resource/*rest'])

@@ -5,7 +5,7 @@ import * as client from 'openid-client';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { anonymous } from '../identity/caller.js';
-import { insecureAllowed, IssuerMetadata, type OAuthSettings } from '../identity/oauth/issuer-metadata.js';
+import { insecureAllowed, IssuerMetadata, reasonOf, type OAuthSettings } from '../identity/oauth/issuer-metadata.js';
 import { clearCookie, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from '../identity/oauth/session-cookie.js';
 
 const SIGN_IN_PATH = '/admin/oauth';
@@ -86,7 +86,7 @@ export class AdminSignInController {
         { resource: this.settings.resource },
       );
     } catch (error) {
-      const reason = `console sign-in failed: ${(error as Error).message}`;
+      const reason = `console sign-in failed: ${reasonOf(error)}`;
       this.logger.warn(reason);
       await this.audit.record({ caller: anonymous(req.socket.remoteAddress ?? null), action: 'admin.sign_in', outcome: 'rejected', detail: { reason } });
       res.status(400).set({ 'Set-Cookie': done, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).send(`${reason}\n\nStart again: ${this.home}\n`);

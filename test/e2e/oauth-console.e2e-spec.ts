@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { probe } from '../support/database-probe.js';
 import { OidcIssuer } from '../support/oidc-issuer.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
@@ -72,6 +73,20 @@ describe('auth.mode oauth: the console signs a person in at the issuer', () => {
     await page.waitForSelector('#oauth-sign-in');
     expect((await context.cookies(`${base}/admin`)).filter((entry) => entry.name === 'oam_session')).toEqual([]);
     await context.close();
+  });
+
+  it('refuses a callback that no sign-in in this browser started (forged or replayed), and audits it', async () => {
+    const res = await fetch(`${base}/admin/oauth/callback?code=stolen&state=guessed&iss=${encodeURIComponent(issuer.url)}`);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/^console sign-in failed: no sign-in in progress in this browser/);
+    expect(res.headers.get('set-cookie')).not.toMatch(/oam_session=[^;]/);
+    const login = await fetch(`${base}/admin/oauth/login`, { redirect: 'manual' });
+    const pending = login.headers.get('set-cookie')!.split(';')[0];
+    const forged = await fetch(`${base}/admin/oauth/callback?code=stolen&state=guessed&iss=${encodeURIComponent(issuer.url)}`, { headers: { cookie: pending } });
+    expect(forged.status).toBe(400);
+    expect(await forged.text()).toMatch(/state/);
+    const [{ n }] = await probe<{ n: number }>(service.database, "SELECT COUNT(*) AS n FROM audit_events WHERE action = 'admin.sign_in' AND outcome = 'rejected'");
+    expect(Number(n)).toBe(2);
   });
 
   it('tells a signed-in person who is not an admin so, and offers to sign in as someone else', async () => {

@@ -3,6 +3,7 @@ import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundEr
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { AuditService } from '../audit/audit.service.js';
 import type { AppConfig } from '../config/app-config.js';
+import { tierModels } from '../ollama/model-tiers.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
@@ -23,6 +24,7 @@ import { isUuid } from '../common/uuid.js';
  */
 export class A2aRequestHandler extends DefaultRequestHandler {
   private readonly limits: AgentRunLimits;
+  private readonly tiers: string[];
   private readonly cancelWaitMs: number;
 
   constructor(
@@ -34,6 +36,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   ) {
     super(agentCardOf(config, issuer), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed));
     this.limits = agentRunLimits(config);
+    this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
     this.cancelWaitMs = config.queue.leaseMs;
   }
@@ -80,7 +83,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
     if (!params.message) return; // the SDK refuses it
     try {
-      const input = taskRequestOf(params.message, this.limits);
+      const input = taskRequestOf(params.message, this.limits, this.tiers);
       if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
         throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
       }

@@ -88,6 +88,7 @@ export class ModelCaller {
       const estimated = this.fit(feedback);
       try {
         const reply = await this.deps.ollama.chat({
+          model: this.state.model,
           messages: [...messages, ...feedback],
           temperature: this.settings.temperature,
           tools: this.nativeTools,

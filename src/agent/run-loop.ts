@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { nowIso } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { AgentConfig } from '../config/agent-config.js';
+import { DEFAULT_TIER } from '../ollama/model-tiers.js';
 import type { ChatMessage, ChatToolCall, OllamaGateway } from '../ollama/ollama.gateway.js';
 import type { FileChange } from '../workspace/workspace-files.js';
 import { SKIPPED_OUTPUT } from '../approvals/approval-texts.js';
@@ -41,7 +42,8 @@ export interface RunDependencies {
 }
 
 export interface RunContext extends ModelCallSettings {
-  workspace: TaskWorkspace;
+  /** Null in direct mode, which offers no tools. */
+  workspace: TaskWorkspace | null;
   caller: ToolCaller;
 }
 
@@ -93,7 +95,8 @@ export class RunLoop {
       const { answer, thinking: leaked } = splitThinking(reply.content);
       const thinking = [reply.thinking, leaked].filter(Boolean).join('\n\n');
       const native = nativeToolCalls(reply.toolCalls);
-      const calls = native.length > 0 ? native : parseToolCallsFromText(answer, this.knownTools);
+      // Without tools (direct mode) there is nothing to call: any markup is the answer's text.
+      const calls = this.knownTools.size === 0 ? [] : native.length > 0 ? native : parseToolCallsFromText(answer, this.knownTools);
       const recovered = native.length === 0 && calls.length > 0;
       const text = this.model.textMode;
       state.messages.push({
@@ -189,7 +192,8 @@ export class RunLoop {
         taskId: state.taskId,
         subtask: state.position.subtask,
         signal: this.context.signal,
-        workspace: this.context.workspace,
+        // Only a run with tools reaches here, and such a run has its workspace.
+        workspace: this.context.workspace!,
         caller: this.context.caller,
         events: this.deps.events,
         label,
@@ -281,11 +285,14 @@ export class RunLoop {
     this.roundsInStep = 0;
   }
 
-  /** The step a person sees: `ollama chat` without a plan, else the subtask's title or `summary`. */
+  /**
+   * The step a person sees: `ollama chat` without a plan, else the subtask's title or `summary`; a tier
+   * other than the default is named after it (`ollama chat [high_performance]`).
+   */
   private stepLabel(): string {
-    const { plan, position } = this.state;
-    if (plan === null) return DIRECT_STEP;
-    return plan.find((subtask) => subtask.id === position.subtask)?.title ?? SUMMARY_STEP;
+    const { plan, position, tier } = this.state;
+    const step = plan === null ? DIRECT_STEP : (plan.find((subtask) => subtask.id === position.subtask)?.title ?? SUMMARY_STEP);
+    return tier === DEFAULT_TIER ? step : `${step} [${tier}]`;
   }
 
   private actionLabel(call: ChatToolCall): string {
@@ -299,7 +306,7 @@ export class RunLoop {
   /** Where the run stands, as `completed_tasks` and `current_task`: `0/1 ollama chat` without a plan. */
   private async showPosition(): Promise<void> {
     const { plan, position } = this.state;
-    if (plan === null) return this.progress({ completedSubtasks: 0, currentTask: DIRECT_STEP });
+    if (plan === null) return this.progress({ completedSubtasks: 0, currentTask: this.stepLabel() });
     const order = executionOrder(plan)!;
     const index = position.phase === 'working' ? order.findIndex((subtask) => subtask.id === position.subtask) : order.length;
     await this.progress({ completedSubtasks: index, currentTask: this.stepLabel() });

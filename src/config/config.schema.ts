@@ -68,6 +68,21 @@ const headerMap = z
 
 const PUBLIC_ROUTES = ['agent_card', 'models'];
 
+/** Tier names: Chat model ids are `ollama-agent-<tier>`; `default` is `ollama.model` and `direct` is the direct mode's id. */
+const TIER_NAME = /^[a-z0-9][a-z0-9_]{0,31}$/;
+
+/**
+ * `ollama.models`: tier name → Ollama model, beside the default tier (`ollama.model`). Kept as a list of
+ * pairs: the config's keys are camel-cased at load, a tier's name must stay as written.
+ */
+const tierModels = z
+  .record(z.string(), z.string({ error: 'expected a model name per tier' }), { error: 'expected a mapping of tier names to Ollama models' })
+  .refine((tiers) => Object.entries(tiers).every(([tier, model]) => TIER_NAME.test(tier) && tier !== 'default' && tier !== 'direct' && model.trim() !== ''), {
+    error: 'tier names are 1 to 32 lower-case letters, digits or _ (not default or direct), each with a model name',
+  })
+  .transform((tiers) => Object.entries(tiers))
+  .default(() => []);
+
 const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
 /** A list of strings, refused as a whole (one message for the key, not one per item). */
 const list = (fallback: readonly string[]) =>
@@ -181,6 +196,7 @@ const shape = {
     host: text('http://127.0.0.1:11434', { httpUrl: true }),
     headers: headerMap,
     model: text('qwen3:8b', { nonEmpty: true }),
+    models: tierModels,
     temperature: decimal(0.7, 0, 2),
     num_ctx: integer(32768, 512, 1_048_576),
     // 0: num_ctx / 8, the share the prompt budget keeps free for the answer.

@@ -16,6 +16,8 @@ export interface ChatMessage extends Omit<Message, 'tool_calls'> {
 }
 
 export interface ChatRequest {
+  /** The Ollama model; `ollama.model` when absent. */
+  model?: string;
   messages: ChatMessage[];
   temperature: number;
   signal: AbortSignal;
@@ -61,10 +63,10 @@ export function outputBound(ollama: { numCtx: number; numPredict: number }): num
 export class OllamaGateway {
   constructor(private readonly config: AppConfig) {}
 
-  /** Capabilities and trained context of the configured model, from `/api/show`. */
-  async model(signal: AbortSignal): Promise<ModelFacts> {
+  /** Capabilities and trained context of a model (`ollama.model` unless named), from `/api/show`. */
+  async model(signal: AbortSignal, name = this.config.ollama.model): Promise<ModelFacts> {
     return this.withDeadline(signal, async (client) => {
-      const show = await client.show({ model: this.config.ollama.model });
+      const show = await client.show({ model: name });
       // The client types model_info as a Map, but it is the parsed JSON object.
       const info = (show.model_info ?? {}) as unknown as Record<string, unknown>;
       const key = Object.keys(info).find((name) => name.endsWith('.context_length'));
@@ -90,7 +92,8 @@ export class OllamaGateway {
    * after it started is aborted as `stalled`. `num_predict` is constant too: it bounds every answer.
    */
   async chat(request: ChatRequest): Promise<ChatReply> {
-    const { model, numCtx, keepAlive, stallTimeoutMs } = this.config.ollama;
+    const { numCtx, keepAlive, stallTimeoutMs } = this.config.ollama;
+    const model = request.model ?? this.config.ollama.model;
     const numPredict = outputBound(this.config.ollama);
     return this.withDeadline(request.signal, async (client, abort) => {
       const stream = await client.chat({

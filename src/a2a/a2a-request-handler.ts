@@ -2,6 +2,7 @@ import type { CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResp
 import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { AuditService } from '../audit/audit.service.js';
+import { isAgentError } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { tierModels } from '../ollama/model-tiers.js';
 import { ConversationService } from '../conversation/conversation.service.js';
@@ -83,7 +84,15 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
     if (!params.message) return; // the SDK refuses it
     try {
-      const input = taskRequestOf(params.message, this.limits, this.tiers);
+      let input = taskRequestOf(params.message, this.limits, this.tiers);
+      // Issue 24: a fork is made before the SDK starts a task, so a refusal is this request's error.
+      if (input.forkFrom) {
+        const forkFrom = input.forkFrom;
+        const sessionId = await this.conversations.fork(callerOf(context), forkFrom).catch((error: unknown) => {
+          throw isAgentError(error) ? new RequestMalformedError(`message.metadata.${error.message}`) : error;
+        });
+        input = { ...input, sessionId, forkFrom: undefined };
+      }
       if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
         throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
       }

@@ -50,12 +50,14 @@ export function waitingLabel(approval: Pick<ApprovalEntity, 'tool' | 'subject'>)
 /** The exact action: the command, or the path and the bounded diff, with nothing a display would hide. */
 function describeAction(approval: Described): string {
   if (approval.tool === 'run_command') return `command: ${shownEscaped(approval.subject)}`;
+  if (approval.tool === 'mcp_tool') return `MCP tool: ${shownEscaped(approval.subject)}`;
   return `file: ${shownEscaped(approval.subject)} (${approval.tool})\n${shownDiff(approval.diff ?? '')}`;
 }
 
 /** The form message of the in-place request (Tasks extension `inputRequests`). */
 export function elicitationMessage(approval: Described): string {
-  const what = approval.tool === 'run_command' ? 'The agent wants to run this command' : 'The agent wants to change this file';
+  const what =
+    approval.tool === 'run_command' ? 'The agent wants to run this command' : approval.tool === 'mcp_tool' ? "The agent wants to call another MCP server's tool" : 'The agent wants to change this file';
   return `${what}. Approve?\n\n${describeAction(approval)}`;
 }
 

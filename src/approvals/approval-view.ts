@@ -4,6 +4,7 @@ import { optionsOf, QUESTION_TOOL, shownDiff, shownEscaped } from './approval-te
 function describe(approval: ApprovalEntity) {
   if (approval.tool === QUESTION_TOOL) return { question: shownEscaped(approval.subject, ['\n']), options: optionsOf(approval).map((option) => shownEscaped(option)) };
   if (approval.tool === 'run_command') return { command: shownEscaped(approval.subject) };
+  if (approval.tool === 'mcp_tool') return { mcp_tool: shownEscaped(approval.subject) };
   return { path: shownEscaped(approval.subject), diff: approval.diff === null ? null : shownDiff(approval.diff), diff_sha256: approval.diffSha256 };
 }
 

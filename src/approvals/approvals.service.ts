@@ -217,7 +217,7 @@ function actionOf(row: Pick<ApprovalEntity, 'tool'>, event: 'requested' | 'grant
 /** The action as the audit log keeps it: the command text, the path and the diff's hash, or the question and its options. */
 function actionDetail(row: ApprovalEntity): Record<string, unknown> {
   if (row.tool === QUESTION_TOOL) return { approval_id: row.id, tool: row.tool, question: row.subject, options: optionsOf(row) };
-  const action = row.tool === 'run_command' ? { command: row.subject } : { path: row.subject, diff_sha256: row.diffSha256 };
+  const action = row.tool === 'run_command' ? { command: row.subject } : row.tool === 'mcp_tool' ? { mcp_tool: row.subject } : { path: row.subject, diff_sha256: row.diffSha256 };
   return { approval_id: row.id, tool: row.tool, ...action };
 }
 

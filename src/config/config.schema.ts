@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { patternProblem } from './command-pattern-syntax.js';
 import { parseCidr } from './cidr.js';
 import { maxRequestBodyBytes } from './request-limits.js';
+import { mcpServers } from './mcp-servers.schema.js';
 
 /**
  * The configuration's one schema: keys as they appear in YAML (snake_case), their defaults, their
@@ -187,6 +188,17 @@ const shape = {
     max_memory_bytes: integer(1024 * MiB, 16 * MiB, 1024 * 1024 * MiB),
     retention_days: integer(0, 0, 36_500),
   }),
+  // Workspace history (checkpoints before and after each Task, diffs, undo, fork): a bare git repository
+  // per session workspace under `dir`, outside every workspace; `max_bytes` bounds each one.
+  history: section({
+    enabled: flag(true),
+    // Empty: `history/` beside the SQLite database file, or ./data/history with PostgreSQL.
+    dir: text(''),
+    max_files: integer(100_000, 100, 10_000_000),
+    large_file_bytes: integer(16 * MiB, 1024, 4096 * MiB),
+    max_bytes: integer(2048 * MiB, MiB, 1024 * 1024 * MiB),
+    diff_max_lines_per_file: integer(2000, 10, 1_000_000),
+  }),
   agent: section({
     max_subtasks: integer(8, 1, 32),
     max_rounds_per_subtask: integer(20, 1, 500),
@@ -198,6 +210,7 @@ const shape = {
       allow: commandPatterns,
       wait_ms: integer(120_000, 0, 86_400_000),
     }),
+    mcp_servers: mcpServers,
   }),
   log: section({
     format: oneOf(['text', 'json']),

@@ -12,6 +12,7 @@ import { SessionPrelude1765068000000 } from './migrations/1765068000000-session-
 import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js';
 import { QuestionsModesTiers1765238400000 } from './migrations/1765238400000-questions-modes-tiers.js';
 import { FairQueueIndex1765240000000 } from './migrations/1765240000000-fair-queue-index.js';
+import { TaskOwnerGroups1765324800000 } from './migrations/1765324800000-task-owner-groups.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   Approvals1765152000000,
   QuestionsModesTiers1765238400000,
   FairQueueIndex1765240000000,
+  TaskOwnerGroups1765324800000,
 ];
 
 /**

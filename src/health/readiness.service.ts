@@ -6,13 +6,17 @@ import { OllamaDiagnosis } from '../ollama/ollama-diagnosis.js';
 import { OllamaGateway } from '../ollama/ollama.gateway.js';
 import { probeFilePool } from '../workspace/file-pool-probe.js';
 import { DatabaseHealthRepository } from './database-health.repository.js';
+import { McpToolSources } from '../mcp-client/mcp-tool-sources.js';
 
 export type Dependency = 'database' | 'ollama' | 'files';
 
 export interface Readiness {
   ready: boolean;
-  /** Per dependency: null when it is fine, else why not (URLs, model names: for admins and the log only). */
-  reasons: Record<Dependency, string | null>;
+  /**
+   * Per dependency: null when it is fine, else why not (URLs, model names: for admins and the log only).
+   * `mcp_servers` only where a server is `required`: an optional one that is down leaves the service ready.
+   */
+  reasons: Record<Dependency, string | null> & { mcp_servers?: string | null };
   /** What would still go wrong with a ready Ollama (num_ctx over the trained context, no tools): for admins. */
   warnings: string[];
 }
@@ -32,6 +36,7 @@ export class ReadinessService {
     private readonly ollama: OllamaGateway,
     private readonly diagnosis: OllamaDiagnosis,
     private readonly config: AppConfig,
+    private readonly mcpServers: McpToolSources,
   ) {}
 
   async check(): Promise<Readiness> {
@@ -47,7 +52,10 @@ export class ReadinessService {
       }),
       this.probe('files', () => probeFilePool(this.config.workspace.root)),
     ]);
-    return { ready: database === null && ollama === null && files === null, reasons: { database, ollama, files }, warnings };
+    const required = Object.values(this.config.agent.mcpServers).some((server) => server.required);
+    const down = this.mcpServers.requiredDown();
+    const mcp = down.length > 0 ? down.join('; ') : null;
+    return { ready: database === null && ollama === null && files === null && mcp === null, reasons: { database, ollama, files, ...(required ? { mcp_servers: mcp } : {}) }, warnings };
   }
 
   private async probe(name: Dependency, probe: () => Promise<void>): Promise<string | null> {

@@ -13,6 +13,8 @@ import { AgentError, isAgentError, type AgentErrorCode } from '../common/agent-e
 import type { Caller } from '../identity/caller.js';
 import { SessionFilesService, type SessionFileContent } from '../session-files/session-files.service.js';
 import { SESSION_FILE_URI_TEMPLATE } from '../workspace/session-file-uri.js';
+import { HistoryService } from '../history/history.service.js';
+import { parseTaskDiffUri, TASK_DIFF_URI_TEMPLATE } from '../history/history-uri.js';
 
 /** How each domain error code reads as a JSON-RPC error of resources/*; exhaustive by construction. */
 const RPC_ERROR: Record<AgentErrorCode, (message: string, uri: unknown) => ProtocolError> = {
@@ -48,6 +50,7 @@ export class McpResources {
   constructor(
     private readonly files: SessionFilesService,
     private readonly audit: AuditService,
+    private readonly history: HistoryService,
   ) {}
 
   register(server: McpServer, callerOf: (ctx: ServerContext) => Caller): void {
@@ -63,6 +66,14 @@ export class McpResources {
               name: 'session-file',
               title: 'A file of an agent session',
               description: 'A file in the workspace of one of your agent sessions (a Task deliverable).',
+            },
+            // Workspace history (issue 24): what one Task changed, as a unified diff.
+            {
+              uriTemplate: TASK_DIFF_URI_TEMPLATE,
+              name: 'task-diff',
+              title: 'What a Task changed',
+              description: 'The unified diff of the workspace changes one Task of your sessions made.',
+              mimeType: 'text/x-diff',
             },
           ],
         },
@@ -87,6 +98,12 @@ export class McpResources {
       const uri: unknown = params.uri;
       return this.handle('resources/read', callerOf(ctx), { uri: typeof uri === 'string' ? uri : describeBadUri(uri) }, async (caller) => {
         if (typeof uri !== 'string') throw new AgentError('invalid_input', `uri: must be a string (got ${describeBadUri(uri)})`);
+        const diff = parseTaskDiffUri(uri);
+        if (diff) {
+          const text = await this.history.diffOwned(caller.user, diff.sessionId, diff.taskId);
+          const bytes = Buffer.byteLength(text);
+          return { result: { contents: [{ uri, mimeType: 'text/x-diff', text }] } as ReadResourceResult, sessionId: diff.sessionId, detail: { size: bytes } };
+        }
         const file = await this.files.readOwned(caller.user, uri);
         return { result: readResult(file), sessionId: file.sessionId, detail: { size: file.size, sha256: file.sha256 } };
       });

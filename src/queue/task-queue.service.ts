@@ -13,6 +13,7 @@ import type { TaskRequest, TaskRequestImage } from './task-request.js';
 import type { TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskExecution } from './task-execution.js';
+import { SessionFork } from './session-fork.js';
 import { TaskWorker } from './task-worker.js';
 import { TasksRepository, type TaskFilters } from './tasks.repository.js';
 
@@ -29,6 +30,7 @@ export class TaskQueueService {
     private readonly worker: TaskWorker,
     private readonly execution: TaskExecution,
     private readonly config: AppConfig,
+    private readonly forks: SessionFork,
   ) {}
 
   /**
@@ -40,7 +42,8 @@ export class TaskQueueService {
   async enqueue(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskEntity> {
     if (!this.acceptingWork) throw new AgentError('shutting_down', 'The service is shutting down and accepts no new tasks.');
     let newSession = null;
-    let sessionId = input.sessionId;
+    // Issue 24: `fork_from` makes the Task the first of a new session forked from the caller's Task.
+    let sessionId = input.forkFrom ? (await this.forks.fork(caller, input.forkFrom)).sessionId : input.sessionId;
     if (sessionId === null) {
       newSession = this.sessions.create(caller.user, input.prelude);
       sessionId = newSession.session.id;
@@ -147,6 +150,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     id: input.taskId ?? randomUUID(),
     sessionId,
     owner: caller.user,
+    ownerGroups: JSON.stringify(caller.groups),
     request: input.request,
     temperature: input.temperature,
     client: caller.client,

@@ -42,8 +42,11 @@ export const sandboxShell = (script: string) => [...(serviceIsRoot() ? DROP_TO_S
 /** The /tmp of the boot probe (commands get workspace.max_memory_bytes). */
 const DEFAULT_TMP_BYTES = 64 * 1024 * 1024;
 
-/** Namespaces and mounts for one command: no network, read-only system, writable workspace, private /tmp. */
-export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYTES): string[] {
+/**
+ * Namespaces and mounts for one command: no network, read-only system, writable workspace, private /tmp;
+ * `readOnly` folders are bound read-only too (a sandboxed MCP server's own code).
+ */
+export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYTES, readOnly: readonly string[] = []): string[] {
   const args = [
     ...(serviceIsRoot() ? AS_ROOT : ['--unshare-all', '--cap-drop', 'ALL']),
     '--die-with-parent',
@@ -75,6 +78,7 @@ export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYT
   ];
   // Codex-style protected path: the repository metadata (hooks, config) stays read-only.
   if (existsSync(join(workspaceRoot, '.git'))) args.push('--ro-bind', join(workspaceRoot, '.git'), join(workspaceRoot, '.git'));
+  for (const folder of readOnly) args.push('--ro-bind', folder, folder);
   // The sandbox's own root (and the /etc it holds) is read-only too; only the workspace and /tmp take writes.
   return [...args, '--remount-ro', '/', '--chdir', workspaceRoot];
 }

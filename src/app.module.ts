@@ -13,10 +13,10 @@ import { HttpEdge } from './http/http-edge.js';
 import { OffRouterEndpoint } from './http/off-router-endpoint.js';
 import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
 import { McpModule } from './mcp/mcp.module.js';
-import { OAuthModule } from './identity/oauth/oauth.module.js';
 import { RunToolSources } from './agent/core/run-tool-sources.js';
 import { McpClientModule } from './mcp-client/mcp-client.module.js';
 import { McpToolSources } from './mcp-client/mcp-tool-sources.js';
+import { OAuthModule } from './identity/oauth/oauth.module.js';
 import { OllamaModule } from './ollama/ollama.module.js';
 import { OllamaStartupCheck } from './startup/ollama-startup-check.js';
 

@@ -384,7 +384,7 @@ function handleAuthError(error) {
 function signInView(problem) {
   const input = h('input', { id: 'token', type: 'password', name: 'token', autocomplete: 'current-password', required: true, size: 40 });
   const form = h('form', { id: 'sign-in' },
-    h('label', {}, 'Admin token (auth.admin_token in the service configuration)', input),
+    h('label', {}, 'Admin token: open the sign-in URL from the start-up log ("admin sign-in: open …"), or paste auth.admin_token', input),
     h('div', {}, h('button', { type: 'submit', className: 'primary' }, 'Sign in')),
     problem ? banner(problem) : null);
   form.addEventListener('submit', async (event) => {
@@ -394,6 +394,17 @@ function signInView(problem) {
   });
   setView(h('section', { className: 'card sign-in' }, h('h2', {}, 'Sign in'), h('p', { className: 'muted' }, 'With auth.mode none the console is opened with the admin token; it stays in this browser tab only.'), form));
   input.focus();
+}
+
+/**
+ * The sign-in URL of the start-up log (`/admin#token=…`): the token moves into this tab's storage and
+ * out of the address bar and its history entry (a fragment never reaches the server or its logs).
+ */
+function tokenFromAddress() {
+  const match = /^#token=([A-Za-z0-9_~.%-]+)$/.exec(location.hash);
+  if (!match) return;
+  if (AUTH_MODE === 'none') sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+  history.replaceState(null, '', `${location.pathname}${location.search}#/tasks`);
 }
 
 async function signIn() {
@@ -443,4 +454,5 @@ window.addEventListener('hashchange', () => {
   route();
   document.getElementById('view').focus();
 });
+tokenFromAddress();
 route();

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { HttpException, HttpStatus } from '@nestjs/common';
 import type { Request } from 'express';
 import { AuditService } from '../audit/audit.service.js';
+import { AppConfig } from '../config/app-config.js';
 import { anonymous, type Caller } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
 
@@ -22,6 +23,7 @@ export class AdminAuthGuard implements CanActivate {
     private readonly identity: IdentityService,
     private readonly audit: AuditService,
     private readonly reflector: Reflector,
+    private readonly config: AppConfig,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -36,9 +38,23 @@ export class AdminAuthGuard implements CanActivate {
     const caller = identified.caller;
     if (!caller.admin) {
       await this.audit.record({ caller, action, outcome: 'rejected', detail: { reason: 'not an admin', path: req.path } });
-      throw new HttpException({ error: 'forbidden', message: 'admin rights are required' }, HttpStatus.FORBIDDEN);
+      throw new HttpException({ error: 'forbidden', message: this.notAdmin(req) }, HttpStatus.FORBIDDEN);
     }
     req.caller = caller;
     return true;
+  }
+
+  /** What to do about a 403, per mode: which token, where it is, and its rule; or which groups. */
+  private notAdmin(req: Request): string {
+    const { mode, adminGroups } = this.config.auth;
+    if (mode !== 'none') {
+      const groups = adminGroups.length > 0 ? `one of auth.admin_groups (${adminGroups.join(', ')})` : 'a group in auth.admin_groups, which is empty';
+      return `admin rights are required: admins are members of ${groups}`;
+    }
+    const sent = /^Bearer ./.test(req.headers.authorization ?? '') ? 'the token sent is not the admin token' : 'no admin token was sent';
+    return (
+      `admin rights are required: ${sent}. Open the sign-in URL from the service's start-up log ("admin sign-in: open …/admin#token=…"), ` +
+      'or use auth.admin_token (at least 24 characters; when it is not set, the first start keeps a token in admin-token beside the database)'
+    );
   }
 }

@@ -3,6 +3,7 @@ import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
+import { InputFilesStager } from '../conversation/input-files.stager.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { SurfaceIdentity } from '../http/surface-identity.js';
 import { TaskFeed } from '../conversation/task-feed.js';
@@ -33,10 +34,11 @@ export class A2aEndpoint {
     private readonly audit: AuditService,
     private readonly identity: SurfaceIdentity,
     private readonly budget: BodyBudget,
+    inputFiles: InputFilesStager,
     config: AppConfig,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, config);
-    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config);
+    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes, config.mcp.files.maxBytes);
   }
 
   mount(app: Express): void {

@@ -1,12 +1,16 @@
 import type { Message } from '@a2a-js/sdk';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { isAgentError } from '../common/agent-error.js';
-import type { TaskRequest } from '../queue/task-request.js';
+import type { TaskRequest, TaskRequestFile } from '../queue/task-request.js';
 import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validation.js';
+
+/** The image types agent_run takes: file parts of these types are images for a vision model, any other is a file. */
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 
 /**
  * An A2A message as agent work, by agent_run's own rules: its text parts are the request, its file
- * parts with bytes its images, its `contextId` the session to continue (one of the caller's, from any
+ * parts with bytes its images (PNG, JPEG, WebP) or files for `inputs/` (any other type, checked when
+ * staged), its `contextId` the session to continue (one of the caller's, from any
  * surface). Files by URL are refused (the service fetches nothing on a client's behalf), and so is a
  * message that names an existing task: an agent Task takes no further input once accepted.
  */
@@ -14,14 +18,17 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits): TaskReq
   if (message.taskId) throw new UnsupportedOperationError('message.taskId: a Task takes no further input; send a new message with its contextId to continue the conversation');
   const texts: string[] = [];
   const images: { mime_type: string; data_base64: string }[] = [];
+  const files: TaskRequestFile[] = [];
   message.parts.forEach((part, index) => {
     const content = part.content;
     if (content?.$case === 'text') texts.push(content.value);
-    else if (content?.$case === 'raw') images.push({ mime_type: part.mediaType, data_base64: Buffer.from(content.value).toString('base64') });
+    else if (content?.$case === 'raw' && IMAGE_TYPES.includes(part.mediaType)) images.push({ mime_type: part.mediaType, data_base64: Buffer.from(content.value).toString('base64') });
+    else if (content?.$case === 'raw') files.push({ name: part.filename ?? '', mediaType: part.mediaType ?? '', data: Buffer.from(content.value), at: `message.parts[${index}]` });
     else throw new RequestMalformedError(`message.parts[${index}]: must be text, or a file with its bytes (raw); ${content?.$case ?? 'an empty part'} is not accepted`);
   });
   try {
-    return validateAgentRun({ request: texts.join('\n'), session_id: message.contextId || null, images }, limits);
+    const valid = validateAgentRun({ request: texts.join('\n'), session_id: message.contextId || null, images }, limits);
+    return files.length ? { ...valid, files } : valid;
   } catch (error) {
     if (!isAgentError(error)) throw error;
     throw new RequestMalformedError(error.message.replace(/^request:/, 'message text:').replace(/^session_id:/, 'message.contextId:').replace(/^images/, 'message file parts'));

@@ -5,6 +5,8 @@ import { AuditService } from '../audit/audit.service.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
+import { InputFilesStager } from '../conversation/input-files.stager.js';
+import { isAgentError } from '../common/agent-error.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
 import { taskRequestOf } from './a2a-message.js';
@@ -28,6 +30,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     private readonly conversations: ConversationService,
     private readonly feed: TaskFeed,
     private readonly audit: AuditService,
+    private readonly inputFiles: InputFilesStager,
     config: AppConfig,
   ) {
     super(agentCardOf(config), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed));
@@ -78,10 +81,13 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
     if (!params.message) return; // the SDK refuses it
     try {
-      const input = taskRequestOf(params.message, this.limits);
-      if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
-        throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
+      const parsed = taskRequestOf(params.message, this.limits);
+      if (parsed.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), parsed.sessionId))) {
+        throw new RequestMalformedError(`message.contextId: session ${parsed.sessionId} does not exist`);
       }
+      const input = await this.inputFiles.stage(callerOf(context), parsed).catch((error: unknown) => {
+        throw isAgentError(error) ? new RequestMalformedError(error.message) : error;
+      });
       context.state.set(ACCEPTED_INPUT, input).set(ACCEPT_ACTION, action).set(FOLLOW, follow);
     } catch (error) {
       await this.record(context, action, error, null);

@@ -2,7 +2,8 @@ import type { AgentCard, SecurityScheme } from '@a2a-js/sdk';
 import { SERVER_INFO } from '../common/server-info.js';
 import type { AgentConfig } from '../config/agent-config.js';
 
-const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp'];
+// Images go to a vision model; other files (checked by content) into inputs/ of the session workspace.
+const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp', 'application/pdf', 'application/json', 'text/csv', 'application/octet-stream'];
 const OUTPUT_MODES = ['text/plain'];
 
 /** Where A2A clients send JSON-RPC: `a2a.public_url`, else this service's own listen address. */

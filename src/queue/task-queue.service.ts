@@ -38,7 +38,7 @@ export class TaskQueueService {
     let newSession = null;
     let sessionId = input.sessionId;
     if (sessionId === null) {
-      newSession = this.sessions.create(caller.user, input.prelude);
+      newSession = this.sessions.create(caller.user, input.prelude, input.newSessionId);
       sessionId = newSession.session.id;
     } else if (!(await this.sessions.findOwned(sessionId, caller.user))) {
       throw new AgentError('session_not_found', `session_id: session ${sessionId} does not exist.`);
@@ -51,7 +51,7 @@ export class TaskQueueService {
       outcome: 'ok',
       taskId: task.id,
       sessionId,
-      detail: { ...accepted.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
+      detail: { ...accepted.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })), ...(input.inputs?.length ? { files: input.inputs } : {}) },
     });
     await this.unitOfWork.commit({ writes: [...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images)], shared: [event] });
     this.worker.wake();

@@ -1,4 +1,5 @@
-import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { applyDecorators, Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
 import { Reflector } from '@nestjs/core';
 import { HttpException, HttpStatus } from '@nestjs/common';
 import type { Request } from 'express';
@@ -11,11 +12,18 @@ export const ADMIN_ACTION = 'admin:action';
 /** The audit action an admin route records (`admin.audit_read`, `admin.task_cancel`...). */
 export const AdminAction = (action: string) => SetMetadata(ADMIN_ACTION, action);
 
+export const OWN_VIEW = 'admin:own_view';
+/**
+ * A console route any identified user may call: it shows (and acts on) only the caller's own Tasks,
+ * sessions and approvals; admins see everyone's. Every other /admin route is for admins only.
+ */
+export const OwnView = () => applyDecorators(SetMetadata(OWN_VIEW, true), ApiExtension('x-own-view', true));
+
 export type AdminRequest = Request & { caller?: Caller };
 
 /**
- * Every /admin route: the caller must be identified (401) and an admin (403): a group in
- * `auth.admin_groups`, or with `auth.mode: none` the configured admin token. Refusals are audited.
+ * Every /admin route: the caller must be identified (401) and, unless the route is an own view, an
+ * admin (403): a group in `auth.admin_groups`, or with `auth.mode: none` the admin token. Refusals are audited.
  */
 @Injectable()
 export class AdminAuthGuard implements CanActivate {
@@ -36,7 +44,9 @@ export class AdminAuthGuard implements CanActivate {
       throw new HttpException({ error: 'unauthorized', message: reason }, HttpStatus.UNAUTHORIZED);
     }
     const caller = identified.caller;
-    if (!caller.admin) {
+    // With auth.mode none, a token that is not the admin token is refused everywhere (the console's sign-in says so).
+    const wrongToken = this.config.auth.mode === 'none' && !caller.admin && /^Bearer ./.test(req.headers.authorization ?? '');
+    if (wrongToken || (!caller.admin && this.reflector.get<boolean>(OWN_VIEW, context.getHandler()) !== true)) {
       await this.audit.record({ caller, action, outcome: 'rejected', detail: { reason: 'not an admin', path: req.path } });
       throw new HttpException({ error: 'forbidden', message: this.notAdmin(req) }, HttpStatus.FORBIDDEN);
     }

@@ -8,6 +8,7 @@ const asset = (name: string) => readFileSync(new URL(`../../public/${name}`, imp
 // Static files, read once; the console calls the admin API with the same credentials (proxy identity or admin token).
 const PAGE = asset('admin.html');
 const SCRIPT = asset('console.js');
+const VIEWS = asset('console-views.js');
 const STYLE = asset('console.css');
 const ROOT = asset('index.html');
 
@@ -47,6 +48,12 @@ export class AdminPageController {
   @Header('Content-Type', 'text/javascript; charset=utf-8')
   script(): string {
     return SCRIPT;
+  }
+
+  @Get('admin/console-views.js')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  views(): string {
+    return VIEWS;
   }
 
   @Get('admin/console.css')

@@ -155,6 +155,11 @@ export class ApprovalsService {
     return this.approvals.pendingOfTask(taskId);
   }
 
+  /** One request, answered or not (the console's answer reads it first). */
+  find(id: string): Promise<ApprovalEntity | null> {
+    return this.approvals.findById(id);
+  }
+
   pendingOfSession(sessionId: string): Promise<ApprovalEntity | null> {
     return this.approvals.pendingOfSession(sessionId);
   }

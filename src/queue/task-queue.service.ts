@@ -73,6 +73,16 @@ export class TaskQueueService {
     return this.tasks.list(filters, limit, beforeSeq);
   }
 
+  /** Admin view: tokens per owner. */
+  usageByOwner(limit: number) {
+    return this.tasks.usageByOwner(limit);
+  }
+
+  /** Which of the Tasks wait for an approval nobody has answered yet. */
+  awaitingApproval(tasks: TaskEntity[]): Promise<Set<string>> {
+    return this.tasks.awaitingApproval(tasks.map((task) => task.id));
+  }
+
   count(filters: TaskFilters): Promise<number> {
     return this.tasks.count(filters);
   }
@@ -142,6 +152,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     request: input.request,
     temperature: input.temperature,
     client: caller.client,
+    surface: caller.transport,
     answersInPlace: input.answersInPlace ?? false,
     status: 'queued',
     completedSubtasks: 0,

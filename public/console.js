@@ -234,7 +234,7 @@ function taskPage(task, reload, files) {
     h('dt', {}, 'Surface'), h('dd', { id: 'task-surface' }, SURFACES[task.surface] ?? '—'),
     h('dt', {}, 'Session'), h('dd', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}` }, task.session_id)),
     h('dt', {}, 'Queued'), h('dd', {}, clock(task.created_at)),
-    h('dt', {}, 'Started'), h('dd', {}, task.started_at ? `${clock(task.started_at)} (waited ${duration(waited)})` : waited !== null ? `not yet (waiting ${duration(waited)})` : '—'),
+    h('dt', {}, 'Started'), h('dd', {}, task.started_at ? [clock(task.started_at), ` (waited ${duration(waited)})`] : waited !== null ? `not yet (waiting ${duration(waited)})` : '—'),
     h('dt', {}, 'Finished'), h('dd', {}, task.finished_at ? clock(task.finished_at) : '—'),
     h('dt', {}, 'Duration'), h('dd', { id: 'task-duration' }, ran !== null ? `${duration(ran)}${task.finished_at ? '' : ' so far'}` : '—'),
     h('dt', {}, 'Progress'), h('dd', { id: 'task-progress' }, progressOf(task)),

@@ -3,6 +3,7 @@ import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
+import { withProtocolJson } from './agent-card.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { SurfaceIdentity } from '../http/surface-identity.js';
@@ -42,7 +43,8 @@ export class A2aEndpoint {
   }
 
   mount(app: Express): void {
-    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: this.handler, legacyCompat: { enabled: true } }));
+    const card = async () => withProtocolJson(await this.handler.getAgentCard());
+    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: card, legacyCompat: { enabled: true } }));
     app.use(
       '/a2a',
       (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),

@@ -1,4 +1,4 @@
-import type { AgentCard, SecurityScheme } from '@a2a-js/sdk';
+import { AgentCard, type SecurityScheme } from '@a2a-js/sdk';
 import { SERVER_INFO } from '../common/server-info.js';
 import type { AgentConfig } from '../config/agent-config.js';
 
@@ -60,4 +60,14 @@ export function agentCardOf(config: AgentConfig): AgentCard {
     ],
     signatures: [],
   };
+}
+
+/**
+ * The card as the SDK's card handler writes it: that handler answers 1.0 callers with
+ * `JSON.stringify(card)`, which would show the SDK's internal oneof form (`{"scheme":{"$case":…}}`)
+ * instead of the protocol's JSON (`{"apiKeySecurityScheme":{…}}`). A `toJSON` giving the SDK's own
+ * proto-JSON mapping fixes what it writes; its 0.3 converter reads the fields and is unaffected.
+ */
+export function withProtocolJson(card: AgentCard): AgentCard {
+  return Object.defineProperty({ ...card }, 'toJSON', { value: () => AgentCard.toJSON(card), enumerable: false });
 }

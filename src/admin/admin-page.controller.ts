@@ -30,11 +30,12 @@ export class AdminPageController {
     this.page = PAGE.replace('{{AUTH_MODE}}', config.auth.mode);
   }
 
+  /** The front page names the MCP URL this very request reached (the Host guard has vetted the Host header). */
   @Get()
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Content-Security-Policy', CSP)
-  root(): string {
-    return ROOT;
+  root(@Req() req: Request): string {
+    return ROOT.replace('{{MCP_URL}}', escapeHtml(`${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}/mcp`));
   }
 
   /** At `/admin/` the page's relative links would miss: it lives at `/admin` (also under a proxy's prefix). */
@@ -62,3 +63,5 @@ export class AdminPageController {
     return STYLE;
   }
 }
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

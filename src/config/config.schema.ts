@@ -177,6 +177,8 @@ const shape = {
     format: oneOf(['text', 'json']),
   }),
   mcp: section({
+    // The human-readable texts of agent_run / agent_status (`message:`): ja, as specified, or en. Keys and formats never change.
+    locale: oneOf(['ja', 'en']),
     images: section({
       max_count: integer(4, 0, 64),
       max_bytes_per_image: integer(10 * MiB, 1, 256 * MiB),

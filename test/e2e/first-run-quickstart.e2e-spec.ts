@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +40,8 @@ describe('the README quick start, verbatim on the defaults', () => {
     if (process.env.OAM_QUICKSTART_NPM_CI !== '1') out = out.replace(/^npm ci && /, `ln -s ${join(ROOT, 'node_modules')} node_modules && `);
     return out;
   };
-  const run = (line: string, cwd: string) => execFileSync('bash', ['-euo', 'pipefail', '-c', substitute(line)], { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+  // Asynchronous: the scripted Ollama answers from this very process while a line (the curl) waits.
+  const run = async (line: string, cwd: string) => (await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', substitute(line)], { cwd, env, encoding: 'utf8', timeout: 300_000 })).stdout;
 
   beforeAll(async () => {
     ollama.models = ['qwen3:8b'];
@@ -69,7 +71,7 @@ describe('the README quick start, verbatim on the defaults', () => {
     expect(start[start.length - 1]).toMatch(/^npm start\b/);
     env.AGENT__SERVER__PORT = String(port);
     // Every line but the last runs to completion; `npm start` keeps running.
-    for (const [index, line] of start.slice(0, -1).entries()) run(line, index === 0 ? work : clone);
+    for (const [index, line] of start.slice(0, -1).entries()) await run(line, index === 0 ? work : clone);
     service = spawn('bash', ['-c', substitute(start[start.length - 1])], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
     service.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
     service.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
@@ -81,7 +83,7 @@ describe('the README quick start, verbatim on the defaults', () => {
     // The scripted model reads the test file, then answers (qwen3:8b's shape: a tool call, then text).
     ollama.enqueue({ toolCalls: [{ name: 'read_file', arguments: { path: 'math.js' } }] }, { content: 'add() subtracts: a - b should be a + b.' });
     let answer = '';
-    for (const line of tryIt) answer = run(line, clone);
+    for (const line of tryIt) answer = await run(line, clone);
     expect(JSON.parse(answer).choices[0].message.content).toBe('add() subtracts: a - b should be a + b.');
     const toolResult = ollama.workChats.at(-1)!.body.messages.find((message) => message.role === 'tool');
     expect(toolResult?.content).toContain('export const add = (a, b) => a - b;');

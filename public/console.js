@@ -9,7 +9,7 @@ const TOKEN_KEY = 'oam-admin-token';
 const BASE = location.pathname.replace(/\/admin\/?$/, '');
 const ACTIVE = ['queued', 'planning', 'running'];
 const STATUSES = ['queued', 'planning', 'running', 'awaiting_approval', 'completed', 'failed', 'cancelled'];
-const SURFACES = { 'mcp-http': 'MCP', stdio: 'stdio', chat: 'Chat', a2a: 'A2A' };
+const SURFACES = { 'mcp-http': 'MCP', stdio: 'stdio', chat: 'Chat', a2a: 'A2A', http: 'console' };
 const REFRESH_MS = 3000;
 const PAGE_SIZE = 50;
 

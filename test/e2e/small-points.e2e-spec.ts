@@ -47,6 +47,16 @@ describe('first-run details', () => {
     expect(hasCase(card)).toBe(false);
     expect(card.securitySchemes).toEqual({ sso_proxy: { apiKeySecurityScheme: { description: expect.any(String), location: 'header', name: 'X-Forwarded-User' } } });
     expect(card.securityRequirements).toEqual([{ schemes: { sso_proxy: {} } }]);
+    // The Task and its metadata (token usage, agent steps) the service writes on a SendMessage: protocol JSON too.
+    ollama.enqueue({ content: 'listed' });
+    const rpc = await fetch(`${base}/a2a`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...as('erin@example.com') },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'List the files' }] } } }),
+    });
+    const reply = await rpc.json();
+    expect(reply.result.task).toMatchObject({ status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text: 'listed' }] }], metadata: { token_usage: expect.any(Object) } });
+    expect(hasCase(reply)).toBe(false);
     const legacy = await (await fetch(`${base}/.well-known/agent-card.json`)).json();
     expect(legacy).toMatchObject({ protocolVersion: '0.3', securitySchemes: { sso_proxy: { type: 'apiKey', in: 'header', name: 'X-Forwarded-User' } } });
   });

@@ -3,6 +3,7 @@ import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundEr
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { AuditService } from '../audit/audit.service.js';
 import type { AppConfig } from '../config/app-config.js';
+import { tierModels } from '../ollama/model-tiers.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
@@ -24,6 +25,7 @@ import { isUuid } from '../common/uuid.js';
  */
 export class A2aRequestHandler extends DefaultRequestHandler {
   private readonly limits: AgentRunLimits;
+  private readonly tiers: string[];
   private readonly cancelWaitMs: number;
 
   constructor(
@@ -35,6 +37,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   ) {
     super(agentCardOf(config), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed));
     this.limits = agentRunLimits(config);
+    this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
     this.cancelWaitMs = config.queue.leaseMs;
   }
@@ -81,7 +84,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
     if (!params.message) return; // the SDK refuses it
     try {
-      const parsed = taskRequestOf(params.message, this.limits);
+      const parsed = taskRequestOf(params.message, this.limits, this.tiers);
       if (parsed.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), parsed.sessionId))) {
         throw new RequestMalformedError(`message.contextId: session ${parsed.sessionId} does not exist`);
       }

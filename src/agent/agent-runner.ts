@@ -34,6 +34,10 @@ export interface AgentTask {
   client: string | null;
   /** The submitting request declared the Tasks extension: its client can answer approvals in place. */
   answersInPlace: boolean;
+  /** `direct`: one model call, no tools, no workspace. */
+  mode: 'agent' | 'direct';
+  /** The model tier the Task runs on (see `ollama.models`). */
+  tier: string;
   request: string;
   temperature: number;
   images: AgentImage[];

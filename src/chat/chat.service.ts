@@ -7,9 +7,11 @@ import { ConversationService, isTerminal } from '../conversation/conversation.se
 import { TaskFeed } from '../conversation/task-feed.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
+import { tierModels } from '../ollama/model-tiers.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { ChatInputError, parseChatRequest } from './chat-request.js';
+import { ChatModels } from './chat-models.js';
 import { agentOf, chunkOf, completionOf, modelsList, openAiError } from './chat-views.js';
 import { isUuid } from '../common/uuid.js';
 
@@ -48,7 +50,7 @@ const ACCEPT = 'chat.completions';
 @Injectable()
 export class ChatService {
   private readonly logger = new Logger('ChatApi');
-  private readonly modelId: string;
+  private readonly catalog: ChatModels;
   private readonly limits: AgentRunLimits;
   private readonly since = Math.floor(Date.now() / 1000);
 
@@ -59,20 +61,20 @@ export class ChatService {
     private readonly inputFiles: InputFilesStager,
     config: AppConfig,
   ) {
-    this.modelId = config.chat.modelId;
+    this.catalog = new ChatModels(config.chat.modelId, [...tierModels(config.ollama).keys()]);
     this.limits = agentRunLimits(config);
   }
 
   async models(caller: Caller) {
     await this.audit.record({ caller, action: 'chat.models', outcome: 'ok' });
-    return modelsList(this.modelId, this.since);
+    return modelsList(this.catalog.list.map((model) => model.id), this.since);
   }
 
   /** Validates and queues; a refused request is audited and stores nothing else. */
   async accept(caller: Caller, body: unknown): Promise<{ task: TaskEntity; stream: boolean }> {
     const detail = { arguments: withoutImageData(body) };
     try {
-      const { stream, input } = parseChatRequest(body, this.modelId, this.limits);
+      const { stream, input } = parseChatRequest(body, this.catalog, this.limits);
       const staged = await this.inputFiles.stage(caller, input).catch((error: unknown) => {
         // A refused file names its part (`messages[0].content[1].file.file_data: …`): that is the param.
         const param = isAgentError(error) && error.code === 'invalid_input' ? /^(messages\[\d+\]\.content\[\d+\][.\w]*):/.exec(error.message)?.[1] : undefined;
@@ -98,7 +100,7 @@ export class ChatService {
   /** The `chat.completion` once the Task is terminal; null when the client went away first. */
   async completion(task: TaskEntity, signal: AbortSignal) {
     const done = await this.feed.untilTerminal(task.id, signal);
-    return done && completionOf(done, this.modelId, await this.conversations.deliverables(done.id));
+    return done && completionOf(done, this.catalog.idOf(done), await this.conversations.deliverables(done.id));
   }
 
   /**
@@ -106,17 +108,17 @@ export class ChatService {
    * written, the answer, and a last chunk with the finish reason and usage.
    */
   async *chunks(task: TaskEntity, signal: AbortSignal): AsyncGenerator<object> {
-    yield chunkOf(task, this.modelId, { role: 'assistant', content: '', agent: agentOf(task) });
+    yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: agentOf(task) });
     let last = task;
     for await (const { task: now, steps, moved } of this.feed.follow(task.id, signal)) {
       last = now;
       const subtask = moved ? subtaskStep(now) : null;
       const agentSteps: AgentStep[] = [...(subtask ? [subtask] : []), ...steps.map(mapTraceStep)];
-      if (agentSteps.length > 0 || moved) yield chunkOf(now, this.modelId, { agent_steps: agentSteps, ...(moved ? { agent: agentOf(now) } : {}) });
+      if (agentSteps.length > 0 || moved) yield chunkOf(now, this.catalog.idOf(task), { agent_steps: agentSteps, ...(moved ? { agent: agentOf(now) } : {}) });
     }
     if (!isTerminal(last.status)) return;
-    if (last.result) yield chunkOf(last, this.modelId, { content: last.result });
-    yield chunkOf(last, this.modelId, {}, { deliverables: await this.conversations.deliverables(last.id) });
+    if (last.result) yield chunkOf(last, this.catalog.idOf(task), { content: last.result });
+    yield chunkOf(last, this.catalog.idOf(task), {}, { deliverables: await this.conversations.deliverables(last.id) });
   }
 
   /** Cancels the session's queued or running Task (404 when the session is not the caller's). */

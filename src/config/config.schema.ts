@@ -66,6 +66,21 @@ const headerMap = z
   })
   .default(() => ({}));
 
+/** Tier names: Chat model ids are `ollama-agent-<tier>`; `default` is `ollama.model` and `direct` is the direct mode's id. */
+const TIER_NAME = /^[a-z0-9][a-z0-9_]{0,31}$/;
+
+/**
+ * `ollama.models`: tier name → Ollama model, beside the default tier (`ollama.model`). Kept as a list of
+ * pairs: the config's keys are camel-cased at load, a tier's name must stay as written.
+ */
+const tierModels = z
+  .record(z.string(), z.string({ error: 'expected a model name per tier' }), { error: 'expected a mapping of tier names to Ollama models' })
+  .refine((tiers) => Object.entries(tiers).every(([tier, model]) => TIER_NAME.test(tier) && tier !== 'default' && tier !== 'direct' && model.trim() !== ''), {
+    error: 'tier names are 1 to 32 lower-case letters, digits or _ (not default or direct), each with a model name',
+  })
+  .transform((tiers) => Object.entries(tiers))
+  .default(() => []);
+
 const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
 /** A list of strings, refused as a whole (one message for the key, not one per item). */
 const list = (fallback: readonly string[]) =>
@@ -130,8 +145,11 @@ const shape = {
     host: text('http://127.0.0.1:11434', { httpUrl: true }),
     headers: headerMap,
     model: text('qwen3:8b', { nonEmpty: true }),
+    models: tierModels,
     temperature: decimal(0.7, 0, 2),
     num_ctx: integer(32768, 512, 1_048_576),
+    // 0: num_ctx / 8, the share the prompt budget keeps free for the answer.
+    num_predict: integer(0, 0, 524_288),
     keep_alive: text('30m', { nonEmpty: true }),
     request_timeout_ms: integer(600_000, 100, 86_400_000),
     think,
@@ -253,6 +271,8 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
     return [{ path: ['database', 'url'], message: 'required when database.type is postgres' }];
   if (config.mcp.images.max_bytes_per_image > config.mcp.images.max_total_bytes)
     return [{ path: ['mcp', 'images', 'max_bytes_per_image'], message: 'must not exceed mcp.images.max_total_bytes' }];
+  if (config.ollama.num_predict > config.ollama.num_ctx / 2)
+    return [{ path: ['ollama', 'num_predict'], message: `must not exceed half of ollama.num_ctx (${Math.floor(config.ollama.num_ctx / 2)}): the rest is the room for the prompt` }];
   if (config.workspace.isolation === 'shared' && config.auth.mode !== 'none') {
     const message = `shared lets every user's Tasks read and change each other's files; use session when auth.mode is ${config.auth.mode}`;
     return [{ path: ['workspace', 'isolation'], message }];

@@ -10,6 +10,7 @@ import { AuditChain1764892800000 } from './migrations/1764892800000-audit-chain.
 import { TaskImageBytes1764979200000 } from './migrations/1764979200000-task-image-bytes.js';
 import { SessionPrelude1765068000000 } from './migrations/1765068000000-session-prelude.js';
 import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js';
+import { QuestionsModesTiers1765238400000 } from './migrations/1765238400000-questions-modes-tiers.js';
 import { TaskSurface1765324800000 } from './migrations/1765324800000-task-surface.js';
 
 export const MIGRATIONS = [
@@ -20,6 +21,7 @@ export const MIGRATIONS = [
   TaskImageBytes1764979200000,
   SessionPrelude1765068000000,
   Approvals1765152000000,
+  QuestionsModesTiers1765238400000,
   TaskSurface1765324800000,
 ];
 

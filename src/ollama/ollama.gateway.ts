@@ -16,6 +16,8 @@ export interface ChatMessage extends Omit<Message, 'tool_calls'> {
 }
 
 export interface ChatRequest {
+  /** The Ollama model; `ollama.model` when absent. */
+  model?: string;
   messages: ChatMessage[];
   temperature: number;
   signal: AbortSignal;
@@ -24,6 +26,8 @@ export interface ChatRequest {
   format?: object;
   /** Sent only when set: Ollama refuses `think` for models without the `thinking` capability. */
   think?: boolean | 'low' | 'medium' | 'high';
+  /** Called with each piece of `content` as it streams in (never thinking), in order. */
+  onContent?: (delta: string) => void;
 }
 
 /** What `/api/show` says about the configured model. */
@@ -43,6 +47,14 @@ export interface ChatReply {
   evalCount: number;
 }
 
+/** The context share the prompt budget leaves for an answer; `ollama.num_predict: 0` sends exactly that. */
+export const OUTPUT_SHARE = 0.125;
+
+/** The `num_predict` every request sends: the configured bound, or the share of the context kept for the answer. */
+export function outputBound(ollama: { numCtx: number; numPredict: number }): number {
+  return ollama.numPredict > 0 ? ollama.numPredict : Math.floor(ollama.numCtx * OUTPUT_SHARE);
+}
+
 /**
  * Thin typed wrapper over the `ollama` client: I/O only, no rules. Every call gets a deadline
  * (`ollama.request_timeout_ms`) and the caller's abort signal; every failure becomes one OllamaError.
@@ -51,10 +63,10 @@ export interface ChatReply {
 export class OllamaGateway {
   constructor(private readonly config: AppConfig) {}
 
-  /** Capabilities and trained context of the configured model, from `/api/show`. */
-  async model(signal: AbortSignal): Promise<ModelFacts> {
+  /** Capabilities and trained context of a model (`ollama.model` unless named), from `/api/show`. */
+  async model(signal: AbortSignal, name = this.config.ollama.model): Promise<ModelFacts> {
     return this.withDeadline(signal, async (client) => {
-      const show = await client.show({ model: this.config.ollama.model });
+      const show = await client.show({ model: name });
       // The client types model_info as a Map, but it is the parsed JSON object.
       const info = (show.model_info ?? {}) as unknown as Record<string, unknown>;
       const key = Object.keys(info).find((name) => name.endsWith('.context_length'));
@@ -77,10 +89,12 @@ export class OllamaGateway {
    * One streamed `/api/chat` call, accumulated (content, thinking and tool calls may arrive in any
    * chunk); token counts come from the final chunk. `num_ctx` and `keep_alive` never vary, so the
    * model is not reloaded between calls. A stream that sends nothing for `ollama.stall_timeout_ms`
-   * after it started is aborted as `stalled`.
+   * after it started is aborted as `stalled`. `num_predict` is constant too: it bounds every answer.
    */
   async chat(request: ChatRequest): Promise<ChatReply> {
-    const { model, numCtx, keepAlive, stallTimeoutMs } = this.config.ollama;
+    const { numCtx, keepAlive, stallTimeoutMs } = this.config.ollama;
+    const model = request.model ?? this.config.ollama.model;
+    const numPredict = outputBound(this.config.ollama);
     return this.withDeadline(request.signal, async (client, abort) => {
       const stream = await client.chat({
         model,
@@ -89,7 +103,7 @@ export class OllamaGateway {
         messages: request.messages.map((message) => ({ ...message })) as Message[],
         stream: true,
         keep_alive: keepAlive,
-        options: { num_ctx: numCtx, temperature: request.temperature },
+        options: { num_ctx: numCtx, num_predict: numPredict, temperature: request.temperature },
         ...(request.tools?.length ? { tools: request.tools } : {}),
         ...(request.format ? { format: request.format } : {}),
         ...(request.think !== undefined ? { think: request.think } : {}),
@@ -104,7 +118,9 @@ export class OllamaGateway {
       try {
         for await (const chunk of stream) {
           arm();
-          reply.content += chunk.message?.content ?? '';
+          const content = chunk.message?.content ?? '';
+          reply.content += content;
+          if (content !== '') request.onContent?.(content);
           reply.thinking += chunk.message?.thinking ?? '';
           reply.toolCalls.push(...((chunk.message?.tool_calls as ChatToolCall[] | undefined) ?? []));
           if (chunk.done) {

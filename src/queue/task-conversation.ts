@@ -30,6 +30,8 @@ export class TaskConversation {
       owner: task.owner,
       client: task.client,
       answersInPlace: task.answersInPlace,
+      mode: task.mode,
+      tier: task.tier,
       request: task.request,
       temperature: task.temperature ?? this.config.ollama.temperature,
       images,

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentFailure, AgentRunner, type TaskProgress } from '../agent/agent-runner.js';
+import { RunEventHub } from '../agent/run-event-hub.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { CancelSignal, LeaseLost, ShutdownSignal } from './run-signals.js';
 import { RunnerIdentity } from './runner-identity.js';
@@ -30,6 +31,7 @@ export class TaskExecution {
     private readonly leases: LeaseKeeper,
     private readonly journal: TaskStatusJournal,
     private readonly identity: RunnerIdentity,
+    private readonly runEvents: RunEventHub,
   ) {}
 
   /** Fires the cancellation token of the Task running in this process, if it is that one. */
@@ -81,5 +83,6 @@ export class TaskExecution {
     const { status: _ignored, ...fields } = progress;
     if (!(await this.tasks.finish(lease, status, result, fields))) return;
     await this.journal.ended(task, status, result, fields);
+    if (status === 'completed' || status === 'failed' || status === 'cancelled') await this.runEvents.publish({ type: 'ended', taskId: task.id, status, result });
   }
 }

@@ -6,6 +6,7 @@ import { AuditService, type AuditDraft } from '../audit/audit.service.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { Caller } from '../identity/caller.js';
 import { SessionsService } from '../sessions/sessions.service.js';
+import { DEFAULT_TIER } from '../ollama/model-tiers.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import type { TaskRequest, TaskRequestImage } from './task-request.js';
 import type { TaskStatus } from './task-status.js';
@@ -154,6 +155,8 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     client: caller.client,
     surface: caller.transport,
     answersInPlace: input.answersInPlace ?? false,
+    mode: input.mode ?? 'agent',
+    tier: input.tier ?? DEFAULT_TIER,
     status: 'queued',
     completedSubtasks: 0,
     totalSubtasks: 1,

@@ -47,4 +47,8 @@ export interface TaskRequest {
   newSessionId?: string;
   /** The request declared the Tasks extension: its client can answer approvals in place (MCP only). */
   answersInPlace?: boolean;
+  /** `direct`: one model call without tools or workspace (Chat `agent_mode: false`, A2A skill `direct_llm`); default `agent`. */
+  mode?: 'agent' | 'direct';
+  /** The model tier (Chat model id or `agent_level`, A2A `agentLevel`); default `default`, always for MCP. */
+  tier?: string;
 }

@@ -59,6 +59,14 @@ export class TaskEntity {
   @Column({ name: 'answers_in_place', type: 'boolean', default: false })
   answersInPlace!: boolean;
 
+  /** `agent`: tools and the workspace; `direct`: one model call, no tools, no workspace. */
+  @Column({ type: 'varchar', length: 8, default: 'agent' })
+  mode!: 'agent' | 'direct';
+
+  /** The model tier (`default` is `ollama.model`; others are `ollama.models` keys). */
+  @Column({ type: 'varchar', length: 32, default: 'default' })
+  tier!: string;
+
   /** Final answer (completed) or failure reason (failed/cancelled). */
   @Column({ type: 'text', nullable: true })
   result!: string | null;

@@ -33,7 +33,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
     await ollama.stop();
   });
 
-  it('serves an honest Agent Card: JSON-RPC at /a2a (1.0 and 0.3), streaming, the execute_task skill, text and image input, no scheme in auth.mode none', async () => {
+  it('serves an honest Agent Card: JSON-RPC at /a2a (1.0 and 0.3), streaming, the execute_task and direct_llm skills, text and image input, no scheme in auth.mode none', async () => {
     const card = await (await fetch(`${base}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
     expect(card).toMatchObject({
       name: 'ollama-agent-mcp',
@@ -44,7 +44,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
       ],
       capabilities: { streaming: true, pushNotifications: false },
       defaultInputModes: ['text/plain', 'image/png', 'image/jpeg', 'image/webp', 'application/pdf', 'application/json', 'text/csv', 'application/octet-stream'],
-      skills: [{ id: 'execute_task' }],
+      skills: [{ id: 'execute_task' }, { id: 'direct_llm' }],
     });
     expect(card.securitySchemes ?? {}).toEqual({});
     expect(client.protocolVersion).toBe('1.0');
@@ -75,7 +75,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
     const updates = events.filter((event) => event.$case === 'statusUpdate').map((event) => event.value as { status: { state: TaskState; message?: Message } });
     expect(updates.some((update) => update.status.state === TaskState.TASK_STATE_WORKING)).toBe(true);
     const steps = updates.flatMap((update) => (update.status.message?.metadata?.agent_steps as { type: string }[] | undefined) ?? []);
-    expect(steps.map((step) => step.type)).toEqual(expect.arrayContaining(['plan', 'model_call', 'file_op']));
+    expect(steps.map((step) => step.type)).toEqual(expect.arrayContaining(['model_call', 'file_op']));
     const artifacts = events.filter((event) => event.$case === 'artifactUpdate').map((event) => (event.value as { artifact: { name: string; parts: Part[] } }).artifact);
     expect(artifacts.map((artifact) => artifact.name)).toEqual(['answer', 'deliverables']);
     expect(artifacts[1].parts[0]).toMatchObject({ filename: 'a2a/out.txt', content: { $case: 'url', value: expect.stringMatching(/^agent-session:\/\/[0-9a-f-]{36}\/files\/a2a\/out\.txt$/) } });

@@ -318,8 +318,8 @@ function timeline(task) {
     if (step.subtask && step.subtask !== group) items.push(h('li', { className: 'subtask-group', role: 'presentation' }, `Subtask ${step.subtask}: ${titles.get(step.subtask) ?? ''}`));
     group = step.subtask || group;
     const offset = Date.parse(step.started_at) - origin;
-    // A plan the model could not give is not a failure: the Task went on without one (the fallback).
-    const fallback = step.kind === 'plan' && Boolean(step.detail?.fallback);
+    // A plan the model could not give is not a failure of the Task: it is told and goes on without one (the fallback).
+    const fallback = step.kind === 'plan' && Boolean(step.detail?.fallback ?? (step.outcome === 'error' && step.detail?.error));
     items.push(h('li', { className: `kind-${step.kind}${step.outcome === 'ok' || fallback ? '' : ' bad'}${fallback ? ' fallback' : ''}`, dataset: { step: index + 1, kind: step.kind } },
       h('div', { className: 'step-head' },
         h('span', { className: 'step-no' }, `#${index + 1}`),
@@ -338,6 +338,7 @@ function stepBody(step) {
     case 'plan':
       if (Array.isArray(d.subtasks)) return [h('ol', { className: 'plan' }, ...d.subtasks.map((s) => h('li', {}, h('strong', {}, `${s.id}: ${s.title}`), s.dependsOn?.length ? h('span', { className: 'muted' }, ` (after ${s.dependsOn.join(', ')})`) : null, s.instructions ? h('div', { className: 'muted' }, s.instructions) : null)))];
       if (d.mode === 'direct') return [h('p', { className: 'muted' }, d.fallback ? `The model's plan could not be read (${d.fallback}), so the Task went on directly, without a plan.` : 'Answered directly, without a plan.')];
+      if (d.error) return [h('p', { className: 'muted' }, `The model's plan could not be used (${d.error}); it was told so, and went on without one or planned again.`)];
       return d.notes ? [h('p', { className: 'muted' }, String(d.notes))] : [];
     case 'model_call':
       return [

@@ -1,13 +1,13 @@
 import type { CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
-import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { AuditService } from '../audit/audit.service.js';
+import { isAgentError } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { tierModels } from '../ollama/model-tiers.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
-import { isAgentError } from '../common/agent-error.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
 import { taskRequestOf } from './a2a-message.js';
@@ -27,6 +27,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private readonly limits: AgentRunLimits;
   private readonly tiers: string[];
   private readonly cancelWaitMs: number;
+  private readonly maxQueued: number;
 
   constructor(
     private readonly conversations: ConversationService,
@@ -40,6 +41,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
     this.cancelWaitMs = config.queue.leaseMs;
+    this.maxQueued = config.queue.maxQueuedPerUser;
   }
 
   /** Blocks until the Task is terminal unless `configuration.returnImmediately` asks for the submitted Task at once. */
@@ -84,11 +86,24 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
     if (!params.message) return; // the SDK refuses it
     try {
-      const parsed = taskRequestOf(params.message, this.limits, this.tiers);
-      if (parsed.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), parsed.sessionId))) {
-        throw new RequestMalformedError(`message.contextId: session ${parsed.sessionId} does not exist`);
+      let input = taskRequestOf(params.message, this.limits, this.tiers);
+      // Issue 24: a fork is made before the SDK starts a task, so a refusal is this request's error.
+      if (input.forkFrom) {
+        const forkFrom = input.forkFrom;
+        const sessionId = await this.conversations.fork(callerOf(context), forkFrom).catch((error: unknown) => {
+          throw isAgentError(error) ? new RequestMalformedError(`message.metadata.${error.message}`) : error;
+        });
+        input = { ...input, sessionId, forkFrom: undefined };
       }
-      const input = await this.inputFiles.stage(callerOf(context), parsed).catch((error: unknown) => {
+      if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
+        throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
+      }
+      // Checked here for an A2A error; the queue checks again, exactly, when it stores the Task.
+      const queued = await this.conversations.countOwned(callerOf(context), { status: ['queued'] });
+      if (queued >= this.maxQueued) {
+        throw new UnsupportedOperationError(`queue_full: you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${this.maxQueued}); retry once some have started`);
+      }
+      input = await this.inputFiles.stage(callerOf(context), input).catch((error: unknown) => {
         throw isAgentError(error) ? new RequestMalformedError(error.message) : error;
       });
       context.state.set(ACCEPTED_INPUT, input).set(ACCEPT_ACTION, action).set(FOLLOW, follow);

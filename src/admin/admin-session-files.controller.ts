@@ -1,4 +1,4 @@
-import { Get, Param, Query, Req, StreamableFile } from '@nestjs/common';
+import { Get, Header, Param, Query, Req, StreamableFile } from '@nestjs/common';
 import { ApiOperation, ApiProduces } from '@nestjs/swagger';
 import { AgentError } from '../common/agent-error.js';
 import type { Caller } from '../identity/caller.js';
@@ -31,6 +31,8 @@ export class AdminSessionFilesController {
   @AdminAction('admin.session_file_download')
   @ApiOperation({ summary: 'Download one file of a session workspace (at most mcp.resources.max_read_bytes)' })
   @ApiProduces('application/octet-stream')
+  // The type is guessed from the name of a file a command wrote: no browser may guess another (HTML).
+  @Header('X-Content-Type-Options', 'nosniff')
   async download(@Param() { id, path }: SessionFileParamDto, @Req() req: AdminRequest) {
     await this.visible(req.caller!, id);
     const file = await this.files.readAny(id, path.join('/'));

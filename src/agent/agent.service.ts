@@ -24,9 +24,10 @@ import { CoreToolSource } from './core-tools.js';
 import type { RunEvents } from './core/run-events.js';
 import type { RunState } from './core/run-state.js';
 import { decodeRunState, encodeRunState, UnreadableRunState } from './core/run-state-codec.js';
-import type { ToolCallContext, ToolResult } from './core/tool-source.js';
+import type { ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
 import { resolveProfile, type ModelProfile } from './model-profile.js';
 import { DIRECT_SYSTEM_PROMPT, PLAN_GUIDANCE, SYSTEM_PROMPT } from './prompts.js';
+import { RunToolSources } from './core/run-tool-sources.js';
 import { RunEventHub } from './run-event-hub.js';
 import { RunLoop, type RunOutcome } from './run-loop.js';
 import { progressReporter, traceWriter } from './run-subscribers.js';
@@ -49,6 +50,7 @@ export class AgentService extends AgentRunner {
     private readonly config: AppConfig,
     private readonly approvals: ApprovalsService,
     private readonly hub: RunEventHub,
+    private readonly extraSources: RunToolSources,
   ) {
     super();
   }
@@ -61,8 +63,11 @@ export class AgentService extends AgentRunner {
     const profile = await this.profile(task, model, signal);
     // The direct mode has no tools and no workspace: one answer from the model.
     const workspace = direct ? null : await this.openWorkspace(task);
-    const caller = { user: task.owner, email: null, groups: [] };
-    const sources = direct ? [] : [this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx })];
+    const caller = { user: task.owner, email: null, groups: task.ownerGroups };
+    // After the workspace's and the core's own tools: each MCP server the caller may use (or their catalog).
+    const sources: ToolSource[] = direct
+      ? []
+      : [this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx }), ...(await this.extraSources.forCaller(caller))];
     const routes = await ApprovalExecutor.routesOf(sources, caller);
     const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task);
     const tools = [...routes.values()].map((route) => route.offered.definition);
@@ -77,7 +82,7 @@ export class AgentService extends AgentRunner {
       let outcome: RunOutcome;
       if (answered) {
         // Only an agent-mode Task answers a pause, so it has its workspace.
-        const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events };
+        const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events, model: state.model };
         const result = await this.answerResult(answered, state, executor, context);
         outcome = await loop.resume(result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {
@@ -92,6 +97,8 @@ export class AgentService extends AgentRunner {
     } catch (error) {
       if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: state.tokens.input, outputTokens: state.tokens.output });
       throw error;
+    } finally {
+      await Promise.all(sources.map((source) => source.endRun?.({ taskId: task.id, sessionId: task.sessionId })));
     }
   }
 
@@ -117,8 +124,8 @@ export class AgentService extends AgentRunner {
   private resumedState(task: AgentTask, approval: ApprovalEntity): RunState {
     try {
       const stored = decodeRunState(approval.resume, { taskId: task.id, sessionId: task.sessionId, tier: DEFAULT_TIER, model: this.config.ollama.model });
-      const bySubtask = stored.tokens.bySubtask;
-      return { ...stored, taskId: task.id, changes: {}, tokens: { input: 0, output: 0, bySubtask }, rounds: 0, pause: stored.pause && { ...stored.pause, id: approval.id } };
+      // Token counts, the critical path and the changed files are each Task's own, as its row reports them.
+      return { ...stored, taskId: task.id, changes: {}, tokens: { input: 0, output: 0, bySubtask: {} }, rounds: 0, pause: stored.pause && { ...stored.pause, id: approval.id } };
     } catch (error) {
       if (error instanceof UnreadableRunState) throw new AgentFailure(error.message);
       throw error;

@@ -60,6 +60,8 @@ export class RunLoop {
   private readonly knownTools: Set<string>;
   private readonly answer: AnswerStream;
   private readonly seen = new Map<string, number>();
+  /** Images of the turn's results by their index, until the turn joins the conversation (not kept in the RunState: a pause drops them). */
+  private readonly turnImages = new Map<number, Buffer[]>();
   private roundsInStep = 0;
   private invalidRounds = 0;
 
@@ -109,6 +111,7 @@ export class RunLoop {
       });
       if (calls.length > 0) {
         this.answer.withdraw();
+        await this.answer.flushed();
         state.turn = { calls, results: [] };
         const paused = await this.runTurn();
         if (paused) return paused;
@@ -196,6 +199,7 @@ export class RunLoop {
         workspace: this.context.workspace!,
         caller: this.context.caller,
         events: this.deps.events,
+        model: state.model,
         label,
       });
       if (outcome.kind === 'pause') {
@@ -208,6 +212,7 @@ export class RunLoop {
         return { kind: 'pause', pause };
       }
       state.turn.results.push({ call, output: await this.apply(call, outcome.result) });
+      if (outcome.result.images?.length) this.turnImages.set(state.turn.results.length - 1, outcome.result.images);
     }
     const { results } = state.turn;
     this.invalidRounds = invalid === results.length ? this.invalidRounds + 1 : 0;
@@ -225,6 +230,13 @@ export class RunLoop {
     if (result.change) {
       state.changes[result.change.path] = mergeChange(state.changes[result.change.path], result.change);
       await this.deps.events.emit({ type: 'file_change', taskId: state.taskId, change: result.change });
+    }
+    // The Task's model answered for the tool (an MCP server's sampling requests): the Task's tokens.
+    if (result.tokens) {
+      state.tokens.input += result.tokens.input;
+      state.tokens.output += result.tokens.output;
+      state.tokens.bySubtask[state.position.subtask] = (state.tokens.bySubtask[state.position.subtask] ?? 0) + result.tokens.input + result.tokens.output;
+      await this.deps.events.emit({ type: 'tokens', taskId: state.taskId, inputTokens: state.tokens.input, outputTokens: state.tokens.output });
     }
     const output = result.plan ? await this.applyPlan(result.plan) : result.output;
     const fingerprint = fingerprintOf(call, output);
@@ -266,12 +278,18 @@ export class RunLoop {
   private endTurn(results: TurnResult[]): void {
     this.state.messages.push(...this.resultMessages(results));
     this.state.turn = { calls: [], results: [] };
+    this.turnImages.clear();
   }
 
   /** How a turn's results join the conversation: one message per result, or one text block for a text-protocol model. */
   private resultMessages(results: TurnResult[]): ChatMessage[] {
     if (this.model.textMode) return [textToolResults(results)];
-    return results.map(({ call, output }) => ({ role: 'tool', tool_name: call.function.name, ...(call.id ? { tool_call_id: call.id } : {}), content: output }));
+    // A tool's images (an MCP server's image content) go with its result to a vision model; others get the text only.
+    const vision = this.context.profile.facts.capabilities.includes('vision');
+    return results.map(({ call, output }, index) => {
+      const images = vision ? this.turnImages.get(index) : undefined;
+      return { role: 'tool', tool_name: call.function.name, ...(call.id ? { tool_call_id: call.id } : {}), content: output, ...(images ? { images } : {}) };
+    });
   }
 
   private countRound(): void {

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import { AgentError } from '../common/agent-error.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
 import type { TaskRequest } from '../queue/task-request.js';
+import { SessionFork } from '../queue/session-fork.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { WorkspaceError } from '../workspace/workspace-error.js';
 import { assertRoom } from '../workspace/workspace-usage.js';
@@ -23,11 +23,14 @@ export class InputFilesStager {
     private readonly config: AppConfig,
     private readonly sessions: SessionsService,
     private readonly workspace: WorkspaceService,
+    private readonly forks: SessionFork,
   ) {}
 
-  async stage(caller: Caller, input: TaskRequest): Promise<TaskRequest> {
-    if (!input.files?.length) return input;
-    const checked = await checkInputFiles(input.files, this.config.mcp.files);
+  async stage(caller: Caller, request: TaskRequest): Promise<TaskRequest> {
+    if (!request.files?.length) return request;
+    const checked = await checkInputFiles(request.files, this.config.mcp.files);
+    // A fork (issue 24) is made first, so the files land in the forked session's workspace.
+    const input = request.forkFrom ? { ...request, sessionId: (await this.forks.fork(caller, request.forkFrom)).sessionId, forkFrom: undefined } : request;
     if (input.sessionId !== null && !(await this.sessions.findOwned(input.sessionId, caller.user))) {
       throw new AgentError('session_not_found', `session_id: session ${input.sessionId} does not exist.`);
     }
@@ -35,10 +38,11 @@ export class InputFilesStager {
     const paths = await this.workspace.forTask(input.sessionId ?? newSessionId!);
     const inputs = [];
     try {
-      await assertRoom(paths, checked.reduce((sum, file) => sum + file.data.length, 0));
+      // All of them or none: the whole batch against the quota first, then each write (confined, atomic) checks again.
+      await assertRoom(paths, checked.reduce((sum, file) => sum + file.data.length, 0), checked.length);
       for (const file of checked) {
         const path = `${INPUTS_DIR}/${file.name}`;
-        await writeFile(await paths.forWrite(path), file.data);
+        await this.workspace.files.writeFile(paths, path, file.data);
         inputs.push({ path, mimeType: file.mimeType, bytes: file.data.length, sha256: file.sha256 });
       }
     } catch (error) {

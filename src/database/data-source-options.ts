@@ -11,7 +11,9 @@ import { TaskImageBytes1764979200000 } from './migrations/1764979200000-task-ima
 import { SessionPrelude1765068000000 } from './migrations/1765068000000-session-prelude.js';
 import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js';
 import { QuestionsModesTiers1765238400000 } from './migrations/1765238400000-questions-modes-tiers.js';
-import { TaskSurface1765324800000 } from './migrations/1765324800000-task-surface.js';
+import { FairQueueIndex1765240000000 } from './migrations/1765240000000-fair-queue-index.js';
+import { TaskOwnerGroups1765324800000 } from './migrations/1765324800000-task-owner-groups.js';
+import { TaskSurface1765411200000 } from './migrations/1765411200000-task-surface.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -22,7 +24,9 @@ export const MIGRATIONS = [
   SessionPrelude1765068000000,
   Approvals1765152000000,
   QuestionsModesTiers1765238400000,
-  TaskSurface1765324800000,
+  FairQueueIndex1765240000000,
+  TaskOwnerGroups1765324800000,
+  TaskSurface1765411200000,
 ];
 
 /**

@@ -28,6 +28,8 @@ export interface ChatRequest {
   think?: boolean | 'low' | 'medium' | 'high';
   /** Called with each piece of `content` as it streams in (never thinking), in order. */
   onContent?: (delta: string) => void;
+  /** The most tokens to generate for this call (an MCP server's sampling request); absent: `ollama.num_predict`'s bound. */
+  numPredict?: number;
 }
 
 /** What `/api/show` says about the configured model. */
@@ -103,7 +105,7 @@ export class OllamaGateway {
         messages: request.messages.map((message) => ({ ...message })) as Message[],
         stream: true,
         keep_alive: keepAlive,
-        options: { num_ctx: numCtx, num_predict: numPredict, temperature: request.temperature },
+        options: { num_ctx: numCtx, num_predict: request.numPredict ?? numPredict, temperature: request.temperature },
         ...(request.tools?.length ? { tools: request.tools } : {}),
         ...(request.format ? { format: request.format } : {}),
         ...(request.think !== undefined ? { think: request.think } : {}),

@@ -28,6 +28,7 @@ export class TaskConversation {
       id: task.id,
       sessionId: task.sessionId,
       owner: task.owner,
+      ownerGroups: JSON.parse(task.ownerGroups) as string[],
       client: task.client,
       answersInPlace: task.answersInPlace,
       mode: task.mode,

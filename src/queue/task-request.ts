@@ -45,6 +45,8 @@ export interface TaskRequest {
   inputs?: StagedInputFile[];
   /** The id the new session takes, chosen when its workspace had to exist before the Task (staged files). */
   newSessionId?: string;
+  /** Issue 24: start a new session forked from this Task of the caller (its conversation and workspace at that Task). */
+  forkFrom?: string;
   /** The request declared the Tasks extension: its client can answer approvals in place (MCP only). */
   answersInPlace?: boolean;
   /** `direct`: one model call without tools or workspace (Chat `agent_mode: false`, A2A skill `direct_llm`); default `agent`. */

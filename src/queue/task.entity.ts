@@ -20,6 +20,10 @@ export class TaskEntity {
   @Column({ type: 'varchar', length: 320 })
   owner!: string;
 
+  /** The owner's groups at submission, as a JSON list (an MCP server's `allow_groups` is checked against them). */
+  @Column({ name: 'owner_groups', type: 'text', default: '[]' })
+  ownerGroups!: string;
+
   @Column({ type: 'text' })
   request!: string;
 

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
@@ -15,6 +15,7 @@ import { BodyBudget } from '../http/body-budget.js';
 import { readJsonBody } from '../http/json-body.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
+import { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 
 type IdentifiedRequest = Request & { caller?: Caller };
 
@@ -28,6 +29,8 @@ type IdentifiedRequest = Request & { caller?: Caller };
 export class A2aEndpoint {
   private readonly handler: A2aRequestHandler;
   private readonly maxBodyBytes: number;
+  /** With auth.mode oauth, the card too needs a token unless auth.oauth.public_routes names it. */
+  private readonly guardedCard: boolean;
 
   constructor(
     conversations: ConversationService,
@@ -37,14 +40,18 @@ export class A2aEndpoint {
     private readonly budget: BodyBudget,
     inputFiles: InputFilesStager,
     config: AppConfig,
+    @Optional() issuer?: IssuerMetadata,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, issuer);
+    this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes, config.mcp.files.maxBytes);
   }
 
   mount(app: Express): void {
-    const card = async () => withProtocolJson(await this.handler.getAgentCard());
-    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: card, legacyCompat: { enabled: true } }));
+    if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
+    // The SDK's 1.0 route would write the card's oneofs as {$case, value}: withProtocolJson gives it the A2A 1.0 JSON.
+    const agentCardProvider = async () => withProtocolJson(await this.handler.getAgentCard());
+    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } }));
     app.use(
       '/a2a',
       (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),
@@ -52,10 +59,16 @@ export class A2aEndpoint {
     );
   }
 
+  private async admitCard(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const admission = await this.identity.admit(req, 'a2a', '/.well-known/agent-card.json');
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, { error: 'unauthorized', message: admission.refusal.message }, admission.refusal.headers);
+    next();
+  }
+
   private async admit(req: IdentifiedRequest, res: Response, next: NextFunction): Promise<void> {
     if (req.method !== 'POST') return next();
     const admission = await this.identity.admit(req, 'a2a', '/a2a');
-    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message));
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message), admission.refusal.headers);
     // What the body holds counts against server.max_buffered_bytes until the answer is written.
     const lease = this.budget.lease();
     res.once('close', lease.release);

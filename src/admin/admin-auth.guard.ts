@@ -2,7 +2,7 @@ import { applyDecorators, Injectable, SetMetadata, type CanActivate, type Execut
 import { ApiExtension } from '@nestjs/swagger';
 import { Reflector } from '@nestjs/core';
 import { HttpException, HttpStatus } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { anonymous, type Caller } from '../identity/caller.js';
@@ -20,6 +20,8 @@ export const OWN_VIEW = 'admin:own_view';
 export const OwnView = () => applyDecorators(SetMetadata(OWN_VIEW, true), ApiExtension('x-own-view', true));
 
 export type AdminRequest = Request & { caller?: Caller };
+
+const ERRORS = { 401: 'unauthorized', 403: 'forbidden', 503: 'unavailable' } as const;
 
 /**
  * Every /admin route: the caller must be identified (401) and, unless the route is an own view, an
@@ -39,9 +41,11 @@ export class AdminAuthGuard implements CanActivate {
     const action = this.reflector.get<string>(ADMIN_ACTION, context.getHandler()) ?? 'admin.request';
     const identified = await this.identity.forHttp(req);
     if ('refusal' in identified) {
-      const { reason, address, action: authAction } = identified.refusal;
-      await this.audit.record({ caller: anonymous(address), action: authAction, outcome: 'rejected', detail: { reason, path: req.path } });
-      throw new HttpException({ error: 'unauthorized', message: reason }, HttpStatus.UNAUTHORIZED);
+      const { reason, address, action: authAction, status = 401, headers = {}, caller, token } = identified.refusal;
+      await this.audit.record({ caller: caller ?? anonymous(address), action: authAction, outcome: 'rejected', detail: { reason, path: req.path, ...(token && { token }) } });
+      // The WWW-Authenticate challenge of auth.mode oauth.
+      context.switchToHttp().getResponse<Response>().set(headers);
+      throw new HttpException({ error: ERRORS[status], message: reason }, status);
     }
     const caller = identified.caller;
     // With auth.mode none the one local user opens the console with the admin token (the sign-in URL of

@@ -40,13 +40,16 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { ...globals.node } },
   },
   {
+    // The console's classic scripts share one global scope: each names what it takes from the other
+    // (/* global */) and what it gives (/* exported */), which only ESLint's own no-unused-vars reads.
     files: ['public/**/*.js'],
-    languageOptions: { globals: { ...globals.browser } },
+    languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
+    rules: { 'no-redeclare': ['error', { builtinGlobals: false }], '@typescript-eslint/no-unused-vars': 'off', 'no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }] },
   },
   prettier,
 );

@@ -1,6 +1,8 @@
 // More console views, on console.js's helpers (h, api, clock, status…), which load after this file
 // and are only called from here once the page runs: #/approvals (everyone's own, admins all) and
 // #/usage (admins). Plain DOM, values as text only.
+/* global api, h, setView, signedIn, local, short, approvalItem, handleAuthError, scheduleRefresh, banner */
+/* exported refreshApprovalBadge, approvalsView, usageView */
 'use strict';
 
 /** The header badge: how many approvals wait for the signed-in user (admins: for anyone). */

@@ -1,6 +1,7 @@
 // The console: plain DOM, no framework, no inline script (strict CSP). Every value from the API goes in
 // as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals; admins also
 // #/audit and #/usage (console-views.js). Any signed-in user sees their own Tasks; admins everyone's.
+/* global refreshApprovalBadge, usageView, approvalsView -- defined in console-views.js */
 'use strict';
 
 const AUTH_MODE = document.querySelector('meta[name="oam-auth-mode"]').content;

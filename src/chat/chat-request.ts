@@ -106,7 +106,7 @@ function dataUrlFile(file: unknown, at: string): TaskRequestFile {
   if (filename !== undefined && (typeof filename !== 'string' || filename.length > 255)) throw new ChatInputError(`${at}.filename: must be a string of at most 255 characters.`, `${at}.filename`);
   const bytes = Buffer.from(match[2], 'base64');
   if (bytes.toString('base64') !== match[2]) throw new ChatInputError(`${at}.file_data: must be valid, padded Base64.`, `${at}.file_data`);
-  return { name: (filename as string | undefined) ?? '', mediaType: match[1], data: bytes, at: `${at}.file_data` };
+  return { name: (filename) ?? '', mediaType: match[1], data: bytes, at: `${at}.file_data` };
 }
 
 /**

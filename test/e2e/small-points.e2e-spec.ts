@@ -90,8 +90,8 @@ describe('npm start', () => {
     const port = await freePort();
     const npm = spawn('npm', ['start'], { cwd: root, env: { PATH: process.env.PATH, AGENT_CONFIG: file, AGENT__SERVER__PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    npm.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    npm.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    npm.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    npm.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const started = Date.now();
     while (!out.includes('listening:') && Date.now() - started < 20_000) await new Promise((done) => setTimeout(done, 100));
     expect(out).toContain('listening:');

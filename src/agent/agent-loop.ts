@@ -1,3 +1,4 @@
+import type { AnswerStream } from '../events/answer-stream.js';
 import { createHash } from 'node:crypto';
 import type { Tool } from 'ollama';
 import { nowIso } from '../common/clock.js';
@@ -108,12 +109,16 @@ export class AgentLoop {
     );
   }
 
+  get taskId(): string {
+    return this.context.taskId;
+  }
+
   /**
    * One model call on the conversation plus `extra` messages that are not kept, optionally with a
    * structured-output schema. 5xx answers (e.g. a tool call Ollama could not parse) are retried with
    * feedback to the model, at most twice; a stalled stream once.
    */
-  async call(subtask: string, options: { extra?: ChatMessage[]; format?: object; label?: string } = {}): Promise<ChatReply> {
+  async call(subtask: string, options: { extra?: ChatMessage[]; format?: object; label?: string; answer?: AnswerStream } = {}): Promise<ChatReply> {
     const feedback: ChatMessage[] = [];
     let stalls = 0;
     for (let attempt = 0; ; attempt++) {
@@ -121,6 +126,7 @@ export class AgentLoop {
       const startedAt = nowIso();
       const started = Date.now();
       const estimated = this.fit([...feedback, ...(options.extra ?? [])]);
+      options.answer?.restart();
       try {
         const reply = await this.deps.ollama.chat({
           messages: [...this.messages, ...feedback, ...(options.extra ?? [])],
@@ -129,6 +135,7 @@ export class AgentLoop {
           format: options.format,
           think: this.context.profile.think,
           signal: this.context.signal,
+          ...(options.answer ? { onContent: (content: string) => options.answer!.chunk(content) } : {}),
         });
         this.messages.push(...feedback);
         this.budget.observe(estimated, reply.promptEvalCount);
@@ -168,7 +175,7 @@ export class AgentLoop {
    * Progress names the step (`ollama chat`, a subtask's title) with its round, and each tool call,
    * after the step's name when `toolsUnderStep`.
    */
-  async untilAnswer(subtask: string, step: string, toolsUnderStep = false): Promise<string> {
+  async untilAnswer(subtask: string, step: string, toolsUnderStep = false, answerStream?: AnswerStream): Promise<string> {
     const { maxRoundsPerSubtask, maxRoundsPerTask } = this.deps.config.agent;
     const seen = new Map<string, number>();
     let invalidRounds = 0;
@@ -179,7 +186,7 @@ export class AgentLoop {
       if (round > maxRoundsPerSubtask) throw new AgentFailure(`Stopped: the round limit of ${maxRoundsPerSubtask} model calls per subtask was reached.`);
       if (++this.roundsInTask > maxRoundsPerTask) throw new AgentFailure(`Stopped: the round limit of ${maxRoundsPerTask} model calls per task was reached.`);
       await this.context.onAction(round === 1 ? step : `${step} (round ${round})`);
-      const reply = await this.call(subtask);
+      const reply = await this.call(subtask, { answer: answerStream });
       const { answer, thinking: leaked } = splitThinking(reply.content);
       const thinking = [reply.thinking, leaked].filter(Boolean).join('\n\n');
       const text = this.context.profile.toolMode === 'text';
@@ -201,6 +208,7 @@ export class AgentLoop {
             );
           }
           continued += answer;
+          answerStream?.continueAfter(continued);
           this.messages.push({ role: 'user', content: CONTINUE_FEEDBACK });
           continue;
         }
@@ -216,6 +224,7 @@ export class AgentLoop {
         }
         return continued + answer;
       }
+      await answerStream?.discard();
       this.turn = { calls, results: [] };
       const { results } = this.turn;
       let invalid = 0;

@@ -9,6 +9,8 @@ import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
 import type { FileChange } from '../workspace/workspace-files.js';
 import { WorkspaceError } from '../workspace/workspace-error.js';
 import { sessionFileUri } from '../workspace/session-file-uri.js';
+import { AnswerStream } from '../events/answer-stream.js';
+import { TaskEvents } from '../events/task-events.js';
 import { AgentLoop } from './agent-loop.js';
 import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask, type TaskProgress } from './agent-runner.js';
 import { ApprovalGate, ApprovalPause } from './approval-gate.js';
@@ -41,6 +43,7 @@ export class PlanningAgent extends AgentRunner {
     private readonly trace: TraceRepository,
     private readonly config: AppConfig,
     private readonly approvals: ApprovalsService,
+    private readonly events: TaskEvents,
   ) {
     super();
   }
@@ -127,7 +130,7 @@ export class PlanningAgent extends AgentRunner {
 
   private async direct(loop: AgentLoop, report: Report): Promise<AgentOutcome> {
     await report({ status: 'running', currentTask: DIRECT_STEP, completedSubtasks: 0, totalSubtasks: 1 });
-    const answer = await loop.untilAnswer('', DIRECT_STEP);
+    const answer = await loop.untilAnswer('', DIRECT_STEP, false, new AnswerStream(loop.taskId, this.events));
     return this.outcome(loop, answer, { completedSubtasks: 1, totalSubtasks: 1, criticalPathTokens: 0 });
   }
 
@@ -147,7 +150,7 @@ export class PlanningAgent extends AgentRunner {
     }
     await report({ status: 'running', currentTask: SUMMARY_STEP, completedSubtasks: total, totalSubtasks: total });
     if (resumeAt !== total) loop.messages.push({ role: 'user', content: SUMMARY_INSTRUCTION });
-    const summary = await loop.untilAnswer('', SUMMARY_STEP, true);
+    const summary = await loop.untilAnswer('', SUMMARY_STEP, true, new AnswerStream(loop.taskId, this.events));
     return this.outcome(loop, summary, { completedSubtasks: total, totalSubtasks: total, criticalPathTokens: criticalPathTokens(subtasks, loop.tokenMap) });
   }
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PlainSql } from '../database/plain-sql.js';
+import { TaskEvents } from '../events/task-events.js';
 import { TaskStepEntity, type StepKind } from './task-step.entity.js';
 
 export interface StepRecord {
@@ -18,7 +19,10 @@ export interface StepRecord {
 /** Stores the execution trace of Tasks (`task_steps`). */
 @Injectable()
 export class TraceRepository {
-  constructor(private readonly sql: PlainSql) {}
+  constructor(
+    private readonly sql: PlainSql,
+    private readonly events: TaskEvents,
+  ) {}
 
   async append(step: StepRecord): Promise<void> {
     const row = new TaskStepEntity();
@@ -36,6 +40,8 @@ export class TraceRepository {
       detail: JSON.stringify(step.detail, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)),
     } satisfies Omit<TaskStepEntity, 'seq'>);
     await this.sql.insert(TaskStepEntity, [row]);
+    // Bridge (issue 23) until the new core emits `step` itself: the stored step, announced.
+    await this.events.emit({ type: 'step', taskId: step.taskId, step });
   }
 
   forTask(taskId: string): Promise<TaskStepEntity[]> {

@@ -24,6 +24,8 @@ export interface ChatRequest {
   format?: object;
   /** Sent only when set: Ollama refuses `think` for models without the `thinking` capability. */
   think?: boolean | 'low' | 'medium' | 'high';
+  /** Each chunk's `content` as it arrives (never `thinking`), for streaming the answer (issue 23). */
+  onContent?: (content: string) => void | Promise<void>;
 }
 
 /** What `/api/show` says about the configured model. */
@@ -105,6 +107,7 @@ export class OllamaGateway {
         for await (const chunk of stream) {
           arm();
           reply.content += chunk.message?.content ?? '';
+          if (request.onContent && chunk.message?.content) await request.onContent(chunk.message.content);
           reply.thinking += chunk.message?.thinking ?? '';
           reply.toolCalls.push(...((chunk.message?.tool_calls as ChatToolCall[] | undefined) ?? []));
           if (chunk.done) {

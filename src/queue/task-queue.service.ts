@@ -1,3 +1,4 @@
+import { TaskEvents } from '../events/task-events.js';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
@@ -26,6 +27,7 @@ export class TaskQueueService {
     private readonly unitOfWork: UnitOfWork,
     private readonly worker: TaskWorker,
     private readonly execution: TaskExecution,
+    private readonly events: TaskEvents,
   ) {}
 
   /**
@@ -54,6 +56,7 @@ export class TaskQueueService {
       detail: { ...accepted.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
     });
     await this.unitOfWork.commit({ writes: [...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images)], shared: [event] });
+    await this.events.emit({ type: 'accepted', taskId: task.id, sessionId, owner: caller.user, groups: caller.groups });
     this.worker.wake();
     return task;
   }
@@ -115,6 +118,9 @@ export class TaskQueueService {
         sessionId: task.sessionId,
         detail: { status: 'cancelled' },
       });
+      const cancelled = await this.tasks.findById(taskId);
+      await this.events.emit({ type: 'ended', taskId, status: 'cancelled', result: cancelled?.result ?? '' });
+      return cancelled;
     } else if (await this.tasks.requestCancel(taskId)) {
       this.execution.cancelLocal(taskId);
     }

@@ -12,6 +12,8 @@ export interface TaskView {
   outputTokens: number;
   criticalPathTokens: number;
   result: string | null;
+  /** The answer written so far while the Task runs (issue 23): shown as `result` with WRITING_MESSAGE. */
+  answerDraft?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -26,10 +28,14 @@ export const STATUS_MESSAGES: Record<TaskStatus, string> = {
   cancelled: 'タスクは取り消されました。',
 };
 
+/** The running message once the answer is being written: the spec's sentence, then what the result holds. */
+export const WRITING_MESSAGE = `${STATUS_MESSAGES.running}回答を書いています。`;
+
 /** `key: value`, or a bare `key:` when empty, as the spec's examples show. */
 const field = (key: string, value: string) => (value === '' ? `${key}:` : `${key}: ${value}`);
 
 export function formatStatusText(view: TaskView): string {
+  const writing = view.status === 'running' && !!view.answerDraft;
   return [
     `task_id: ${view.taskId}`,
     `session_id: ${view.sessionId}`,
@@ -38,8 +44,8 @@ export function formatStatusText(view: TaskView): string {
     field('current_task', view.currentTask),
     `token_usage: input=${view.inputTokens} output=${view.outputTokens} total=${view.inputTokens + view.outputTokens}`,
     `critical_path_tokens: ${view.criticalPathTokens}`,
-    `message: ${STATUS_MESSAGES[view.status]}`,
-    field('result', view.result ?? ''),
+    `message: ${writing ? WRITING_MESSAGE : STATUS_MESSAGES[view.status]}`,
+    field('result', writing ? view.answerDraft! : (view.result ?? '')),
   ].join('\n');
 }
 

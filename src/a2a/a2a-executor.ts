@@ -3,7 +3,7 @@ import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { applyDelta } from '../events/answer-drafts.js';
-import { commonPrefix } from '../events/answer-stream.js';
+import { commonPrefix } from '../common/common-prefix.js';
 import type { TaskRequest } from '../queue/task-request.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { A2A_STATE, a2aTaskOf, answerArtifact, artifactsOf, progressMessage } from './a2a-task.mapper.js';

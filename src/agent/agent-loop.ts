@@ -1,4 +1,4 @@
-import type { AnswerStream } from '../events/answer-stream.js';
+import type { AnswerStream } from './answer-stream.js';
 import { createHash } from 'node:crypto';
 import type { Tool } from 'ollama';
 import { nowIso } from '../common/clock.js';

@@ -9,8 +9,8 @@ import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
 import type { FileChange } from '../workspace/workspace-files.js';
 import { WorkspaceError } from '../workspace/workspace-error.js';
 import { sessionFileUri } from '../workspace/session-file-uri.js';
-import { AnswerStream } from '../events/answer-stream.js';
-import { TaskEvents } from '../events/task-events.js';
+import { AnswerStream } from './answer-stream.js';
+import { RunEventSink } from './core/run-events.js';
 import { AgentLoop } from './agent-loop.js';
 import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask, type TaskProgress } from './agent-runner.js';
 import { ApprovalGate, ApprovalPause } from './approval-gate.js';
@@ -43,7 +43,7 @@ export class PlanningAgent extends AgentRunner {
     private readonly trace: TraceRepository,
     private readonly config: AppConfig,
     private readonly approvals: ApprovalsService,
-    private readonly events: TaskEvents,
+    private readonly events: RunEventSink,
   ) {
     super();
   }

@@ -1,27 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { PlainSql } from '../database/plain-sql.js';
-import { TaskEvents } from '../events/task-events.js';
-import { TaskStepEntity, type StepKind } from './task-step.entity.js';
+import { RunEventSink } from './core/run-events.js';
+import type { StepRecord } from './core/step-record.js';
+import { TaskStepEntity } from './task-step.entity.js';
 
-export interface StepRecord {
-  taskId: string;
-  subtask: string;
-  kind: StepKind;
-  name: string;
-  outcome: 'ok' | 'error' | 'denied' | 'timeout' | 'cancelled';
-  inputTokens?: number;
-  outputTokens?: number;
-  durationMs: number;
-  startedAt: string;
-  detail: Record<string, unknown>;
-}
+export type { StepRecord };
 
 /** Stores the execution trace of Tasks (`task_steps`). */
 @Injectable()
 export class TraceRepository {
   constructor(
     private readonly sql: PlainSql,
-    private readonly events: TaskEvents,
+    private readonly events: RunEventSink,
   ) {}
 
   async append(step: StepRecord): Promise<void> {

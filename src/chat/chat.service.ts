@@ -6,7 +6,7 @@ import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { applyDelta } from '../events/answer-drafts.js';
-import { commonPrefix } from '../events/answer-stream.js';
+import { commonPrefix } from '../common/common-prefix.js';
 import type { Caller } from '../identity/caller.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';

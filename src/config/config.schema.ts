@@ -146,8 +146,9 @@ const shape = {
     poll_interval_ms: integer(1000, 10, 3_600_000),
     lease_ms: integer(30_000, 1000, 3_600_000),
     shutdown_grace_ms: integer(30_000, 0, 3_600_000),
-    // How often a streamed Chat API answer or a waiting A2A call reads the followed Task's row and trace.
-    progress_poll_ms: integer(250, 10, 60_000),
+    // Only a fallback: followers of a Task are pushed its events (in process, or LISTEN/NOTIFY between
+    // replicas); after this long without one they read its row, trace and answer draft anyway.
+    progress_poll_ms: integer(2000, 10, 60_000),
   }),
   workspace: section({
     root: text('./workspace', { nonEmpty: true }),

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { RunEvent } from '../agent/core/run-events.js';
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
 import { AppConfig } from '../config/app-config.js';
-import { commonPrefix } from '../events/answer-stream.js';
+import { commonPrefix } from '../common/common-prefix.js';
 import { AnswerDrafts, applyDelta } from '../events/answer-drafts.js';
 import { TaskEvents } from '../events/task-events.js';
 import type { TaskEntity } from '../queue/task.entity.js';

@@ -1,17 +1,10 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { RunEvent } from '../agent/core/run-events.js';
-import { nowIso } from '../common/clock.js';
-import { PlainSql } from '../database/plain-sql.js';
+import { AnswerDraftRepository, type AnswerDraft } from './answer-draft.repository.js';
 import { TaskEvents } from './task-events.js';
 
 /** How long answer deltas gather before the draft row is written (one write per burst of tokens). */
 const WRITE_AFTER_MS = 100;
-
-export interface AnswerDraft {
-  text: string;
-  /** The seq of the last delta the text includes. */
-  seq: number;
-}
 
 /** Applies one delta to the answer: `text` at `offset`, dropping what followed. */
 export const applyDelta = (answer: string, delta: { offset: number; text: string }) => answer.slice(0, delta.offset) + delta.text;
@@ -29,7 +22,7 @@ export class AnswerDrafts implements OnModuleInit, OnModuleDestroy {
   private unsubscribe: (() => void) | null = null;
 
   constructor(
-    private readonly sql: PlainSql,
+    private readonly repository: AnswerDraftRepository,
     private readonly events: TaskEvents,
   ) {}
 
@@ -45,9 +38,8 @@ export class AnswerDrafts implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  async read(taskId: string): Promise<AnswerDraft | null> {
-    const [row] = await this.sql.all<{ text: string; seq: number }>('SELECT text, seq FROM task_answer_drafts WHERE task_id = ?', [taskId]);
-    return row ? { text: row.text, seq: Number(row.seq) } : null;
+  read(taskId: string): Promise<AnswerDraft | null> {
+    return this.repository.read(taskId);
   }
 
   private observe(event: RunEvent): void {
@@ -71,10 +63,7 @@ export class AnswerDrafts implements OnModuleInit, OnModuleDestroy {
 
   private async write(taskId: string, draft: AnswerDraft): Promise<void> {
     try {
-      await this.sql.run(
-        'INSERT INTO task_answer_drafts (task_id, text, seq, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET text = excluded.text, seq = excluded.seq, updated_at = excluded.updated_at WHERE task_answer_drafts.seq < excluded.seq',
-        [taskId, draft.text.replaceAll('\0', '\uFFFD'), draft.seq, nowIso()],
-      );
+      await this.repository.write(taskId, draft);
     } catch (error) {
       this.logger.warn(`answer draft of task ${taskId} not stored: ${(error as Error).message}`);
     }

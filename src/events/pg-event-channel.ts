@@ -52,7 +52,7 @@ export class PgEventChannel {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true });
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true, application_name: `oam-events/${process.pid}` });
     client.on('notification', (message) => {
       if (message.channel !== CHANNEL || !message.payload) return;
       const decoded = decodeFromWire(message.payload);

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { RunEvent, RunEvents } from '../agent/core/run-events.js';
+import { RunEventSink, type RunEvent } from '../agent/core/run-events.js';
 import { AppConfig } from '../config/app-config.js';
 import { PgEventChannel } from './pg-event-channel.js';
 import { splitForWire } from './wire-event.js';
@@ -16,7 +16,7 @@ export type TaskEventListener = (event: RunEvent, origin: EventOrigin) => void;
  * (or a reconnect, announced to `onGap` listeners) is caught up by reading them.
  */
 @Injectable()
-export class TaskEvents implements RunEvents, OnModuleInit, OnApplicationShutdown {
+export class TaskEvents extends RunEventSink implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('TaskEvents');
   /** Tells this process's notifications from another replica's. */
   readonly origin = randomUUID();
@@ -27,6 +27,7 @@ export class TaskEvents implements RunEvents, OnModuleInit, OnApplicationShutdow
   private readonly channel: PgEventChannel | null;
 
   constructor(config: AppConfig) {
+    super();
     this.channel =
       config.database.type === 'postgres'
         ? new PgEventChannel(config.database.url, this.origin, (event) => this.dispatch(event, 'remote'), () => this.gap(), this.logger)

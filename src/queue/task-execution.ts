@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentFailure, AgentRunner, type TaskProgress } from '../agent/agent-runner.js';
-import { TaskEvents } from '../events/task-events.js';
+import { RunEventSink } from '../agent/core/run-events.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { CancelSignal, LeaseLost, ShutdownSignal } from './run-signals.js';
 import { RunnerIdentity } from './runner-identity.js';
@@ -31,7 +31,7 @@ export class TaskExecution {
     private readonly leases: LeaseKeeper,
     private readonly journal: TaskStatusJournal,
     private readonly identity: RunnerIdentity,
-    private readonly events: TaskEvents,
+    private readonly events: RunEventSink,
   ) {}
 
   /** Fires the cancellation token of the Task running in this process, if it is that one. */

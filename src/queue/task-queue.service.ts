@@ -1,4 +1,4 @@
-import { TaskEvents } from '../events/task-events.js';
+import { RunEventSink } from '../agent/core/run-events.js';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
@@ -27,7 +27,7 @@ export class TaskQueueService {
     private readonly unitOfWork: UnitOfWork,
     private readonly worker: TaskWorker,
     private readonly execution: TaskExecution,
-    private readonly events: TaskEvents,
+    private readonly events: RunEventSink,
   ) {}
 
   /**

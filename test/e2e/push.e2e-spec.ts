@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Part } from '@a2a-js/sdk';
 import { ClientFactory, type Client as A2aClient } from '@a2a-js/sdk/client';
 import type { Client } from '@modelcontextprotocol/client';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
+import { probe, type DatabaseTarget } from '../support/database-probe.js';
+import { E2E_DATABASE, freshDatabase } from '../support/databases.js';
 import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
@@ -123,5 +129,73 @@ describe('push, not poll: the answer streams as the model writes it (issue 23)',
     expect(updates.slice(1).every((update) => update.append)).toBe(true);
     expect(updates.map((update) => update.lastChunk)).toEqual([...updates.slice(1).map(() => false), true]);
     expect(updates.map((update) => update.text).join('')).toBe(WORDS.join(''));
+  });
+});
+
+// Replicas share a PostgreSQL database; this suite runs in the PostgreSQL pass of `npm test`.
+const describeOnPostgres = E2E_DATABASE === 'postgres' ? describe : describe.skip;
+
+describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)', () => {
+  const ollama = new ScriptedOllama();
+  let a: ServiceProcess;
+  let b: ServiceProcess;
+  let bClient: Client;
+  let database: DatabaseTarget;
+
+  beforeAll(async () => {
+    await ollama.start();
+    database = (await freshDatabase('postgres')) as DatabaseTarget;
+    const workspace = { root: mkdtempSync(join(tmpdir(), 'oam-push-workspace-')) };
+    // A claims only when a Task is queued through it (its sweep is an hour away), and reads a followed
+    // Task's row only every 5 s without events: what A's client sees in time came pushed from B.
+    a = await new ServiceProcess((await writeConfig(ollama.url, { database, workspace, queue: { poll_interval_ms: 3_600_000, progress_poll_ms: 5000 } })).file).start();
+    b = await new ServiceProcess((await writeConfig(ollama.url, { database, workspace, queue: { poll_interval_ms: 50 } })).file).start();
+    bClient = await modernClient(b.url);
+  }, 60_000);
+
+  afterAll(async () => {
+    await bClient?.close();
+    await a?.stop();
+    await b?.stop();
+    await ollama.stop();
+  });
+
+  /** Streams a Chat answer through A while B runs it: B is busy with another Task when A queues it. */
+  async function streamThroughAWhileBRuns(words: string[], duringStream: () => Promise<void> = async () => undefined) {
+    ollama.enqueue({ content: 'first', delayMs: 600 }, { chunks: words, chunkDelayMs: 60 });
+    const before = ollama.workChats.length;
+    await bClient.callTool({ name: 'agent_run', arguments: { request: 'keep B busy' } });
+    await ollama.waitForChats(before + 1);
+    const streamed = streamChat(`http://127.0.0.1:${a.port}`, 'streamed across replicas');
+    await ollama.waitForChats(before + 2);
+    const [row] = await probe<{ lease_owner: string; request: string }>(database, "SELECT lease_owner, request FROM tasks WHERE status = 'running'");
+    expect(row.request).toBe('streamed across replicas');
+    await duringStream();
+    return { chunks: await streamed, runner: row.lease_owner };
+  }
+
+  it('a Chat client on replica A sees content deltas of a Task replica B runs, as B’s model writes them', async () => {
+    const { chunks, runner } = await streamThroughAWhileBRuns(WORDS);
+    expect(runner).toContain(`/${b.pid}/`);
+    const { deltas, shown, finish } = contentOf(chunks);
+    expect(deltas.length).toBeGreaterThanOrEqual(3);
+    expect(shown).toBe(WORDS.join(''));
+    expect(finish.choices[0].finish_reason).toBe('stop');
+  });
+
+  it('a dropped LISTEN connection loses nothing: A reconnects and catches up from the stored draft', async () => {
+    const words = Array.from({ length: 16 }, (_, n) => `${n === 0 ? '' : ' '}word${n}`);
+    const { chunks } = await streamThroughAWhileBRuns(words, async () => {
+      await new Promise((done) => setTimeout(done, 200));
+      const client = new pg.Client({ connectionString: (database as { url: string }).url });
+      await client.connect();
+      const { rowCount } = await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`oam-events/${a.pid}`]);
+      await client.end();
+      expect(rowCount).toBe(1);
+    });
+    const { deltas, shown } = contentOf(chunks);
+    expect(shown).toBe(words.join(''));
+    expect(deltas.length).toBeGreaterThanOrEqual(3);
+    expect(a.stderr).toMatch(/LISTEN connection lost/);
   });
 });

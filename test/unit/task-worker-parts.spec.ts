@@ -1,4 +1,4 @@
-import type { TaskEvents } from '../../src/events/task-events.js';
+import type { RunEventSink } from '../../src/agent/core/run-events.js';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { AgentRunner } from '../../src/agent/agent-runner.js';
 import type { AuditService } from '../../src/audit/audit.service.js';
@@ -90,7 +90,7 @@ describe('TaskExecution', () => {
     } as unknown as AgentRunner;
     const leases = { keep: jest.fn(() => ({ stop: () => undefined })) } as unknown as LeaseKeeper;
     const events = audit();
-    execution = new TaskExecution(tasks, conversation, agent, leases, new TaskStatusJournal(events as unknown as AuditService), new RunnerIdentity(), { emit: async () => undefined } as unknown as TaskEvents);
+    execution = new TaskExecution(tasks, conversation, agent, leases, new TaskStatusJournal(events as unknown as AuditService), new RunnerIdentity(), { emit: async () => undefined } as unknown as RunEventSink);
     await execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
     expect(finish).toHaveBeenCalledWith(expect.objectContaining({ taskId: 't1', attempt: 1 }), 'cancelled', 'Cancelled on request.', {});
     expect(events.record.mock.calls.map(([event]) => (event.detail as { status: string }).status)).toEqual(['planning', 'cancelled']);

@@ -1,5 +1,5 @@
 import type { FileChange } from '../../workspace/workspace-files.js';
-import type { StepRecord } from '../trace.repository.js';
+import type { StepRecord } from './step-record.js';
 
 /**
  * The agent core's seam 3 of 3 (ADR 0009): what a run emits as it goes. The trace, the Task row's
@@ -53,4 +53,12 @@ export type RunEventListener = (event: RunEvent) => void | Promise<void>;
 /** The emitting side a run and its tool sources see. */
 export interface RunEvents {
   emit(event: RunEvent): Promise<void>;
+}
+
+/**
+ * Extension (issue 23): RunEvents as a dependency-injection token, so the agent and the queue emit
+ * without importing the module that carries the events (src/events provides it).
+ */
+export abstract class RunEventSink implements RunEvents {
+  abstract emit(event: RunEvent): Promise<void>;
 }

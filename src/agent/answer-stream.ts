@@ -1,5 +1,6 @@
-import { splitThinking } from '../agent/think-tags.js';
-import type { RunEvents } from '../agent/core/run-events.js';
+import { commonPrefix } from '../common/common-prefix.js';
+import type { RunEvents } from './core/run-events.js';
+import { splitThinking } from './think-tags.js';
 
 const THINK_OPEN = '<think>';
 
@@ -78,11 +79,4 @@ function partialTagAt(text: string): number {
     if (THINK_OPEN.startsWith(text.slice(-length))) return text.length - length;
   }
   return -1;
-}
-
-export function commonPrefix(a: string, b: string): number {
-  const max = Math.min(a.length, b.length);
-  let index = 0;
-  while (index < max && a.charCodeAt(index) === b.charCodeAt(index)) index++;
-  return index;
 }

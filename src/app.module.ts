@@ -4,6 +4,7 @@ import type { AgentConfig } from './config/agent-config.js';
 import { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
+import { PushModule } from './push/push.module.js';
 import { Metrics } from './metrics/metrics.js';
 import { AdminModule } from './admin/admin.module.js';
 import { A2aModule } from './a2a/a2a.module.js';
@@ -24,7 +25,7 @@ export class CoreModule {
     return {
       module: CoreModule,
       global: true,
-      imports: [DatabaseModule.forRoot(config.database), EventsModule, ScheduleModule.forRoot(), McpModule, OllamaModule],
+      imports: [DatabaseModule.forRoot(config.database), EventsModule, PushModule, ScheduleModule.forRoot(), McpModule, OllamaModule],
       providers: [{ provide: AppConfig, useValue: config }, Metrics, OllamaStartupCheck],
       exports: [AppConfig, Metrics, McpModule],
     };

@@ -11,6 +11,9 @@ import type { Caller } from '../identity/caller.js';
 import { maxRequestBodyBytes } from '../config/request-limits.js';
 import { BodyBudget } from '../http/body-budget.js';
 import { readJsonBody } from '../http/json-body.js';
+import { PushSigning } from '../push/push-signing.js';
+import { A2aPushConfigRepository } from './a2a-push-config.repository.js';
+import { A2aPushStore } from './a2a-push-store.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
 
@@ -34,12 +37,16 @@ export class A2aEndpoint {
     private readonly identity: SurfaceIdentity,
     private readonly budget: BodyBudget,
     config: AppConfig,
+    pushConfigs: A2aPushConfigRepository,
+    private readonly signing: PushSigning,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, config);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls));
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
   }
 
   mount(app: Express): void {
+    // The public key push JWTs are signed with (a2a.push.auth: jwt), public as the card is.
+    app.get('/.well-known/jwks.json', (_req: Request, res: Response, next: NextFunction) => void this.signing.jwks().then((jwks) => res.json(jwks), next));
     app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: this.handler, legacyCompat: { enabled: true } }));
     app.use(
       '/a2a',

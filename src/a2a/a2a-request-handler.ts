@@ -1,4 +1,4 @@
-import type { CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
+import type { CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
 import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { AuditService } from '../audit/audit.service.js';
@@ -9,6 +9,7 @@ import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validatio
 import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
 import { taskRequestOf } from './a2a-message.js';
 import { a2aTaskOf } from './a2a-task.mapper.js';
+import { A2aPushStore, NO_SDK_SENDER } from './a2a-push-store.js';
 import { A2aTaskStore } from './a2a-task-store.js';
 import { callerOf } from './a2a-user.js';
 import { agentCardOf } from './agent-card.js';
@@ -29,8 +30,9 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     private readonly feed: TaskFeed,
     private readonly audit: AuditService,
     config: AppConfig,
+    pushStore: A2aPushStore,
   ) {
-    super(agentCardOf(config), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed));
+    super(agentCardOf(config), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed), undefined, pushStore, NO_SDK_SENDER);
     this.limits = agentRunLimits(config);
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
     this.cancelWaitMs = config.queue.leaseMs;
@@ -59,6 +61,22 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   override async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     await this.audited(context, 'a2a SubscribeToTask', params.id, async () => undefined);
     yield* super.resubscribe(params, context);
+  }
+
+  override createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.auditedPush(context, 'a2a CreateTaskPushNotificationConfig', params.taskId, () => super.createTaskPushNotificationConfig(params, context), { url: params.url.slice(0, 500) });
+  }
+
+  override getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.auditedPush(context, 'a2a GetTaskPushNotificationConfig', params.taskId, () => super.getTaskPushNotificationConfig(params, context));
+  }
+
+  override listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.auditedPush(context, 'a2a ListTaskPushNotificationConfigs', params.taskId, () => super.listTaskPushNotificationConfigs(params, context));
+  }
+
+  override deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    return this.auditedPush(context, 'a2a DeleteTaskPushNotificationConfig', params.taskId, () => super.deleteTaskPushNotificationConfig(params, context));
   }
 
   override cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
@@ -110,6 +128,23 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     const task = result && 'id' in result ? (result as Task) : null;
     await this.audit.record({ caller: callerOf(context), action, outcome: 'ok', taskId: task?.id ?? null, sessionId: task?.contextId ?? null, detail: { ...detail, version: context.requestedVersion } });
     return result;
+  }
+
+  /** A push-config call, audited with the Task it names (a bad id or another user's Task is refused by the SDK's lookup). */
+  private async auditedPush<T>(context: ServerCallContext, action: string, taskId: string, call: () => Promise<T>, detail: Record<string, unknown> = {}): Promise<T> {
+    if (!isUuid(taskId)) {
+      const error = new TaskNotFoundError(`Task not found: ${taskId.slice(0, 64)}`);
+      await this.record(context, action, error, taskId, detail);
+      throw error;
+    }
+    try {
+      const result = await call();
+      await this.audit.record({ caller: callerOf(context), action, outcome: 'ok', taskId, detail: { ...detail, version: context.requestedVersion } });
+      return result;
+    } catch (error) {
+      await this.record(context, action, error, taskId, detail);
+      throw error;
+    }
   }
 
   private async record(context: ServerCallContext, action: string, error: unknown, taskId: string | null, detail: Record<string, unknown> = {}): Promise<void> {

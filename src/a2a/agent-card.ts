@@ -6,7 +6,7 @@ const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp'];
 const OUTPUT_MODES = ['text/plain'];
 
 /** Where A2A clients send JSON-RPC: `a2a.public_url`, else this service's own listen address. */
-function a2aUrl(config: AgentConfig): string {
+export function a2aUrl(config: AgentConfig): string {
   if (config.a2a.publicUrl !== '') return config.a2a.publicUrl;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   return `http://${host}:${config.server.port}/a2a`;
@@ -26,6 +26,15 @@ function security(auth: AgentConfig['auth']): Pick<AgentCard, 'securitySchemes' 
   return { securitySchemes: { sso_proxy: scheme }, securityRequirements: [{ schemes: { sso_proxy: { list: [] } } }] };
 }
 
+/** Where a receiver finds the key push JWTs are signed with (a2a.push.auth: jwt); the card has no field of its own for it. */
+export const PUSH_JWKS_EXTENSION = 'urn:ollama-agent-mcp:a2a-push-jwks';
+export const jwksUrlOf = (a2a: string) => new URL('/.well-known/jwks.json', a2a).href;
+
+function pushExtensions(config: AgentConfig, url: string) {
+  if (config.a2a.push.allowedUrls.length === 0 || config.a2a.push.auth !== 'jwt') return [];
+  return [{ uri: PUSH_JWKS_EXTENSION, description: 'Push notifications carry Authorization: Bearer <ES256 JWT>; verify it with this JWKS (request_body_sha256 is the body’s hash)', required: false, params: { jwks_url: jwksUrlOf(url) } }];
+}
+
 /** The Agent Card: what this agent is and does, its JSON-RPC interface (1.0, and 0.3 for older clients), how callers are identified. */
 export function agentCardOf(config: AgentConfig): AgentCard {
   const url = a2aUrl(config);
@@ -41,7 +50,7 @@ export function agentCardOf(config: AgentConfig): AgentCard {
     ],
     provider: undefined,
     version: SERVER_INFO.version,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: config.a2a.push.allowedUrls.length > 0, extensions: pushExtensions(config, url), extendedAgentCard: false },
     ...security(config.auth),
     defaultInputModes: INPUT_MODES,
     defaultOutputModes: OUTPUT_MODES,

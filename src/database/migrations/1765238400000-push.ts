@@ -15,8 +15,9 @@ export class Push1765238400000 implements MigrationInterface {
       text TEXT NOT NULL,
       seq INTEGER NOT NULL,
       updated_at VARCHAR(30) NOT NULL)`);
+    // No reference to tasks: SendMessage stores a config given with the message before the Task exists.
     await queryRunner.query(`CREATE TABLE a2a_push_configs (
-      task_id VARCHAR(36) NOT NULL REFERENCES tasks (id),
+      task_id VARCHAR(36) NOT NULL,
       config_id VARCHAR(200) NOT NULL,
       owner VARCHAR(320) NOT NULL,
       url TEXT NOT NULL,

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/client';
+import { fieldsOf, modernClient, modernMeta, textOf } from '../support/mcp-clients.js';
+import { as, PROXY_AUTH } from '../support/proxy-identity.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
+
+const ALICE = as('alice@example.com');
+const BOB = as('bob@example.com');
+const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+
+type Message = { method?: string; id?: unknown; result?: unknown; error?: { code: number; message: string }; params?: Record<string, any> };
+
+/** An open subscriptions/listen stream: the messages so far, and a way to wait for more. */
+class Listen {
+  readonly messages: Message[] = [];
+  status = 0;
+  private readonly abort = new AbortController();
+  private done: Promise<void> = Promise.resolve();
+
+  async open(url: string, headers: Record<string, string>, notifications: Record<string, unknown>, tasks = true): Promise<this> {
+    const res = await fetch(url, {
+      method: 'POST',
+      signal: this.abort.signal,
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'subscriptions/listen', params: { notifications, _meta: modernMeta(tasks) } }),
+    });
+    this.status = res.status;
+    if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
+      this.messages.push((await res.json()) as Message);
+      return this;
+    }
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    this.done = (async () => {
+      let buffer = '';
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          buffer += decoder.decode(value, { stream: true });
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const frame = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const data = frame.split('\n').find((line) => line.startsWith('data: '));
+            if (data) this.messages.push(JSON.parse(data.slice(6)) as Message);
+          }
+        }
+      } catch {
+        // aborted by close()
+      }
+    })();
+    return this;
+  }
+
+  async until(predicate: (messages: Message[]) => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate(this.messages)) {
+      if (Date.now() > deadline) throw new Error(`listen: condition not met; got ${JSON.stringify(this.messages)}`);
+      await new Promise((done) => setTimeout(done, 20));
+    }
+  }
+
+  of(method: string): Message[] {
+    return this.messages.filter((message) => message.method === method);
+  }
+
+  async close(): Promise<void> {
+    this.abort.abort();
+    await this.done;
+  }
+}
+
+describe('MCP subscriptions/listen: pushed Task status and resource notifications (issue 23)', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let alice: Client;
+  let bob: Client;
+
+  beforeAll(async () => {
+    await ollama.start();
+    service = await new ServiceProcess((await writeConfig(ollama.url, { auth: PROXY_AUTH, queue: { progress_poll_ms: 5000 } })).file).start();
+    alice = await modernClient(service.url, ALICE);
+    bob = await modernClient(service.url, BOB);
+  });
+
+  afterAll(async () => {
+    await alice?.close();
+    await bob?.close();
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  const run = async (client: Client, request: string, sessionId?: string) =>
+    fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
+
+  it('pushes notifications/tasks for each transition of the caller’s own Task, none for another user’s', async () => {
+    ollama.enqueue({ content: 'alice done', delayMs: 500 }, { content: 'bob done', delayMs: 200 });
+    const mine = await run(alice, 'alice work');
+    const theirs = await run(bob, 'bob work');
+    const listen = await new Listen().open(service.url, ALICE, { taskIds: [mine.task_id, theirs.task_id] });
+    await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks' && message.params?.status === 'completed'), 15_000);
+    const [ack] = listen.messages;
+    expect(ack).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { taskIds: [mine.task_id] }, _meta: { [SUBSCRIPTION_ID]: 'sub-1' } } });
+    const updates = listen.of('notifications/tasks');
+    expect(updates.every((update) => update.params!.taskId === mine.task_id && update.params!._meta[SUBSCRIPTION_ID] === 'sub-1')).toBe(true);
+    expect(updates.map((update) => update.params!.status)).toEqual([...updates.slice(0, -1).map(() => 'working'), 'completed']);
+    expect(new Set(updates.map((update) => update.params!.statusMessage)).size).toBe(updates.length);
+    expect(updates.at(-1)!.params).toMatchObject({ result: { content: [{ type: 'text', text: expect.stringContaining('result: alice done') }], isError: false } });
+    expect(updates.length).toBeGreaterThanOrEqual(2);
+    // Bob's Task ran too, and nothing of it reached Alice's stream.
+    await new Promise((done) => setTimeout(done, 600));
+    expect(JSON.stringify(listen.messages)).not.toContain(theirs.task_id);
+    await listen.close();
+  });
+
+  it('refuses taskIds from a client that did not declare the Tasks extension with -32021', async () => {
+    const listen = await new Listen().open(service.url, ALICE, { taskIds: ['00000000-0000-4000-8000-000000000000'] }, false);
+    expect(listen.status).toBe(400);
+    expect(listen.messages[0]).toMatchObject({ id: 'sub-1', error: { code: -32021 } });
+  });
+
+  it('pushes notifications/resources/updated for a subscribed session file a Task changed, and list_changed when the session gains one', async () => {
+    ollama.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'one' } }] }, { content: 'wrote' });
+    const first = await run(alice, 'write notes');
+    for (let n = 0; n < 200 && !(await alice.callTool({ name: 'agent_status', arguments: { task_id: first.task_id } }).then((r) => fieldsOf(textOf(r)).status === 'completed')); n++) await new Promise((done) => setTimeout(done, 25));
+    const uri = `agent-session://${first.session_id}/files/notes.txt`;
+    const bobsView = await new Listen().open(service.url, BOB, { resourceSubscriptions: [uri], resourcesListChanged: true });
+    const listen = await new Listen().open(service.url, ALICE, { resourceSubscriptions: [uri], resourcesListChanged: true });
+    await listen.until((messages) => messages.length > 0);
+    expect(listen.messages[0]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: [uri], resourcesListChanged: true } } });
+    ollama.enqueue(
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'two' } }] },
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'more.txt', content: 'new' } }] },
+      { content: 'rewrote' },
+    );
+    await run(alice, 'rewrite notes', first.session_id);
+    await listen.until((messages) => messages.some((message) => message.method === 'notifications/resources/list_changed'));
+    expect(listen.of('notifications/resources/updated').map((message) => message.params!.uri)).toEqual([uri]);
+    expect(listen.of('notifications/resources/updated')[0].params!._meta[SUBSCRIPTION_ID]).toBe('sub-1');
+    // Bob named Alice's file: his subscription honours it not, and gets nothing.
+    expect(bobsView.messages[0]).toMatchObject({ params: { notifications: { resourcesListChanged: true } } });
+    expect(JSON.stringify(bobsView.messages)).not.toContain(first.session_id);
+    expect(bobsView.of('notifications/resources/list_changed')).toEqual([]);
+    await listen.close();
+    await bobsView.close();
+  });
+});

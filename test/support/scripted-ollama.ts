@@ -69,6 +69,8 @@ const IMAGE_TOKENS = 768;
 export class ScriptedOllama {
   readonly chats: RecordedChat[] = [];
   maxConcurrentChats = 0;
+  /** When (performance.now()) the first content chunk of each streamed work chat was written, for latency figures. */
+  readonly firstContentAt: number[] = [];
   capabilities = ['completion', 'tools'];
   models = ['test-model:latest'];
   /** What `/api/version` answers. */
@@ -252,6 +254,7 @@ export class ScriptedOllama {
       const parts = reply.chunks ?? [content.slice(0, half), content.slice(half)];
       for (const [index, part] of parts.entries()) {
         res.write(chunk({ content: part }));
+        if (index === 0 && body.format === undefined) this.firstContentAt.push(performance.now());
         if (reply.stall && index === 0) {
           await new Promise<void>((resolve) => res.on('close', () => resolve()));
           return;

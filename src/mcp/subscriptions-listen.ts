@@ -63,8 +63,11 @@ export class SubscriptionsListen {
   async serve(req: IncomingMessage, res: ServerResponse, caller: Caller, request: { id: Id; params: Record<string, unknown> }): Promise<void> {
     const refuse = async (code: number, message: string, data?: unknown) => {
       await this.audit.record({ caller, action: 'subscriptions/listen', outcome: 'rejected', detail: { reason: message } });
-      res.writeHead(code === -32021 ? 400 : 200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: request.id, error: { code, message, ...(data ? { data } : {}) } }));
+      res.writeHead(code === -32021 || code === -32020 ? 400 : 200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: request.id, error: { code, message, ...(data ? { data } : {}) } }));
     };
+    // The routing headers the SDK's ladder checks on every other request (-32020 HeaderMismatch).
+    if (req.headers['mcp-protocol-version'] !== MODERN) return refuse(-32020, `Header mismatch: MCP-Protocol-Version must be ${MODERN}, as in _meta`);
+    if (req.headers['mcp-method'] !== 'subscriptions/listen') return refuse(-32020, 'Header mismatch: Mcp-Method must be subscriptions/listen');
     const filter = filterOf(request.params.notifications);
     if (typeof filter === 'string') return refuse(-32602, `Invalid params: ${filter}`);
     const meta = (request.params._meta ?? {}) as Record<string, { extensions?: Record<string, unknown> } | undefined>;

@@ -22,6 +22,8 @@ interface Received {
 /** A local push receiver: records every request; answers 500 to the first request of each path, 200 after. */
 class Receiver {
   readonly received: Received[] = [];
+  /** Paths that answer 500 to every request while listed. */
+  readonly failing = new Set<string>();
   private server: Server | null = null;
 
   get url(): string {
@@ -34,7 +36,7 @@ class Receiver {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const path = req.url ?? '';
-        const status = this.received.some((entry) => entry.path === path) ? 200 : 500;
+        const status = this.failing.has(path) || !this.received.some((entry) => entry.path === path) ? 500 : 200;
         this.received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status });
         res.writeHead(status).end();
       });
@@ -73,7 +75,7 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     const config = await writeConfig(ollama.url, {
       // The receiver is listed by its IP literal (so its loopback address is allowed); `http://` lets any
       // other http URL through the allowlist, where the address guard must stop private targets.
-      a2a: { push: { allowed_urls: [`${receiver.url}/`, 'http://'], retry_for_ms: 5000 } },
+      a2a: { push: { allowed_urls: [`${receiver.url}/`, 'http://'], retry_for_ms: 20_000 } },
       webhooks: [{ url: `${receiver.url}/webhook`, secret: SECRET, owners: [userInfo().username], groups: [] }],
     });
     db = config.database;
@@ -172,5 +174,22 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     expect(mac).toBe(createHmac('sha256', SECRET).update(`${time}.${delivered.body}`).digest('hex'));
     const audited = await probe<{ outcome: string }>(db, "SELECT outcome FROM audit_events WHERE action = 'webhook.delivery' AND task_id = ? ORDER BY seq", taskId);
     expect(audited.at(-1)!.outcome).toBe('ok');
+  });
+
+  it('survives a restart: a delivery still failing when the service stops is finished by the next start', async () => {
+    receiver.failing.add('/restart');
+    ollama.enqueue({ content: 'restart answer', delayMs: 500 });
+    const task = await submit('deliver after a restart');
+    await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `${receiver.url}/restart`));
+    await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.body.includes('TASK_STATE_COMPLETED')));
+    await service.stop();
+    receiver.failing.delete('/restart');
+    const [pending] = await probe<{ state: string }>(db, "SELECT state FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'", task.id);
+    expect(pending.state).toBe('pending');
+    await service.start();
+    await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.status === 200));
+    const [done] = await probe<{ state: string; attempts: number }>(db, "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'", task.id);
+    expect(done.state).toBe('delivered');
+    expect(Number(done.attempts)).toBeGreaterThanOrEqual(2);
   });
 });

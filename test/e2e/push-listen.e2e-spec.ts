@@ -22,7 +22,7 @@ class Listen {
     const res = await fetch(url, {
       method: 'POST',
       signal: this.abort.signal,
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'subscriptions/listen', ...headers },
       body: JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'subscriptions/listen', params: { notifications, _meta: modernMeta(tasks) } }),
     });
     this.status = res.status;
@@ -115,10 +115,30 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
     await listen.close();
   });
 
-  it('refuses taskIds from a client that did not declare the Tasks extension with -32021', async () => {
+  it('refuses taskIds from a client that did not declare the Tasks extension with -32021, and mismatched routing headers with -32020', async () => {
     const listen = await new Listen().open(service.url, ALICE, { taskIds: ['00000000-0000-4000-8000-000000000000'] }, false);
     expect(listen.status).toBe(400);
     expect(listen.messages[0]).toMatchObject({ id: 'sub-1', error: { code: -32021 } });
+    const mismatched = await new Listen().open(service.url, { ...ALICE, 'Mcp-Method': 'tools/list' }, { resourcesListChanged: true });
+    expect(mismatched.status).toBe(400);
+    expect(mismatched.messages[0]).toMatchObject({ error: { code: -32020 } });
+  });
+
+  it('tasks/get routes by Mcp-Name: the header must be the taskId (-32020 otherwise), as the extension requires', async () => {
+    ollama.enqueue({ content: 'routed' });
+    const { task_id: taskId } = await run(alice, 'route me');
+    const get = (name: string) =>
+      fetch(service.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tasks/get', 'Mcp-Name': name, ...ALICE },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { taskId, _meta: modernMeta(true) } }),
+      });
+    const wrong = await get('00000000-0000-4000-8000-000000000000');
+    expect(wrong.status).toBe(400);
+    expect(await wrong.json()).toMatchObject({ error: { code: -32020 } });
+    const right = await get(taskId);
+    expect(right.status).toBe(200);
+    expect(JSON.stringify(await right.text())).toContain(taskId);
   });
 
   it('pushes notifications/resources/updated for a subscribed session file a Task changed, and list_changed when the session gains one', async () => {

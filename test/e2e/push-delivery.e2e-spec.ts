@@ -187,8 +187,12 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     const [pending] = await probe<{ state: string }>(db, "SELECT state FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'", task.id);
     expect(pending.state).toBe('pending');
     await service.start();
-    await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.status === 200));
-    const [done] = await probe<{ state: string; attempts: number }>(db, "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'", task.id);
+    await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.status === 200 && entry.body.includes('TASK_STATE_COMPLETED')));
+    let done = { state: '', attempts: 0 };
+    for (let n = 0; n < 100 && done.state !== 'delivered'; n++) {
+      [done] = await probe<{ state: string; attempts: number }>(db, "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'", task.id);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(done.state).toBe('delivered');
     expect(Number(done.attempts)).toBeGreaterThanOrEqual(2);
   });

@@ -15,6 +15,8 @@ import { TasksExtension } from './tasks-extension.js';
 /** Most Task ids and resource URIs one subscription follows. */
 const MAX_ITEMS = 100;
 const KEEPALIVE_MS = 15_000;
+/** Open streams this process holds at most (each sees every Task event), as the SDK's router bounds its own. */
+const MAX_OPEN = 1024;
 const MODERN = '2026-07-28';
 
 type Id = string | number;
@@ -51,6 +53,7 @@ export function listenRequestOf(body: unknown): { id: Id; params: Record<string,
 @Injectable()
 export class SubscriptionsListen {
   private readonly logger = new Logger('McpListen');
+  private open = 0;
 
   constructor(
     private readonly events: TaskEvents,
@@ -68,6 +71,7 @@ export class SubscriptionsListen {
     // The routing headers the SDK's ladder checks on every other request (-32020 HeaderMismatch).
     if (req.headers['mcp-protocol-version'] !== MODERN) return refuse(-32020, `Header mismatch: MCP-Protocol-Version must be ${MODERN}, as in _meta`);
     if (req.headers['mcp-method'] !== 'subscriptions/listen') return refuse(-32020, 'Header mismatch: Mcp-Method must be subscriptions/listen');
+    if (this.open >= MAX_OPEN) return refuse(-32603, 'Subscription limit reached');
     const filter = filterOf(request.params.notifications);
     if (typeof filter === 'string') return refuse(-32602, `Invalid params: ${filter}`);
     const meta = (request.params._meta ?? {}) as Record<string, { extensions?: Record<string, unknown> } | undefined>;
@@ -86,7 +90,9 @@ export class SubscriptionsListen {
     }
     const stop = this.follow(caller, honored, notify);
     const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+    this.open++;
     res.once('close', () => {
+      this.open--;
       clearInterval(keepalive);
       stop();
     });

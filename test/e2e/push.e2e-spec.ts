@@ -16,19 +16,31 @@ import { ServiceProcess, writeConfig } from '../support/service-process.js';
 const MODEL = 'ollama-agent';
 type Chunk = { choices: { delta: { content?: string; agent_answer_offset?: number }; finish_reason: string | null }[]; status?: string };
 
-/** The chunks of a streamed Chat API answer, parsed, until [DONE]. */
-export async function streamChat(base: string, content: string): Promise<Chunk[]> {
+/** The chunks of a streamed Chat API answer, parsed, until [DONE]; `firstContentAt`: when (performance.now()) the first content delta arrived. */
+export async function streamChatTimed(base: string, content: string): Promise<{ chunks: Chunk[]; firstContentAt: number | null }> {
   const res = await fetch(`${base}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ model: MODEL, stream: true, messages: [{ role: 'user', content }] }),
   });
-  const text = await res.text();
-  return text
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let firstContentAt: number | null = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    if (firstContentAt === null && /"content":"[^"]/.test(text)) firstContentAt = performance.now();
+  }
+  const chunks = text
     .split('\n\n')
     .filter((frame) => frame.startsWith('data: ') && frame !== 'data: [DONE]')
     .map((frame) => JSON.parse(frame.slice('data: '.length)) as Chunk);
+  return { chunks, firstContentAt };
 }
+
+export const streamChat = async (base: string, content: string) => (await streamChatTimed(base, content)).chunks;
 
 /** The content deltas before the finish chunk, and the text a client shows once it applied them all. */
 export function contentOf(chunks: Chunk[]) {
@@ -166,17 +178,20 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
     const before = ollama.workChats.length;
     await bClient.callTool({ name: 'agent_run', arguments: { request: 'keep B busy' } });
     await ollama.waitForChats(before + 1);
-    const streamed = streamChat(`http://127.0.0.1:${a.port}`, 'streamed across replicas');
+    const streamed = streamChatTimed(`http://127.0.0.1:${a.port}`, 'streamed across replicas');
     await ollama.waitForChats(before + 2);
     const [row] = await probe<{ lease_owner: string; request: string }>(database, "SELECT lease_owner, request FROM tasks WHERE status = 'running'");
     expect(row.request).toBe('streamed across replicas');
     await duringStream();
-    return { chunks: await streamed, runner: row.lease_owner };
+    const { chunks, firstContentAt } = await streamed;
+    return { chunks, runner: row.lease_owner, firstDeltaMs: firstContentAt! - ollama.firstContentAt.at(-1)! };
   }
 
   it('a Chat client on replica A sees content deltas of a Task replica B runs, as B’s model writes them', async () => {
-    const { chunks, runner } = await streamThroughAWhileBRuns(WORDS);
+    const { chunks, runner, firstDeltaMs } = await streamThroughAWhileBRuns(WORDS);
     expect(runner).toContain(`/${b.pid}/`);
+    // B's model wrote its first chunk; A's client had it well within a second (the goal), pushed, not polled.
+    expect(firstDeltaMs).toBeLessThan(1000);
     const { deltas, shown, finish } = contentOf(chunks);
     expect(deltas.length).toBeGreaterThanOrEqual(3);
     expect(shown).toBe(WORDS.join(''));

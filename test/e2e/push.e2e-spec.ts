@@ -9,6 +9,7 @@ import pg from 'pg';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { E2E_DATABASE, freshDatabase } from '../support/databases.js';
+import { Listen } from '../support/listen-client.js';
 import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
@@ -196,6 +197,19 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
     expect(deltas.length).toBeGreaterThanOrEqual(3);
     expect(shown).toBe(WORDS.join(''));
     expect(finish.choices[0].finish_reason).toBe('stop');
+  });
+
+  it('an MCP client listening on replica A gets notifications/tasks for a Task replica B runs', async () => {
+    ollama.enqueue({ content: 'run by B', delayMs: 400 });
+    const before = ollama.workChats.length;
+    const { task_id: taskId } = fieldsOf(textOf(await bClient.callTool({ name: 'agent_run', arguments: { request: 'notify A' } })));
+    const listen = await new Listen().open(a.url, {}, { taskIds: [taskId] });
+    await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks' && message.params?.status === 'completed'));
+    expect(ollama.workChats.length).toBe(before + 1);
+    const updates = listen.of('notifications/tasks').map((message) => message.params!.status);
+    expect(updates.at(-1)).toBe('completed');
+    expect(listen.messages[0]).toMatchObject({ params: { notifications: { taskIds: [taskId] } } });
+    await listen.close();
   });
 
   it('a dropped LISTEN connection loses nothing: A reconnects and catches up from the stored draft', async () => {

@@ -4,14 +4,15 @@ import { ApprovalsModule } from '../approvals/approvals.module.js';
 import { OllamaModule } from '../ollama/ollama.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { AgentRunner } from './agent-runner.js';
-import { PlanningAgent } from './planning-agent.js';
+import { AgentService } from './agent.service.js';
 import { TaskStepEntity } from './task-step.entity.js';
+import { RunEventHub } from './run-event-hub.js';
 import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox } from './workspace-toolbox.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([TaskStepEntity]), OllamaModule, WorkspaceModule, ApprovalsModule],
-  providers: [TraceRepository, WorkspaceToolbox, { provide: AgentRunner, useClass: PlanningAgent }],
-  exports: [AgentRunner, TraceRepository],
+  providers: [TraceRepository, WorkspaceToolbox, RunEventHub, { provide: AgentRunner, useClass: AgentService }],
+  exports: [AgentRunner, TraceRepository, RunEventHub],
 })
 export class AgentModule {}

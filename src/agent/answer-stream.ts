@@ -1,82 +1,85 @@
-import { commonPrefix } from '../common/common-prefix.js';
 import type { RunEvents } from './core/run-events.js';
-import { splitThinking } from './think-tags.js';
 
-const THINK_OPEN = '<think>';
+const OPEN = '<think>';
+const CLOSE = '</think>';
 
 /**
- * Turns the content chunks of the model calls that write a Task's final answer into `answer_delta`
- * events, with the rules every client relies on:
- * - thinking never shows: `<think>` blocks that reach content are cut (an open one hides what follows
- *   until it closes, a half-written `<think` tag is held back);
- * - what shows is always a prefix of the answer the Task will store (trimmed): leading whitespace is
- *   dropped and trailing whitespace held back until more text follows;
- * - a call that restarts (a stall retried) or turns out not to be the answer (it called tools) rewrites
- *   only from where it differs: identical text is not sent twice, and `offset` below what was sent
- *   means "drop what follows offset"; a continuation after `done_reason: length` appends.
+ * The final answer as it streams, as `answer_delta` events with the offsets run-events.ts defines.
+ * `base` is what earlier parts of the answer kept (a continued answer appends); a reply that turns out
+ * not to be the answer (it carries tool calls, it was retried, it was a subtask's note) is withdrawn
+ * with `{offset: base, text: ''}`: "drop what follows offset". Reasoning that leaks into the content as
+ * a leading `<think>` block is held back, never sent.
  */
 export class AnswerStream {
-  /** Parts of the answer finished by earlier calls (cut at `length` and continued). */
-  private committed = '';
-  /** The content of the call being streamed. */
-  private current = '';
-  /** What followers were sent. */
-  private shown = '';
+  private base = 0;
+  private sent = 0;
+  /** The reply's content so far while it may still open a `<think>` block, or is inside one. */
+  private held = '';
+  private thinking = false;
+  private decided = false;
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly taskId: string,
     private readonly events: RunEvents,
+    private readonly taskId: string,
   ) {}
 
-  /** One content chunk of the call in progress. */
-  chunk(text: string): Promise<void> {
-    this.current += text;
-    return this.publish(false);
+  /** One piece of the reply's content, as it arrives (synchronous: the gateway's stream does not wait). */
+  readonly onContent = (delta: string): void => {
+    if (this.decided && !this.thinking) return this.send(delta);
+    this.held += delta;
+    if (!this.decided) {
+      const start = this.held.trimStart();
+      if (OPEN.startsWith(start)) return;
+      this.decided = true;
+      this.thinking = start.startsWith(OPEN);
+      if (!this.thinking) return this.send(this.takeHeld());
+    }
+    const close = this.held.indexOf(CLOSE);
+    if (close < 0) return;
+    this.thinking = false;
+    const rest = this.held.slice(close + CLOSE.length).replace(/^\s+/, '');
+    this.held = '';
+    if (rest !== '') this.send(rest);
+  };
+
+  /** The reply is not (part of) the answer: withdraw what it sent. */
+  withdraw(): void {
+    if (this.sent > 0) this.enqueue(this.base, '');
+    this.endReply(0);
   }
 
-  /** A new attempt of the call starts (a retry): its text replaces the previous attempt's, lazily. */
-  restart(): void {
-    this.current = '';
+  /** The reply is a part of the answer that a continuation will extend. */
+  keep(): void {
+    this.endReply(this.sent);
   }
 
-  /** The call ended with tool calls: what it wrote was not the answer. */
-  discard(): Promise<void> {
-    this.current = '';
-    return this.publish(true);
+  /** Every event emitted so far has been delivered. */
+  flushed(): Promise<void> {
+    return this.queue;
   }
 
-  /** The call was cut at `length` and will be continued: `answerSoFar` is the answer's text up to here. */
-  continueAfter(answerSoFar: string): void {
-    this.committed = answerSoFar;
-    this.current = '';
+  private takeHeld(): string {
+    const text = this.held;
+    this.held = '';
+    return text;
   }
 
-  private visible(): string {
-    let raw = this.committed + this.current;
-    const partial = partialTagAt(raw);
-    if (partial >= 0) raw = raw.slice(0, partial);
-    return splitThinking(raw).answer.trimStart().replace(/\s+$/, '');
+  private send(text: string): void {
+    if (text === '') return;
+    this.enqueue(this.base + this.sent, text);
+    this.sent += text.length;
   }
 
-  /**
-   * Sends what changed. Unless `force`, text that is still a prefix of what was sent waits: a retried
-   * call that writes the same words again shows nothing new until it passes the old text.
-   */
-  private async publish(force: boolean): Promise<void> {
-    const next = this.visible();
-    if (next === this.shown) return;
-    const common = commonPrefix(next, this.shown);
-    if (common === next.length && !force) return;
-    const delta = { type: 'answer_delta' as const, taskId: this.taskId, offset: common, text: next.slice(common) };
-    this.shown = next;
-    await this.events.emit(delta);
+  private enqueue(offset: number, text: string): void {
+    this.queue = this.queue.then(() => this.events.emit({ type: 'answer_delta', taskId: this.taskId, offset, text }));
   }
-}
 
-/** Where a `<think>` tag may be starting at the end of `text` (-1: nowhere). */
-function partialTagAt(text: string): number {
-  for (let length = Math.min(THINK_OPEN.length - 1, text.length); length > 0; length--) {
-    if (THINK_OPEN.startsWith(text.slice(-length))) return text.length - length;
+  private endReply(kept: number): void {
+    this.base += kept;
+    this.sent = 0;
+    this.held = '';
+    this.thinking = false;
+    this.decided = false;
   }
-  return -1;
 }

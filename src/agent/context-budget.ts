@@ -1,10 +1,8 @@
 import type { Tool } from 'ollama';
-import type { ChatMessage } from '../ollama/ollama.gateway.js';
+import { outputBound, type ChatMessage } from '../ollama/ollama.gateway.js';
 
 /** Ollama's own estimate for an image when it fits a prompt into the context (server/prompt.go). */
 export const IMAGE_TOKENS = 768;
-/** Room left for the answer: a prompt that fills the window leaves the model nothing to write. */
-const OUTPUT_SHARE = 0.125;
 /** Per-message template tokens (role markers, separators) of qwen3/llama3-style chat templates. */
 const MESSAGE_OVERHEAD = 8;
 
@@ -18,11 +16,13 @@ const MESSAGE_OVERHEAD = 8;
 export class ContextBudget {
   private charsPerToken = 3;
 
-  constructor(readonly numCtx: number) {}
+  readonly numCtx: number;
+  /** The most prompt tokens a request may have: the context less the answer's bound (`num_predict`). */
+  readonly limit: number;
 
-  /** The most prompt tokens a request may have. */
-  get limit(): number {
-    return Math.floor(this.numCtx * (1 - OUTPUT_SHARE));
+  constructor(ollama: { numCtx: number; numPredict: number }) {
+    this.numCtx = ollama.numCtx;
+    this.limit = ollama.numCtx - outputBound(ollama);
   }
 
   estimate(messages: ChatMessage[], tools: Tool[]): number {

@@ -33,7 +33,17 @@ export function invalidCall(call: ChatToolCall, tools: Tool[]): string | null {
 function hasType(value: unknown, type: string | string[] | undefined): boolean {
   if (type === undefined) return true;
   const types = Array.isArray(type) ? type : [type];
-  return types.some((expected) => typeName(value) === expected || (expected === 'number' && typeName(value) === 'integer'));
+  return types.some((expected) => typeName(value) === expected || (expected === 'number' && typeName(value) === 'integer') || encodes(value, expected));
+}
+
+/** A list or an object a model wrote as JSON text (small models often do); the tool reads it. */
+function encodes(value: unknown, expected: string): boolean {
+  if (typeof value !== 'string' || (expected !== 'array' && expected !== 'object')) return false;
+  try {
+    return typeName(JSON.parse(value)) === expected;
+  } catch {
+    return false;
+  }
 }
 
 function typeName(value: unknown): string {

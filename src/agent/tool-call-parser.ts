@@ -34,6 +34,22 @@ export function parseToolCallsFromText(content: string, knownTools: ReadonlySet<
   return callsIn(text, knownTools);
 }
 
+/**
+ * Native `message.tool_calls` as the loop uses them. Ollama sends `arguments` as an object; some
+ * templates and OpenAI-style proxies in front of Ollama send OpenAI's shape, a JSON *string*, which is
+ * read here instead of being refused as a call without arguments. A string that is not a JSON object
+ * leaves the arguments empty, so the schema check tells the model what was missing.
+ */
+export function nativeToolCalls(calls: ChatToolCall[]): ChatToolCall[] {
+  return calls.map((call) => {
+    const raw = call.function?.arguments as unknown;
+    if (typeof raw !== 'string') return call;
+    const parsed = parseJson(raw);
+    const args = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return { ...call, function: { ...call.function, arguments: args } };
+  });
+}
+
 /** `[TOOL_CALLS][…]` (array form) or one or more `[TOOL_CALLS]name[ARGS]{…}`. */
 function mistralCalls(text: string): ChatToolCall[] {
   const start = text.indexOf('[TOOL_CALLS]');

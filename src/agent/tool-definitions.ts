@@ -2,7 +2,7 @@ import type { Tool } from 'ollama';
 
 const tool = (name: string, description: string, properties: Record<string, { type: string; description: string }>, required: string[]): Tool => ({
   type: 'function',
-  function: { name, description, parameters: { type: 'object', properties, required } },
+  function: { name, description, parameters: { type: 'object', properties, ...(required.length > 0 ? { required } : {}) } },
 });
 
 /**

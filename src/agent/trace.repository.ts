@@ -1,18 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { PlainSql } from '../database/plain-sql.js';
-import { RunEventSink } from './core/run-events.js';
-import type { StepRecord } from './core/step-record.js';
-import { TaskStepEntity } from './task-step.entity.js';
+import { TaskStepEntity, type StepKind } from './task-step.entity.js';
 
-export type { StepRecord };
+export interface StepRecord {
+  taskId: string;
+  subtask: string;
+  kind: StepKind;
+  name: string;
+  outcome: 'ok' | 'error' | 'denied' | 'timeout' | 'cancelled';
+  inputTokens?: number;
+  outputTokens?: number;
+  durationMs: number;
+  startedAt: string;
+  detail: Record<string, unknown>;
+}
 
 /** Stores the execution trace of Tasks (`task_steps`). */
 @Injectable()
 export class TraceRepository {
-  constructor(
-    private readonly sql: PlainSql,
-    private readonly events: RunEventSink,
-  ) {}
+  constructor(private readonly sql: PlainSql) {}
 
   async append(step: StepRecord): Promise<void> {
     const row = new TaskStepEntity();
@@ -30,8 +36,6 @@ export class TraceRepository {
       detail: JSON.stringify(step.detail, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)),
     } satisfies Omit<TaskStepEntity, 'seq'>);
     await this.sql.insert(TaskStepEntity, [row]);
-    // Bridge (issue 23) until the new core emits `step` itself: the stored step, announced.
-    await this.events.emit({ type: 'step', taskId: step.taskId, step });
   }
 
   forTask(taskId: string): Promise<TaskStepEntity[]> {

@@ -12,42 +12,35 @@ import { quotaMessage } from '../workspace/workspace-usage.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
 import { excerpt } from './output-excerpt.js';
 import { COMMAND_TOOL, FILE_TOOLS } from './tool-definitions.js';
-import { TraceRepository, type StepRecord } from './trace.repository.js';
-
-export interface ToolRun {
-  /** What the model sees as the tool result (bounded). */
-  output: string;
-  change?: FileChange;
-}
+import type { OfferedTool, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
+import type { TaskWorkspace } from './task-workspace.js';
+import type { StepRecord } from './trace.repository.js';
 
 const COMMAND_OUTPUT_IN_TRACE = 4000;
 const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
 
-/** The workspace one Task works in: its session's directory (or the shared root). */
-export interface TaskWorkspace {
-  sessionId: string;
-  paths: WorkspacePaths;
-}
+export type { TaskWorkspace } from './task-workspace.js';
 
-export interface ToolContext {
-  taskId: string;
-  subtask: string;
-  signal: AbortSignal;
-  workspace: TaskWorkspace;
-}
+const EFFECTS: Record<string, Pick<OfferedTool, 'effect' | 'stepKind'>> = {
+  write_file: { effect: 'change', stepKind: 'file_op' },
+  edit_file: { effect: 'change', stepKind: 'file_op' },
+  run_command: { effect: 'command', stepKind: 'command' },
+};
 
-/** Executes the model's tool calls against the workspace and writes each one to the trace. */
+/** The workspace tools (`workspace`): they run the model's calls against the session's files and sandbox, and report each as a trace step. */
 @Injectable()
-export class WorkspaceToolbox {
+export class WorkspaceToolbox implements ToolSource {
+  readonly id = 'workspace';
+
   constructor(
     private readonly workspace: WorkspaceService,
-    private readonly trace: TraceRepository,
     private readonly config: AppConfig,
   ) {}
 
-  /** The tool definitions offered to the model; run_command only when commands can run safely. */
-  definitions() {
-    return this.workspace.commandsEnabled ? [...FILE_TOOLS, COMMAND_TOOL] : FILE_TOOLS;
+  /** The tools offered to the model, the same for every caller; run_command only when commands can run safely. */
+  async tools(): Promise<OfferedTool[]> {
+    const definitions = this.workspace.commandsEnabled ? [...FILE_TOOLS, COMMAND_TOOL] : FILE_TOOLS;
+    return definitions.map((definition) => ({ definition, ...(EFFECTS[definition.function.name!] ?? { effect: 'read', stepKind: 'tool_call' }) }));
   }
 
   /**
@@ -62,13 +55,13 @@ export class WorkspaceToolbox {
     return { sessionId: task.sessionId, paths };
   }
 
-  async run(call: ChatToolCall, context: ToolContext): Promise<ToolRun> {
+  async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
     const { name, arguments: args } = call.function;
     await this.workspace.touch(context.workspace.sessionId);
     const startedAt = nowIso();
     const started = Date.now();
     const step = (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) =>
-      this.trace.append({ taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: Date.now() - started, ...fields });
+      context.events.emit({ type: 'step', taskId: context.taskId, step: { taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: Date.now() - started, ...fields } });
     try {
       if (name === 'run_command') return await this.command(context.workspace.paths, String(args.command ?? ''), context.signal, step);
       const { output, change } = await this.file(context.workspace.paths, name, args);
@@ -82,7 +75,7 @@ export class WorkspaceToolbox {
     } catch (error) {
       if (!(error instanceof WorkspaceError)) throw error;
       await step({ kind: 'tool_call', name, outcome: error.code === 'path_denied' ? 'denied' : 'error', detail: { arguments: summarize(args), error: error.message } });
-      return { output: `Error: ${error.message}` };
+      return { output: `Error: ${error.message}`, isError: true };
     }
   }
 
@@ -135,7 +128,7 @@ export class WorkspaceToolbox {
     }
   }
 
-  private async command(paths: WorkspacePaths, command: string, signal: AbortSignal, step: (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) => Promise<void>): Promise<ToolRun> {
+  private async command(paths: WorkspacePaths, command: string, signal: AbortSignal, step: (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) => Promise<void>): Promise<ToolResult> {
     if (command.trim() === '') throw new WorkspaceError('invalid', 'command: must not be empty');
     const result = await this.workspace.run(paths, command, signal);
     const combined = [result.stdout, result.stderr && `[stderr]\n${result.stderr}`].filter(Boolean).join('\n');
@@ -160,7 +153,7 @@ export class WorkspaceToolbox {
     const dropped = result.droppedBytes > 0 ? `\n[${result.droppedBytes} more bytes of output were not captured]` : '';
     const output = `${status}\n${excerpt(combined, this.config.agent.toolOutputChars)}${dropped}`.trimEnd();
     // The command ran; what it left behind is over the quota, so the call fails and further writes are refused.
-    if (result.overQuota !== null) return { output: `Error: after this command ${quotaMessage(result.overQuota, paths.maxBytes!, 'holds')}\n${output}` };
+    if (result.overQuota !== null) return { output: `Error: after this command ${quotaMessage(result.overQuota, paths.maxBytes!, 'holds')}\n${output}`, isError: true };
     return { output };
   }
 }

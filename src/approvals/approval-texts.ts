@@ -19,7 +19,8 @@ const CURRENT_TASK_CHARS = 200;
 
 /** agent_status `current_task` while a Task waits in place: `approval: run_command npm install`. */
 export function waitingLabel(approval: Pick<ApprovalEntity, 'tool' | 'subject'>): string {
-  const label = `approval: ${approval.tool} ${approval.subject.replace(/\s+/g, ' ')}`;
+  const what = approval.tool === QUESTION_TOOL ? 'question:' : `approval: ${approval.tool}`;
+  const label = `${what} ${approval.subject.replace(/\s+/g, ' ')}`;
   return label.length > CURRENT_TASK_CHARS ? `${label.slice(0, CURRENT_TASK_CHARS - 1)}…` : label;
 }
 
@@ -65,3 +66,57 @@ export const NOT_APPROVED_OUTPUT = 'Not run: the person did not approve this act
 export const SKIPPED_OUTPUT = 'Not run: an earlier call of this turn waited for approval. Call it again if you still need it.';
 
 export const CHANGED_SINCE_OUTPUT = 'Not applied: the file changed after the person saw the diff, so the approval does not cover it. Read the file again and propose the change anew.';
+
+/** The tool whose calls are questions with choices, not actions to approve. */
+export const QUESTION_TOOL = 'ask_user';
+
+type Question = Pick<ApprovalEntity, 'subject' | 'options'>;
+
+export const optionsOf = (question: Pick<ApprovalEntity, 'options'>): string[] => (question.options ? (JSON.parse(question.options) as string[]) : []);
+
+/** The form of an in-place question: one required choice among the options. */
+export function questionFormSchema(question: Question) {
+  return {
+    type: 'object',
+    properties: { choice: { type: 'string', title: 'Answer', description: question.subject, enum: optionsOf(question) } },
+    required: ['choice'],
+  } as const;
+}
+
+const numbered = (question: Question) => optionsOf(question).map((option, index) => `${index + 1}. ${option}`);
+
+/** The form message of an in-place question. */
+export function questionMessage(question: Question): string {
+  return `The agent asks: ${question.subject}\n\n${numbered(question).join('\n')}`;
+}
+
+/**
+ * The option a request of the session chooses: its number (1-based) or its text (trimmed, any case);
+ * null when it is neither (it is then a new instruction).
+ */
+export function chosenOption(request: string, question: Pick<ApprovalEntity, 'options'>): string | null {
+  const options = optionsOf(question);
+  const answer = request.trim();
+  if (/^\d+$/.test(answer)) return options[Number(answer) - 1] ?? null;
+  return options.find((option) => option.trim().toLowerCase() === answer.toLowerCase()) ?? null;
+}
+
+/** The result of a Task that ended with a question for the conversation. */
+export function questionRequestResult(question: Question, sessionId: string): string {
+  return [
+    'エージェントから質問があります。',
+    question.subject,
+    '',
+    ...numbered(question),
+    '',
+    `回答するには同じ session_id (${sessionId}) で agent_run を呼び、request に選択肢の番号または文言を指定してください。それ以外の依頼を送ると、その依頼が新しい指示になります。`,
+    `(The agent asks a question. Call agent_run with session_id ${sessionId} and the option's number or text as the request; any other request becomes the new instruction.)`,
+  ].join('\n');
+}
+
+/** What the model sees as ask_user's result. */
+export const chosenOutput = (choice: string) => `The user chose: ${choice}`;
+
+export const DECLINED_QUESTION_OUTPUT = 'The user did not answer the question. Continue with what you know, or explain what you need.';
+
+export const QUESTION_DROPPED_OUTPUT = 'The user did not choose an option and gave a new instruction instead (next message).';

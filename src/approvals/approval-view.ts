@@ -1,4 +1,10 @@
 import type { ApprovalEntity } from './approval.entity.js';
+import { optionsOf, QUESTION_TOOL } from './approval-texts.js';
+
+function describe(approval: ApprovalEntity) {
+  if (approval.tool === QUESTION_TOOL) return { question: approval.subject, options: optionsOf(approval) };
+  return approval.tool === 'run_command' ? { command: approval.subject } : { path: approval.subject, diff: approval.diff, diff_sha256: approval.diffSha256 };
+}
 
 /** The admin API's shape of an approval (snake_case; the model's conversation stays inside). */
 export function mapApproval(approval: ApprovalEntity) {
@@ -8,7 +14,7 @@ export function mapApproval(approval: ApprovalEntity) {
     session_id: approval.sessionId,
     owner: approval.owner,
     tool: approval.tool,
-    ...(approval.tool === 'run_command' ? { command: approval.subject } : { path: approval.subject, diff: approval.diff, diff_sha256: approval.diffSha256 }),
+    ...describe(approval),
     state: approval.state,
     waiting_in_place: approval.waiting,
     answered_by: approval.answeredBy,

@@ -26,11 +26,11 @@ export class ApprovalEntity {
   @Column({ type: 'varchar', length: 320 })
   owner!: string;
 
-  /** `run_command`, `write_file` or `edit_file`. */
+  /** `run_command`, `write_file` or `edit_file`; `ask_user` for a question with choices. */
   @Column({ type: 'varchar', length: 32 })
   tool!: string;
 
-  /** The command text, or the path of the file change. */
+  /** The command text, the path of the file change, or the question. */
   @Column({ type: 'text' })
   subject!: string;
 
@@ -41,7 +41,11 @@ export class ApprovalEntity {
   @Column({ name: 'diff_sha256', type: 'varchar', length: 64, nullable: true })
   diffSha256!: string | null;
 
-  /** JSON: the tool call, the file's hash when the diff was made, the model's conversation and where it stood. */
+  /** A question's options (`ask_user`), as a JSON array of strings; null for an action to approve. */
+  @Column({ type: 'text', nullable: true })
+  options!: string | null;
+
+  /** JSON: the run's state (RunState) to continue from, written when the run stopped for this request. */
   @Column({ type: 'text' })
   resume!: string;
 
@@ -62,6 +66,7 @@ export class ApprovalEntity {
   @Column({ name: 'answered_via', type: 'varchar', length: 16, nullable: true })
   answeredVia!: string | null;
 
+  /** Why it was refused; for an answered question, the option chosen. */
   @Column({ type: 'text', nullable: true })
   reason!: string | null;
 

@@ -46,6 +46,11 @@ export class ApprovalsRepository {
     return this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE state = 'pending' ORDER BY created_at ASC LIMIT ?", [limit]);
   }
 
+  async storeResume(id: string, resume: string): Promise<void> {
+    const set = this.sql.assignments(ApprovalEntity, { resume });
+    await this.sql.changed(`UPDATE approvals SET ${set.sql} WHERE id = ? RETURNING id`, [...set.params, id]);
+  }
+
   /** An in-place answer (tasks/update): only for the Task's own waiting request, by its owner, once. */
   async answerWaiting(id: string, taskId: string, owner: string, answer: ApprovalAnswer): Promise<boolean> {
     const rows = await this.answerPending({ ...answer, waiting: false, answeredAt: nowIso() }, 'id = ? AND task_id = ? AND owner = ? AND waiting = TRUE', [id, taskId, owner]);

@@ -8,7 +8,17 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
 import { ApprovalEntity } from './approval.entity.js';
 import { ApprovalPolicy } from './approval-policy.js';
-import { APPROVAL_FORM_SCHEMA, conversationAnswer, elicitationMessage, type ConversationAnswer } from './approval-texts.js';
+import {
+  APPROVAL_FORM_SCHEMA,
+  chosenOption,
+  conversationAnswer,
+  elicitationMessage,
+  optionsOf,
+  QUESTION_TOOL,
+  questionFormSchema,
+  questionMessage,
+  type ConversationAnswer,
+} from './approval-texts.js';
 import { ApprovalsRepository, type ApprovalAnswer } from './approvals.repository.js';
 
 export interface NewApproval {
@@ -19,7 +29,12 @@ export interface NewApproval {
   /** The command text, or the file's path. */
   subject: string;
   diff: string | null;
-  /** Opaque to this module: what the agent needs to continue (its conversation, where it stood). */
+  /** A question's options (`ask_user`); absent for an action to approve. */
+  options?: string[];
+  /**
+   * Opaque to this module: what the agent needs to continue (its RunState). The agent writes it with
+   * `storeResume` once the run has stopped, so it may be empty here.
+   */
   resume: string;
   /** The Task's client declared the Tasks extension, so it can answer while the Task waits. */
   inPlace: boolean;
@@ -68,6 +83,7 @@ export class ApprovalsService {
       subject: input.subject,
       diff: input.diff,
       diffSha256: input.diff === null ? null : sha256(input.diff),
+      options: input.options ? JSON.stringify(input.options) : null,
       resume: input.resume,
       state: 'pending',
       waiting: input.inPlace && this.config.agent.approvals.waitMs > 0,
@@ -79,7 +95,7 @@ export class ApprovalsService {
       createdAt: nowIso(),
       answeredAt: null,
     } satisfies ApprovalEntity);
-    const event = this.audit.entry({ ...this.event(SYSTEM_CALLER, 'approval.requested', row), detail: { ...actionDetail(row), in_place: row.waiting } });
+    const event = this.audit.entry({ ...this.event(SYSTEM_CALLER, actionOf(row, 'requested'), row), detail: { ...actionDetail(row), in_place: row.waiting } });
     await this.unitOfWork.commit({ writes: [this.approvals.insertion(row)], shared: [event] });
     return row;
   }
@@ -98,7 +114,7 @@ export class ApprovalsService {
         if (left <= 0) {
           // Conditional: an answer that arrived in the meantime wins, and is read on the next turn.
           if (!(await this.approvals.stopWaiting(approval.id))) continue;
-          await this.audit.record({ ...this.event(SYSTEM_CALLER, 'approval.expired', approval), detail: { ...actionDetail(approval), wait_ms: this.config.agent.approvals.waitMs } });
+          await this.audit.record({ ...this.event(SYSTEM_CALLER, actionOf(approval, 'expired'), approval), detail: { ...actionDetail(approval), wait_ms: this.config.agent.approvals.waitMs } });
           return { state: 'expired' };
         }
         await sleep(Math.min(left, this.config.queue.pollIntervalMs), undefined, { signal });
@@ -109,13 +125,19 @@ export class ApprovalsService {
     }
   }
 
+  /** The run's state to continue from, written when the run stops for the request (see NewApproval.resume). */
+  storeResume(id: string, resume: string): Promise<void> {
+    return this.approvals.storeResume(id, resume);
+  }
+
   /** tasks/get: one form elicitation for the request the Task waits for, or null. */
   async inputRequestsOf(taskId: string): Promise<Record<string, unknown> | null> {
     const row = await this.approvals.waitingFor(taskId);
     if (!row) return null;
-    return {
-      [row.id]: { method: 'elicitation/create', params: { mode: 'form', message: elicitationMessage(row), requestedSchema: APPROVAL_FORM_SCHEMA } },
-    };
+    const params = row.tool === QUESTION_TOOL
+      ? { mode: 'form', message: questionMessage(row), requestedSchema: questionFormSchema(row) }
+      : { mode: 'form', message: elicitationMessage(row), requestedSchema: APPROVAL_FORM_SCHEMA };
+    return { [row.id]: { method: 'elicitation/create', params } };
   }
 
   /**
@@ -125,7 +147,7 @@ export class ApprovalsService {
   async answerInPlace(caller: Caller, taskId: string, responses: Record<string, unknown>): Promise<void> {
     const row = await this.approvals.waitingFor(taskId);
     if (!row || !Object.hasOwn(responses, row.id)) return;
-    const decision = readElicitResult(responses[row.id]);
+    const decision = row.tool === QUESTION_TOOL ? readChoice(responses[row.id], optionsOf(row)) : readElicitResult(responses[row.id]);
     if (!decision) return;
     const answer: ApprovalAnswer = { ...decision, answeredBy: caller.user, answeredClient: caller.client, answeredVia: 'in_place' };
     if (!(await this.approvals.answerWaiting(row.id, taskId, caller.user, answer))) return;
@@ -137,11 +159,16 @@ export class ApprovalsService {
    * action (approve, deny, or anything else: a new instruction). Null when nothing was pending.
    */
   async takeAnswer(task: AnsweringTask): Promise<{ approval: ApprovalEntity; answer: ConversationAnswer } | null> {
-    const kind = conversationAnswer(task.request);
-    const answer: ApprovalAnswer = { state: ANSWER_STATE[kind], answeredBy: task.owner, answeredClient: task.client, answeredVia: 'conversation', reason: null };
+    const pending = await this.approvals.pendingOfSession(task.sessionId);
+    if (!pending) return null;
+    // A question is answered by an option's number or text (kept as the reason); anything else is a new instruction.
+    const choice = pending.tool === QUESTION_TOOL ? chosenOption(task.request, pending) : null;
+    const kind: ConversationAnswer = pending.tool === QUESTION_TOOL ? (choice === null ? 'instruction' : 'approve') : conversationAnswer(task.request);
+    const answer: ApprovalAnswer = { state: ANSWER_STATE[kind], answeredBy: task.owner, answeredClient: task.client, answeredVia: 'conversation', reason: choice };
     const approval = await this.approvals.takeForSession(task.sessionId, task.id, answer);
     if (!approval) return null;
-    await this.recordAnswer({ ...SYSTEM_CALLER, user: task.owner, client: task.client }, approval, answer, { answer_task_id: task.id, answer: kind });
+    const said = pending.tool === QUESTION_TOOL ? (choice === null ? 'instruction' : 'choice') : kind;
+    await this.recordAnswer({ ...SYSTEM_CALLER, user: task.owner, client: task.client }, approval, answer, { answer_task_id: task.id, answer: said });
     return { approval, answer: kind };
   }
 
@@ -160,7 +187,7 @@ export class ApprovalsService {
   }
 
   private async recordAnswer(caller: Caller, row: ApprovalEntity, answer: ApprovalAnswer, extra: Record<string, unknown> = {}): Promise<void> {
-    const action = answer.state === 'granted' ? 'approval.granted' : 'approval.denied';
+    const action = actionOf(row, answer.state === 'granted' ? 'granted' : 'denied');
     await this.audit.record({ ...this.event(caller, action, row), detail: { ...actionDetail(row), via: answer.answeredVia, reason: answer.reason, ...extra } });
   }
 
@@ -169,8 +196,15 @@ export class ApprovalsService {
   }
 }
 
-/** The action as the audit log keeps it: the command text, or the path and the diff's hash. */
+/** The audit action: `approval.<event>`, or for a question `question.asked|answered|declined|expired`. */
+function actionOf(row: Pick<ApprovalEntity, 'tool'>, event: 'requested' | 'granted' | 'denied' | 'expired'): string {
+  if (row.tool !== QUESTION_TOOL) return `approval.${event}`;
+  return `question.${{ requested: 'asked', granted: 'answered', denied: 'declined', expired: 'expired' }[event]}`;
+}
+
+/** The action as the audit log keeps it: the command text, the path and the diff's hash, or the question and its options. */
 function actionDetail(row: ApprovalEntity): Record<string, unknown> {
+  if (row.tool === QUESTION_TOOL) return { approval_id: row.id, tool: row.tool, question: row.subject, options: optionsOf(row) };
   const action = row.tool === 'run_command' ? { command: row.subject } : { path: row.subject, diff_sha256: row.diffSha256 };
   return { approval_id: row.id, tool: row.tool, ...action };
 }
@@ -184,6 +218,16 @@ function readElicitResult(value: unknown): Pick<ApprovalAnswer, 'state' | 'reaso
   if (action === 'decline' || action === 'cancel') return { state: 'denied', reason };
   if (action !== 'accept' || typeof fields.approve !== 'boolean') return null;
   return { state: fields.approve ? 'granted' : 'denied', reason };
+}
+
+/** An ElicitResult for a question's form: one of its options (kept as the reason), or a refusal to answer; null otherwise. */
+function readChoice(value: unknown, options: string[]): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { action, content } = value as { action?: unknown; content?: unknown };
+  if (action === 'decline' || action === 'cancel') return { state: 'denied', reason: null };
+  const choice = typeof content === 'object' && content !== null ? (content as Record<string, unknown>).choice : undefined;
+  if (action !== 'accept' || typeof choice !== 'string' || !options.includes(choice)) return null;
+  return { state: 'granted', reason: choice };
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

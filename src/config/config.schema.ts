@@ -160,6 +160,8 @@ const shape = {
     model: text('qwen3:8b', { nonEmpty: true }),
     temperature: decimal(0.7, 0, 2),
     num_ctx: integer(32768, 512, 1_048_576),
+    // 0: num_ctx / 8, the share the prompt budget keeps free for the answer.
+    num_predict: integer(0, 0, 524_288),
     keep_alive: text('30m', { nonEmpty: true }),
     request_timeout_ms: integer(600_000, 100, 86_400_000),
     think,
@@ -287,6 +289,8 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
     return [{ path: ['database', 'url'], message: 'required when database.type is postgres' }];
   if (config.mcp.images.max_bytes_per_image > config.mcp.images.max_total_bytes)
     return [{ path: ['mcp', 'images', 'max_bytes_per_image'], message: 'must not exceed mcp.images.max_total_bytes' }];
+  if (config.ollama.num_predict > config.ollama.num_ctx / 2)
+    return [{ path: ['ollama', 'num_predict'], message: `must not exceed half of ollama.num_ctx (${Math.floor(config.ollama.num_ctx / 2)}): the rest is the room for the prompt` }];
   if (config.workspace.isolation === 'shared' && config.auth.mode !== 'none') {
     const message = `shared lets every user's Tasks read and change each other's files; use session when auth.mode is ${config.auth.mode}`;
     return [{ path: ['workspace', 'isolation'], message }];

@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { RunEventSink, type RunEvent } from '../agent/core/run-events.js';
+import type { RunEvent, RunEvents } from '../agent/core/run-events.js';
+import { RunEventHub } from '../agent/run-event-hub.js';
 import { AppConfig } from '../config/app-config.js';
 import { PgEventChannel } from './pg-event-channel.js';
 import { splitForWire } from './wire-event.js';
@@ -16,7 +17,7 @@ export type TaskEventListener = (event: RunEvent, origin: EventOrigin) => void;
  * (or a reconnect, announced to `onGap` listeners) is caught up by reading them.
  */
 @Injectable()
-export class TaskEvents extends RunEventSink implements OnModuleInit, OnApplicationShutdown {
+export class TaskEvents implements RunEvents, OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('TaskEvents');
   /** Tells this process's notifications from another replica's. */
   readonly origin = randomUUID();
@@ -26,19 +27,26 @@ export class TaskEvents extends RunEventSink implements OnModuleInit, OnApplicat
   private readonly answerSeq = new Map<string, number>();
   private readonly channel: PgEventChannel | null;
 
-  constructor(config: AppConfig) {
-    super();
+  private unhook: (() => void) | null = null;
+
+  constructor(
+    config: AppConfig,
+    private readonly hub: RunEventHub,
+  ) {
     this.channel =
       config.database.type === 'postgres'
         ? new PgEventChannel(config.database.url, this.origin, (event) => this.dispatch(event, 'remote'), () => this.gap(), this.logger)
         : null;
   }
 
+  /** Every run's events (and the queue's `accepted`/`ended`) come from the agent core's hub. */
   async onModuleInit(): Promise<void> {
     await this.channel?.start();
+    this.unhook = this.hub.subscribe((event) => this.emit(event));
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.unhook?.();
     await this.channel?.stop();
   }
 

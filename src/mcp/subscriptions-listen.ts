@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RunEvent } from '../agent/core/run-events.js';
@@ -51,9 +51,10 @@ export function listenRequestOf(body: unknown): { id: Id; params: Record<string,
  * Events come from TaskEvents, so a Task another replica runs is pushed too.
  */
 @Injectable()
-export class SubscriptionsListen {
+export class SubscriptionsListen implements BeforeApplicationShutdown {
   private readonly logger = new Logger('McpListen');
-  private open = 0;
+  /** The open streams, ended at shutdown (a held-open response would keep the server from closing). */
+  private readonly streams = new Set<ServerResponse>();
 
   constructor(
     private readonly events: TaskEvents,
@@ -71,7 +72,7 @@ export class SubscriptionsListen {
     // The routing headers the SDK's ladder checks on every other request (-32020 HeaderMismatch).
     if (req.headers['mcp-protocol-version'] !== MODERN) return refuse(-32020, `Header mismatch: MCP-Protocol-Version must be ${MODERN}, as in _meta`);
     if (req.headers['mcp-method'] !== 'subscriptions/listen') return refuse(-32020, 'Header mismatch: Mcp-Method must be subscriptions/listen');
-    if (this.open >= MAX_OPEN) return refuse(-32603, 'Subscription limit reached');
+    if (this.streams.size >= MAX_OPEN) return refuse(-32603, 'Subscription limit reached');
     const filter = filterOf(request.params.notifications);
     if (typeof filter === 'string') return refuse(-32602, `Invalid params: ${filter}`);
     const meta = (request.params._meta ?? {}) as Record<string, { extensions?: Record<string, unknown> } | undefined>;
@@ -90,12 +91,17 @@ export class SubscriptionsListen {
     }
     const stop = this.follow(caller, honored, notify);
     const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
-    this.open++;
+    this.streams.add(res);
     res.once('close', () => {
-      this.open--;
+      this.streams.delete(res);
       clearInterval(keepalive);
       stop();
     });
+  }
+
+  /** Before the HTTP server closes, which waits for every open response. */
+  beforeApplicationShutdown(): void {
+    for (const res of this.streams) res.end();
   }
 
   /** The filter as this service delivers it: only the caller's Tasks and session files; list_changed of tools/prompts never happens. */
@@ -167,13 +173,8 @@ export class SubscriptionsListen {
   }
 }
 
-/** A changed workspace file, from a `file_change` event or a stored `file_op` step (today's trace). */
-function fileChangeOf(event: RunEvent): { path: string; created: boolean } | null {
-  if (event.type === 'file_change') return event.change;
-  if (event.type !== 'step' || event.step.kind !== 'file_op' || event.step.outcome !== 'ok') return null;
-  const { path, created } = event.step.detail as { path?: unknown; created?: unknown };
-  return typeof path === 'string' ? { path, created: created === true } : null;
-}
+/** A changed workspace file (the run's `file_change` event). */
+const fileChangeOf = (event: RunEvent) => (event.type === 'file_change' ? event.change : null);
 
 /** The listen filter, or what is wrong with it. */
 function filterOf(value: unknown): Filter | string {

@@ -24,8 +24,8 @@ export interface ChatRequest {
   format?: object;
   /** Sent only when set: Ollama refuses `think` for models without the `thinking` capability. */
   think?: boolean | 'low' | 'medium' | 'high';
-  /** Each chunk's `content` as it arrives (never `thinking`), for streaming the answer (issue 23). */
-  onContent?: (content: string) => void | Promise<void>;
+  /** Called with each piece of `content` as it streams in (never thinking), in order. */
+  onContent?: (delta: string) => void;
 }
 
 /** What `/api/show` says about the configured model. */
@@ -43,6 +43,14 @@ export interface ChatReply {
   doneReason: string;
   promptEvalCount: number;
   evalCount: number;
+}
+
+/** The context share the prompt budget leaves for an answer; `ollama.num_predict: 0` sends exactly that. */
+export const OUTPUT_SHARE = 0.125;
+
+/** The `num_predict` every request sends: the configured bound, or the share of the context kept for the answer. */
+export function outputBound(ollama: { numCtx: number; numPredict: number }): number {
+  return ollama.numPredict > 0 ? ollama.numPredict : Math.floor(ollama.numCtx * OUTPUT_SHARE);
 }
 
 /**
@@ -79,10 +87,11 @@ export class OllamaGateway {
    * One streamed `/api/chat` call, accumulated (content, thinking and tool calls may arrive in any
    * chunk); token counts come from the final chunk. `num_ctx` and `keep_alive` never vary, so the
    * model is not reloaded between calls. A stream that sends nothing for `ollama.stall_timeout_ms`
-   * after it started is aborted as `stalled`.
+   * after it started is aborted as `stalled`. `num_predict` is constant too: it bounds every answer.
    */
   async chat(request: ChatRequest): Promise<ChatReply> {
     const { model, numCtx, keepAlive, stallTimeoutMs } = this.config.ollama;
+    const numPredict = outputBound(this.config.ollama);
     return this.withDeadline(request.signal, async (client, abort) => {
       const stream = await client.chat({
         model,
@@ -91,7 +100,7 @@ export class OllamaGateway {
         messages: request.messages.map((message) => ({ ...message })) as Message[],
         stream: true,
         keep_alive: keepAlive,
-        options: { num_ctx: numCtx, temperature: request.temperature },
+        options: { num_ctx: numCtx, num_predict: numPredict, temperature: request.temperature },
         ...(request.tools?.length ? { tools: request.tools } : {}),
         ...(request.format ? { format: request.format } : {}),
         ...(request.think !== undefined ? { think: request.think } : {}),
@@ -106,8 +115,9 @@ export class OllamaGateway {
       try {
         for await (const chunk of stream) {
           arm();
-          reply.content += chunk.message?.content ?? '';
-          if (request.onContent && chunk.message?.content) await request.onContent(chunk.message.content);
+          const content = chunk.message?.content ?? '';
+          reply.content += content;
+          if (content !== '') request.onContent?.(content);
           reply.thinking += chunk.message?.thinking ?? '';
           reply.toolCalls.push(...((chunk.message?.tool_calls as ChatToolCall[] | undefined) ?? []));
           if (chunk.done) {

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { RunEventSink } from '../agent/core/run-events.js';
+import { RunEventHub } from '../agent/run-event-hub.js';
 import { RunnerIdentity } from './runner-identity.js';
 import { TaskStatusJournal } from './task-status-journal.js';
 import { TasksRepository } from './tasks.repository.js';
@@ -21,7 +21,7 @@ export class AbandonedTaskRecovery {
     private readonly tasks: TasksRepository,
     private readonly identity: RunnerIdentity,
     private readonly journal: TaskStatusJournal,
-    private readonly events: RunEventSink,
+    private readonly events: RunEventHub,
   ) {}
 
   async recover(): Promise<void> {
@@ -32,7 +32,7 @@ export class AbandonedTaskRecovery {
       this.logger.warn(`task ${task.id} was ${task.status} under ${task.leaseOwner ?? 'no owner'}; ${requeue ? 're-queued' : 'marked failed'}`);
       await this.journal.record(task, requeue ? 'queued' : 'failed', requeue ? 'runner stopped while planning; re-queued' : reason);
       // Followers, pushes and webhooks learn of the end from here: no runner is left to announce it.
-      if (!requeue) await this.events.emit({ type: 'ended', taskId: task.id, status: 'failed', result: reason });
+      if (!requeue) await this.events.publish({ type: 'ended', taskId: task.id, status: 'failed', result: reason });
     }
   }
 }

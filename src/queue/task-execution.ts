@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentFailure, AgentRunner, type TaskProgress } from '../agent/agent-runner.js';
-import { RunEventSink } from '../agent/core/run-events.js';
+import { RunEventHub } from '../agent/run-event-hub.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { CancelSignal, LeaseLost, ShutdownSignal } from './run-signals.js';
 import { RunnerIdentity } from './runner-identity.js';
@@ -31,7 +31,7 @@ export class TaskExecution {
     private readonly leases: LeaseKeeper,
     private readonly journal: TaskStatusJournal,
     private readonly identity: RunnerIdentity,
-    private readonly events: RunEventSink,
+    private readonly runEvents: RunEventHub,
   ) {}
 
   /** Fires the cancellation token of the Task running in this process, if it is that one. */
@@ -50,14 +50,12 @@ export class TaskExecution {
     const controller = new AbortController();
     this.current = { lease, controller };
     this.journal.started(task);
-    await this.events.emit({ type: 'status', taskId: task.id, status: 'planning', currentTask: '' });
     const renewal = this.leases.keep(lease, controller);
     let progressSoFar: TaskProgress = {};
     const report = async (progress: TaskProgress) => {
       progressSoFar = { ...progressSoFar, ...progress };
       if (progress.status && progress.status !== task.status) await this.journal.record(task, progress.status);
-      if (!(await this.tasks.updateProgress(lease, progress))) return controller.abort(new LeaseLost());
-      await this.announce(task.id, progress, progressSoFar);
+      if (!(await this.tasks.updateProgress(lease, progress))) controller.abort(new LeaseLost());
     };
     try {
       const input = await this.conversation.agentInput(task);
@@ -85,18 +83,6 @@ export class TaskExecution {
     const { status: _ignored, ...fields } = progress;
     if (!(await this.tasks.finish(lease, status, result, fields))) return;
     await this.journal.ended(task, status, result, fields);
-    await this.events.emit({ type: 'ended', taskId: task.id, status: status as 'completed' | 'failed' | 'cancelled', result });
-  }
-
-  /** Bridge (issue 23) until the new core emits these itself: a stored progress report, as events. */
-  private async announce(taskId: string, progress: TaskProgress, now: TaskProgress): Promise<void> {
-    const currentTask = now.currentTask ?? '';
-    if (progress.status) await this.events.emit({ type: 'status', taskId, status: progress.status, currentTask });
-    if (progress.inputTokens !== undefined || progress.outputTokens !== undefined) {
-      await this.events.emit({ type: 'tokens', taskId, inputTokens: now.inputTokens ?? 0, outputTokens: now.outputTokens ?? 0 });
-    }
-    if (progress.completedSubtasks !== undefined || progress.totalSubtasks !== undefined || (progress.currentTask !== undefined && !progress.status)) {
-      await this.events.emit({ type: 'progress', taskId, completedSubtasks: now.completedSubtasks ?? 0, totalSubtasks: now.totalSubtasks ?? 1, criticalPathTokens: now.criticalPathTokens, currentTask });
-    }
+    if (status === 'completed' || status === 'failed' || status === 'cancelled') await this.runEvents.publish({ type: 'ended', taskId: task.id, status, result });
   }
 }

@@ -1,4 +1,4 @@
-import { RunEventSink } from '../agent/core/run-events.js';
+import { RunEventHub } from '../agent/run-event-hub.js';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
@@ -27,7 +27,7 @@ export class TaskQueueService {
     private readonly unitOfWork: UnitOfWork,
     private readonly worker: TaskWorker,
     private readonly execution: TaskExecution,
-    private readonly events: RunEventSink,
+    private readonly events: RunEventHub,
   ) {}
 
   /**
@@ -56,7 +56,7 @@ export class TaskQueueService {
       detail: { ...accepted.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
     });
     await this.unitOfWork.commit({ writes: [...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images)], shared: [event] });
-    await this.events.emit({ type: 'accepted', taskId: task.id, sessionId, owner: caller.user, groups: caller.groups });
+    await this.events.publish({ type: 'accepted', taskId: task.id, sessionId, owner: caller.user, groups: caller.groups });
     this.worker.wake();
     return task;
   }
@@ -119,7 +119,7 @@ export class TaskQueueService {
         detail: { status: 'cancelled' },
       });
       const cancelled = await this.tasks.findById(taskId);
-      await this.events.emit({ type: 'ended', taskId, status: 'cancelled', result: cancelled?.result ?? '' });
+      await this.events.publish({ type: 'ended', taskId, status: 'cancelled', result: cancelled?.result ?? '' });
       return cancelled;
     } else if (await this.tasks.requestCancel(taskId)) {
       this.execution.cancelLocal(taskId);

@@ -342,12 +342,11 @@ describe('approvals, mode commands: end and resume through the conversation, ans
   });
 
   it('resumes a plan inside the subtask that asked: its instruction is not repeated, the next subtask and the summary follow', async () => {
-    const plan = { mode: 'plan', subtasks: [
+    const subtasks = [
       { id: 's1', title: 'write the file', instructions: 'write plan.txt', depends_on: [] },
       { id: 's2', title: 'check it', instructions: 'check plan.txt', depends_on: ['s1'] },
-    ] };
-    h.ollama.enqueuePlan({ content: JSON.stringify(plan) });
-    h.ollama.enqueue(call('run_command', { command: 'echo plan > plan.txt' }));
+    ];
+    h.ollama.enqueue(call('plan', { subtasks }), call('run_command', { command: 'echo plan > plan.txt' }));
     const first = await h.submit('write and check a file');
     expect(await h.finished(first.task_id)).toContain('command: echo plan > plan.txt');
     h.ollama.enqueue({ content: 's1 done' }, { content: 's2 done' }, { content: 'all done' });
@@ -356,7 +355,7 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     expect(fieldsOf(await h.finished(second.task_id))).toMatchObject({ status: 'completed', completed_tasks: '2/2', result: 'all done' });
     expect(readFileSync(h.file('plan.txt'), 'utf8')).toBe('plan\n');
     const last = h.ollama.workChats.at(-1)!.body.messages;
-    const instructions = last.filter((message) => message.role === 'user').map((message) => message.content.split('\n')[0]);
+    const instructions = last.filter((message) => message.role === 'user' || message.role === 'tool').flatMap((message) => message.content.split('\n'));
     expect(instructions.filter((line) => line.startsWith('Subtask 1/2'))).toHaveLength(1);
     expect(instructions.filter((line) => line.startsWith('Subtask 2/2'))).toHaveLength(1);
     expect(last.at(-1)!.content).toMatch(/^All subtasks are done/);

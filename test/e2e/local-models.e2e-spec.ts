@@ -158,7 +158,7 @@ describe('local models as they really behave (scripted with the bytes real model
       const taskId = await env.submit('Read math.js.');
       expect(await env.finish(taskId)).toMatchObject({ status: 'completed', result: 'read it' });
       const results = env.ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
-      expect(results[0]).toBe('Error: unknown tool "read_files". The tools are: list_dir, read_file, write_file, edit_file, glob, grep, run_command.');
+      expect(results[0]).toBe('Error: unknown tool "read_files". The tools are: list_dir, read_file, write_file, edit_file, glob, grep, run_command, plan, ask_user.');
       expect(results[1]).toMatch(/^Error: invalid arguments for read_file: missing required argument "path"; unknown argument "file"; "start_line" must be integer \(got string\)\. Schema: \{"type":"object"/);
       expect(results[2]).toMatch(/^1\texport const add/);
     });
@@ -230,20 +230,19 @@ describe('local models as they really behave (scripted with the bytes real model
       expect(final.result).toMatch(/^Ollama stopped streaming: no chunk for 500 ms, twice: .*raise ollama\.stall_timeout_ms/);
     });
 
-    it('falls back to the direct path when the planning call ignores format, and reads a plan wrapped in a fence', async () => {
-      env.ollama.enqueuePlan({ content: 'Sure! I will fix the bug for you right away.' });
-      env.ollama.enqueue({ content: 'done directly' });
+    it('answers an unusable plan with the reason as the tool error, and reads a plan whose arguments came as a JSON string', async () => {
+      env.ollama.enqueue(call('plan', { subtasks: [{ id: 'a', title: 'A', instructions: 'a', depends_on: ['b'] }, { id: 'b', title: 'B', instructions: 'b', depends_on: ['a'] }] }), { content: 'done directly' });
       const direct = await env.submit('Fix the bug.');
       expect(await env.finish(direct)).toMatchObject({ status: 'completed', completed_tasks: '1/1', result: 'done directly' });
       const planStep = (await env.steps(direct)).find((step) => step.kind === 'plan')!;
-      expect(JSON.parse(planStep.detail)).toEqual({ mode: 'direct', fallback: 'the plan was not valid JSON' });
+      expect(JSON.parse(planStep.detail)).toEqual({ error: 'the dependencies form a cycle' });
+      expect(env.ollama.workChats.at(-1)!.body.messages.at(-1)!.content).toMatch(/^Error: the dependencies form a cycle\. Call plan again/);
 
       const subtasks = [
         { id: 'a', title: 'Look', instructions: 'Look.', depends_on: [] },
         { id: 'b', title: 'Fix', instructions: 'Fix.', depends_on: ['a'] },
       ];
-      env.ollama.enqueuePlan({ content: `<think>Two steps.</think>\n\`\`\`json\n${JSON.stringify({ mode: 'plan', subtasks })}\n\`\`\`` });
-      env.ollama.enqueue({ content: 'looked' }, { content: 'fixed' }, { content: 'all done' });
+      env.ollama.enqueue(call('plan', { subtasks: JSON.stringify(subtasks) }), { content: 'looked' }, { content: 'fixed' }, { content: 'all done' });
       expect(await env.finish(await env.submit('Look, then fix.'))).toMatchObject({ status: 'completed', completed_tasks: '2/2', result: 'all done' });
     });
   });
@@ -268,7 +267,7 @@ describe('local models as they really behave (scripted with the bytes real model
       expect(seen.filter((action) => action !== 'edit_file: math.js')).toEqual(['ollama chat', 'run_command: sleep 1', 'ollama chat (round 2)', 'ollama chat (round 3)']);
       expect(messages).toContain('running 0/1: run_command: sleep 1 - タスクを実行しています。');
       const steps = (await env.steps(taskId)).map((step) => `${step.kind}:${step.name}`);
-      expect(steps).toEqual(['model_call:plan', 'plan:direct', 'model_call:chat', 'command:sleep 1', 'model_call:chat', 'file_op:edit_file', 'model_call:chat']);
+      expect(steps).toEqual(['model_call:chat', 'command:sleep 1', 'model_call:chat', 'file_op:edit_file', 'model_call:chat']);
     });
   });
 });

@@ -22,7 +22,11 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
     bob = await modernClient(service.url, BOB);
   });
 
+  /** Streams a test opened, closed even when it fails (an open one would hold the service's stop). */
+  const opened: Listen[] = [];
+
   afterAll(async () => {
+    for (const listen of opened) await listen.close();
     await alice?.close();
     await bob?.close();
     await service?.stop();
@@ -85,6 +89,7 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
     const uri = `agent-session://${first.session_id}/files/notes.txt`;
     const bobsView = await new Listen().open(service.url, BOB, { resourceSubscriptions: [uri], resourcesListChanged: true });
     const listen = await new Listen().open(service.url, ALICE, { resourceSubscriptions: [uri], resourcesListChanged: true });
+    opened.push(listen, bobsView);
     await listen.until((messages) => messages.length > 0);
     expect(listen.messages[0]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: [uri], resourcesListChanged: true } } });
     ollama.enqueue(
@@ -102,5 +107,14 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
     expect(bobsView.of('notifications/resources/list_changed')).toEqual([]);
     await listen.close();
     await bobsView.close();
+  });
+
+  it('ends open streams when the service stops (last: it stops the service)', async () => {
+    const listen = await new Listen().open(service.url, ALICE, { resourcesListChanged: true });
+    opened.push(listen);
+    await listen.until((messages) => messages.length > 0);
+    const started = Date.now();
+    await service.stop();
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
 import { loadConfig } from '../../src/config/config.loader.js';
+import { ContextBudget } from '../../src/agent/context-budget.js';
+import { outputBound } from '../../src/ollama/ollama.gateway.js';
 
 const problemsOf = (raw: unknown) => {
   try {
@@ -98,6 +100,17 @@ describe('configuration', () => {
     expect(problemsOf({ mcp: { images: { max_bytes_per_image: 100, max_total_bytes: 10 } } })).toEqual([
       'mcp.images.max_bytes_per_image: must not exceed mcp.images.max_total_bytes',
     ]);
+  });
+
+  it('bounds ollama.num_predict by half the context, and sends num_ctx / 8 when it is 0', () => {
+    expect(validateConfig({}).ollama.numPredict).toBe(0);
+    expect(outputBound(validateConfig({ ollama: { num_ctx: 8192 } }).ollama)).toBe(1024);
+    expect(outputBound(validateConfig({ ollama: { num_ctx: 8192, num_predict: 500 } }).ollama)).toBe(500);
+    expect(new ContextBudget(validateConfig({ ollama: { num_ctx: 8192, num_predict: 500 } }).ollama).limit).toBe(7692);
+    expect(problemsOf({ ollama: { num_ctx: 8192, num_predict: 5000 } })).toEqual([
+      'ollama.num_predict: must not exceed half of ollama.num_ctx (4096): the rest is the room for the prompt',
+    ]);
+    expect(problemsOf({ ollama: { num_predict: -1 } })).toEqual(['ollama.num_predict: must be between 0 and 524288 (got -1)']);
   });
 
   it('refuses HTTP limits that contradict each other or the largest request the image limits allow', () => {

@@ -1,4 +1,3 @@
-import type { RunEventSink } from '../../src/agent/core/run-events.js';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { AgentRunner } from '../../src/agent/agent-runner.js';
 import type { AuditService } from '../../src/audit/audit.service.js';
@@ -9,6 +8,7 @@ import { CancelSignal, LeaseLost } from '../../src/queue/run-signals.js';
 import { RunnerIdentity } from '../../src/queue/runner-identity.js';
 import type { TaskConversation } from '../../src/queue/task-conversation.js';
 import { TaskExecution } from '../../src/queue/task-execution.js';
+import { RunEventHub } from '../../src/agent/run-event-hub.js';
 import { TaskStatusJournal } from '../../src/queue/task-status-journal.js';
 import type { TaskEntity } from '../../src/queue/task.entity.js';
 import type { Lease, TasksRepository } from '../../src/queue/tasks.repository.js';
@@ -56,7 +56,7 @@ describe('AbandonedTaskRecovery', () => {
     const reclaim = jest.fn<TasksRepository['reclaim']>(async () => true);
     const tasks = { abandoned: jest.fn(async () => abandoned), reclaim } as unknown as TasksRepository;
     const events = audit();
-    await new AbandonedTaskRecovery(tasks, new RunnerIdentity(), new TaskStatusJournal(events as unknown as AuditService), { emit: async () => undefined } as unknown as RunEventSink).recover();
+    await new AbandonedTaskRecovery(tasks, new RunnerIdentity(), new TaskStatusJournal(events as unknown as AuditService), new RunEventHub()).recover();
     expect(reclaim.mock.calls.map(([row, to]) => [row.id, to])).toEqual([
       ['a', 'queued'],
       ['b', 'failed'],
@@ -90,7 +90,7 @@ describe('TaskExecution', () => {
     } as unknown as AgentRunner;
     const leases = { keep: jest.fn(() => ({ stop: () => undefined })) } as unknown as LeaseKeeper;
     const events = audit();
-    execution = new TaskExecution(tasks, conversation, agent, leases, new TaskStatusJournal(events as unknown as AuditService), new RunnerIdentity(), { emit: async () => undefined } as unknown as RunEventSink);
+    execution = new TaskExecution(tasks, conversation, agent, leases, new TaskStatusJournal(events as unknown as AuditService), new RunnerIdentity(), new RunEventHub());
     await execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
     expect(finish).toHaveBeenCalledWith(expect.objectContaining({ taskId: 't1', attempt: 1 }), 'cancelled', 'Cancelled on request.', {});
     expect(events.record.mock.calls.map(([event]) => (event.detail as { status: string }).status)).toEqual(['planning', 'cancelled']);

@@ -1,5 +1,5 @@
 import type { FileChange } from '../../workspace/workspace-files.js';
-import type { StepRecord } from './step-record.js';
+import type { StepRecord } from '../trace.repository.js';
 
 /**
  * The agent core's seam 3 of 3 (ADR 0009): what a run emits as it goes. The trace, the Task row's
@@ -30,7 +30,7 @@ export type RunEvent =
       offset: number;
       text: string;
       /**
-       * Extension (issue 23): the delta's place in the Task's answer, 1, 2, ...; the event bus stamps it
+       * Extension (issue 23): the delta's place in the Task's answer, 1, 2, ...; TaskEvents stamps it
        * when the emitter does not. A follower that sees a gap (a dropped notification) catches up from the
        * stored draft, which records the last seq it holds.
        */
@@ -44,7 +44,7 @@ export type RunEvent =
   | { type: 'ended'; taskId: string; status: 'completed' | 'failed' | 'cancelled'; result: string }
   /**
    * Extension (issue 23): a Task was queued, by whom (with the groups the accepting surface saw, which
-   * the Task row does not keep). Emitted by the queue, not by a run; webhooks pick their targets from it.
+   * the Task row does not keep). Published by the queue, not by a run; webhooks pick their targets from it.
    */
   | { type: 'accepted'; taskId: string; sessionId: string; owner: string; groups: string[] };
 
@@ -53,12 +53,4 @@ export type RunEventListener = (event: RunEvent) => void | Promise<void>;
 /** The emitting side a run and its tool sources see. */
 export interface RunEvents {
   emit(event: RunEvent): Promise<void>;
-}
-
-/**
- * Extension (issue 23): RunEvents as a dependency-injection token, so the agent and the queue emit
- * without importing the module that carries the events (src/events provides it).
- */
-export abstract class RunEventSink implements RunEvents {
-  abstract emit(event: RunEvent): Promise<void>;
 }

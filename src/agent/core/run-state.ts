@@ -31,6 +31,21 @@ export interface RunState {
   tokens: { input: number; output: number; bySubtask: Record<string, number> };
   /** Model calls so far (the per-Task round limit counts them). */
   rounds: number;
+  /**
+   * Set while the run is stopped for a person (extension, optional): which request it waits for, the
+   * call that asked, and for a file change the hash of the file the diff was made from.
+   */
+  pause?: StoredPause;
+}
+
+export interface StoredPause {
+  kind: 'approval' | 'question';
+  id: string;
+  call: ChatToolCall;
+  /** sha256 of the file when the diff was made (`absent` for a new file); null for a command or a question. */
+  baseSha256: string | null;
+  /** A question's options, as offered (the answer may be given by number). */
+  options?: string[];
 }
 
 export interface TurnResult {

@@ -1,7 +1,8 @@
 import type { Tool } from 'ollama';
 import type { ChatToolCall } from '../../ollama/ollama.gateway.js';
 import type { FileChange } from '../../workspace/workspace-files.js';
-import type { TaskWorkspace } from '../workspace-toolbox.js';
+import type { TaskWorkspace } from '../task-workspace.js';
+import type { Subtask } from '../plan.js';
 import type { RunEvents } from './run-events.js';
 
 /**
@@ -45,6 +46,8 @@ export interface ToolCallContext {
   caller: ToolCaller;
   /** Where a source reports what it did (a trace step, a file change); see RunEvents. */
   events: RunEvents;
+  /** Extension: what `current_task` shows while this call runs (shown again after an in-place wait). */
+  label?: string;
 }
 
 export interface ToolResult {
@@ -56,7 +59,14 @@ export interface ToolResult {
   change?: FileChange;
   /** Images for a vision model (an MCP tool's image content), as bytes. */
   images?: Buffer[];
+  /**
+   * Extension: what the core's `plan` tool asks of the run (a new plan, or a subtask done). The loop,
+   * the only writer of the RunState, applies it and answers with the next instruction.
+   */
+  plan?: PlanUpdate;
 }
+
+export type PlanUpdate = { subtasks: Subtask[] } | { done: string };
 
 /**
  * Seam 2b: one call through policy. Returns what the model should see, or a pause: the run then stores

@@ -1,0 +1,187 @@
+import { Injectable } from '@nestjs/common';
+import {
+  approvalRequestResult,
+  chosenOutput,
+  NOT_APPROVED_OUTPUT,
+  QUESTION_DROPPED_OUTPUT,
+  questionRequestResult,
+  refusedOutput,
+  type ConversationAnswer,
+} from '../approvals/approval-texts.js';
+import type { ApprovalEntity } from '../approvals/approval.entity.js';
+import { ApprovalsService } from '../approvals/approvals.service.js';
+import { nowIso } from '../common/clock.js';
+import { AppConfig } from '../config/app-config.js';
+import { OllamaError } from '../ollama/ollama-error.js';
+import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
+import { WorkspaceError } from '../workspace/workspace-error.js';
+import { sessionFileUri } from '../workspace/session-file-uri.js';
+import type { FileChange } from '../workspace/workspace-files.js';
+import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask, type TaskProgress } from './agent-runner.js';
+import { ApprovalExecutor } from './approval-executor.js';
+import { CoreToolSource } from './core-tools.js';
+import type { RunEvents } from './core/run-events.js';
+import type { RunState } from './core/run-state.js';
+import { decodeRunState, encodeRunState, UnreadableRunState } from './core/run-state-codec.js';
+import type { ToolCallContext, ToolResult } from './core/tool-source.js';
+import { resolveProfile, type ModelProfile } from './model-profile.js';
+import { PLAN_GUIDANCE, SYSTEM_PROMPT } from './prompts.js';
+import { RunEventHub } from './run-event-hub.js';
+import { RunLoop, type RunOutcome } from './run-loop.js';
+import { progressReporter, traceWriter } from './run-subscribers.js';
+import { TraceRepository } from './trace.repository.js';
+import { WorkspaceToolbox } from './workspace-toolbox.js';
+
+const DEFAULT_TIER = 'default';
+
+/**
+ * The agent: one RunLoop per Task on a RunState that is new (a new turn of the session) or loaded from
+ * the approval the session's last Task paused for (this request answers it). Tools come from the
+ * workspace and the core's own source, through the ApprovalExecutor; what the run does reaches the
+ * trace, the Task row and every RunEventHub subscriber as RunEvents.
+ */
+@Injectable()
+export class AgentService extends AgentRunner {
+  constructor(
+    private readonly ollama: OllamaGateway,
+    private readonly toolbox: WorkspaceToolbox,
+    private readonly trace: TraceRepository,
+    private readonly config: AppConfig,
+    private readonly approvals: ApprovalsService,
+    private readonly hub: RunEventHub,
+  ) {
+    super();
+  }
+
+  async run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome> {
+    const events = this.hub.forRun([traceWriter(this.trace), progressReporter(report)]);
+    const profile = await this.profile(task, signal);
+    const workspace = await this.openWorkspace(task);
+    const caller = { user: task.owner, email: null, groups: [] };
+    const routes = await ApprovalExecutor.routesOf([this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx })], caller);
+    const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task);
+    const tools = [...routes.values()].map((route) => route.offered.definition);
+    if (profile.notes.length > 0) {
+      await events.emit({ type: 'step', taskId: task.id, step: { taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(), detail: { notes: profile.notes } } });
+    }
+    const answered = await this.approvals.takeAnswer(task);
+    const state = answered ? this.resumedState(task, answered.approval) : this.newState(task);
+    const loop = new RunLoop(state, { ollama: this.ollama, executor, config: this.config, events }, { taskId: task.id, temperature: task.temperature, tools, profile, signal, workspace, caller });
+    const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace, caller, events };
+    try {
+      let outcome: RunOutcome;
+      if (answered) {
+        const result = await this.answerResult(answered, state, executor, context);
+        outcome = await loop.resume(result, answered.answer === 'instruction' ? requestMessage(task) : null);
+      } else {
+        loop.begin(conversationStart(task), routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT);
+        outcome = await loop.run();
+      }
+      const files = deliverables(task.sessionId, Object.values(state.changes));
+      const tokens = { inputTokens: state.tokens.input, outputTokens: state.tokens.output };
+      if (outcome.kind === 'answer') return { result: outcome.answer + files, progress: tokens };
+      await this.approvals.storeResume(outcome.pause.kind === 'approval' ? outcome.pause.approvalId : outcome.pause.questionId, encodeRunState(state));
+      return { result: this.pauseText(executor, state, task) + files, progress: tokens };
+    } catch (error) {
+      if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: state.tokens.input, outputTokens: state.tokens.output });
+      throw error;
+    }
+  }
+
+  private newState(task: AgentTask): RunState {
+    return {
+      version: 1,
+      taskId: task.id,
+      sessionId: task.sessionId,
+      tier: DEFAULT_TIER,
+      model: this.config.ollama.model,
+      mode: 'agent',
+      messages: [],
+      plan: null,
+      position: { subtask: '', phase: 'working' },
+      turn: { calls: [], results: [] },
+      changes: {},
+      tokens: { input: 0, output: 0, bySubtask: {} },
+      rounds: 0,
+    };
+  }
+
+  /** The paused run's state, continued by this Task: its conversation and plan; this Task's own counts. */
+  private resumedState(task: AgentTask, approval: ApprovalEntity): RunState {
+    try {
+      const stored = decodeRunState(approval.resume, { taskId: task.id, sessionId: task.sessionId, tier: DEFAULT_TIER, model: this.config.ollama.model });
+      const bySubtask = stored.tokens.bySubtask;
+      return { ...stored, taskId: task.id, changes: {}, tokens: { input: 0, output: 0, bySubtask }, rounds: 0, pause: stored.pause && { ...stored.pause, id: approval.id } };
+    } catch (error) {
+      if (error instanceof UnreadableRunState) throw new AgentFailure(error.message);
+      throw error;
+    }
+  }
+
+  /**
+   * What the call that asked gets: the option chosen for a question; for an action its real output when
+   * approved (and the file still the one shown).
+   */
+  private async answerResult(
+    { approval, answer }: { approval: ApprovalEntity; answer: ConversationAnswer },
+    state: RunState,
+    executor: ApprovalExecutor,
+    context: ToolCallContext,
+  ): Promise<ToolResult> {
+    const pause = state.pause;
+    if (!pause) throw new AgentFailure('The stored point to continue from has no pending request; send the request again.');
+    if (pause.kind === 'question') return { output: answer === 'approve' ? chosenOutput(approval.reason ?? '') : QUESTION_DROPPED_OUTPUT };
+    if (answer === 'deny') return { output: refusedOutput(null) };
+    if (answer === 'instruction') return { output: NOT_APPROVED_OUTPUT };
+    return executor.runApproved(pause.call, pause.baseSha256, context);
+  }
+
+  private pauseText(executor: ApprovalExecutor, state: RunState, task: AgentTask): string {
+    const request = executor.requested.get(state.pause!.id)!;
+    return state.pause!.kind === 'question' ? questionRequestResult(request, task.sessionId) : approvalRequestResult(request, task.sessionId);
+  }
+
+  private async openWorkspace(task: AgentTask) {
+    try {
+      return await this.toolbox.open(task);
+    } catch (error) {
+      if (error instanceof WorkspaceError) throw new AgentFailure(`The session workspace could not take the Task's images: ${error.message}`);
+      throw error;
+    }
+  }
+
+  /** What the model can do and how this Task will talk to it; a model or Ollama problem fails the Task. */
+  private async profile(task: AgentTask, signal: AbortSignal): Promise<ModelProfile> {
+    try {
+      const [facts, version] = await Promise.all([this.ollama.model(signal), this.ollama.version(signal)]);
+      return resolveProfile(facts, version, this.config, task.images.length);
+    } catch (error) {
+      if (error instanceof OllamaError && error.kind !== 'aborted') throw new AgentFailure(error.message);
+      throw error;
+    }
+  }
+}
+
+
+/** Earlier turns of the session, then the request (with its images): the stable start of every prompt. */
+function conversationStart(task: AgentTask): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  for (const turn of task.history) {
+    const note = turn.imageCount > 0 ? `\n\n[${turn.imageCount} image(s) were attached to this message]` : '';
+    messages.push({ role: 'user', content: turn.request + note }, { role: 'assistant', content: turn.answer });
+  }
+  messages.push(requestMessage(task));
+  return messages;
+}
+
+/** The person's request of this Task, with its images. */
+function requestMessage(task: AgentTask): ChatMessage {
+  return { role: 'user', content: task.request, ...(task.images.length > 0 ? { images: task.images.map((image) => image.data) } : {}) };
+}
+
+/** The files the Task created or changed, verified by the tools that wrote them, with their resource URIs. */
+function deliverables(sessionId: string, changes: FileChange[]): string {
+  if (changes.length === 0) return '';
+  const lines = changes.map((change) => `- ${change.path} (${change.created ? 'created' : 'changed'}, ${change.bytes} bytes) ${sessionFileUri(sessionId, change.path)}`);
+  return `\n\nFiles created or changed:\n${lines.join('\n')}`;
+}

@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import type { ApprovalEntity } from '../approvals/approval.entity.js';
+import { CHANGED_SINCE_OUTPUT, chosenOutput, DECLINED_QUESTION_OUTPUT, QUESTION_TOOL, refusedOutput, waitingLabel } from '../approvals/approval-texts.js';
+import type { ApprovalsService } from '../approvals/approvals.service.js';
+import { unifiedDiff } from '../approvals/unified-diff.js';
+import { nowIso } from '../common/clock.js';
+import { cutText } from '../common/cut-text.js';
+import type { ChatToolCall } from '../ollama/ollama.gateway.js';
+import type { AgentTask } from './agent-runner.js';
+import { readQuestion } from './core-tools.js';
+import type { OfferedTool, ToolCallContext, ToolExecutor, ToolOutcome, ToolResult, ToolSource } from './core/tool-source.js';
+import type { WorkspaceToolbox } from './workspace-toolbox.js';
+
+/** A diff bounded for a form or a Task result (the approval is for exactly what the person saw). */
+const DIFF_BOUNDS = { maxLines: 120, maxChars: 6000 };
+
+interface Route {
+  source: ToolSource;
+  offered: OfferedTool;
+}
+
+/**
+ * The run's ToolExecutor: each call goes to the source that offered its name, through
+ * `agent.approvals`. A call that needs a person is stored as an approval request; a client with the
+ * Tasks extension answers while the Task holds its slot, otherwise (or when `wait_ms` runs out) the
+ * outcome is a pause, and the run stores its RunState with it.
+ */
+export class ApprovalExecutor implements ToolExecutor {
+  /** The requests this run made, by id: the Task's result describes the one it paused for. */
+  readonly requested = new Map<string, ApprovalEntity>();
+
+  constructor(
+    private readonly routes: Map<string, Route>,
+    private readonly workspace: WorkspaceToolbox,
+    private readonly approvals: ApprovalsService,
+    private readonly task: AgentTask,
+  ) {}
+
+  /** Routes for the tools of `sources` (the first source to offer a name keeps it), in their order. */
+  static async routesOf(sources: ToolSource[], caller: ToolCallContext['caller']): Promise<Map<string, Route>> {
+    const routes = new Map<string, Route>();
+    for (const source of sources) {
+      for (const offered of await source.tools(caller)) {
+        const name = offered.definition.function.name!;
+        if (!routes.has(name)) routes.set(name, { source, offered });
+      }
+    }
+    return routes;
+  }
+
+  async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolOutcome> {
+    const route = this.routes.get(call.function.name);
+    if (!route) return result({ output: `Error: unknown tool "${call.function.name}".`, isError: true });
+    if (route.source.id === 'core' && call.function.name === QUESTION_TOOL) return this.ask(call, context);
+    if (!this.requiresApproval(route, call)) return result(await route.source.execute(call, context));
+    const ask = await this.describe(route, call, context);
+    if (!ask) return result(await route.source.execute(call, context));
+    const approval = await this.approvals.request({
+      taskId: this.task.id,
+      sessionId: this.task.sessionId,
+      owner: this.task.owner,
+      tool: call.function.name,
+      subject: ask.subject,
+      diff: ask.diff,
+      // Written with the run's state once the run stops (see AgentService): nothing reads it before.
+      resume: '',
+      inPlace: this.task.answersInPlace,
+    });
+    this.requested.set(approval.id, approval);
+    if (approval.waiting) {
+      await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: waitingLabel(approval) });
+      const outcome = await this.approvals.awaitInPlace(approval, context.signal);
+      if (context.label) await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: context.label });
+      if (outcome.state === 'granted') return result(await this.runApproved(call, ask.baseSha256, context));
+      if (outcome.state === 'denied') return result({ output: refusedOutput(outcome.reason) });
+    }
+    return { kind: 'pause', pause: { kind: 'approval', approvalId: approval.id, call, baseSha256: ask.baseSha256 } };
+  }
+
+  /**
+   * A question with choices waits like an approval, through the same rows: answered in place (a form
+   * whose one property is an enum of the options) or, once the run has stopped, by the session's next request.
+   */
+  private async ask(call: ChatToolCall, context: ToolCallContext): Promise<ToolOutcome> {
+    const read = readQuestion(call.function.arguments);
+    const startedAt = nowIso();
+    const step = (outcome: 'ok' | 'error', detail: Record<string, unknown>) =>
+      context.events.emit({ type: 'step', taskId: this.task.id, step: { taskId: this.task.id, subtask: context.subtask, kind: 'tool_call', name: QUESTION_TOOL, outcome, startedAt, durationMs: 0, detail } });
+    if ('problem' in read) {
+      await step('error', { arguments: call.function.arguments, error: read.problem });
+      return result({ output: `Error: ${read.problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true });
+    }
+    await step('ok', read);
+    const question = await this.approvals.request({
+      taskId: this.task.id,
+      sessionId: this.task.sessionId,
+      owner: this.task.owner,
+      tool: QUESTION_TOOL,
+      subject: read.question,
+      diff: null,
+      options: read.options,
+      resume: '',
+      inPlace: this.task.answersInPlace,
+    });
+    this.requested.set(question.id, question);
+    if (question.waiting) {
+      await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: waitingLabel(question) });
+      const outcome = await this.approvals.awaitInPlace(question, context.signal);
+      if (context.label) await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: context.label });
+      if (outcome.state === 'granted') return result({ output: chosenOutput(outcome.reason ?? '') });
+      if (outcome.state === 'denied') return result({ output: DECLINED_QUESTION_OUTPUT });
+    }
+    return { kind: 'pause', pause: { kind: 'question', questionId: question.id, call, question: read.question, options: read.options } };
+  }
+
+  /** Runs an approved call; a file change only while the file is still the one whose diff was shown. */
+  async runApproved(call: ChatToolCall, baseSha256: string | null, context: ToolCallContext): Promise<ToolResult> {
+    const route = this.routes.get(call.function.name);
+    if (!route) return { output: `Error: the tool "${call.function.name}" is no longer offered; the approved action was not run.`, isError: true };
+    if (baseSha256 !== null) {
+      const preview = await this.workspace.preview(context.workspace.paths, call.function.name, call.function.arguments);
+      if (!preview || fileHash(preview.before) !== baseSha256) return { output: CHANGED_SINCE_OUTPUT };
+    }
+    return route.source.execute(call, context);
+  }
+
+  /** A tool's own rule first (`approval: always | never`), then the workspace's policy, or the mode by the tool's effect. */
+  private requiresApproval({ source, offered }: Route, call: ChatToolCall): boolean {
+    if (offered.approval) return offered.approval === 'always';
+    const { policy } = this.approvals;
+    if (source === this.workspace) return policy.requires(call.function.name, call.function.arguments);
+    if (offered.effect === 'read' || policy.mode === 'never') return false;
+    return offered.effect === 'command' || policy.mode === 'changes';
+  }
+
+  /** What the person is shown: the command, the file and its diff, or the call; null when a file call cannot apply. */
+  private async describe({ source }: Route, call: ChatToolCall, context: ToolCallContext): Promise<{ subject: string; diff: string | null; baseSha256: string | null } | null> {
+    const { name, arguments: args } = call.function;
+    if (source !== this.workspace) return { subject: `${source.id} ${name} ${cutText(JSON.stringify(args), 1000)}`, diff: null, baseSha256: null };
+    if (name === 'run_command') return { subject: typeof args.command === 'string' ? args.command : '', diff: null, baseSha256: null };
+    const preview = await this.workspace.preview(context.workspace.paths, name, args);
+    if (!preview) return null;
+    return { subject: preview.path, diff: unifiedDiff(preview.path, preview.before, preview.after, DIFF_BOUNDS).text, baseSha256: fileHash(preview.before) };
+  }
+}
+
+const result = (value: ToolResult): ToolOutcome => ({ kind: 'result', result: value });
+
+const fileHash = (content: string | null) => (content === null ? 'absent' : createHash('sha256').update(content).digest('hex'));

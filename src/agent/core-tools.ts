@@ -1,0 +1,106 @@
+import type { Tool } from 'ollama';
+import { nowIso } from '../common/clock.js';
+import type { ChatToolCall } from '../ollama/ollama.gateway.js';
+import type { OfferedTool, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
+import { readPlan } from './plan.js';
+
+/** The plan tool, todo-list style: a plan once, then each subtask marked done in turn. Terse: the fixed prompt stays within 800 tokens. */
+export const PLAN_TOOL: Tool = {
+  type: 'function',
+  function: {
+    name: 'plan',
+    description: 'Plan big work as subtasks, or mark one done.',
+    parameters: {
+      type: 'object',
+      properties: {
+        subtasks: { type: 'array', description: '2-6 of {id,title,instructions,depends_on}' },
+        // Its use is in each subtask's instruction (`call plan with done "<id>"`): no description, a shorter fixed prompt.
+        done: { type: 'string' },
+      },
+    },
+  },
+};
+
+/** A question with 2 to 6 options for the user; the run waits for the answer (like an approval). */
+export const ASK_USER_TOOL: Tool = {
+  type: 'function',
+  function: {
+    name: 'ask_user',
+    description: 'Ask the user to choose.',
+    parameters: {
+      type: 'object',
+      properties: { question: { type: 'string' }, options: { type: 'array', description: '2-6 choices' } },
+      required: ['question', 'options'],
+    },
+  },
+};
+
+/** Reads an ask_user call: the question and its options, or what is wrong with them. */
+export function readQuestion(args: Record<string, unknown>): { question: string; options: string[] } | { problem: string } {
+  const question = typeof args.question === 'string' ? args.question.trim() : '';
+  let options = args.options;
+  if (typeof options === 'string') {
+    try {
+      options = JSON.parse(options);
+    } catch {
+      options = undefined;
+    }
+  }
+  if (question === '' || question.length > MAX_QUESTION_CHARS) return { problem: `question must be 1 to ${MAX_QUESTION_CHARS} characters` };
+  if (!Array.isArray(options) || options.some((option) => typeof option !== 'string' || option.trim() === '' || option.length > MAX_OPTION_CHARS)) {
+    return { problem: `options must be a list of short texts (1 to ${MAX_OPTION_CHARS} characters each)` };
+  }
+  const distinct = [...new Set((options as string[]).map((option) => option.trim()))];
+  if (distinct.length < 2 || distinct.length > 6) return { problem: 'options must hold 2 to 6 different choices' };
+  return { question, options: distinct };
+}
+
+const MAX_QUESTION_CHARS = 2000;
+const MAX_OPTION_CHARS = 200;
+
+/**
+ * Below this context the core's tools are not offered: their 130 tokens, a plan's instructions and a
+ * question's round trip would crowd a window that small, where work is done in one go.
+ */
+export const CORE_TOOLS_MIN_NUM_CTX = 8192;
+
+/**
+ * The core's own tools (`core`): `plan` and `ask_user`. A `plan` call is only read and checked here; the
+ * loop, which owns the run's state, applies it and answers with the next instruction. `ask_user` is a
+ * pause, which the ToolExecutor makes (sources never pause): a call that reaches this source is refused.
+ */
+export class CoreToolSource implements ToolSource {
+  readonly id = 'core';
+
+  constructor(private readonly limits: { maxSubtasks: number; numCtx: number }) {}
+
+  async tools(): Promise<OfferedTool[]> {
+    if (this.limits.numCtx < CORE_TOOLS_MIN_NUM_CTX) return [];
+    return [PLAN_TOOL, ASK_USER_TOOL].map((definition) => ({ definition, effect: 'read', stepKind: 'tool_call' }));
+  }
+
+  async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
+    const args = call.function.arguments;
+    const step = async (name: string, outcome: 'ok' | 'error', detail: Record<string, unknown>) =>
+      context.events.emit({
+        type: 'step',
+        taskId: context.taskId,
+        step: { taskId: context.taskId, subtask: context.subtask, kind: 'plan', name, outcome, durationMs: 0, startedAt: nowIso(), detail },
+      });
+    if (call.function.name === ASK_USER_TOOL.function.name) return { output: 'Error: ask_user cannot be answered here.', isError: true };
+    if (args.subtasks !== undefined) {
+      const read = readPlan(args.subtasks, this.limits.maxSubtasks);
+      if ('problem' in read) {
+        await step('plan', 'error', { error: read.problem });
+        return { output: `Error: ${read.problem}. Call plan again with a valid plan, or do the work without one.`, isError: true };
+      }
+      await step('plan', 'ok', { subtasks: read.subtasks });
+      return { output: '', plan: { subtasks: read.subtasks } };
+    }
+    if (typeof args.done === 'string' && args.done.trim() !== '') {
+      await step('done', 'ok', { done: args.done });
+      return { output: '', plan: { done: args.done.trim() } };
+    }
+    return { output: 'Error: call plan with subtasks (to make a plan) or with done (the id of the subtask you finished).', isError: true };
+  }
+}

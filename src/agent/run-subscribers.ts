@@ -1,0 +1,27 @@
+import type { TaskProgress } from './agent-runner.js';
+import type { RunEventListener } from './core/run-events.js';
+import type { TraceRepository } from './trace.repository.js';
+
+/** The trace: every `step` becomes a `task_steps` row before the run goes on. */
+export const traceWriter =
+  (trace: TraceRepository): RunEventListener =>
+  async (event) => {
+    if (event.type === 'step') await trace.append(event.step);
+  };
+
+/** The Task row: status, progress and token events become the queue's progress report. */
+export const progressReporter =
+  (report: (progress: TaskProgress) => Promise<void>): RunEventListener =>
+  async (event) => {
+    switch (event.type) {
+      case 'status':
+        return report({ status: event.status, currentTask: event.currentTask });
+      case 'progress': {
+        const { completedSubtasks, totalSubtasks, criticalPathTokens, currentTask } = event;
+        return report({ completedSubtasks, totalSubtasks, ...(criticalPathTokens !== undefined ? { criticalPathTokens } : {}), ...(currentTask !== undefined ? { currentTask } : {}) });
+      }
+      case 'tokens':
+        return report({ inputTokens: event.inputTokens, outputTokens: event.outputTokens });
+    }
+  };
+

@@ -107,7 +107,7 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
     expect(first.choices[0].delta).toMatchObject({ role: 'assistant', content: '', agent: { status: 'queued', task_id: expect.any(String), session_id: expect.any(String) } });
     const steps = chunks.flatMap((chunk) => chunk.choices[0].delta.agent_steps ?? []);
     const types = steps.map((step: { type: string }) => step.type);
-    expect(types).toEqual(expect.arrayContaining(['plan', 'model_call', 'file_op']));
+    expect(types).toEqual(expect.arrayContaining(['model_call', 'file_op']));
     expect(steps.find((step: { type: string }) => step.type === 'file_op')).toMatchObject({ path: 'notes/out.txt', bytes: 5, created: true, status: 'ok' });
     // The content is the Task's result (with the agent's list of changed files), never the steps.
     const content = chunks.map((chunk) => chunk.choices[0].delta.content ?? '').join('');

@@ -110,6 +110,17 @@ describe('push, not poll: the answer streams as the model writes it (issue 23)',
     expect(deltas.some((delta) => delta.agent_answer_offset === 0)).toBe(true);
   });
 
+  it('Chat: an answer cut at done_reason "length" and continued appends; the content is the result', async () => {
+    ollama.enqueue({ chunks: ['The first', ' part,'], chunkDelayMs: 20, doneReason: 'length' }, { chunks: [' and', ' the rest.'], chunkDelayMs: 20 });
+    const chunks = await streamChat(base, 'a long answer');
+    const { shown, deltas } = contentOf(chunks);
+    expect(deltas.every((delta) => delta.agent_answer_offset === undefined)).toBe(true);
+    const taskId = (chunks[0] as unknown as { choices: { delta: { agent: { task_id: string } } }[] }).choices[0].delta.agent.task_id;
+    const status = fieldsOf(textOf(await mcp.callTool({ name: 'agent_status', arguments: { task_id: taskId } })));
+    expect(shown).toBe(status.result);
+    expect(shown).toBe('The first part, and the rest.');
+  });
+
   it('agent_status: result grows while running, with a message that it is being written', async () => {
     ollama.enqueue({ chunks: ['Partial', ' answer', ' still', ' coming'], chunkDelayMs: 250 });
     const taskId = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'slow writer' } }))).task_id;

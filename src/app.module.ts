@@ -15,6 +15,9 @@ import { HttpEdge } from './http/http-edge.js';
 import { OffRouterEndpoint } from './http/off-router-endpoint.js';
 import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
 import { McpModule } from './mcp/mcp.module.js';
+import { RunToolSources } from './agent/core/run-tool-sources.js';
+import { McpClientModule } from './mcp-client/mcp-client.module.js';
+import { McpToolSources } from './mcp-client/mcp-tool-sources.js';
 import { OllamaModule } from './ollama/ollama.module.js';
 import { OllamaStartupCheck } from './startup/ollama-startup-check.js';
 
@@ -25,9 +28,10 @@ export class CoreModule {
     return {
       module: CoreModule,
       global: true,
-      imports: [DatabaseModule.forRoot(config.database), EventsModule, PushModule, ScheduleModule.forRoot(), McpModule, OllamaModule],
-      providers: [{ provide: AppConfig, useValue: config }, Metrics, OllamaStartupCheck],
-      exports: [AppConfig, Metrics, McpModule],
+      imports: [DatabaseModule.forRoot(config.database), EventsModule, PushModule, ScheduleModule.forRoot(), McpModule, OllamaModule, McpClientModule],
+      // The agent's extra tool sources are the MCP client's (issue 22): bound here, so agent/ never imports mcp-client/.
+      providers: [{ provide: AppConfig, useValue: config }, Metrics, OllamaStartupCheck, { provide: RunToolSources, useExisting: McpToolSources }],
+      exports: [AppConfig, Metrics, McpModule, RunToolSources],
     };
   }
 }

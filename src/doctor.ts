@@ -1,8 +1,11 @@
 import './startup/node-version.js';
 import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { StderrLogger } from './common/stderr-logger.js';
 import type { AppConfig } from './config/app-config.js';
 import { loadConfig } from './config/config.loader.js';
 import { checkDatabase, checkSandbox, checkStorage } from './doctor/local-checks.js';
+import { checkMcpServers } from './doctor/mcp-server-checks.js';
 import { OllamaDiagnosis, type CheckLine } from './ollama/ollama-diagnosis.js';
 import { OllamaGateway } from './ollama/ollama.gateway.js';
 import { exitOnStartupFailure } from './startup/startup-error.js';
@@ -22,8 +25,10 @@ async function main(): Promise<void> {
   } catch (error) {
     exitOnStartupFailure(error);
   }
+  // What the MCP servers' connections log (their stderr included) goes to stderr, as in the service.
+  Logger.overrideLogger(new StderrLogger(config.log.format));
   const ollama = await new OllamaDiagnosis(new OllamaGateway(config), config).run(AbortSignal.timeout(OLLAMA_CHECK_MS));
-  const lines: CheckLine[] = [...ollama, checkStorage(config), checkSandbox(config.workspace), await checkDatabase(config.database)];
+  const lines: CheckLine[] = [...ollama, checkStorage(config), checkSandbox(config.workspace), await checkDatabase(config.database), ...(await checkMcpServers(config.agent.mcpServers))];
   // This is its own command (dist/doctor.js), never the stdio server: its report is its output, on stdout so
   // that it can be piped or saved; anything the checks log goes to stderr as in the service.
   for (const line of lines) process.stdout.write(`${line.level.padEnd(4)}  ${line.name}: ${line.message}\n`);

@@ -1,16 +1,21 @@
 import type { Message } from '@a2a-js/sdk';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { isAgentError } from '../common/agent-error.js';
+import { isUuid } from '../common/uuid.js';
 import type { TaskRequest } from '../queue/task-request.js';
+import { AGENT_SKILL, DIRECT_SKILL } from './agent-card.js';
 import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validation.js';
 
 /**
  * An A2A message as agent work, by agent_run's own rules: its text parts are the request, its file
  * parts with bytes its images, its `contextId` the session to continue (one of the caller's, from any
  * surface). Files by URL are refused (the service fetches nothing on a client's behalf), and so is a
- * message that names an existing task: an agent Task takes no further input once accepted.
+ * message that names an existing task: an agent Task takes no further input once accepted. Metadata
+ * chooses the skill (`skill: "direct_llm"` or `agentMode: false`: one answer without tools) and the
+ * tier (`agentLevel`).
  */
-export function taskRequestOf(message: Message, limits: AgentRunLimits): TaskRequest {
+export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: string[]): TaskRequest {
+  const choice = modeAndTier(message.metadata ?? {}, tiers);
   if (message.taskId) throw new UnsupportedOperationError('message.taskId: a Task takes no further input; send a new message with its contextId to continue the conversation');
   const texts: string[] = [];
   const images: { mime_type: string; data_base64: string }[] = [];
@@ -20,10 +25,28 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits): TaskReq
     else if (content?.$case === 'raw') images.push({ mime_type: part.mediaType, data_base64: Buffer.from(content.value).toString('base64') });
     else throw new RequestMalformedError(`message.parts[${index}]: must be text, or a file with its bytes (raw); ${content?.$case ?? 'an empty part'} is not accepted`);
   });
+  // Issue 24: metadata `fork_from: <task_id>` starts a new session forked from one of the caller's Tasks.
+  const forkFrom = (message.metadata as Record<string, unknown> | undefined)?.fork_from;
+  if (forkFrom !== undefined && (typeof forkFrom !== 'string' || !isUuid(forkFrom))) throw new RequestMalformedError('message.metadata.fork_from: must be a Task id (UUID)');
+  if (forkFrom !== undefined && message.contextId) throw new RequestMalformedError('message.metadata.fork_from: a fork starts a new context; send it without contextId');
   try {
-    return validateAgentRun({ request: texts.join('\n'), session_id: message.contextId || null, images }, limits);
+    const valid = { ...validateAgentRun({ request: texts.join('\n'), session_id: message.contextId || null, images }, limits), ...choice };
+    return typeof forkFrom === 'string' ? { ...valid, forkFrom: forkFrom.toLowerCase() } : valid;
   } catch (error) {
     if (!isAgentError(error)) throw error;
     throw new RequestMalformedError(error.message.replace(/^request:/, 'message text:').replace(/^session_id:/, 'message.contextId:').replace(/^images/, 'message file parts'));
   }
+}
+
+/** The skill and tier a message's metadata asks for; a malformed-request error for an unknown one. */
+function modeAndTier(metadata: Record<string, unknown>, tiers: string[]): Pick<TaskRequest, 'mode' | 'tier'> {
+  const { skill, agentMode, agentLevel } = metadata;
+  if (skill !== undefined && skill !== DIRECT_SKILL && skill !== AGENT_SKILL) throw new RequestMalformedError(`message.metadata.skill: must be ${AGENT_SKILL} or ${DIRECT_SKILL}`);
+  if (agentMode !== undefined && typeof agentMode !== 'boolean') throw new RequestMalformedError('message.metadata.agentMode: must be a boolean');
+  if (agentLevel !== undefined && (typeof agentLevel !== 'string' || !tiers.includes(agentLevel))) {
+    throw new RequestMalformedError(`message.metadata.agentLevel: must be one of ${tiers.join(', ')}`);
+  }
+  if (skill === AGENT_SKILL && agentMode === false) throw new RequestMalformedError('message.metadata: agentMode false contradicts the skill execute_task');
+  const mode = skill === DIRECT_SKILL || agentMode === false ? 'direct' : 'agent';
+  return { mode, ...(agentLevel !== undefined ? { tier: agentLevel as string } : {}) };
 }

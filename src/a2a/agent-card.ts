@@ -3,6 +3,9 @@ import { SERVER_INFO } from '../common/server-info.js';
 import type { AgentConfig } from '../config/agent-config.js';
 
 const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp'];
+/** The skills a message chooses by its metadata (`skill`, or `agentMode: false` for the direct one). */
+export const AGENT_SKILL = 'execute_task';
+export const DIRECT_SKILL = 'direct_llm';
 const OUTPUT_MODES = ['text/plain'];
 
 /** Where A2A clients send JSON-RPC: `a2a.public_url`, else this service's own listen address. */
@@ -56,11 +59,21 @@ export function agentCardOf(config: AgentConfig): AgentCard {
     defaultOutputModes: OUTPUT_MODES,
     skills: [
       {
-        id: 'execute_task',
+        id: AGENT_SKILL,
         name: 'Execute a task',
         description: `Runs the request as an agent Task with ${config.ollama.model}: the answer is a text artifact, files it created or changed are file parts by URI.`,
         tags: ['agent', 'coding', 'files', 'shell', 'vision'],
         examples: ['Find why the tests fail and fix it', 'What is in this screenshot?'],
+        inputModes: INPUT_MODES,
+        outputModes: OUTPUT_MODES,
+        securityRequirements: [],
+      },
+      {
+        id: DIRECT_SKILL,
+        name: 'Answer directly',
+        description: `One answer from ${config.ollama.model} without tools or workspace, still a queued Task in the same conversation. Choose it with message metadata {"skill": "${DIRECT_SKILL}"} (or {"agentMode": false}); {"agentLevel": "<tier>"} picks the model tier (${['default', ...config.ollama.models.map(([tier]) => tier)].join(', ')}).`,
+        tags: ['llm', 'chat'],
+        examples: ['Explain what a mutex is'],
         inputModes: INPUT_MODES,
         outputModes: OUTPUT_MODES,
         securityRequirements: [],

@@ -15,9 +15,12 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAuditService } from './admin-audit.service.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
 import { AdminHealthController } from './admin-health.controller.js';
+import { AdminHistoryController } from './admin-history.controller.js';
 import { AdminIdentityController } from './admin-identity.controller.js';
 import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
+import { AdminMcpServersController } from './admin-mcp-servers.controller.js';
+import { McpClientModule } from '../mcp-client/mcp-client.module.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
@@ -26,15 +29,17 @@ import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
 @Module({
-  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule],
+  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule, McpClientModule],
   controllers: [
     AdminIdentityController,
     AdminAuditController,
     AdminTasksController,
     AdminSessionFilesController,
+    AdminHistoryController,
     AdminApprovalsController,
     AdminMetricsController,
     AdminHealthController,
+    AdminMcpServersController,
     AdminPageController,
   ],
   providers: [

@@ -30,10 +30,16 @@ export interface AgentTask {
   sessionId: string;
   /** The session's owner, who submitted the Task. */
   owner: string;
+  /** The owner's groups when they submitted it. */
+  ownerGroups: string[];
   /** The MCP client that submitted it (name/version), when known. */
   client: string | null;
   /** The submitting request declared the Tasks extension: its client can answer approvals in place. */
   answersInPlace: boolean;
+  /** `direct`: one model call, no tools, no workspace. */
+  mode: 'agent' | 'direct';
+  /** The model tier the Task runs on (see `ollama.models`). */
+  tier: string;
   request: string;
   temperature: number;
   images: AgentImage[];

@@ -13,6 +13,7 @@ import { ApprovalsService } from '../approvals/approvals.service.js';
 import { nowIso } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { OllamaError } from '../ollama/ollama-error.js';
+import { DEFAULT_TIER, tierModels } from '../ollama/model-tiers.js';
 import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
 import { WorkspaceError } from '../workspace/workspace-error.js';
 import { sessionFileUri } from '../workspace/session-file-uri.js';
@@ -23,16 +24,16 @@ import { CoreToolSource } from './core-tools.js';
 import type { RunEvents } from './core/run-events.js';
 import type { RunState } from './core/run-state.js';
 import { decodeRunState, encodeRunState, UnreadableRunState } from './core/run-state-codec.js';
-import type { ToolCallContext, ToolResult } from './core/tool-source.js';
+import type { ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
 import { resolveProfile, type ModelProfile } from './model-profile.js';
-import { PLAN_GUIDANCE, SYSTEM_PROMPT } from './prompts.js';
+import { DIRECT_SYSTEM_PROMPT, PLAN_GUIDANCE, SYSTEM_PROMPT } from './prompts.js';
+import { RunToolSources } from './core/run-tool-sources.js';
 import { RunEventHub } from './run-event-hub.js';
 import { RunLoop, type RunOutcome } from './run-loop.js';
 import { progressReporter, traceWriter } from './run-subscribers.js';
 import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox } from './workspace-toolbox.js';
 
-const DEFAULT_TIER = 'default';
 
 /**
  * The agent: one RunLoop per Task on a RunState that is new (a new turn of the session) or loaded from
@@ -49,32 +50,43 @@ export class AgentService extends AgentRunner {
     private readonly config: AppConfig,
     private readonly approvals: ApprovalsService,
     private readonly hub: RunEventHub,
+    private readonly extraSources: RunToolSources,
   ) {
     super();
   }
 
   async run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome> {
     const events = this.hub.forRun([traceWriter(this.trace), progressReporter(report)]);
-    const profile = await this.profile(task, signal);
-    const workspace = await this.openWorkspace(task);
-    const caller = { user: task.owner, email: null, groups: [] };
-    const routes = await ApprovalExecutor.routesOf([this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx })], caller);
+    const model = tierModels(this.config.ollama).get(task.tier);
+    if (!model) throw new AgentFailure(`The model tier "${task.tier}" is not configured (any more); the tiers are ${[...tierModels(this.config.ollama).keys()].join(', ')} (ollama.models).`);
+    const direct = task.mode === 'direct';
+    const profile = await this.profile(task, model, signal);
+    // The direct mode has no tools and no workspace: one answer from the model.
+    const workspace = direct ? null : await this.openWorkspace(task);
+    const caller = { user: task.owner, email: null, groups: task.ownerGroups };
+    // After the workspace's and the core's own tools: each MCP server the caller may use (or their catalog).
+    const sources: ToolSource[] = direct
+      ? []
+      : [this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx }), ...(await this.extraSources.forCaller(caller))];
+    const routes = await ApprovalExecutor.routesOf(sources, caller);
     const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task);
     const tools = [...routes.values()].map((route) => route.offered.definition);
     if (profile.notes.length > 0) {
       await events.emit({ type: 'step', taskId: task.id, step: { taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(), detail: { notes: profile.notes } } });
     }
-    const answered = await this.approvals.takeAnswer(task);
-    const state = answered ? this.resumedState(task, answered.approval) : this.newState(task);
+    // A direct Task answers nothing pending: its request is a question for the model, not for the run.
+    const answered = direct ? null : await this.approvals.takeAnswer(task);
+    const state = answered ? this.resumedState(task, answered.approval) : this.newState(task, model);
     const loop = new RunLoop(state, { ollama: this.ollama, executor, config: this.config, events }, { taskId: task.id, temperature: task.temperature, tools, profile, signal, workspace, caller });
-    const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace, caller, events };
     try {
       let outcome: RunOutcome;
       if (answered) {
+        // Only an agent-mode Task answers a pause, so it has its workspace.
+        const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events, model: state.model };
         const result = await this.answerResult(answered, state, executor, context);
         outcome = await loop.resume(result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {
-        loop.begin(conversationStart(task), routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT);
+        loop.begin(conversationStart(task), direct ? DIRECT_SYSTEM_PROMPT : routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT);
         outcome = await loop.run();
       }
       const files = deliverables(task.sessionId, Object.values(state.changes));
@@ -85,17 +97,19 @@ export class AgentService extends AgentRunner {
     } catch (error) {
       if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: state.tokens.input, outputTokens: state.tokens.output });
       throw error;
+    } finally {
+      await Promise.all(sources.map((source) => source.endRun?.({ taskId: task.id, sessionId: task.sessionId })));
     }
   }
 
-  private newState(task: AgentTask): RunState {
+  private newState(task: AgentTask, model: string): RunState {
     return {
       version: 1,
       taskId: task.id,
       sessionId: task.sessionId,
-      tier: DEFAULT_TIER,
-      model: this.config.ollama.model,
-      mode: 'agent',
+      tier: task.tier,
+      model,
+      mode: task.mode,
       messages: [],
       plan: null,
       position: { subtask: '', phase: 'working' },
@@ -110,8 +124,8 @@ export class AgentService extends AgentRunner {
   private resumedState(task: AgentTask, approval: ApprovalEntity): RunState {
     try {
       const stored = decodeRunState(approval.resume, { taskId: task.id, sessionId: task.sessionId, tier: DEFAULT_TIER, model: this.config.ollama.model });
-      const bySubtask = stored.tokens.bySubtask;
-      return { ...stored, taskId: task.id, changes: {}, tokens: { input: 0, output: 0, bySubtask }, rounds: 0, pause: stored.pause && { ...stored.pause, id: approval.id } };
+      // Token counts, the critical path and the changed files are each Task's own, as its row reports them.
+      return { ...stored, taskId: task.id, changes: {}, tokens: { input: 0, output: 0, bySubtask: {} }, rounds: 0, pause: stored.pause && { ...stored.pause, id: approval.id } };
     } catch (error) {
       if (error instanceof UnreadableRunState) throw new AgentFailure(error.message);
       throw error;
@@ -151,10 +165,10 @@ export class AgentService extends AgentRunner {
   }
 
   /** What the model can do and how this Task will talk to it; a model or Ollama problem fails the Task. */
-  private async profile(task: AgentTask, signal: AbortSignal): Promise<ModelProfile> {
+  private async profile(task: AgentTask, model: string, signal: AbortSignal): Promise<ModelProfile> {
     try {
-      const [facts, version] = await Promise.all([this.ollama.model(signal), this.ollama.version(signal)]);
-      return resolveProfile(facts, version, this.config, task.images.length);
+      const [facts, version] = await Promise.all([this.ollama.model(signal, model), this.ollama.version(signal)]);
+      return resolveProfile(facts, version, this.config, { model, imageCount: task.images.length, tools: task.mode === 'agent' });
     } catch (error) {
       if (error instanceof OllamaError && error.kind !== 'aborted') throw new AgentFailure(error.message);
       throw error;

@@ -52,14 +52,17 @@ export class ApprovalExecutor implements ToolExecutor {
     const route = this.routes.get(call.function.name);
     if (!route) return result({ output: `Error: unknown tool "${call.function.name}".`, isError: true });
     if (route.source.id === 'core' && call.function.name === QUESTION_TOOL) return this.ask(call, context);
-    if (!this.requiresApproval(route, call)) return result(await route.source.execute(call, context));
-    const ask = await this.describe(route, call, context);
+    // A source that dispatches by argument (the MCP catalog's call_tool) is approved as the tool it reaches.
+    const target = (await route.source.resolve?.(call, context.caller)) ?? { offered: route.offered, call };
+    if (!this.requiresApproval({ source: route.source, offered: target.offered }, call)) return result(await route.source.execute(call, context));
+    const ask = await this.describe(route, target.call, context);
     if (!ask) return result(await route.source.execute(call, context));
     const approval = await this.approvals.request({
       taskId: this.task.id,
       sessionId: this.task.sessionId,
       owner: this.task.owner,
-      tool: call.function.name,
+      // Another MCP server's tool names do not fit the column (and need no diff): they are `mcp_tool`, named in the subject.
+      tool: target.offered.stepKind === 'mcp_tool' ? 'mcp_tool' : call.function.name,
       subject: ask.subject,
       diff: ask.diff,
       // Written with the run's state once the run stops (see AgentService): nothing reads it before.
@@ -136,7 +139,8 @@ export class ApprovalExecutor implements ToolExecutor {
   /** What the person is shown: the command, the file and its diff, or the call; null when a file call cannot apply. */
   private async describe({ source }: Route, call: ChatToolCall, context: ToolCallContext): Promise<{ subject: string; diff: string | null; baseSha256: string | null } | null> {
     const { name, arguments: args } = call.function;
-    if (source !== this.workspace) return { subject: `${source.id} ${name} ${cutText(JSON.stringify(args), 1000)}`, diff: null, baseSha256: null };
+    // The exact arguments, escaped (JSON) and bounded.
+    if (source !== this.workspace) return { subject: `${name} ${cutText(JSON.stringify(args), 2000, { mark: 'chars' })}`, diff: null, baseSha256: null };
     if (name === 'run_command') return { subject: typeof args.command === 'string' ? args.command : '', diff: null, baseSha256: null };
     const preview = await this.workspace.preview(context.workspace.paths, name, args);
     if (!preview) return null;

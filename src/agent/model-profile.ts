@@ -15,11 +15,13 @@ export interface ModelProfile {
 }
 
 /**
- * The profile for the configured model, or an AgentFailure naming the fix: images for a model without
- * vision, a model without tools when text tools are off, an Ollama too old for what would be sent.
+ * The profile for the Task's model, or an AgentFailure naming the fix: images for a model without
+ * vision, a model without tools when the Task needs tools and text tools are off, an Ollama too old for
+ * what would be sent.
  */
-export function resolveProfile(facts: ModelFacts, version: string, config: AgentConfig, imageCount: number): ModelProfile {
-  const { model, think: configured } = config.ollama;
+export function resolveProfile(facts: ModelFacts, version: string, config: AgentConfig, task: { model: string; imageCount: number; tools: boolean }): ModelProfile {
+  const { think: configured } = config.ollama;
+  const { model, imageCount } = task;
   const capabilities = facts.capabilities;
   if (imageCount > 0 && !capabilities.includes('vision')) {
     throw new AgentFailure(
@@ -28,7 +30,7 @@ export function resolveProfile(facts: ModelFacts, version: string, config: Agent
   }
   const notes: string[] = [];
   let toolMode: ModelProfile['toolMode'] = 'native';
-  if (!capabilities.includes('tools')) {
+  if (task.tools && !capabilities.includes('tools')) {
     if (!config.agent.textTools) throw noToolsFailure(model, `capabilities: ${capabilities.join(', ') || 'none'}`);
     toolMode = 'text';
     notes.push('the model lacks the tools capability: tools are offered through the text tool protocol');

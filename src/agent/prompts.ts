@@ -11,6 +11,9 @@ Prefer small edits (edit_file) over rewriting whole files.
 Report what commands really printed and their real exit codes; never invent results.
 When the work is done, answer without calling tools. Always answer in the language of the user's request.`;
 
+/** The direct mode's system prompt: one answer, no tools, no workspace. */
+export const DIRECT_SYSTEM_PROMPT = `You are a helpful assistant. Answer the user's request directly and accurately; you have no tools and no files. Always answer in the language of the user's request.`;
+
 /** When the plan tool is offered (see CORE_TOOLS_MIN_NUM_CTX), the system prompt ends with when to use it. */
 export const PLAN_GUIDANCE = `\nUse plan only for multi-step work.`;
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { nowIso } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { AgentConfig } from '../config/agent-config.js';
+import { DEFAULT_TIER } from '../ollama/model-tiers.js';
 import type { ChatMessage, ChatToolCall, OllamaGateway } from '../ollama/ollama.gateway.js';
 import type { FileChange } from '../workspace/workspace-files.js';
 import { SKIPPED_OUTPUT } from '../approvals/approval-texts.js';
@@ -41,7 +42,8 @@ export interface RunDependencies {
 }
 
 export interface RunContext extends ModelCallSettings {
-  workspace: TaskWorkspace;
+  /** Null in direct mode, which offers no tools. */
+  workspace: TaskWorkspace | null;
   caller: ToolCaller;
 }
 
@@ -58,6 +60,8 @@ export class RunLoop {
   private readonly knownTools: Set<string>;
   private readonly answer: AnswerStream;
   private readonly seen = new Map<string, number>();
+  /** Images of the turn's results by their index, until the turn joins the conversation (not kept in the RunState: a pause drops them). */
+  private readonly turnImages = new Map<number, Buffer[]>();
   private roundsInStep = 0;
   private invalidRounds = 0;
 
@@ -93,7 +97,8 @@ export class RunLoop {
       const { answer, thinking: leaked } = splitThinking(reply.content);
       const thinking = [reply.thinking, leaked].filter(Boolean).join('\n\n');
       const native = nativeToolCalls(reply.toolCalls);
-      const calls = native.length > 0 ? native : parseToolCallsFromText(answer, this.knownTools);
+      // Without tools (direct mode) there is nothing to call: any markup is the answer's text.
+      const calls = this.knownTools.size === 0 ? [] : native.length > 0 ? native : parseToolCallsFromText(answer, this.knownTools);
       const recovered = native.length === 0 && calls.length > 0;
       const text = this.model.textMode;
       state.messages.push({
@@ -106,6 +111,7 @@ export class RunLoop {
       });
       if (calls.length > 0) {
         this.answer.withdraw();
+        await this.answer.flushed();
         state.turn = { calls, results: [] };
         const paused = await this.runTurn();
         if (paused) return paused;
@@ -189,9 +195,11 @@ export class RunLoop {
         taskId: state.taskId,
         subtask: state.position.subtask,
         signal: this.context.signal,
-        workspace: this.context.workspace,
+        // Only a run with tools reaches here, and such a run has its workspace.
+        workspace: this.context.workspace!,
         caller: this.context.caller,
         events: this.deps.events,
+        model: state.model,
         label,
       });
       if (outcome.kind === 'pause') {
@@ -204,6 +212,7 @@ export class RunLoop {
         return { kind: 'pause', pause };
       }
       state.turn.results.push({ call, output: await this.apply(call, outcome.result) });
+      if (outcome.result.images?.length) this.turnImages.set(state.turn.results.length - 1, outcome.result.images);
     }
     const { results } = state.turn;
     this.invalidRounds = invalid === results.length ? this.invalidRounds + 1 : 0;
@@ -221,6 +230,13 @@ export class RunLoop {
     if (result.change) {
       state.changes[result.change.path] = mergeChange(state.changes[result.change.path], result.change);
       await this.deps.events.emit({ type: 'file_change', taskId: state.taskId, change: result.change });
+    }
+    // The Task's model answered for the tool (an MCP server's sampling requests): the Task's tokens.
+    if (result.tokens) {
+      state.tokens.input += result.tokens.input;
+      state.tokens.output += result.tokens.output;
+      state.tokens.bySubtask[state.position.subtask] = (state.tokens.bySubtask[state.position.subtask] ?? 0) + result.tokens.input + result.tokens.output;
+      await this.deps.events.emit({ type: 'tokens', taskId: state.taskId, inputTokens: state.tokens.input, outputTokens: state.tokens.output });
     }
     const output = result.plan ? await this.applyPlan(result.plan) : result.output;
     const fingerprint = fingerprintOf(call, output);
@@ -262,12 +278,18 @@ export class RunLoop {
   private endTurn(results: TurnResult[]): void {
     this.state.messages.push(...this.resultMessages(results));
     this.state.turn = { calls: [], results: [] };
+    this.turnImages.clear();
   }
 
   /** How a turn's results join the conversation: one message per result, or one text block for a text-protocol model. */
   private resultMessages(results: TurnResult[]): ChatMessage[] {
     if (this.model.textMode) return [textToolResults(results)];
-    return results.map(({ call, output }) => ({ role: 'tool', tool_name: call.function.name, ...(call.id ? { tool_call_id: call.id } : {}), content: output }));
+    // A tool's images (an MCP server's image content) go with its result to a vision model; others get the text only.
+    const vision = this.context.profile.facts.capabilities.includes('vision');
+    return results.map(({ call, output }, index) => {
+      const images = vision ? this.turnImages.get(index) : undefined;
+      return { role: 'tool', tool_name: call.function.name, ...(call.id ? { tool_call_id: call.id } : {}), content: output, ...(images ? { images } : {}) };
+    });
   }
 
   private countRound(): void {
@@ -281,11 +303,14 @@ export class RunLoop {
     this.roundsInStep = 0;
   }
 
-  /** The step a person sees: `ollama chat` without a plan, else the subtask's title or `summary`. */
+  /**
+   * The step a person sees: `ollama chat` without a plan, else the subtask's title or `summary`; a tier
+   * other than the default is named after it (`ollama chat [high_performance]`).
+   */
   private stepLabel(): string {
-    const { plan, position } = this.state;
-    if (plan === null) return DIRECT_STEP;
-    return plan.find((subtask) => subtask.id === position.subtask)?.title ?? SUMMARY_STEP;
+    const { plan, position, tier } = this.state;
+    const step = plan === null ? DIRECT_STEP : (plan.find((subtask) => subtask.id === position.subtask)?.title ?? SUMMARY_STEP);
+    return tier === DEFAULT_TIER ? step : `${step} [${tier}]`;
   }
 
   private actionLabel(call: ChatToolCall): string {
@@ -299,7 +324,7 @@ export class RunLoop {
   /** Where the run stands, as `completed_tasks` and `current_task`: `0/1 ollama chat` without a plan. */
   private async showPosition(): Promise<void> {
     const { plan, position } = this.state;
-    if (plan === null) return this.progress({ completedSubtasks: 0, currentTask: DIRECT_STEP });
+    if (plan === null) return this.progress({ completedSubtasks: 0, currentTask: this.stepLabel() });
     const order = executionOrder(plan)!;
     const index = position.phase === 'working' ? order.findIndex((subtask) => subtask.id === position.subtask) : order.length;
     await this.progress({ completedSubtasks: index, currentTask: this.stepLabel() });

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-export type StepKind = 'plan' | 'model_call' | 'tool_call' | 'command' | 'file_op';
+export type StepKind = 'plan' | 'model_call' | 'tool_call' | 'command' | 'file_op' | 'mcp_tool';
 
 /** One step of a Task's execution trace: a model call, a tool call, a command, a file operation. */
 @Entity('task_steps')

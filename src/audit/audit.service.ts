@@ -8,6 +8,7 @@ import type { SharedItem } from '../database/unit-of-work.js';
 import { AuditWriter } from './audit-writer.js';
 import { AUDIT_LIMITS } from './audit-bounds.js';
 import { redact } from './redaction.js';
+import { mcpServerSecrets } from '../config/agent-config.js';
 
 export interface AuditRecord {
   caller: Caller;
@@ -38,7 +39,9 @@ export class AuditService {
     private readonly writer: AuditWriter,
     config: AppConfig,
   ) {
-    this.knownSecrets = [config.auth.adminToken, passwordOf(config.database.url), ...Object.values(config.ollama.headers)].filter((secret) => secret.length > 0);
+    this.knownSecrets = [config.auth.adminToken, passwordOf(config.database.url), ...Object.values(config.ollama.headers), ...mcpServerSecrets(config.agent.mcpServers)].filter(
+      (secret) => secret.length > 0,
+    );
   }
 
   /** Writes one event; a failure propagates, so an action that must be audited fails with it. */

@@ -1,3 +1,4 @@
+import { isUuid } from '../common/uuid.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 import { isAgentError } from '../common/agent-error.js';
 import type { TaskRequest } from '../queue/task-request.js';
@@ -27,17 +28,21 @@ const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 /**
  * An OpenAI Chat Completions request as agent work: the last message is the request, validated by
  * agent_run's own rules (text, images, temperature, session id); with no `session_id`, the earlier
- * messages become the new session's history. Fields this service has no use for (`n`, `top_p`,
+ * messages become the new session's history. The model id (or `agent_mode` / `agent_level`) chooses
+ * the mode and the tier (ChatModels). Fields this service has no use for (`n`, `top_p`,
  * `max_tokens`, `user`, `stream_options`...) are ignored, as other OpenAI-compatible servers do.
  */
-export function parseChatRequest(body: unknown, modelId: string, limits: AgentRunLimits): ChatRequest {
+export function parseChatRequest(body: unknown, models: { select(fields: Record<string, unknown>): Pick<TaskRequest, 'mode' | 'tier'> }, limits: AgentRunLimits): ChatRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ChatInputError('The request body must be a JSON object.', null, 'invalid_type');
   const fields = body as Record<string, unknown>;
   if (fields.model === undefined) throw new ChatInputError('model: required.', 'model', 'missing_required_parameter');
-  if (fields.model !== modelId) throw new ChatInputError(`model: the model ${JSON.stringify(fields.model)} does not exist; GET /v1/models lists "${modelId}".`, 'model', 'model_not_found');
+  const { mode, tier } = models.select(fields);
   if (fields.stream !== undefined && fields.stream !== null && typeof fields.stream !== 'boolean') throw new ChatInputError('stream: must be a boolean.', 'stream', 'invalid_type');
   if (fields.temperature !== undefined && fields.temperature !== null && typeof fields.temperature !== 'number') throw new ChatInputError('temperature: must be a number.', 'temperature', 'invalid_type');
   if (fields.session_id !== undefined && fields.session_id !== null && typeof fields.session_id !== 'string') throw new ChatInputError('session_id: must be a string.', 'session_id', 'invalid_type');
+  // Issue 24: `fork_from: <task_id>` starts a new session forked from one of the caller's Tasks.
+  if (fields.fork_from !== undefined && fields.fork_from !== null && (typeof fields.fork_from !== 'string' || !isUuid(fields.fork_from))) throw new ChatInputError('fork_from: must be a Task id (UUID).', 'fork_from', 'invalid_type');
+  if (typeof fields.fork_from === 'string' && fields.session_id !== undefined && fields.session_id !== null) throw new ChatInputError('fork_from: a fork starts a new session; send it without session_id.', 'fork_from');
   if (fields.tools !== undefined && fields.tools !== null) throw new ChatInputError('tools: not supported; the agent uses its own workspace tools.', 'tools', 'unsupported_parameter');
   if (!Array.isArray(fields.messages) || fields.messages.length === 0) throw new ChatInputError('messages: must be a non-empty array.', 'messages', 'invalid_type');
   const messages = fields.messages.map((message, index) => parseMessage(message, `messages[${index}]`));
@@ -48,7 +53,8 @@ export function parseChatRequest(body: unknown, modelId: string, limits: AgentRu
   const request = [...pending, last.text].filter((text) => text !== '').join('\n\n');
   try {
     const valid = validateAgentRun({ request, session_id: sessionId, temperature: fields.temperature ?? null, images: last.images }, limits);
-    return { stream: fields.stream === true, input: { ...valid, prelude: turns } };
+    const forkFrom = typeof fields.fork_from === 'string' ? fields.fork_from.toLowerCase() : undefined;
+    return { stream: fields.stream === true, input: forkFrom ? { ...valid, forkFrom, mode, tier } : { ...valid, prelude: turns, mode, tier } };
   } catch (error) {
     if (!isAgentError(error)) throw error;
     throw new ChatInputError(error.message.replace(/^request:/, `messages[${messages.length - 1}].content:`), paramOf(error.message, messages.length - 1));

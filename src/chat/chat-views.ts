@@ -50,7 +50,7 @@ export function chunkOf(task: TaskEntity, model: string, delta: Delta, last?: { 
   };
 }
 
-export const modelsList = (modelId: string, since: number) => ({
+export const modelsList = (modelIds: string[], since: number) => ({
   object: 'list',
-  data: [{ id: modelId, object: 'model', created: since, owned_by: 'ollama-agent-mcp' }],
+  data: modelIds.map((id) => ({ id, object: 'model', created: since, owned_by: 'ollama-agent-mcp' })),
 });

@@ -8,9 +8,11 @@ import { TaskFeed } from '../conversation/task-feed.js';
 import { applyDelta } from '../events/answer-drafts.js';
 import { commonPrefix } from '../common/common-prefix.js';
 import type { Caller } from '../identity/caller.js';
+import { tierModels } from '../ollama/model-tiers.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { ChatInputError, parseChatRequest } from './chat-request.js';
+import { ChatModels } from './chat-models.js';
 import { agentOf, chunkOf, completionOf, modelsList, openAiError } from './chat-views.js';
 import { isUuid } from '../common/uuid.js';
 
@@ -36,6 +38,7 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   resource_too_large: { status: 400, type: 'invalid_request_error', param: null },
   files_expired: { status: 404, type: 'invalid_request_error', param: null },
   shutting_down: { status: 503, type: 'server_error', param: null },
+  queue_full: { status: 429, type: 'rate_limit_error', param: null },
   internal: { status: 500, type: 'server_error', param: null },
 };
 
@@ -49,7 +52,7 @@ const ACCEPT = 'chat.completions';
 @Injectable()
 export class ChatService {
   private readonly logger = new Logger('ChatApi');
-  private readonly modelId: string;
+  private readonly catalog: ChatModels;
   private readonly limits: AgentRunLimits;
   private readonly since = Math.floor(Date.now() / 1000);
 
@@ -59,20 +62,20 @@ export class ChatService {
     private readonly audit: AuditService,
     config: AppConfig,
   ) {
-    this.modelId = config.chat.modelId;
+    this.catalog = new ChatModels(config.chat.modelId, [...tierModels(config.ollama).keys()]);
     this.limits = agentRunLimits(config);
   }
 
   async models(caller: Caller) {
     await this.audit.record({ caller, action: 'chat.models', outcome: 'ok' });
-    return modelsList(this.modelId, this.since);
+    return modelsList(this.catalog.list.map((model) => model.id), this.since);
   }
 
   /** Validates and queues; a refused request is audited and stores nothing else. */
   async accept(caller: Caller, body: unknown): Promise<{ task: TaskEntity; stream: boolean }> {
     const detail = { arguments: withoutImageData(body) };
     try {
-      const { stream, input } = parseChatRequest(body, this.modelId, this.limits);
+      const { stream, input } = parseChatRequest(body, this.catalog, this.limits);
       return { task: await this.conversations.accept(caller, input, { action: ACCEPT, detail: { ...detail, stream } }), stream };
     } catch (error) {
       const refused = toChatError(error);
@@ -93,7 +96,7 @@ export class ChatService {
   /** The `chat.completion` once the Task is terminal; null when the client went away first. */
   async completion(task: TaskEntity, signal: AbortSignal) {
     const done = await this.feed.untilTerminal(task.id, signal);
-    return done && completionOf(done, this.modelId, await this.conversations.deliverables(done.id));
+    return done && completionOf(done, this.catalog.idOf(done), await this.conversations.deliverables(done.id));
   }
 
   /**
@@ -105,7 +108,7 @@ export class ChatService {
    * together, so applied, is the Task's `result`.
    */
   async *chunks(task: TaskEntity, signal: AbortSignal): AsyncGenerator<object> {
-    yield chunkOf(task, this.modelId, { role: 'assistant', content: '', agent: agentOf(task) });
+    yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: agentOf(task) });
     let last = task;
     let draft = '';
     let shown = '';
@@ -113,17 +116,17 @@ export class ChatService {
       last = now;
       const subtask = moved ? subtaskStep(now) : null;
       const agentSteps: AgentStep[] = [...(subtask ? [subtask] : []), ...steps.map(mapTraceStep)];
-      if (agentSteps.length > 0 || moved) yield chunkOf(now, this.modelId, { agent_steps: agentSteps, ...(moved ? { agent: agentOf(now) } : {}) });
+      if (agentSteps.length > 0 || moved) yield chunkOf(now, this.catalog.idOf(task), { agent_steps: agentSteps, ...(moved ? { agent: agentOf(now) } : {}) });
       if (!answer || isTerminal(now.status)) continue;
       draft = applyDelta(draft, answer);
       const delta = contentDelta(shown, draft, false);
-      if (delta) yield chunkOf(now, this.modelId, delta);
+      if (delta) yield chunkOf(now, this.catalog.idOf(task), delta);
       shown = delta ? draft : shown;
     }
     if (!isTerminal(last.status)) return;
     const delta = contentDelta(shown, last.result ?? '', true);
-    if (delta) yield chunkOf(last, this.modelId, delta);
-    yield chunkOf(last, this.modelId, {}, { deliverables: await this.conversations.deliverables(last.id) });
+    if (delta) yield chunkOf(last, this.catalog.idOf(task), delta);
+    yield chunkOf(last, this.catalog.idOf(task), {}, { deliverables: await this.conversations.deliverables(last.id) });
   }
 
   /** Cancels the session's queued or running Task (404 when the session is not the caller's). */

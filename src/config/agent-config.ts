@@ -63,9 +63,17 @@ function issuesOf(error: z.ZodError): ConfigIssue[] {
 
 const snakeToCamel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
+/** Maps whose keys are data, not config keys (`X_Api_Key` headers, `my_var` environment variables): kept as written. */
+const VERBATIM_KEYS = new Set(['headers', 'env']);
+
 function camelize(value: unknown): unknown {
   if (!isPlainObject(value)) return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), camelize(v)]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), VERBATIM_KEYS.has(k) ? v : camelize(v)]));
+}
+
+/** Values of `agent.mcp_servers` that are secrets and must never reach a log, a trace or the audit: header and env values. */
+export function mcpServerSecrets(servers: AgentConfig['agent']['mcpServers']): string[] {
+  return Object.values(servers).flatMap((server) => [...Object.values(server.headers), ...Object.values(server.env)]);
 }
 
 /** Validates a parsed YAML document; throws ConfigError naming every bad key. */

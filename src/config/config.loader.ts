@@ -40,6 +40,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.database.path = config.database.path === ':memory:' ? ':memory:' : resolve(base(PATH_KEYS[0]), config.database.path);
   config.workspace.root = resolve(base(PATH_KEYS[1]), config.workspace.root);
   if (config.workspace.template) config.workspace.template = resolve(base(PATH_KEYS[2]), config.workspace.template);
+  // A stdio MCP server's working directory, like the other paths of the file, is relative to the file.
+  for (const server of Object.values(config.agent.mcpServers)) if (server.cwd) server.cwd = resolve(dirname(file), server.cwd);
   const missing = missingWorkspaceRoot(config.workspace.root, dirname(file)) ?? missingTemplate(config.workspace.template);
   if (missing) throw new ConfigError([located(missing, file, document, overrides.variables)]);
   return config;

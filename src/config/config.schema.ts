@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { patternProblem } from './command-pattern-syntax.js';
 import { parseCidr } from './cidr.js';
 import { maxRequestBodyBytes } from './request-limits.js';
+import { mcpServers } from './mcp-servers.schema.js';
 
 /**
  * The configuration's one schema: keys as they appear in YAML (snake_case), their defaults, their
@@ -65,6 +66,21 @@ const headerMap = z
     error: 'header names must be HTTP tokens and values single lines',
   })
   .default(() => ({}));
+
+/** Tier names: Chat model ids are `ollama-agent-<tier>`; `default` is `ollama.model` and `direct` is the direct mode's id. */
+const TIER_NAME = /^[a-z0-9][a-z0-9_]{0,31}$/;
+
+/**
+ * `ollama.models`: tier name → Ollama model, beside the default tier (`ollama.model`). Kept as a list of
+ * pairs: the config's keys are camel-cased at load, a tier's name must stay as written.
+ */
+const tierModels = z
+  .record(z.string(), z.string({ error: 'expected a model name per tier' }), { error: 'expected a mapping of tier names to Ollama models' })
+  .refine((tiers) => Object.entries(tiers).every(([tier, model]) => TIER_NAME.test(tier) && tier !== 'default' && tier !== 'direct' && model.trim() !== ''), {
+    error: 'tier names are 1 to 32 lower-case letters, digits or _ (not default or direct), each with a model name',
+  })
+  .transform((tiers) => Object.entries(tiers))
+  .default(() => []);
 
 const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
 /** A list of strings, refused as a whole (one message for the key, not one per item). */
@@ -138,7 +154,9 @@ const shape = {
     mode: oneOf(['none', 'proxy_headers', 'proxy_jwt']),
     trusted_proxies: list([]),
     user_header: text('X-Forwarded-User', { nonEmpty: true }),
-    email_header: text('X-Forwarded-Email', { nonEmpty: true }),
+    // Honoured only when named: a proxy that sets just one identity header may pass a client's own other
+    // one through, so a fallback header is opt-in (issue 20). Empty: the user header alone names the caller.
+    email_header: text(''),
     groups_header: text('X-Forwarded-Groups', { nonEmpty: true }),
     admin_groups: list([]),
     admin_token: text(''),
@@ -158,6 +176,7 @@ const shape = {
     host: text('http://127.0.0.1:11434', { httpUrl: true }),
     headers: headerMap,
     model: text('qwen3:8b', { nonEmpty: true }),
+    models: tierModels,
     temperature: decimal(0.7, 0, 2),
     num_ctx: integer(32768, 512, 1_048_576),
     // 0: num_ctx / 8, the share the prompt budget keeps free for the answer.
@@ -179,6 +198,8 @@ const shape = {
     // Only a fallback: followers of a Task are pushed its events (in process, or LISTEN/NOTIFY between
     // replicas); after this long without one they read its row, trace and answer draft anyway.
     progress_poll_ms: integer(2000, 10, 60_000),
+    // Tasks one user may have queued (not yet running) at once; past it agent_run, Chat and A2A refuse.
+    max_queued_per_user: integer(50, 1, 1_000_000),
   }),
   workspace: section({
     root: text('./workspace', { nonEmpty: true }),
@@ -190,7 +211,22 @@ const shape = {
     isolation: oneOf(['session', 'shared']),
     template: text(''),
     max_session_bytes: integer(1024 * MiB, 1024, 1024 * 1024 * MiB),
+    // Files, directories and links in one session workspace: bounds the tree the quota is measured over.
+    max_session_files: integer(100_000, 10, 10_000_000),
+    // Each command process's heap (RLIMIT_DATA), and the size of its private /tmp.
+    max_memory_bytes: integer(1024 * MiB, 16 * MiB, 1024 * 1024 * MiB),
     retention_days: integer(0, 0, 36_500),
+  }),
+  // Workspace history (checkpoints before and after each Task, diffs, undo, fork): a bare git repository
+  // per session workspace under `dir`, outside every workspace; `max_bytes` bounds each one.
+  history: section({
+    enabled: flag(true),
+    // Empty: `history/` beside the SQLite database file, or ./data/history with PostgreSQL.
+    dir: text(''),
+    max_files: integer(100_000, 100, 10_000_000),
+    large_file_bytes: integer(16 * MiB, 1024, 4096 * MiB),
+    max_bytes: integer(2048 * MiB, MiB, 1024 * 1024 * MiB),
+    diff_max_lines_per_file: integer(2000, 10, 1_000_000),
   }),
   agent: section({
     max_subtasks: integer(8, 1, 32),
@@ -203,6 +239,7 @@ const shape = {
       allow: commandPatterns,
       wait_ms: integer(120_000, 0, 86_400_000),
     }),
+    mcp_servers: mcpServers,
   }),
   log: section({
     format: oneOf(['text', 'json']),

@@ -20,6 +20,9 @@ export interface AgentStep {
   path?: string;
   bytes?: number;
   created?: boolean;
+  /** An `mcp_tool` step's server and its own name for the tool. */
+  server?: string;
+  tool?: string;
   completed_tasks?: number;
   total_tasks?: number;
 }
@@ -36,6 +39,7 @@ export function mapTraceStep(step: TaskStepEntity): AgentStep {
     ...(step.kind === 'model_call' ? { input_tokens: step.inputTokens, output_tokens: step.outputTokens } : {}),
     ...(step.kind === 'command' ? { exit_code: typeof detail.exitCode === 'number' ? detail.exitCode : null } : {}),
     ...(step.kind === 'file_op' ? { path: String(detail.path), bytes: Number(detail.bytes), created: detail.created === true } : {}),
+    ...(step.kind === 'mcp_tool' ? { server: String(detail.server), tool: String(detail.tool) } : {}),
   };
 }
 

@@ -10,8 +10,10 @@ import { AuditChain1764892800000 } from './migrations/1764892800000-audit-chain.
 import { TaskImageBytes1764979200000 } from './migrations/1764979200000-task-image-bytes.js';
 import { SessionPrelude1765068000000 } from './migrations/1765068000000-session-prelude.js';
 import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js';
-import { ApprovalQuestions1765238400000 } from './migrations/1765238400000-approval-questions.js';
-import { Push1765324800000 } from './migrations/1765324800000-push.js';
+import { QuestionsModesTiers1765238400000 } from './migrations/1765238400000-questions-modes-tiers.js';
+import { FairQueueIndex1765240000000 } from './migrations/1765240000000-fair-queue-index.js';
+import { TaskOwnerGroups1765324800000 } from './migrations/1765324800000-task-owner-groups.js';
+import { Push1765411200000 } from './migrations/1765411200000-push.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -21,8 +23,10 @@ export const MIGRATIONS = [
   TaskImageBytes1764979200000,
   SessionPrelude1765068000000,
   Approvals1765152000000,
-  ApprovalQuestions1765238400000,
-  Push1765324800000,
+  QuestionsModesTiers1765238400000,
+  FairQueueIndex1765240000000,
+  TaskOwnerGroups1765324800000,
+  Push1765411200000,
 ];
 
 /**

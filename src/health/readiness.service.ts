@@ -4,37 +4,44 @@ import { AppConfig } from '../config/app-config.js';
 import { isModelPulled } from '../ollama/model-name.js';
 import { OllamaDiagnosis } from '../ollama/ollama-diagnosis.js';
 import { OllamaGateway } from '../ollama/ollama.gateway.js';
+import { probeFilePool } from '../workspace/file-pool-probe.js';
 import { DatabaseHealthRepository } from './database-health.repository.js';
+import { McpToolSources } from '../mcp-client/mcp-tool-sources.js';
 
-export type Dependency = 'database' | 'ollama';
+export type Dependency = 'database' | 'ollama' | 'files';
 
 export interface Readiness {
   ready: boolean;
-  /** Per dependency: null when it is fine, else why not (URLs, model names: for admins and the log only). */
-  reasons: Record<Dependency, string | null>;
+  /**
+   * Per dependency: null when it is fine, else why not (URLs, model names: for admins and the log only).
+   * `mcp_servers` only where a server is `required`: an optional one that is down leaves the service ready.
+   */
+  reasons: Record<Dependency, string | null> & { mcp_servers?: string | null };
   /** What would still go wrong with a ready Ollama (num_ctx over the trained context, no tools): for admins. */
   warnings: string[];
 }
 
 /**
- * Probes what a request needs: the database answers, Ollama answers and has the configured model.
+ * Probes what a request needs: the database answers, Ollama answers and has the configured model, and
+ * the file thread pool is not wedged (every Task's file tools need it).
  * A reason is logged when it changes (not on every probe: a load balancer polls every few seconds).
  */
 @Injectable()
 export class ReadinessService {
   private readonly logger = new Logger('Readiness');
-  private readonly lastReasons: Record<Dependency, string | null> = { database: null, ollama: null };
+  private readonly lastReasons: Record<Dependency, string | null> = { database: null, ollama: null, files: null };
 
   constructor(
     private readonly database: DatabaseHealthRepository,
     private readonly ollama: OllamaGateway,
     private readonly diagnosis: OllamaDiagnosis,
     private readonly config: AppConfig,
+    private readonly mcpServers: McpToolSources,
   ) {}
 
   async check(): Promise<Readiness> {
     const warnings: string[] = [];
-    const [database, ollama] = await Promise.all([
+    const [database, ollama, files] = await Promise.all([
       this.probe('database', () => this.database.ping()),
       this.probe('ollama', async () => {
         const models = await this.ollama.models(AbortSignal.timeout(3000));
@@ -43,8 +50,12 @@ export class ReadinessService {
         const lines = await this.diagnosis.run(AbortSignal.timeout(3000));
         warnings.push(...lines.filter((line) => line.level !== 'ok').map((line) => `${line.name}: ${line.message}`));
       }),
+      this.probe('files', () => probeFilePool(this.config.workspace.root)),
     ]);
-    return { ready: database === null && ollama === null, reasons: { database, ollama }, warnings };
+    const required = Object.values(this.config.agent.mcpServers).some((server) => server.required);
+    const down = this.mcpServers.requiredDown();
+    const mcp = down.length > 0 ? down.join('; ') : null;
+    return { ready: database === null && ollama === null && files === null && mcp === null, reasons: { database, ollama, files, ...(required ? { mcp_servers: mcp } : {}) }, warnings };
   }
 
   private async probe(name: Dependency, probe: () => Promise<void>): Promise<string | null> {

@@ -16,6 +16,8 @@ export interface ChatMessage extends Omit<Message, 'tool_calls'> {
 }
 
 export interface ChatRequest {
+  /** The Ollama model; `ollama.model` when absent. */
+  model?: string;
   messages: ChatMessage[];
   temperature: number;
   signal: AbortSignal;
@@ -26,6 +28,8 @@ export interface ChatRequest {
   think?: boolean | 'low' | 'medium' | 'high';
   /** Called with each piece of `content` as it streams in (never thinking), in order. */
   onContent?: (delta: string) => void;
+  /** The most tokens to generate for this call (an MCP server's sampling request); absent: `ollama.num_predict`'s bound. */
+  numPredict?: number;
 }
 
 /** What `/api/show` says about the configured model. */
@@ -61,10 +65,10 @@ export function outputBound(ollama: { numCtx: number; numPredict: number }): num
 export class OllamaGateway {
   constructor(private readonly config: AppConfig) {}
 
-  /** Capabilities and trained context of the configured model, from `/api/show`. */
-  async model(signal: AbortSignal): Promise<ModelFacts> {
+  /** Capabilities and trained context of a model (`ollama.model` unless named), from `/api/show`. */
+  async model(signal: AbortSignal, name = this.config.ollama.model): Promise<ModelFacts> {
     return this.withDeadline(signal, async (client) => {
-      const show = await client.show({ model: this.config.ollama.model });
+      const show = await client.show({ model: name });
       // The client types model_info as a Map, but it is the parsed JSON object.
       const info = (show.model_info ?? {}) as unknown as Record<string, unknown>;
       const key = Object.keys(info).find((name) => name.endsWith('.context_length'));
@@ -90,7 +94,8 @@ export class OllamaGateway {
    * after it started is aborted as `stalled`. `num_predict` is constant too: it bounds every answer.
    */
   async chat(request: ChatRequest): Promise<ChatReply> {
-    const { model, numCtx, keepAlive, stallTimeoutMs } = this.config.ollama;
+    const { numCtx, keepAlive, stallTimeoutMs } = this.config.ollama;
+    const model = request.model ?? this.config.ollama.model;
     const numPredict = outputBound(this.config.ollama);
     return this.withDeadline(request.signal, async (client, abort) => {
       const stream = await client.chat({
@@ -100,7 +105,7 @@ export class OllamaGateway {
         messages: request.messages.map((message) => ({ ...message })) as Message[],
         stream: true,
         keep_alive: keepAlive,
-        options: { num_ctx: numCtx, num_predict: numPredict, temperature: request.temperature },
+        options: { num_ctx: numCtx, num_predict: request.numPredict ?? numPredict, temperature: request.temperature },
         ...(request.tools?.length ? { tools: request.tools } : {}),
         ...(request.format ? { format: request.format } : {}),
         ...(request.think !== undefined ? { think: request.think } : {}),

@@ -20,6 +20,10 @@ export class TaskEntity {
   @Column({ type: 'varchar', length: 320 })
   owner!: string;
 
+  /** The owner's groups at submission, as a JSON list (an MCP server's `allow_groups` is checked against them). */
+  @Column({ name: 'owner_groups', type: 'text', default: '[]' })
+  ownerGroups!: string;
+
   @Column({ type: 'text' })
   request!: string;
 
@@ -54,6 +58,14 @@ export class TaskEntity {
   /** That request declared the Tasks extension, so its client can answer approvals in place. */
   @Column({ name: 'answers_in_place', type: 'boolean', default: false })
   answersInPlace!: boolean;
+
+  /** `agent`: tools and the workspace; `direct`: one model call, no tools, no workspace. */
+  @Column({ type: 'varchar', length: 8, default: 'agent' })
+  mode!: 'agent' | 'direct';
+
+  /** The model tier (`default` is `ollama.model`; others are `ollama.models` keys). */
+  @Column({ type: 'varchar', length: 32, default: 'default' })
+  tier!: string;
 
   /** Final answer (completed) or failure reason (failed/cancelled). */
   @Column({ type: 'text', nullable: true })

@@ -33,7 +33,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
     await ollama.stop();
   });
 
-  it('serves an honest Agent Card: JSON-RPC at /a2a (1.0 and 0.3), streaming, the execute_task skill, text and image input, no scheme in auth.mode none', async () => {
+  it('serves an honest Agent Card: JSON-RPC at /a2a (1.0 and 0.3), streaming, the execute_task and direct_llm skills, text and image input, no scheme in auth.mode none', async () => {
     const card = await (await fetch(`${base}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
     expect(card).toMatchObject({
       name: 'ollama-agent-mcp',
@@ -44,7 +44,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
       ],
       capabilities: { streaming: true, pushNotifications: false },
       defaultInputModes: ['text/plain', 'image/png', 'image/jpeg', 'image/webp'],
-      skills: [{ id: 'execute_task' }],
+      skills: [{ id: 'execute_task' }, { id: 'direct_llm' }],
     });
     expect(card.securitySchemes ?? {}).toEqual({});
     expect(client.protocolVersion).toBe('1.0');

@@ -35,16 +35,13 @@ describe('the admin console in headless Chromium', () => {
     service = await new ServiceProcess((await writeConfig(ollama.url, { auth: { admin_token: TOKEN } })).file).start();
     client = await modernClient(service.url);
     // A finished, planned Task with a file change and a command whose output has several lines.
-    ollama.enqueuePlan({
-      content: JSON.stringify({
-        mode: 'plan',
+    ollama.enqueue(
+      call('plan', {
         subtasks: [
           { id: 'write', title: 'Write the notes', instructions: 'Create notes.txt.', depends_on: [] },
           { id: 'check', title: 'Check the notes', instructions: 'Print them.', depends_on: ['write'] },
         ],
       }),
-    });
-    ollama.enqueue(
       call('write_file', { path: 'notes.txt', content: 'first line\nsecond line\n' }),
       { content: 'written' },
       call('run_command', { command: 'cat notes.txt' }),
@@ -93,13 +90,12 @@ describe('the admin console in headless Chromium', () => {
     expect(await page.textContent('#whoami')).toMatch(/^signed in as \S+ \(admin token\)$/);
 
     // A running Task that moves through three subtasks, and one queued behind it.
-    ollama.enqueuePlan({
-      content: JSON.stringify({
-        mode: 'plan',
-        subtasks: ['one', 'two', 'three'].map((id) => ({ id, title: `Step ${id}`, instructions: `Do ${id}.`, depends_on: [] })),
-      }),
-    });
-    ollama.enqueue({ content: 'one done', delayMs: 1500 }, { content: 'two done', delayMs: 1500 }, { hang: true });
+    ollama.enqueue(
+      call('plan', { subtasks: ['one', 'two', 'three'].map((id) => ({ id, title: `Step ${id}`, instructions: `Do ${id}.`, depends_on: [] })) }),
+      { content: 'one done', delayMs: 1500 },
+      { content: 'two done', delayMs: 1500 },
+      { hang: true },
+    );
     running = await submit('A long job in three steps');
     queued = await submit('Waits for the long job');
     await page.waitForSelector(`#tasks tr[data-task-id="${queued}"]`);

@@ -165,7 +165,7 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     expect((await admin(`/admin/audit/verify?checkpoint_seq=${seq}&checkpoint_hash=xyz`)).status).toBe(400);
     const task = (await (await admin(`/admin/tasks/${taskId}`)).json()) as { owner: string; trace: { kind: string; name: string }[] };
     expect(task.owner).toBe('alice@example.com');
-    expect(task.trace.map((step) => `${step.kind}:${step.name}`)).toEqual(expect.arrayContaining(['plan:direct', 'tool_call:list_dir', 'model_call:chat']));
+    expect(task.trace.map((step) => `${step.kind}:${step.name}`)).toEqual(expect.arrayContaining(['tool_call:list_dir', 'model_call:chat']));
     const list = (await (await admin('/admin/tasks?owner=alice@example.com&status=completed')).json()) as { items: { task_id: string }[] };
     expect(list.items.map((item) => item.task_id)).toContain(taskId);
     const reads = await probe<{ n: number }>(db, "SELECT COUNT(*) AS n FROM audit_events WHERE action IN ('admin.audit_read', 'admin.audit_export', 'admin.audit_verify', 'admin.task_read') AND outcome = 'ok'");
@@ -187,14 +187,14 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
 
   it('answers /healthz, and /readyz with the database and the model checked: which dependency to anyone, why only to admins and the log', async () => {
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
-    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok' } });
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
     ollama.models = ['other-model:latest'];
     const notReady = await fetch(`${base}/readyz`, { headers: as('alice@example.com') });
     expect(notReady.status).toBe(503);
-    expect(await notReady.text()).toBe(JSON.stringify({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable' } }));
+    expect(await notReady.text()).toBe(JSON.stringify({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable', files: 'ok' } }));
     const detailed = await admin('/admin/readyz');
     expect(detailed.status).toBe(503);
-    expect(await detailed.json()).toEqual({ status: 'not_ready', checks: { database: { ok: true }, ollama: { ok: false, error: 'model test-model is not pulled' } } });
+    expect(await detailed.json()).toEqual({ status: 'not_ready', checks: { database: { ok: true }, ollama: { ok: false, error: 'model test-model is not pulled' }, files: { ok: true } } });
     expect(service.stderr).toMatch(/ollama: not ready: model test-model is not pulled/);
     ollama.models = ['test-model:latest'];
     expect((await admin('/admin/readyz')).status).toBe(200);
@@ -266,8 +266,8 @@ describe('Ollama behind an authenticating reverse proxy (ollama.headers)', () =>
   };
 
   it('sends the configured headers with every request to Ollama, and never logs them', async () => {
-    expect(await readiness({ Authorization: `Bearer ${TOKEN}` })).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok' } });
-    expect(await readiness({})).toEqual({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable' } });
+    expect(await readiness({ Authorization: `Bearer ${TOKEN}` })).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
+    expect(await readiness({})).toEqual({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable', files: 'ok' } });
     expect(services[1].stderr).toMatch(/ollama: not ready: .*401/);
     for (const service of services) expect(service.stderr).not.toContain(TOKEN);
   });

@@ -18,6 +18,14 @@ export interface ToolSource {
   tools(caller: ToolCaller): Promise<OfferedTool[]>;
   /** Runs one call that this source offered. Expected failures are results with `isError`, never exceptions. */
   execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult>;
+  /**
+   * Extension, for a source that dispatches by argument (the MCP catalog's `call_tool`): the tool this call
+   * reaches and the call as it reaches it, so that the executor approves it as that tool with those
+   * arguments. Absent, or undefined: the call is the offered tool itself.
+   */
+  resolve?(call: ChatToolCall, caller: ToolCaller): Promise<{ offered: OfferedTool; call: ChatToolCall } | undefined>;
+  /** Extension: a run ended; per-run resources of this source (a per-session server process) may go. */
+  endRun?(run: { taskId: string; sessionId: string }): Promise<void>;
 }
 
 /** One tool as offered: the Ollama definition plus what policy needs to know about it. */
@@ -48,6 +56,8 @@ export interface ToolCallContext {
   events: RunEvents;
   /** Extension: what `current_task` shows while this call runs (shown again after an in-place wait). */
   label?: string;
+  /** Extension: the Ollama model the run is on (its tier's), for a source that calls it (an MCP server's sampling). */
+  model?: string;
 }
 
 export interface ToolResult {
@@ -59,6 +69,8 @@ export interface ToolResult {
   change?: FileChange;
   /** Images for a vision model (an MCP tool's image content), as bytes. */
   images?: Buffer[];
+  /** Extension: tokens the call spent on the Task's model (an MCP server's sampling requests), counted in the Task's. */
+  tokens?: { input: number; output: number };
   /**
    * Extension: what the core's `plan` tool asks of the run (a new plan, or a subtask done). The loop,
    * the only writer of the RunState, applies it and answers with the next instruction.

@@ -1,0 +1,139 @@
+import { StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ToolCaller } from '../agent/core/tool-source.js';
+import { bubblewrapArgs, commandEnvironment, probeBubblewrap, sandboxShell } from '../workspace/sandbox.js';
+import type { McpServerConfig } from './mcp-server-config.js';
+import { ServerConnection } from './server-connection.js';
+
+/** What a stdio server finds on PATH unless its `env` sets PATH: the system's, not the service's. */
+const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+/** Per-caller connections (header templates) kept at once; the least recently used is closed first. */
+const MAX_CALLER_CONNECTIONS = 16;
+
+/**
+ * The environment of a stdio server: exactly its `env`, plus PATH. The SDK would add HOME, USER, SHELL,
+ * TERM and LOGNAME of the service; each is set undefined, which Node's spawn leaves out.
+ */
+export function serverEnvironment(env: Record<string, string>): Record<string, string> {
+  const unset = Object.fromEntries(DEFAULT_INHERITED_ENV_VARS.map((key) => [key, undefined])) as unknown as Record<string, string>;
+  return { ...unset, PATH: DEFAULT_PATH, ...env };
+}
+
+/** The caller's identity in a header template: `{user}`, `{email}`, `{groups}` (comma-separated), control characters dropped. */
+export function renderHeaders(headers: Record<string, string>, caller: ToolCaller | null): Record<string, string> {
+  const value = (text: string) => text.replace(/[\0-\x1f\x7f]/g, '');
+  const values: Record<string, string> = { '{user}': value(caller?.user ?? ''), '{email}': value(caller?.email ?? ''), '{groups}': value((caller?.groups ?? []).join(',')) };
+  return Object.fromEntries(Object.entries(headers).map(([name, template]) => [name, template.replace(/\{user\}|\{email\}|\{groups\}/g, (part) => values[part])]));
+}
+
+const templated = (headers: Record<string, string>) => Object.values(headers).some((value) => /\{(user|email|groups)\}/.test(value));
+
+const shellQuote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * A `sandbox: true` server's command under the same bubblewrap sandbox as the agent's commands: no
+ * network, read-only system, `workspace` (the session's) writable, a private /tmp, the environment
+ * only of commands plus its `env`, and its `cwd` (where its code is) bound read-only.
+ */
+export function sandboxedCommand(config: McpServerConfig, workspace: string): { command: string; args: string[] } {
+  const env = { ...commandEnvironment(workspace), ...config.env };
+  const line = `exec ${[config.command!, ...config.args].map(shellQuote).join(' ')}`;
+  return { command: 'bwrap', args: [...bubblewrapArgs(workspace, undefined, config.cwd ? [config.cwd] : []), ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]), ...sandboxShell(line)] };
+}
+
+/**
+ * The connections of one server: one shared connection, or, when its headers name the caller, one
+ * per caller (so each request carries that caller's identity and nobody else's).
+ */
+export class ConnectionPool {
+  readonly shared: ServerConnection | null;
+  private readonly byCaller = new Map<string, ServerConnection>();
+  /** `sandbox: true`: one process per session, stopped when its Task ends. */
+  private readonly bySession = new Map<string, ServerConnection>();
+  /** Why a sandboxed server cannot start here (bubblewrap does not run), or null. */
+  private readonly sandboxProblem: string | null = null;
+
+  constructor(
+    readonly name: string,
+    private readonly config: McpServerConfig,
+  ) {
+    if (config.sandbox) {
+      // The shared connection of a sandboxed server runs in an empty folder of its own: it lists the tools.
+      const scratch = mkdtempSync(join(tmpdir(), 'oam-mcp-'));
+      const probe = probeBubblewrap(scratch);
+      this.sandboxProblem = probe.ok ? null : `sandbox: true needs bubblewrap, and ${probe.detail}`;
+      this.shared = this.create(null, true, scratch);
+      return;
+    }
+    this.shared = config.url !== undefined && templated(config.headers) ? null : this.create(null, true);
+  }
+
+  /** The connection of a session's own sandboxed process (started on first use); others: as forCaller. */
+  forSession(caller: ToolCaller, sessionId: string, workspace: string): ServerConnection {
+    if (!this.config.sandbox) return this.forCaller(caller);
+    let connection = this.bySession.get(sessionId);
+    if (!connection) {
+      connection = this.create(null, false, workspace);
+      this.bySession.set(sessionId, connection);
+    }
+    return connection;
+  }
+
+  /** The Task of a session ended: its sandboxed process goes. */
+  async release(sessionId: string): Promise<void> {
+    const connection = this.bySession.get(sessionId);
+    this.bySession.delete(sessionId);
+    await connection?.stop();
+  }
+
+  /** The connection a caller's listing and calls go through. */
+  forCaller(caller: ToolCaller): ServerConnection {
+    if (this.shared) return this.shared;
+    const key = JSON.stringify([caller.user, caller.email, caller.groups]);
+    let connection = this.byCaller.get(key);
+    if (connection) {
+      this.byCaller.delete(key);
+    } else {
+      connection = this.create(caller, false);
+      if (this.byCaller.size >= MAX_CALLER_CONNECTIONS) {
+        const [oldestKey, oldest] = this.byCaller.entries().next().value!;
+        this.byCaller.delete(oldestKey);
+        void oldest.stop();
+      }
+    }
+    this.byCaller.set(key, connection);
+    return connection;
+  }
+
+  all(): ServerConnection[] {
+    return [...(this.shared ? [this.shared] : []), ...this.byCaller.values(), ...this.bySession.values()];
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.all().map((connection) => connection.stop()));
+  }
+
+  private create(caller: ToolCaller | null, restart: boolean, sandboxRoot?: string): ServerConnection {
+    const { config } = this;
+    const stdio = sandboxRoot !== undefined ? sandboxedCommand(config, sandboxRoot) : { command: config.command!, args: config.args };
+    return new ServerConnection({
+      name: this.name,
+      sampling: config.sampling,
+      timeoutMs: config.timeoutMs,
+      // A per-caller or per-session connection is reopened on its next use instead.
+      restart,
+      unavailable: this.sandboxProblem,
+      ...(sandboxRoot !== undefined ? { roots: [{ uri: pathToFileURL(sandboxRoot).href, name: 'session workspace' }] } : {}),
+      transport: (): Transport =>
+        config.url !== undefined
+          ? // Only the configured headers go out: never the caller's own credentials (MCP forbids token passthrough).
+            new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: renderHeaders(config.headers, caller) } })
+          : new StdioClientTransport({ ...stdio, env: serverEnvironment(sandboxRoot !== undefined ? {} : config.env), cwd: config.cwd || undefined, stderr: 'pipe' }),
+      stderr: (transport) => (transport instanceof StdioClientTransport ? (transport.stderr as NodeJS.ReadableStream | null) : null),
+    });
+  }
+}

@@ -1,0 +1,146 @@
+import { SdkError, SdkErrorCode, type CreateMessageRequest, type CreateMessageResult, type Tool as McpTool } from '@modelcontextprotocol/client';
+import { pathToFileURL } from 'node:url';
+import type { ChatToolCall } from '../ollama/ollama.gateway.js';
+import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
+import { nowIso } from '../common/clock.js';
+import type { McpServerConfig } from './mcp-server-config.js';
+import { effectOf, modelToolName, ollamaTool, toolAllowed } from './offered-tools.js';
+import type { McpCallAudit } from './mcp-call-audit.js';
+import type { ConnectionPool } from './connection-pool.js';
+import { messageOf, type Sampler, type ServerConnection } from './server-connection.js';
+import { toModelResult } from './tool-results.js';
+
+/** A tool of this server as offered, and the name the server knows it by. */
+interface Entry {
+  offered: OfferedTool;
+  tool: McpTool;
+}
+
+/** Answers one sampling request of a server on the Task's model; returns the answer and its tokens. */
+export type SampleOnModel = (request: CreateMessageRequest['params'], model: string | undefined, signal: AbortSignal) => Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }>;
+
+/**
+ * How long a run's start waits for a server that is not connected before it offers what it last listed
+ * (or nothing): a hung server must not hold up every Task.
+ */
+const LISTING_WAIT_MS = 3000;
+
+/** Sampling requests one call may make: a server cannot spend the Task's model on more. */
+const MAX_SAMPLES_PER_CALL = 3;
+
+/**
+ * One configured MCP server as a ToolSource (`mcp:<name>`): the tools its `tools` lists let through,
+ * for callers in its `allow_groups`, named `<server>__<tool>`; each call bounded by `timeout_ms` and
+ * `max_output_chars`, audited (`mcp_tool.call`) and traced (`mcp_tool`).
+ */
+export class McpServerSource implements ToolSource {
+  readonly id: string;
+
+  constructor(
+    readonly name: string,
+    private readonly config: McpServerConfig,
+    private readonly pool: ConnectionPool,
+    private readonly audit: McpCallAudit,
+    private readonly limits: { toolOutputChars: number },
+    /** Present only for a server with `sampling: true`. */
+    private readonly sample?: SampleOnModel,
+  ) {
+    this.id = `mcp:${name}`;
+  }
+
+  /** Whether this caller may see the server's tools at all: `allow_groups` empty, or one in common. */
+  allows(caller: ToolCaller): boolean {
+    return this.config.allowGroups.length === 0 || caller.groups.some((group) => this.config.allowGroups.includes(group));
+  }
+
+  async tools(caller: ToolCaller): Promise<OfferedTool[]> {
+    if (!this.allows(caller)) return [];
+    const connection = this.pool.forCaller(caller);
+    await connection.ready(Math.min(LISTING_WAIT_MS, this.config.timeoutMs), { retryRecent: false });
+    return this.entries(connection).map((entry) => entry.offered);
+  }
+
+  async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
+    const started = Date.now();
+    const startedAt = nowIso();
+    const entry = this.allows(context.caller) ? this.entries(this.pool.forCaller(context.caller)).find((candidate) => candidate.offered.definition.function.name === call.function.name) : undefined;
+    const tool = entry?.tool.name ?? call.function.name;
+    const finish = async (result: ToolResult, outcome: 'ok' | 'error' | 'timeout' | 'cancelled' | 'denied', error?: string) => {
+      const durationMs = Date.now() - started;
+      await context.events.emit({
+        type: 'step',
+        taskId: context.taskId,
+        step: {
+          taskId: context.taskId, subtask: context.subtask, kind: 'mcp_tool', name: call.function.name, outcome, startedAt, durationMs,
+          detail: { server: this.name, tool, arguments: this.audit.boundedArguments(call.function.arguments), ...(error ? { error } : {}), outputChars: result.output.length, ...(result.images ? { images: result.images.length } : {}) },
+        },
+      });
+      await this.audit.record({ caller: context.caller, taskId: context.taskId, sessionId: context.workspace.sessionId, server: this.name, tool, args: call.function.arguments, outcome, durationMs, error });
+      return result;
+    };
+    if (!entry) return finish({ output: `Error: the MCP server "${this.name}" offers no tool ${call.function.name} to you.`, isError: true }, 'denied');
+    const connection = this.pool.forSession(context.caller, context.workspace.sessionId, context.workspace.paths.root);
+    if (!(await connection.ready(this.config.timeoutMs))) {
+      const reason = connection.lastError ?? 'not connected';
+      return finish({ output: `Error: the MCP server "${this.name}" is unavailable (${reason}). Go on without it.`, isError: true }, 'error', reason);
+    }
+    const timeoutMs = this.config.timeoutMs;
+    const spent = { input: 0, output: 0, samples: 0 };
+    const maxChars = this.config.maxOutputChars || this.limits.toolOutputChars;
+    try {
+      const roots = [{ uri: pathToFileURL(context.workspace.paths.root).href, name: 'session workspace' }];
+      const result = await connection.call(tool, call.function.arguments, { roots, sampler: this.sampler(context, spent) }, { signal: context.signal, timeoutMs });
+      const shown = { ...toModelResult(result, maxChars), ...(spent.samples > 0 ? { tokens: { input: spent.input, output: spent.output } } : {}) };
+      return finish(shown, shown.isError ? 'error' : 'ok', shown.isError ? shown.output.slice(0, 500) : undefined);
+    } catch (error) {
+      if (context.signal.aborted) return finish({ output: 'Error: cancelled.', isError: true }, 'cancelled', 'the Task was cancelled');
+      if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
+        const message = `${this.name}__${tool} did not answer within ${timeoutMs} ms; the call was cancelled`;
+        return finish({ output: `Error: ${message}. Try something else.`, isError: true }, 'timeout', message);
+      }
+      if (error instanceof SdkError && (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed)) {
+        const message = `the MCP server "${this.name}" stopped during the call (${error.message}); it is being restarted`;
+        return finish({ output: `Error: ${message}. The call may or may not have taken effect.`, isError: true }, 'error', message);
+      }
+      const message = messageOf(error).slice(0, 1000);
+      return finish({ output: `Error: ${message}`, isError: true }, 'error', message);
+    }
+  }
+
+  async endRun(run: { taskId: string; sessionId: string }): Promise<void> {
+    await this.pool.release(run.sessionId);
+  }
+
+  /** The server's sampling requests during one call, answered on the Task's model and counted in `spent`. */
+  private sampler({ signal, model }: ToolCallContext, spent: { input: number; output: number; samples: number }): Sampler | undefined {
+    const sample = this.sample;
+    if (!sample) return undefined;
+    return async (request) => {
+      if (++spent.samples > MAX_SAMPLES_PER_CALL) throw new Error(`at most ${MAX_SAMPLES_PER_CALL} sampling requests per tool call`);
+      const { result, inputTokens, outputTokens } = await sample(request, model, signal);
+      spent.input += inputTokens;
+      spent.output += outputTokens;
+      return result;
+    };
+  }
+
+  /** The offered tools in the server's order, named once per listing (the same list gives the same names). */
+  private entries(connection: ServerConnection): Entry[] {
+    const cached = this.cache.get(connection);
+    if (cached?.tools === connection.tools) return cached.entries;
+    const taken = new Set<string>();
+    const entries: Entry[] = [];
+    for (const tool of connection.tools) {
+      if (!toolAllowed(tool.name, this.config.tools)) continue;
+      const name = modelToolName(this.name, tool.name, taken);
+      taken.add(name);
+      const effect = effectOf(tool);
+      const approval = this.config.approval === 'auto' ? undefined : this.config.approval;
+      entries.push({ tool, offered: { definition: ollamaTool(name, tool), effect, ...(approval ? { approval } : {}), stepKind: 'mcp_tool' } });
+    }
+    this.cache.set(connection, { tools: connection.tools, entries });
+    return entries;
+  }
+
+  private readonly cache = new WeakMap<ServerConnection, { tools: McpTool[]; entries: Entry[] }>();
+}

@@ -1,0 +1,232 @@
+import { Logger } from '@nestjs/common';
+import { Client, type CallToolResult, type CreateMessageRequest, type CreateMessageResult, type Tool as McpTool, type Transport } from '@modelcontextprotocol/client';
+import { SERVER_INFO } from '../common/server-info.js';
+
+/** A server's answer to a sampling request, and what it cost on the Task's model. */
+export type Sampler = (request: CreateMessageRequest['params']) => Promise<CreateMessageResult>;
+
+/** What the connection answers a server with while one call of a Task runs through it. */
+export interface CallScope {
+  /** `file://` URIs the server may work in: the session workspace. */
+  roots: { uri: string; name: string }[];
+  /** Answers `sampling/createMessage`; absent: refused (the server's `sampling` is not on). */
+  sampler?: Sampler;
+}
+
+export interface ConnectionOptions {
+  name: string;
+  /** A fresh transport per (re)connect: a transport starts once. */
+  transport: () => Transport;
+  sampling: boolean;
+  /** Lines the server writes to stderr (stdio only), for the log. */
+  stderr?: (transport: Transport) => NodeJS.ReadableStream | null;
+  /** Restart after the server dies, with backoff; off for a per-session process that ends with its Task. */
+  restart: boolean;
+  /** The longest a connect (and its first `tools/list`) may take: the server's `timeout_ms`. */
+  timeoutMs: number;
+  /** The roots while no call runs: a per-session process's workspace from its start. */
+  roots?: { uri: string; name: string }[];
+  /** Why this server cannot start here at all (a sandbox that does not run): it is never tried. */
+  unavailable?: string | null;
+}
+
+const BACKOFF_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
+/** A run's listing tries a server that is down at once, unless it failed this recently. */
+const RETRY_AFTER_MS = 1000;
+/** How long a server that reads its roots gets to ask for the new ones before a call goes out. */
+const ROOTS_READ_MS = 2000;
+/**
+ * And to apply them once answered: a server handles our answer and the call that follows concurrently
+ * (the filesystem server resolves the new roots on disk first), so the call waits a moment.
+ */
+const ROOTS_APPLY_MS = 100;
+
+export type ConnectionState = 'connecting' | 'connected' | 'down' | 'stopped';
+
+/**
+ * One MCP client connection to one server through the SDK's `Client` (both protocol eras: it probes
+ * `server/discover` and falls back to `initialize`). It lists the server's tools once connected, answers
+ * the server's requests for roots, sampling and elicitation, and reconnects with backoff when the
+ * server dies; a call while it is down fails at once with the reason.
+ */
+export class ServerConnection {
+  state: ConnectionState = 'connecting';
+  lastError: string | null = null;
+  tools: McpTool[] = [];
+  connectedAt: string | null = null;
+  /** The protocol version negotiated (`2026-07-28`, or `2025-11-25` and older for a legacy server). */
+  protocol: string | null = null;
+  private client: Client | null = null;
+  private connecting: Promise<void> | null = null;
+  private failures = 0;
+  private failedAt = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private scope: CallScope | null = null;
+  private sentRoots = '[]';
+  /** Whether the server asked for roots at least once, so it will ask again when they change. */
+  private readsRoots = false;
+  private rootsRead: (() => void) | null = null;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: ConnectionOptions) {
+    this.logger = new Logger(`mcp:${options.name}`);
+  }
+
+  /** Connects (once at a time); resolves when connected or failed (`state` and `lastError` say which). */
+  connect(): Promise<void> {
+    if (this.state === 'stopped') return Promise.resolve();
+    this.connecting ??= this.open().finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  /**
+   * Connected now, or after the connect in progress if it ends within `waitMs`; a server in backoff is
+   * tried at once. A server that hangs while connecting costs the caller `waitMs`, not the connect's timeout.
+   */
+  async ready(waitMs: number, { retryRecent = true } = {}): Promise<boolean> {
+    // A listing right after a failure (a run lists twice) does not try again; a call always does.
+    if (!retryRecent && this.state === 'down' && Date.now() - this.failedAt < RETRY_AFTER_MS) return false;
+    if (this.state === 'down' && this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    if (this.state !== 'connected') {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.connect(), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+      clearTimeout(timer);
+    }
+    return this.state === 'connected';
+  }
+
+  /**
+   * Calls one tool for a Task. Roots first follow the Task's workspace (a server that reads roots is
+   * told they changed and given time to read them); the SDK sends `notifications/cancelled` when the
+   * signal aborts or the timeout passes.
+   */
+  async call(name: string, args: Record<string, unknown>, scope: CallScope, options: { signal: AbortSignal; timeoutMs: number }): Promise<CallToolResult> {
+    const client = this.client;
+    if (!client || this.state !== 'connected') throw new Error(this.lastError ?? 'not connected');
+    this.scope = scope;
+    try {
+      await this.followRoots(client, scope);
+      return (await client.callTool({ name, arguments: args }, { signal: options.signal, timeout: options.timeoutMs, maxTotalTimeout: options.timeoutMs })) as CallToolResult;
+    } finally {
+      this.scope = null;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.state = 'stopped';
+    if (this.timer) clearTimeout(this.timer);
+    const client = this.client;
+    this.client = null;
+    await client?.close().catch(() => undefined);
+  }
+
+  private async open(): Promise<void> {
+    if (this.options.unavailable) {
+      this.state = 'down';
+      this.lastError = this.options.unavailable;
+      return;
+    }
+    this.state = 'connecting';
+    const client = new Client(
+      { name: SERVER_INFO.name, version: SERVER_INFO.version },
+      {
+        capabilities: { roots: { listChanged: true }, elicitation: {}, ...(this.options.sampling ? { sampling: {} } : {}) },
+        versionNegotiation: { mode: 'auto' },
+      },
+    );
+    client.setRequestHandler('roots/list', () => {
+      this.readsRoots = true;
+      this.rootsRead?.();
+      return { roots: this.scope?.roots ?? this.options.roots ?? [] };
+    });
+    // The SDK refuses a handler for a capability not declared: sampling is declared only when configured.
+    if (this.options.sampling) {
+      client.setRequestHandler('sampling/createMessage', (request) => {
+        const sampler = this.scope?.sampler;
+        if (!sampler) throw new Error('sampling is only answered during a call of a Task');
+        return sampler(request.params);
+      });
+    }
+    // The person is not asked here: the server is told no, and the call goes on without the answer.
+    client.setRequestHandler('elicitation/create', () => ({ action: 'decline' as const }));
+    // A new server process knows no roots yet (it may ask for them while the connect runs).
+    this.sentRoots = JSON.stringify(this.options.roots ?? []);
+    this.readsRoots = false;
+    const transport = this.options.transport();
+    this.pipeStderr(transport);
+    try {
+      const bound = { timeout: this.options.timeoutMs, maxTotalTimeout: this.options.timeoutMs };
+      await client.connect(transport, bound);
+      this.tools = (await client.listTools(undefined, bound)).tools;
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      this.down(`cannot connect: ${messageOf(error)}`);
+      return;
+    }
+    if (this.stopped()) {
+      await client.close().catch(() => undefined);
+      return;
+    }
+    client.onclose = () => {
+      if (this.client !== client) return;
+      this.client = null;
+      this.down('the server closed the connection (it stopped or crashed)');
+    };
+    this.client = client;
+    this.state = 'connected';
+    this.connectedAt = new Date().toISOString();
+    this.protocol = client.getNegotiatedProtocolVersion() ?? null;
+    this.failures = 0;
+    this.logger.log(`connected (${client.getNegotiatedProtocolVersion() ?? 'unknown protocol'}), ${this.tools.length} tools`);
+  }
+
+  /** Read through a method: a stop can come in while a connect awaits. */
+  private stopped(): boolean {
+    return this.state === 'stopped';
+  }
+
+  private down(reason: string): void {
+    if (this.stopped()) return;
+    this.state = 'down';
+    this.failedAt = Date.now();
+    this.lastError = reason;
+    this.logger.warn(reason);
+    if (!this.options.restart) return;
+    const delay = BACKOFF_MS[Math.min(this.failures++, BACKOFF_MS.length - 1)];
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.connect();
+    }, delay);
+    this.timer.unref();
+  }
+
+  private async followRoots(client: Client, scope: CallScope): Promise<void> {
+    const roots = JSON.stringify(scope.roots);
+    if (roots === this.sentRoots) return;
+    this.sentRoots = roots;
+    if (!this.readsRoots) return;
+    const read = new Promise<void>((resolve) => (this.rootsRead = resolve));
+    await client.sendRootsListChanged();
+    let timer: NodeJS.Timeout | undefined;
+    const answered = await Promise.race([read.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ROOTS_READ_MS)))]);
+    clearTimeout(timer);
+    this.rootsRead = null;
+    if (answered) await new Promise((resolve) => setTimeout(resolve, ROOTS_APPLY_MS));
+  }
+
+  private pipeStderr(transport: Transport): void {
+    const stream = this.options.stderr?.(transport);
+    if (!stream) return;
+    let rest = '';
+    stream.on('data', (chunk: Buffer | string) => {
+      const lines = (rest + chunk.toString()).split('\n');
+      rest = lines.pop()!.slice(-4000);
+      for (const line of lines) if (line.trim() !== '') this.logger.log(line.slice(0, 2000));
+    });
+  }
+}
+
+export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

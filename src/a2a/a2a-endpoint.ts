@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { AgentCard } from '@a2a-js/sdk';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
@@ -16,6 +17,7 @@ import { A2aPushConfigRepository } from './a2a-push-config.repository.js';
 import { A2aPushStore } from './a2a-push-store.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
+import { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 
 type IdentifiedRequest = Request & { caller?: Caller };
 
@@ -29,6 +31,8 @@ type IdentifiedRequest = Request & { caller?: Caller };
 export class A2aEndpoint {
   private readonly handler: A2aRequestHandler;
   private readonly maxBodyBytes: number;
+  /** With auth.mode oauth, the card too needs a token unless auth.oauth.public_routes names it. */
+  private readonly guardedCard: boolean;
 
   constructor(
     conversations: ConversationService,
@@ -39,15 +43,24 @@ export class A2aEndpoint {
     config: AppConfig,
     pushConfigs: A2aPushConfigRepository,
     private readonly signing: PushSigning,
+    @Optional() issuer?: IssuerMetadata,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls));
+    this.handler = new A2aRequestHandler(conversations, feed, audit, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls), issuer);
+    this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
   }
 
   mount(app: Express): void {
     // The public key push JWTs are signed with (a2a.push.auth: jwt), public as the card is.
     app.get('/.well-known/jwks.json', (_req: Request, res: Response, next: NextFunction) => void this.signing.jwks().then((jwks) => res.json(jwks), next));
-    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: this.handler, legacyCompat: { enabled: true } }));
+    if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
+    // The SDK's 1.0 route writes the card as held in memory, oneofs as {$case, value} (securitySchemes); its toJSON is
+    // the A2A 1.0 (protobuf JSON) form. The 0.3 route reads the fields and builds its own card, so it is unaffected.
+    const agentCardProvider = async () => {
+      const card = await this.handler.getAgentCard();
+      return Object.defineProperty({ ...card }, 'toJSON', { value: () => AgentCard.toJSON(card) });
+    };
+    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } }));
     app.use(
       '/a2a',
       (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),
@@ -55,10 +68,16 @@ export class A2aEndpoint {
     );
   }
 
+  private async admitCard(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const admission = await this.identity.admit(req, 'a2a', '/.well-known/agent-card.json');
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, { error: 'unauthorized', message: admission.refusal.message }, admission.refusal.headers);
+    next();
+  }
+
   private async admit(req: IdentifiedRequest, res: Response, next: NextFunction): Promise<void> {
     if (req.method !== 'POST') return next();
     const admission = await this.identity.admit(req, 'a2a', '/a2a');
-    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message));
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message), admission.refusal.headers);
     // What the body holds counts against server.max_buffered_bytes until the answer is written.
     const lease = this.budget.lease();
     res.once('close', lease.release);

@@ -15,6 +15,7 @@ import { A2aPushStore, NO_SDK_SENDER } from './a2a-push-store.js';
 import { A2aTaskStore } from './a2a-task-store.js';
 import { callerOf } from './a2a-user.js';
 import { agentCardOf } from './agent-card.js';
+import type { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 import { isUuid } from '../common/uuid.js';
 
 /**
@@ -35,8 +36,9 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     private readonly audit: AuditService,
     config: AppConfig,
     pushStore: A2aPushStore,
+    issuer?: IssuerMetadata,
   ) {
-    super(agentCardOf(config), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed), undefined, pushStore, NO_SDK_SENDER);
+    super(agentCardOf(config, issuer), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed), undefined, pushStore, NO_SDK_SENDER);
     this.limits = agentRunLimits(config);
     this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.

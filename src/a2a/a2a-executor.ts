@@ -1,4 +1,4 @@
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutionEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
@@ -35,7 +35,12 @@ export class A2aExecutor implements AgentExecutor {
     const caller = callerOf(context.context);
     const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId }, { action, detail: { version: context.context.requestedVersion } });
     bus.publish(AgentEvent.task(a2aTaskOf(accepted, [])));
-    if (state.get(FOLLOW) !== true) return;
+    if (state.get(FOLLOW) === true) await this.follow(accepted.id, (event) => bus.publish(event));
+  }
+
+  /** The Task's updates as A2A events, until it is terminal; also what SubscribeToTask streams, on any replica. */
+  async follow(taskId: string, publish: (event: AgentExecutionEvent) => void): Promise<void> {
+    const bus = { publish };
     let draft = '';
     let shown = '';
     const chunk = (task: TaskEntity, target: string, lastChunk: boolean) => {
@@ -46,7 +51,7 @@ export class A2aExecutor implements AgentExecutor {
       bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact: answerArtifact(task, append ? target.slice(common) : target), append, lastChunk, metadata: {} }));
       shown = target;
     };
-    for await (const { task, steps, moved, answer } of this.feed.follow(accepted.id)) {
+    for await (const { task, steps, moved, answer } of this.feed.follow(taskId)) {
       const subtask = moved ? subtaskStep(task) : null;
       const agentSteps: AgentStep[] = [...(subtask ? [subtask] : []), ...steps.map(mapTraceStep)];
       if (answer && !isTerminal(task.status)) chunk(task, (draft = applyDelta(draft, answer)), false);

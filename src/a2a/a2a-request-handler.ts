@@ -1,11 +1,11 @@
 import type { CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
 import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
+import { DefaultRequestHandler, type AgentExecutionEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import { AuditService } from '../audit/audit.service.js';
 import { isAgentError } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { tierModels } from '../ollama/model-tiers.js';
-import { ConversationService } from '../conversation/conversation.service.js';
+import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
@@ -68,7 +68,25 @@ export class A2aRequestHandler extends DefaultRequestHandler {
 
   override async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     await this.audited(context, 'a2a SubscribeToTask', params.id, async () => undefined);
-    yield* super.resubscribe(params, context);
+    // Not the SDK's: its event bus exists only on the replica whose call started the Task. The Task's
+    // own events reach every replica, so a subscriber anywhere follows it as the original stream does.
+    const task = isUuid(params.id) ? await this.conversations.find(callerOf(context), params.id) : null;
+    if (!task) throw new TaskNotFoundError(`Task not found: ${params.id.slice(0, 64)}`);
+    if (isTerminal(task.status)) throw new UnsupportedOperationError(`Task ${task.id} is in a terminal state (${task.status}) and cannot be subscribed to.`);
+    yield { payload: { $case: 'task', value: a2aTaskOf(task, []) } };
+    const pending: AgentExecutionEvent[] = [];
+    let wake: (() => void) | null = null;
+    let done = false;
+    const following = new A2aExecutor(this.conversations, this.feed)
+      .follow(task.id, (event) => (pending.push(event), wake?.()))
+      .finally(() => ((done = true), wake?.()));
+    for (;;) {
+      for (let event = pending.shift(); event; event = pending.shift()) yield streamResponseOf(event);
+      if (done) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = null;
+    }
+    await following;
   }
 
   override createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
@@ -177,5 +195,19 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       taskId: null,
       detail: { ...detail, ...(taskId ? { task_id: taskId.slice(0, 64) } : {}), version: context.requestedVersion, reason: (error as Error).message },
     });
+  }
+}
+
+/** An executor event as the stream response SubscribeToTask sends. */
+function streamResponseOf(event: AgentExecutionEvent): StreamResponse {
+  switch (event.kind) {
+    case 'task':
+      return { payload: { $case: 'task', value: event.data } };
+    case 'statusUpdate':
+      return { payload: { $case: 'statusUpdate', value: event.data } };
+    case 'artifactUpdate':
+      return { payload: { $case: 'artifactUpdate', value: event.data } };
+    case 'message':
+      return { payload: { $case: 'message', value: event.data } };
   }
 }

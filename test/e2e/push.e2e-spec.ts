@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Part } from '@a2a-js/sdk';
+import { TaskState, type Part } from '@a2a-js/sdk';
 import { ClientFactory, type Client as A2aClient } from '@a2a-js/sdk/client';
 import type { Client } from '@modelcontextprotocol/client';
 import { mkdtempSync } from 'node:fs';
@@ -221,6 +221,30 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
     expect(updates.at(-1)).toBe('completed');
     expect(listen.messages[0]).toMatchObject({ params: { notifications: { taskIds: [taskId] } } });
     await listen.close();
+  });
+
+  it('A2A SubscribeToTask on replica A follows a Task replica B runs, to its end, the answer in appended chunks', async () => {
+    ollama.enqueue({ content: 'first', delayMs: 300 }, { chunks: WORDS, chunkDelayMs: 60 });
+    const before = ollama.workChats.length;
+    await bClient.callTool({ name: 'agent_run', arguments: { request: 'keep B busy again' } });
+    await ollama.waitForChats(before + 1);
+    const { task_id: taskId } = fieldsOf(textOf(await bClient.callTool({ name: 'agent_run', arguments: { request: 'subscribe to me' } })));
+    const a2aOnA = await new ClientFactory().createFromUrl(`http://127.0.0.1:${a.port}`);
+    const cases: string[] = [];
+    const texts: string[] = [];
+    let finalState: unknown;
+    for await (const event of a2aOnA.resubscribeTask({ tenant: '', id: taskId })) {
+      cases.push(event.payload!.$case!);
+      if (event.payload?.$case === 'artifactUpdate' && event.payload.value.artifact?.name === 'answer') {
+        const part = event.payload.value.artifact.parts[0].content;
+        texts.push(part?.$case === 'text' ? part.value : '');
+      }
+      if (event.payload?.$case === 'statusUpdate') finalState = event.payload.value.status?.state;
+    }
+    expect(cases[0]).toBe('task');
+    expect(texts.join('')).toBe(WORDS.join(''));
+    expect(texts.length).toBeGreaterThanOrEqual(3);
+    expect(finalState).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
   it('a dropped LISTEN connection loses nothing: A reconnects and catches up from the stored draft', async () => {

@@ -1,9 +1,10 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { AgentCard } from '@a2a-js/sdk';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
+import { withProtocolJson } from './agent-card.js';
+import { InputFilesStager } from '../conversation/input-files.stager.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { SurfaceIdentity } from '../http/surface-identity.js';
 import { TaskFeed } from '../conversation/task-feed.js';
@@ -40,26 +41,23 @@ export class A2aEndpoint {
     private readonly audit: AuditService,
     private readonly identity: SurfaceIdentity,
     private readonly budget: BodyBudget,
+    inputFiles: InputFilesStager,
     config: AppConfig,
     pushConfigs: A2aPushConfigRepository,
     private readonly signing: PushSigning,
     @Optional() issuer?: IssuerMetadata,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls), issuer);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls), issuer);
     this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
-    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
+    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes, config.mcp.files.maxBytes);
   }
 
   mount(app: Express): void {
     // The public key push JWTs are signed with (a2a.push.auth: jwt), public as the card is.
     app.get('/.well-known/jwks.json', (_req: Request, res: Response, next: NextFunction) => void this.signing.jwks().then((jwks) => res.json(jwks), next));
     if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
-    // The SDK's 1.0 route writes the card as held in memory, oneofs as {$case, value} (securitySchemes); its toJSON is
-    // the A2A 1.0 (protobuf JSON) form. The 0.3 route reads the fields and builds its own card, so it is unaffected.
-    const agentCardProvider = async () => {
-      const card = await this.handler.getAgentCard();
-      return Object.defineProperty({ ...card }, 'toJSON', { value: () => AgentCard.toJSON(card) });
-    };
+    // The SDK's 1.0 route would write the card's oneofs as {$case, value}: withProtocolJson gives it the A2A 1.0 JSON.
+    const agentCardProvider = async () => withProtocolJson(await this.handler.getAgentCard());
     app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } }));
     app.use(
       '/a2a',

@@ -1,7 +1,7 @@
 import { AgentEvent, type AgentExecutionEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
-import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
-import { TaskFeed } from '../conversation/task-feed.js';
+import { type ConversationService, isTerminal } from '../conversation/conversation.service.js';
+import type { TaskFeed } from '../conversation/task-feed.js';
 import { applyDelta } from '../events/answer-drafts.js';
 import { commonPrefix } from '../common/common-prefix.js';
 import type { TaskRequest } from '../queue/task-request.js';

@@ -13,7 +13,8 @@ import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js'
 import { QuestionsModesTiers1765238400000 } from './migrations/1765238400000-questions-modes-tiers.js';
 import { FairQueueIndex1765240000000 } from './migrations/1765240000000-fair-queue-index.js';
 import { TaskOwnerGroups1765324800000 } from './migrations/1765324800000-task-owner-groups.js';
-import { Push1765411200000 } from './migrations/1765411200000-push.js';
+import { TaskSurface1765411200000 } from './migrations/1765411200000-task-surface.js';
+import { Push1765497600000 } from './migrations/1765497600000-push.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -26,7 +27,8 @@ export const MIGRATIONS = [
   QuestionsModesTiers1765238400000,
   FairQueueIndex1765240000000,
   TaskOwnerGroups1765324800000,
-  Push1765411200000,
+  TaskSurface1765411200000,
+  Push1765497600000,
 ];
 
 /**

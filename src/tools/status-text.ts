@@ -18,6 +18,9 @@ export interface TaskView {
   updatedAt: string;
 }
 
+/** `mcp.locale`: `ja`, the specified texts (the default), or `en` for teams that do not read Japanese. */
+export type Locale = 'ja' | 'en';
+
 /** The spec shows running and completed; the others follow the same style. */
 export const STATUS_MESSAGES: Record<TaskStatus, string> = {
   queued: 'タスクは実行待ちです。',
@@ -28,13 +31,39 @@ export const STATUS_MESSAGES: Record<TaskStatus, string> = {
   cancelled: 'タスクは取り消されました。',
 };
 
-/** The running message once the answer is being written: the spec's sentence, then what the result holds. */
-export const WRITING_MESSAGE = `${STATUS_MESSAGES.running}回答を書いています。`;
+/**
+ * The human-readable `message:` values per locale. Only these change with `mcp.locale`: the keys,
+ * their order and every value's format stay exactly as the spec gives them.
+ */
+const TEXTS: Record<Locale, { status: Record<TaskStatus, string>; notFound: (taskId: string) => string; accepted: (taskId: string, sessionId: string) => string }> = {
+  ja: {
+    status: STATUS_MESSAGES,
+    notFound: (taskId) => `タスク ${taskId} が見つかりません。`,
+    accepted: (taskId, sessionId) => `タスク ${taskId} をセッション ${sessionId} に登録しました。`,
+  },
+  en: {
+    status: {
+      queued: 'The task is waiting to run.',
+      planning: 'The task is being planned.',
+      running: 'The task is running.',
+      completed: 'The task has completed.',
+      failed: 'The task has failed.',
+      cancelled: 'The task was cancelled.',
+    },
+    notFound: (taskId) => `Task ${taskId} was not found.`,
+    accepted: (taskId, sessionId) => `Task ${taskId} was queued in session ${sessionId}.`,
+  },
+};
+
+export const statusMessages = (locale: Locale = 'ja') => TEXTS[locale].status;
+
+/** The running message once the answer is being written (issue 23): the running sentence, then what `result` holds. */
+const WRITING_MESSAGE: Record<Locale, string> = { ja: `${STATUS_MESSAGES.running}回答を書いています。`, en: 'The task is running; the answer is being written.' };
 
 /** `key: value`, or a bare `key:` when empty, as the spec's examples show. */
 const field = (key: string, value: string) => (value === '' ? `${key}:` : `${key}: ${value}`);
 
-export function formatStatusText(view: TaskView): string {
+export function formatStatusText(view: TaskView, locale: Locale = 'ja'): string {
   const writing = view.status === 'running' && !!view.answerDraft;
   return [
     `task_id: ${view.taskId}`,
@@ -44,20 +73,15 @@ export function formatStatusText(view: TaskView): string {
     field('current_task', view.currentTask),
     `token_usage: input=${view.inputTokens} output=${view.outputTokens} total=${view.inputTokens + view.outputTokens}`,
     `critical_path_tokens: ${view.criticalPathTokens}`,
-    `message: ${writing ? WRITING_MESSAGE : STATUS_MESSAGES[view.status]}`,
+    `message: ${writing ? WRITING_MESSAGE[locale] : TEXTS[locale].status[view.status]}`,
     field('result', writing ? view.answerDraft! : (view.result ?? '')),
   ].join('\n');
 }
 
-export function formatNotFoundText(taskId: string): string {
-  return [`task_id: ${taskId}`, 'status: failed', `message: タスク ${taskId} が見つかりません。`].join('\n');
+export function formatNotFoundText(taskId: string, locale: Locale = 'ja'): string {
+  return [`task_id: ${taskId}`, 'status: failed', `message: ${TEXTS[locale].notFound(taskId)}`].join('\n');
 }
 
-export function formatAcceptedText(taskId: string, sessionId: string): string {
-  return [
-    `task_id: ${taskId}`,
-    `session_id: ${sessionId}`,
-    'status: queued',
-    `message: タスク ${taskId} をセッション ${sessionId} に登録しました。`,
-  ].join('\n');
+export function formatAcceptedText(taskId: string, sessionId: string, locale: Locale = 'ja'): string {
+  return [`task_id: ${taskId}`, `session_id: ${sessionId}`, 'status: queued', `message: ${TEXTS[locale].accepted(taskId, sessionId)}`].join('\n');
 }

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * delivery outbox shared by A2A push and webhooks (it outlives a restart), the webhooks each Task was
  * accepted under, and the key push JWTs are signed with (one for all replicas).
  */
-export class Push1765411200000 implements MigrationInterface {
-  name = 'Push1765411200000';
+export class Push1765497600000 implements MigrationInterface {
+  name = 'Push1765497600000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`CREATE TABLE task_answer_drafts (

@@ -4,6 +4,8 @@ import type { AgentConfig } from './config/agent-config.js';
 import { Clock, SYSTEM_CLOCK } from './common/clock.js';
 import { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EventsModule } from './events/events.module.js';
+import { PushModule } from './push/push.module.js';
 import { Metrics } from './metrics/metrics.js';
 import { AdminModule } from './admin/admin.module.js';
 import { A2aModule } from './a2a/a2a.module.js';
@@ -28,7 +30,7 @@ export class CoreModule {
     return {
       module: CoreModule,
       global: true,
-      imports: [DatabaseModule.forRoot(config.database), ScheduleModule.forRoot(), McpModule, OllamaModule, McpClientModule],
+      imports: [DatabaseModule.forRoot(config.database), EventsModule, PushModule, ScheduleModule.forRoot(), McpModule, OllamaModule, McpClientModule],
       // The agent's extra tool sources are the MCP client's (issue 22): bound here, so agent/ never imports mcp-client/.
       providers: [{ provide: AppConfig, useValue: config }, { provide: Clock, useValue: SYSTEM_CLOCK }, Metrics, OllamaStartupCheck, { provide: RunToolSources, useExisting: McpToolSources }],
       exports: [AppConfig, Clock, Metrics, McpModule, RunToolSources],

@@ -13,6 +13,9 @@ import type { Caller } from '../identity/caller.js';
 import { maxRequestBodyBytes } from '../config/request-limits.js';
 import { BodyBudget } from '../http/body-budget.js';
 import { readJsonBody } from '../http/json-body.js';
+import { PushSigning } from '../push/push-signing.js';
+import { A2aPushConfigRepository } from './a2a-push-config.repository.js';
+import { A2aPushStore } from './a2a-push-store.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
 import { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
@@ -40,14 +43,18 @@ export class A2aEndpoint {
     private readonly budget: BodyBudget,
     inputFiles: InputFilesStager,
     config: AppConfig,
+    pushConfigs: A2aPushConfigRepository,
+    private readonly signing: PushSigning,
     @Optional() issuer?: IssuerMetadata,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, issuer);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls), issuer);
     this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes, config.mcp.files.maxBytes);
   }
 
   mount(app: Express): void {
+    // The public key push JWTs are signed with (a2a.push.auth: jwt), public as the card is.
+    app.get('/.well-known/jwks.json', (_req: Request, res: Response, next: NextFunction) => void this.signing.jwks().then((jwks) => res.json(jwks), next));
     if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
     // The SDK's 1.0 route would write the card's oneofs as {$case, value}: withProtocolJson gives it the A2A 1.0 JSON.
     const agentCardProvider = async () => withProtocolJson(await this.handler.getAgentCard());

@@ -1,9 +1,12 @@
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutionEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
 import { type ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import type { TaskFeed } from '../conversation/task-feed.js';
+import { applyDelta } from '../events/answer-drafts.js';
+import { commonPrefix } from '../common/common-prefix.js';
 import type { TaskRequest } from '../queue/task-request.js';
-import { A2A_STATE, a2aTaskOf, artifactsOf, progressMessage } from './a2a-task.mapper.js';
+import type { TaskEntity } from '../queue/task.entity.js';
+import { A2A_STATE, a2aTaskOf, answerArtifact, artifactsOf, progressMessage } from './a2a-task.mapper.js';
 import { callerOf } from './a2a-user.js';
 
 /** Keys of ServerCallContext.state the request handler sets for the executor. */
@@ -14,8 +17,10 @@ export const FOLLOW = 'oam.follow';
 /**
  * Runs an A2A message as an agent Task: queues it (the SDK's task id becomes the Task id; the session
  * is the message's contextId or a new one), publishes the submitted Task, and, unless the caller asked
- * for it at once, follows the Task's row and trace: WORKING status updates with the steps, then the
- * artifacts and the terminal status. The worker runs the Task whatever happens to this call.
+ * for it at once, follows the Task's events: WORKING status updates with the steps, the answer artifact
+ * as the model writes it (`append: true` chunks; a restarted answer replaces it with `append: false`),
+ * its last chunk (`lastChunk: true`) and the other artifacts when the Task ends, then the terminal
+ * status. The worker runs the Task whatever happens to this call.
  */
 export class A2aExecutor implements AgentExecutor {
   constructor(
@@ -30,14 +35,32 @@ export class A2aExecutor implements AgentExecutor {
     const caller = callerOf(context.context);
     const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId }, { action, detail: { version: context.context.requestedVersion } });
     bus.publish(AgentEvent.task(a2aTaskOf(accepted, [])));
-    if (state.get(FOLLOW) !== true) return;
-    for await (const { task, steps, moved } of this.feed.follow(accepted.id)) {
+    if (state.get(FOLLOW) === true) await this.follow(accepted.id, (event) => bus.publish(event));
+  }
+
+  /** The Task's updates as A2A events, until it is terminal; also what SubscribeToTask streams, on any replica. */
+  async follow(taskId: string, publish: (event: AgentExecutionEvent) => void): Promise<void> {
+    const bus = { publish };
+    let draft = '';
+    let shown = '';
+    const chunk = (task: TaskEntity, target: string, lastChunk: boolean) => {
+      const common = commonPrefix(shown, target);
+      // A target still a prefix of what was sent waits for more text (a retried call writing it again).
+      if (!lastChunk && (common === target.length || target === shown)) return;
+      const append = common === shown.length && shown !== '';
+      bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact: answerArtifact(task, append ? target.slice(common) : target), append, lastChunk, metadata: {} }));
+      shown = target;
+    };
+    for await (const { task, steps, moved, answer } of this.feed.follow(taskId)) {
       const subtask = moved ? subtaskStep(task) : null;
       const agentSteps: AgentStep[] = [...(subtask ? [subtask] : []), ...steps.map(mapTraceStep)];
+      if (answer && !isTerminal(task.status)) chunk(task, (draft = applyDelta(draft, answer)), false);
       if (isTerminal(task.status)) {
         for (const artifact of artifactsOf(task, await this.conversations.deliverables(task.id))) {
-          bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact, append: false, lastChunk: true, metadata: {} }));
+          if (artifact.artifactId === answerArtifact(task, '').artifactId && shown !== '') chunk(task, task.result ?? '', true);
+          else bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact, append: false, lastChunk: true, metadata: {} }));
         }
+        if (task.status !== 'completed' && shown !== '') chunk(task, '', true);
         const final = a2aTaskOf(task, []);
         bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.sessionId, status: final.status, metadata: { ...final.metadata, agent_steps: agentSteps } }));
         return;

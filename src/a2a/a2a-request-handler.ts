@@ -1,17 +1,18 @@
-import type { CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
+import type { CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
 import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
+import { DefaultRequestHandler, type AgentExecutionEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { AuditService } from '../audit/audit.service.js';
 import { isAgentError } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { tierModels } from '../ollama/model-tiers.js';
-import type { ConversationService } from '../conversation/conversation.service.js';
+import { type ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import type { TaskFeed } from '../conversation/task-feed.js';
 import type { InputFilesStager } from '../conversation/input-files.stager.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
 import { taskRequestOf } from './a2a-message.js';
 import { a2aTaskOf } from './a2a-task.mapper.js';
+import { A2aPushStore, NO_SDK_SENDER } from './a2a-push-store.js';
 import { A2aTaskStore } from './a2a-task-store.js';
 import { callerOf } from './a2a-user.js';
 import { agentCardOf } from './agent-card.js';
@@ -36,9 +37,10 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     private readonly audit: AuditService,
     private readonly inputFiles: InputFilesStager,
     config: AppConfig,
+    pushStore: A2aPushStore,
     issuer?: IssuerMetadata,
   ) {
-    super(agentCardOf(config, issuer), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed));
+    super(agentCardOf(config, issuer), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed), undefined, pushStore, NO_SDK_SENDER);
     this.limits = agentRunLimits(config);
     this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
@@ -68,7 +70,41 @@ export class A2aRequestHandler extends DefaultRequestHandler {
 
   override async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     await this.audited(context, 'a2a SubscribeToTask', params.id, async () => undefined);
-    yield* super.resubscribe(params, context);
+    // Not the SDK's: its event bus exists only on the replica whose call started the Task. The Task's
+    // own events reach every replica, so a subscriber anywhere follows it as the original stream does.
+    const task = isUuid(params.id) ? await this.conversations.find(callerOf(context), params.id) : null;
+    if (!task) throw new TaskNotFoundError(`Task not found: ${params.id.slice(0, 64)}`);
+    if (isTerminal(task.status)) throw new UnsupportedOperationError(`Task ${task.id} is in a terminal state (${task.status}) and cannot be subscribed to.`);
+    yield { payload: { $case: 'task', value: a2aTaskOf(task, []) } };
+    const pending: AgentExecutionEvent[] = [];
+    let wake: (() => void) | null = null;
+    let done = false;
+    const following = new A2aExecutor(this.conversations, this.feed)
+      .follow(task.id, (event) => (pending.push(event), wake?.()))
+      .finally(() => ((done = true), wake?.()));
+    for (;;) {
+      for (let event = pending.shift(); event; event = pending.shift()) yield streamResponseOf(event);
+      if (done) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = null;
+    }
+    await following;
+  }
+
+  override createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.auditedPush(context, 'a2a CreateTaskPushNotificationConfig', params.taskId, () => super.createTaskPushNotificationConfig(params, context), { url: params.url.slice(0, 500) });
+  }
+
+  override getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.auditedPush(context, 'a2a GetTaskPushNotificationConfig', params.taskId, () => super.getTaskPushNotificationConfig(params, context));
+  }
+
+  override listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.auditedPush(context, 'a2a ListTaskPushNotificationConfigs', params.taskId, () => super.listTaskPushNotificationConfigs(params, context));
+  }
+
+  override deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    return this.auditedPush(context, 'a2a DeleteTaskPushNotificationConfig', params.taskId, () => super.deleteTaskPushNotificationConfig(params, context));
   }
 
   override cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
@@ -138,6 +174,23 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     return result;
   }
 
+  /** A push-config call, audited with the Task it names (a bad id or another user's Task is refused by the SDK's lookup). */
+  private async auditedPush<T>(context: ServerCallContext, action: string, taskId: string, call: () => Promise<T>, detail: Record<string, unknown> = {}): Promise<T> {
+    if (!isUuid(taskId)) {
+      const error = new TaskNotFoundError(`Task not found: ${taskId.slice(0, 64)}`);
+      await this.record(context, action, error, taskId, detail);
+      throw error;
+    }
+    try {
+      const result = await call();
+      await this.audit.record({ caller: callerOf(context), action, outcome: 'ok', taskId, detail: { ...detail, version: context.requestedVersion } });
+      return result;
+    } catch (error) {
+      await this.record(context, action, error, taskId, detail);
+      throw error;
+    }
+  }
+
   private async record(context: ServerCallContext, action: string, error: unknown, taskId: string | null, detail: Record<string, unknown> = {}): Promise<void> {
     const known = error instanceof A2AError;
     await this.audit.record({
@@ -147,5 +200,19 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       taskId: null,
       detail: { ...detail, ...(taskId ? { task_id: taskId.slice(0, 64) } : {}), version: context.requestedVersion, reason: (error as Error).message },
     });
+  }
+}
+
+/** An executor event as the stream response SubscribeToTask sends. */
+function streamResponseOf(event: AgentExecutionEvent): StreamResponse {
+  switch (event.kind) {
+    case 'task':
+      return { payload: { $case: 'task', value: event.data } };
+    case 'statusUpdate':
+      return { payload: { $case: 'statusUpdate', value: event.data } };
+    case 'artifactUpdate':
+      return { payload: { $case: 'artifactUpdate', value: event.data } };
+    case 'message':
+      return { payload: { $case: 'message', value: event.data } };
   }
 }

@@ -20,10 +20,20 @@ function agentMessage(task: TaskEntity, id: string, parts: Part[]): Message {
   return { messageId: id, contextId: task.sessionId, taskId: task.id, role: Role.ROLE_AGENT, parts, metadata: {}, extensions: [], referenceTaskIds: [] };
 }
 
+/** The answer artifact with `text` (all of it, or the chunk an update appends). */
+export const answerArtifact = (task: TaskEntity, text: string): Artifact => ({
+  artifactId: `${task.id}/answer`,
+  name: 'answer',
+  description: 'The agent’s answer',
+  parts: [textPart(text)],
+  metadata: {},
+  extensions: [],
+});
+
 /** The answer artifact (text), and the deliverables artifact (file parts by session-file URI, readable as MCP resources) when the Task changed files. */
 export function artifactsOf(task: TaskEntity, deliverables: string[]): Artifact[] {
   if (task.status !== 'completed') return [];
-  const answer: Artifact = { artifactId: `${task.id}/answer`, name: 'answer', description: 'The agent’s answer', parts: [textPart(task.result ?? '')], metadata: {}, extensions: [] };
+  const answer = answerArtifact(task, task.result ?? '');
   if (deliverables.length === 0) return [answer];
   const files: Artifact = {
     artifactId: `${task.id}/deliverables`,

@@ -11,7 +11,7 @@ export const DIRECT_SKILL = 'direct_llm';
 const OUTPUT_MODES = ['text/plain'];
 
 /** Where A2A clients send JSON-RPC: `a2a.public_url`, else this service's own listen address. */
-function a2aUrl(config: AgentConfig): string {
+export function a2aUrl(config: AgentConfig): string {
   if (config.a2a.publicUrl !== '') return config.a2a.publicUrl;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   return `http://${host}:${config.server.port}/a2a`;
@@ -30,6 +30,15 @@ function security(auth: AgentConfig['auth'], issuer?: IssuerMetadata): Pick<Agen
       : [auth.jwtHeader, 'A signed identity assertion, set by the SSO proxy in front of this service and verified against its keys'];
   const scheme: SecurityScheme = { scheme: { $case: 'apiKeySecurityScheme', value: { description, location: 'header', name } } };
   return { securitySchemes: { sso_proxy: scheme }, securityRequirements: [{ schemes: { sso_proxy: { list: [] } } }] };
+}
+
+/** Where a receiver finds the key push JWTs are signed with (a2a.push.auth: jwt); the card has no field of its own for it. */
+export const PUSH_JWKS_EXTENSION = 'urn:ollama-agent-mcp:a2a-push-jwks';
+export const jwksUrlOf = (a2a: string) => new URL('/.well-known/jwks.json', a2a).href;
+
+function pushExtensions(config: AgentConfig, url: string) {
+  if (config.a2a.push.allowedUrls.length === 0 || config.a2a.push.auth !== 'jwt') return [];
+  return [{ uri: PUSH_JWKS_EXTENSION, description: 'Push notifications carry Authorization: Bearer <ES256 JWT>; verify it with this JWKS (request_body_sha256 is the body’s hash)', required: false, params: { jwks_url: jwksUrlOf(url) } }];
 }
 
 /**
@@ -76,7 +85,7 @@ export function agentCardOf(config: AgentConfig, issuer?: IssuerMetadata): Agent
     ],
     provider: undefined,
     version: SERVER_INFO.version,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: config.a2a.push.allowedUrls.length > 0, extensions: pushExtensions(config, url), extendedAgentCard: false },
     ...security(config.auth, issuer),
     defaultInputModes: INPUT_MODES,
     defaultOutputModes: OUTPUT_MODES,

@@ -36,7 +36,7 @@ export function completionOf(task: TaskEntity, model: string, deliverables: stri
   };
 }
 
-type Delta = { role?: 'assistant'; content?: string; agent?: ReturnType<typeof agentOf>; agent_steps?: AgentStep[] };
+type Delta = { role?: 'assistant'; content?: string; agent_answer_offset?: number; agent?: ReturnType<typeof agentOf>; agent_steps?: AgentStep[] };
 
 /** One `chat.completion.chunk`; `last` carries the finish reason, usage and deliverables (session-file URIs, readable as MCP resources). */
 export function chunkOf(task: TaskEntity, model: string, delta: Delta, last?: { deliverables: string[] }) {

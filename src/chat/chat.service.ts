@@ -5,6 +5,8 @@ import { AppConfig } from '../config/app-config.js';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
+import { applyDelta } from '../events/answer-drafts.js';
+import { commonPrefix } from '../common/common-prefix.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
 import { tierModels } from '../ollama/model-tiers.js';
@@ -106,19 +108,31 @@ export class ChatService {
 
   /**
    * The chunks of a streamed answer: the role and the agent object, the execution steps as they are
-   * written, the answer, and a last chunk with the finish reason and usage.
+   * written, the answer as content deltas while the model writes it, and a last chunk with the finish
+   * reason and usage. Content only ever appends, except when the answer restarts differently (a retried
+   * model call, a failure after part of it): that delta carries `agent_answer_offset`, the length of
+   * the content it applies after (a client drops what it shows beyond it). The content of all deltas
+   * together, so applied, is the Task's `result`.
    */
   async *chunks(task: TaskEntity, signal: AbortSignal): AsyncGenerator<object> {
     yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: agentOf(task) });
     let last = task;
-    for await (const { task: now, steps, moved } of this.feed.follow(task.id, signal)) {
+    let draft = '';
+    let shown = '';
+    for await (const { task: now, steps, moved, answer } of this.feed.follow(task.id, signal)) {
       last = now;
       const subtask = moved ? subtaskStep(now) : null;
       const agentSteps: AgentStep[] = [...(subtask ? [subtask] : []), ...steps.map(mapTraceStep)];
       if (agentSteps.length > 0 || moved) yield chunkOf(now, this.catalog.idOf(task), { agent_steps: agentSteps, ...(moved ? { agent: agentOf(now) } : {}) });
+      if (!answer || isTerminal(now.status)) continue;
+      draft = applyDelta(draft, answer);
+      const delta = contentDelta(shown, draft, false);
+      if (delta) yield chunkOf(now, this.catalog.idOf(task), delta);
+      shown = delta ? draft : shown;
     }
     if (!isTerminal(last.status)) return;
-    if (last.result) yield chunkOf(last, this.catalog.idOf(task), { content: last.result });
+    const delta = contentDelta(shown, last.result ?? '', true);
+    if (delta) yield chunkOf(last, this.catalog.idOf(task), delta);
     yield chunkOf(last, this.catalog.idOf(task), {}, { deliverables: await this.conversations.deliverables(last.id) });
   }
 
@@ -129,6 +143,18 @@ export class ChatService {
     if (!cancelled) throw new ChatError(404, `session ${sessionId.slice(0, 64)} does not exist.`, 'invalid_request_error', 'session_id', 'session_not_found');
     return { object: 'chat.cancellation', session_id: sessionId, tasks: cancelled.map(agentOf) };
   }
+}
+
+/**
+ * The delta that takes a client from `shown` to `target`: an append, or a restart at the first
+ * difference (`agent_answer_offset`). A target that is still a prefix of what was shown waits for more
+ * text while the Task runs (a retried call writing the same words again), and is applied at the end.
+ */
+function contentDelta(shown: string, target: string, final: boolean): { content: string; agent_answer_offset?: number } | null {
+  const common = commonPrefix(shown, target);
+  if (common === shown.length) return target.length > common ? { content: target.slice(common) } : null;
+  if (common === target.length && !final) return null;
+  return { content: target.slice(common), agent_answer_offset: common };
 }
 
 function toChatError(error: unknown): ChatError {

@@ -100,6 +100,34 @@ const commandPatterns = z
   })
   .default(() => []);
 
+const hasNoCredentials = (value: string) => !hasUserinfo(value);
+/** `a2a.push.allowed_urls`: http(s) URL prefixes without credentials. */
+const pushUrls = z
+  .custom<string[]>(isStringList, { error: 'expected a list of strings' })
+  .superRefine((prefixes, context) => {
+    prefixes.forEach((prefix, index) => {
+      if (!/^https?:\/\//.test(prefix)) context.addIssue({ code: 'custom', path: [index], message: `must start with http:// or https:// (got "${prefix}")` });
+      else if (URL.canParse(prefix) && !hasNoCredentials(prefix)) context.addIssue({ code: 'custom', path: [index], message: CREDENTIALS_IN_URL });
+    });
+  })
+  .default(() => []);
+
+/** `webhooks`: where Task endings are posted, signed with the secret, for the owners and groups listed. */
+const webhookList = z
+  .array(
+    z.strictObject(
+      {
+        url: z.string({ error: 'expected a string' }).refine(isHttpUrl, { error: 'must be an http:// or https:// URL' }).refine(hasNoCredentials, { error: CREDENTIALS_IN_URL }),
+        secret: z.string({ error: 'expected a string' }).min(16, { error: 'must be at least 16 characters' }),
+        owners: list([]),
+        groups: list([]),
+      },
+      { error: (issue) => (issue.code === 'unrecognized_keys' ? 'unknown key' : 'expected a mapping with url, secret, owners, groups') },
+    ),
+    { error: 'expected a list of webhooks' },
+  )
+  .default(() => []);
+
 /**
  * A mapping of keys; every key it does not name is refused. An absent or empty (`null` in YAML)
  * section takes every default.
@@ -218,8 +246,9 @@ const shape = {
     poll_interval_ms: integer(1000, 10, 3_600_000),
     lease_ms: integer(30_000, 1000, 3_600_000),
     shutdown_grace_ms: integer(30_000, 0, 3_600_000),
-    // How often a streamed Chat API answer or a waiting A2A call reads the followed Task's row and trace.
-    progress_poll_ms: integer(250, 10, 60_000),
+    // Only a fallback: followers of a Task are pushed its events (in process, or LISTEN/NOTIFY between
+    // replicas); after this long without one they read its row, trace and answer draft anyway.
+    progress_poll_ms: integer(2000, 10, 60_000),
     // Tasks one user may have queued (not yet running) at once; past it agent_run, Chat and A2A refuse.
     max_queued_per_user: integer(50, 1, 1_000_000),
   }),
@@ -295,7 +324,19 @@ const shape = {
   a2a: section({
     // The JSON-RPC URL the Agent Card names; empty: http://<server.host>:<server.port>/a2a (set it behind a proxy).
     public_url: text('').refine((value) => value === '' || /^https?:\/\/[^\s]+$/.test(value), { error: (issue) => `must be an http(s) URL (got "${String(issue.input)}")` }),
+    push: section({
+      // URL prefixes a push-notification config (and a webhook) may name; empty: A2A push is off. A loopback,
+      // link-local or private address is reached only when a prefix names it as an IP literal.
+      allowed_urls: pushUrls,
+      // How A2A push requests authenticate: jwt (signed, verifiable from /.well-known/jwks.json) or only the config's token.
+      auth: oneOf(['jwt', 'token']),
+      // A delivery is retried with backoff until this long after the event, then given up (audited either way).
+      retry_for_ms: integer(600_000, 1000, 86_400_000),
+      timeout_ms: integer(5000, 100, 60_000),
+    }),
   }),
+  // Signed JSON posts when a Task of a listed owner or group ends, whichever surface accepted it.
+  webhooks: webhookList,
 };
 
 /** The configuration as written in YAML, every default filled in. */
@@ -399,6 +440,8 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
     const message = `none runs commands unconfined, where they could reach other sessions' files; use auto or bubblewrap when auth.mode is ${config.auth.mode}`;
     return [{ path: ['workspace', 'sandbox'], message }];
   }
+  const unlisted = config.webhooks.findIndex((hook) => !config.a2a.push.allowed_urls.some((prefix) => hook.url.startsWith(prefix)));
+  if (unlisted >= 0) return [{ path: ['webhooks', String(unlisted), 'url'], message: 'must start with one of a2a.push.allowed_urls (the one allowlist for every outgoing push)' }];
   const server = serverProblems(config);
   return server.length > 0 ? server : authProblems(config);
 }

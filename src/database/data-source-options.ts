@@ -14,6 +14,7 @@ import { QuestionsModesTiers1765238400000 } from './migrations/1765238400000-que
 import { FairQueueIndex1765240000000 } from './migrations/1765240000000-fair-queue-index.js';
 import { TaskOwnerGroups1765324800000 } from './migrations/1765324800000-task-owner-groups.js';
 import { TaskSurface1765411200000 } from './migrations/1765411200000-task-surface.js';
+import { Push1765497600000 } from './migrations/1765497600000-push.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -27,6 +28,7 @@ export const MIGRATIONS = [
   FairQueueIndex1765240000000,
   TaskOwnerGroups1765324800000,
   TaskSurface1765411200000,
+  Push1765497600000,
 ];
 
 /**

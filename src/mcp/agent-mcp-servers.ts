@@ -50,7 +50,8 @@ export class AgentMcpServers {
     private readonly config: AppConfig,
   ) {}
 
-  create(context: McpRequestContext, caller: Caller): McpServer {
+  /** `pushes`: the transport serves subscriptions/listen with resource notifications (HTTP), so the capability says so. */
+  create(context: McpRequestContext, caller: Caller, pushes = false): McpServer {
     const server = new McpServer(SERVER_INFO, {
       // The two tools never change, so no list_changed notification will ever come: do not promise one.
       capabilities: { tools: { listChanged: false } },
@@ -89,6 +90,7 @@ export class AgentMcpServers {
         }),
     );
     this.resources.register(server, callerOf);
+    if (pushes && context.era === 'modern') server.server.registerCapabilities({ resources: { listChanged: true, subscribe: true } });
     if (context.era === 'modern') this.tasks.register(server, callerOf);
     return server;
   }

@@ -14,6 +14,7 @@ import { jsonRpcError, refuse } from '../http/refusal.js';
 import { SurfaceIdentity } from '../http/surface-identity.js';
 import { AgentMcpServers } from './agent-mcp-servers.js';
 import { serveParsed } from './node-fetch-bridge.js';
+import { listenRequestOf, SubscriptionsListen } from './subscriptions-listen.js';
 
 /**
  * Stateless Streamable HTTP at /mcp, served straight from node:http rather than through Express and
@@ -38,12 +39,13 @@ export class McpHttpEndpoint extends OffRouterEndpoint {
     private readonly audit: AuditService,
     private readonly budget: BodyBudget,
     config: AppConfig,
+    private readonly listen: SubscriptionsListen,
   ) {
     super();
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
     const onerror = (error: Error) => this.logger.debug?.(`MCP request rejected: ${error.message}`);
     this.handler = createMcpHandler(
-      ({ era, authInfo }) => servers.create({ era }, (authInfo?.extra as { caller: Caller }).caller),
+      ({ era, authInfo }) => servers.create({ era }, (authInfo?.extra as { caller: Caller }).caller, true),
       { legacy: 'stateless', onerror, maxRequestBodySize: this.maxBodyBytes },
     );
   }
@@ -74,6 +76,12 @@ export class McpHttpEndpoint extends OffRouterEndpoint {
     if (body.kind === 'too_large') return this.refuseBody(req, res, caller, 413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`);
     if (body.kind === 'invalid') return this.refuseBody(req, res, caller, 400, -32700, `Parse error: ${body.reason}`);
     if (body.kind === 'too_deep') return this.refuseBody(req, res, caller, 400, -32600, `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, body.value);
+    // Held open and fed by the Task events: served here, not by the SDK's listen router (see SubscriptionsListen).
+    const listen = body.kind === 'json' ? listenRequestOf(body.value) : null;
+    if (listen) {
+      lease.release();
+      return this.listen.serve(req, res, caller, listen);
+    }
     const authInfo = { token: '', clientId: caller.user, scopes: [], extra: { caller } };
     await serveParsed(this.handler, req, res, { authInfo, parsedBody: body.kind === 'json' ? body.value : undefined });
   }

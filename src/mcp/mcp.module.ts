@@ -9,11 +9,13 @@ import { AgentMcpServers } from './agent-mcp-servers.js';
 import { SessionFilesModule } from '../session-files/session-files.module.js';
 import { McpResources } from './resources.js';
 import { TasksExtension } from './tasks-extension.js';
+import { SubscriptionsListen } from './subscriptions-listen.js';
+import { SessionsModule } from '../sessions/sessions.module.js';
 
 /** Everything both transports share; the HTTP controller is added by the HTTP app module only. */
 @Module({
-  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule, ApprovalsModule, HistoryModule],
-  providers: [AgentMcpServers, TasksExtension, McpResources],
-  exports: [AgentMcpServers, IdentityModule, AuditModule],
+  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule, ApprovalsModule, HistoryModule, SessionsModule],
+  providers: [AgentMcpServers, TasksExtension, McpResources, SubscriptionsListen],
+  exports: [AgentMcpServers, SubscriptionsListen, IdentityModule, AuditModule],
 })
 export class McpModule {}

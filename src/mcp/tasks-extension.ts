@@ -33,12 +33,7 @@ export class TasksExtension {
     server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
     const low = server.server;
     low.setRequestHandler('tasks/get', LOOSE, (params, ctx) =>
-      this.handle('tasks/get', params, ctx, callerOf(ctx), async (caller, taskId) => {
-        const task = await this.queue.findOwned(caller, taskId);
-        if (!task) return null;
-        const waiting = ACTIVE_STATUSES.includes(task.status) ? await this.approvals.inputRequestsOf(task.id) : null;
-        return getTaskResult(mapTaskView(task), this.config.mcp.tasks, waiting, this.config.mcp.locale);
-      }),
+      this.handle('tasks/get', params, ctx, callerOf(ctx), (caller, taskId) => this.detailedTask(caller, taskId)),
     );
     low.setRequestHandler('tasks/cancel', LOOSE, (params, ctx) =>
       this.handle('tasks/cancel', params, ctx, callerOf(ctx), async (caller, taskId) =>
@@ -55,6 +50,14 @@ export class TasksExtension {
         return {};
       }),
     );
+  }
+
+  /** The caller's Task as tasks/get answers it (and notifications/tasks carries it); null when not the caller's. */
+  async detailedTask(caller: Caller, taskId: string): Promise<ReturnType<typeof getTaskResult> | null> {
+    const task = await this.queue.findOwned(caller, taskId);
+    if (!task) return null;
+    const waiting = ACTIVE_STATUSES.includes(task.status) ? await this.approvals.inputRequestsOf(task.id) : null;
+    return getTaskResult(mapTaskView(task), this.config.mcp.tasks, waiting, this.config.mcp.locale);
   }
 
   private async handle(

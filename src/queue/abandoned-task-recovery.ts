@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { RunEventHub } from '../agent/run-event-hub.js';
 import { RunnerIdentity } from './runner-identity.js';
 import { TaskStatusJournal } from './task-status-journal.js';
 import { TasksRepository } from './tasks.repository.js';
@@ -20,6 +21,7 @@ export class AbandonedTaskRecovery {
     private readonly tasks: TasksRepository,
     private readonly identity: RunnerIdentity,
     private readonly journal: TaskStatusJournal,
+    private readonly events: RunEventHub,
   ) {}
 
   async recover(): Promise<void> {
@@ -29,6 +31,8 @@ export class AbandonedTaskRecovery {
       if (!(await this.tasks.reclaim(task, requeue ? 'queued' : 'failed', reason))) continue;
       this.logger.warn(`task ${task.id} was ${task.status} under ${task.leaseOwner ?? 'no owner'}; ${requeue ? 're-queued' : 'marked failed'}`);
       await this.journal.record(task, requeue ? 'queued' : 'failed', requeue ? 'runner stopped while planning; re-queued' : reason);
+      // Followers, pushes and webhooks learn of the end from here: no runner is left to announce it.
+      if (!requeue) await this.events.publish({ type: 'ended', taskId: task.id, status: 'failed', result: reason });
     }
   }
 }

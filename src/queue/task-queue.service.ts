@@ -1,3 +1,4 @@
+import { RunEventHub } from '../agent/run-event-hub.js';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
@@ -31,6 +32,7 @@ export class TaskQueueService {
     private readonly execution: TaskExecution,
     private readonly config: AppConfig,
     private readonly forks: SessionFork,
+    private readonly events: RunEventHub,
   ) {}
 
   /**
@@ -65,6 +67,7 @@ export class TaskQueueService {
       new AgentError('queue_full', `you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${limit}); wait until some have started, or cancel some`);
     const { before, after } = this.tasks.queuedLimit(caller.user, limit, full);
     await this.unitOfWork.commit({ writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...after], shared: [event] });
+    await this.events.publish({ type: 'accepted', taskId: task.id, sessionId, owner: caller.user, groups: caller.groups });
     this.worker.wake();
     return task;
   }
@@ -136,6 +139,9 @@ export class TaskQueueService {
         sessionId: task.sessionId,
         detail: { status: 'cancelled' },
       });
+      const cancelled = await this.tasks.findById(taskId);
+      await this.events.publish({ type: 'ended', taskId, status: 'cancelled', result: cancelled?.result ?? '' });
+      return cancelled;
     } else if (await this.tasks.requestCancel(taskId)) {
       this.execution.cancelLocal(taskId);
     }

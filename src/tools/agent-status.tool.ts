@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService, type AuditDraft } from '../audit/audit.service.js';
+import { AnswerDrafts } from '../events/answer-drafts.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { validateAgentStatus } from './argument-validation.js';
@@ -16,6 +17,7 @@ export class AgentStatusTool {
   constructor(
     private readonly queue: TaskQueueService,
     private readonly audit: AuditService,
+    private readonly drafts: AnswerDrafts,
   ) {}
 
   async call(caller: Caller, args: unknown, accepted: AuditDraft): Promise<{ taskId: string; view: TaskView | null }> {
@@ -27,6 +29,8 @@ export class AgentStatusTool {
       const position = (await this.queue.queuePositions([task!])).get(task!.id);
       if (position !== undefined) view.currentTask = `queue position ${position}`;
     }
+    // A running Task's answer grows in its draft (written by the replica that runs it).
+    if (view?.status === 'running') view.answerDraft = (await this.drafts.read(view.taskId))?.text;
     await this.audit.record({ ...accepted, caller, outcome: 'ok', taskId: view ? input.taskId : null, sessionId: view?.sessionId ?? null });
     return { taskId: input.taskId, view };
   }

@@ -12,6 +12,8 @@ export interface TaskView {
   outputTokens: number;
   criticalPathTokens: number;
   result: string | null;
+  /** The answer written so far while the Task runs (issue 23): shown as `result` with WRITING_MESSAGE. */
+  answerDraft?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -55,10 +57,14 @@ const TEXTS: Record<Locale, { status: Record<TaskStatus, string>; notFound: (tas
 
 export const statusMessages = (locale: Locale = 'ja') => TEXTS[locale].status;
 
+/** The running message once the answer is being written (issue 23): the running sentence, then what `result` holds. */
+const WRITING_MESSAGE: Record<Locale, string> = { ja: `${STATUS_MESSAGES.running}回答を書いています。`, en: 'The task is running; the answer is being written.' };
+
 /** `key: value`, or a bare `key:` when empty, as the spec's examples show. */
 const field = (key: string, value: string) => (value === '' ? `${key}:` : `${key}: ${value}`);
 
 export function formatStatusText(view: TaskView, locale: Locale = 'ja'): string {
+  const writing = view.status === 'running' && !!view.answerDraft;
   return [
     `task_id: ${view.taskId}`,
     `session_id: ${view.sessionId}`,
@@ -67,8 +73,8 @@ export function formatStatusText(view: TaskView, locale: Locale = 'ja'): string 
     field('current_task', view.currentTask),
     `token_usage: input=${view.inputTokens} output=${view.outputTokens} total=${view.inputTokens + view.outputTokens}`,
     `critical_path_tokens: ${view.criticalPathTokens}`,
-    `message: ${TEXTS[locale].status[view.status]}`,
-    field('result', view.result ?? ''),
+    `message: ${writing ? WRITING_MESSAGE[locale] : TEXTS[locale].status[view.status]}`,
+    field('result', writing ? view.answerDraft! : (view.result ?? '')),
   ].join('\n');
 }
 

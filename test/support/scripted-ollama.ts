@@ -22,6 +22,13 @@ export interface ScriptedReply {
   stall?: boolean;
   /** Answer 200 with a body that is not Ollama's JSON at all. */
   garbage?: boolean;
+  /**
+   * The content streamed as these chunks, `chunkDelayMs` apart, instead of two halves: real Ollama sends
+   * about one token a chunk (qwen3:8b on v0.12.10: `"message":{"role":"assistant","content":" the"}`),
+   * each chunk the same shape as below.
+   */
+  chunks?: string[];
+  chunkDelayMs?: number;
   /** Native tool calls of the answer (`message.tool_calls`). */
   toolCalls?: { name: string; arguments: Record<string, unknown> }[];
 }
@@ -65,6 +72,8 @@ const IMAGE_TOKENS = 768;
 export class ScriptedOllama {
   readonly chats: RecordedChat[] = [];
   maxConcurrentChats = 0;
+  /** When (performance.now()) the first content chunk of each streamed work chat was written, for latency figures. */
+  readonly firstContentAt: number[] = [];
   capabilities = ['completion', 'tools'];
   models = ['test-model:latest'];
   /** What `/api/version` answers. */
@@ -231,7 +240,7 @@ export class ScriptedOllama {
       // `<think>…</think>`, as deepseek-r1 and qwen3 templates before v0.9.0 did (ollama-python#529).
       const separate = thinkingModel && body.think !== false;
       const thinking = separate ? (reply.thinking ?? '') : '';
-      const content = !separate && reply.thinking ? `<think>${reply.thinking}</think>\n\n${reply.content ?? ''}` : (reply.content ?? '');
+      const content = !separate && reply.thinking ? `<think>${reply.thinking}</think>\n\n${reply.content ?? reply.chunks?.join('') ?? ''}` : (reply.content ?? reply.chunks?.join('') ?? '');
       // Tool call ids are "call_" and 8 random lower-case characters (v0.12.10+).
       const toolCalls = reply.toolCalls?.map((call, index) => ({ id: `call_${randomId()}`, function: { index, name: call.name, arguments: call.arguments } }));
       const createdAt = new Date().toISOString();
@@ -258,13 +267,15 @@ export class ScriptedOllama {
       // Thinking streams first, in chunks of its own with empty content (v0.9.0+).
       if (thinking) res.write(chunk({ thinking }));
       const half = Math.ceil(content.length / 2);
-      for (const [index, part] of [content.slice(0, half), content.slice(half)].entries()) {
+      const parts = reply.chunks ?? [content.slice(0, half), content.slice(half)];
+      for (const [index, part] of parts.entries()) {
         res.write(chunk({ content: part }));
+        if (index === 0 && body.format === undefined) this.firstContentAt.push(performance.now());
         if (reply.stall && index === 0) {
           await new Promise<void>((resolve) => res.on('close', () => resolve()));
           return;
         }
-        await pause((reply.delayMs ?? 0) / 2, res);
+        await pause(reply.chunks ? (reply.chunkDelayMs ?? 0) : (reply.delayMs ?? 0) / 2, res);
         if (closed) return;
       }
       // Ollama sends a tool call whole, in one chunk of its own (v0.8.0+, #11633).

@@ -36,7 +36,7 @@ export async function writeConfig(ollamaUrl: string, overrides: Record<string, u
     workspace: { root: join(dir, 'workspace') },
     mcp: { tasks: { poll_interval_ms: 100 } },
   };
-  for (const [section, values] of Object.entries(overrides)) base[section] = { ...base[section], ...(values as object) };
+  for (const [section, values] of Object.entries(overrides)) base[section] = Array.isArray(values) ? (values as never) : { ...base[section], ...(values as object) };
   // A configured workspace root must exist (a missing one is refused as a likely typo).
   mkdirSync(base.workspace.root as string, { recursive: true });
   const file = join(dir, 'agent.yaml');

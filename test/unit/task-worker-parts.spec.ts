@@ -57,7 +57,7 @@ describe('AbandonedTaskRecovery', () => {
     const reclaim = jest.fn<TasksRepository['reclaim']>(async () => true);
     const tasks = { abandoned: jest.fn(async () => abandoned), reclaim } as unknown as TasksRepository;
     const events = audit();
-    await new AbandonedTaskRecovery(tasks, new RunnerIdentity(), new TaskStatusJournal(events as unknown as AuditService)).recover();
+    await new AbandonedTaskRecovery(tasks, new RunnerIdentity(), new TaskStatusJournal(events as unknown as AuditService), new RunEventHub()).recover();
     expect(reclaim.mock.calls.map(([row, to]) => [row.id, to])).toEqual([
       ['a', 'queued'],
       ['b', 'failed'],

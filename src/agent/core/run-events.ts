@@ -24,13 +24,29 @@ export type RunEvent =
    * answer before this delta: a client appends `text` at `offset`; a retried or continued answer that
    * restarts sends `offset` smaller than what the client has, which means "drop what follows offset".
    */
-  | { type: 'answer_delta'; taskId: string; offset: number; text: string }
+  | {
+      type: 'answer_delta';
+      taskId: string;
+      offset: number;
+      text: string;
+      /**
+       * Extension (issue 23): the delta's place in the Task's answer, 1, 2, ...; TaskEvents stamps it
+       * when the emitter does not. A follower that sees a gap (a dropped notification) catches up from the
+       * stored draft, which records the last seq it holds.
+       */
+      seq?: number;
+    }
   /** A workspace file the run created or changed (a file tool or a command). */
   | { type: 'file_change'; taskId: string; change: FileChange }
   /** The run stopped for a person (approval or question); its RunState is stored with the pause. */
   | { type: 'paused'; taskId: string; kind: 'approval' | 'question'; id: string }
   /** The run ended (the Task's row has its final status and result by then). */
-  | { type: 'ended'; taskId: string; status: 'completed' | 'failed' | 'cancelled'; result: string };
+  | { type: 'ended'; taskId: string; status: 'completed' | 'failed' | 'cancelled'; result: string }
+  /**
+   * Extension (issue 23): a Task was queued, by whom (with the groups the accepting surface saw, which
+   * the Task row does not keep). Published by the queue, not by a run; webhooks pick their targets from it.
+   */
+  | { type: 'accepted'; taskId: string; sessionId: string; owner: string; groups: string[] };
 
 export type RunEventListener = (event: RunEvent) => void | Promise<void>;
 

@@ -1,0 +1,212 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Task } from '@a2a-js/sdk';
+import { ClientFactory, type Client as A2aClient } from '@a2a-js/sdk/client';
+import { createHash, createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { userInfo } from 'node:os';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { a2aSend, a2aText } from '../support/a2a-clients.js';
+import { probe, type DatabaseTarget } from '../support/database-probe.js';
+import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
+
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  status: number;
+}
+
+/** A local push receiver: records every request; answers 500 to the first request of each path, 200 after. */
+class Receiver {
+  readonly received: Received[] = [];
+  /** Paths that answer 500 to every request while listed. */
+  readonly failing = new Set<string>();
+  private server: Server | null = null;
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const path = req.url ?? '';
+        const status = this.failing.has(path) || !this.received.some((entry) => entry.path === path) ? 500 : 200;
+        this.received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status });
+        res.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async until(predicate: (entries: Received[]) => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate(this.received)) {
+      if (Date.now() > deadline) throw new Error(`receiver: condition not met; got ${JSON.stringify(this.received.map((entry) => [entry.path, entry.status]))}`);
+      await new Promise((done) => setTimeout(done, 25));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+const SECRET = 'webhook-secret-of-the-tests';
+
+/** The audit outcomes of `action` for the Task, once the last is `ok` (an attempt is audited after its answer came back). */
+async function auditedUntilOk(db: DatabaseTarget, action: string, taskId: string): Promise<string[]> {
+  let outcomes: string[] = [];
+  for (let n = 0; n < 200 && outcomes.at(-1) !== 'ok'; n++) {
+    outcomes = (await probe<{ outcome: string }>(db, 'SELECT outcome FROM audit_events WHERE action = ? AND task_id = ? ORDER BY seq', action, taskId)).map((row) => row.outcome);
+    if (outcomes.at(-1) !== 'ok') await new Promise((done) => setTimeout(done, 25));
+  }
+  return outcomes;
+}
+
+describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () => {
+  const ollama = new ScriptedOllama();
+  const receiver = new Receiver();
+  let service: ServiceProcess;
+  let base: string;
+  let a2a: A2aClient;
+  let db: DatabaseTarget;
+
+  beforeAll(async () => {
+    await ollama.start();
+    await receiver.start();
+    const config = await writeConfig(ollama.url, {
+      // The receiver is listed by its IP literal (so its loopback address is allowed); `http://` lets any
+      // other http URL through the allowlist, where the address guard must stop private targets.
+      a2a: { push: { allowed_urls: [`${receiver.url}/`, 'http://'], retry_for_ms: 20_000 } },
+      webhooks: [{ url: `${receiver.url}/webhook`, secret: SECRET, owners: [userInfo().username], groups: [] }],
+    });
+    db = config.database;
+    service = await new ServiceProcess(config.file).start();
+    base = `http://127.0.0.1:${service.port}`;
+    a2a = await new ClientFactory().createFromUrl(base);
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await receiver.stop();
+    await ollama.stop();
+  });
+
+  const submit = async (request: string) => (await a2a.sendMessage(a2aSend([a2aText(request)], { returnImmediately: true }))) as Task;
+  const pushConfig = (taskId: string, url: string, token = '') => ({ tenant: '', id: '', taskId, url, token, authentication: undefined });
+
+  it('says pushNotifications: true on the card, with the JWKS push JWTs verify against', async () => {
+    const card = await (await fetch(`${base}/.well-known/agent-card.json`)).json();
+    expect(card.capabilities).toMatchObject({ pushNotifications: true, extensions: [{ uri: 'urn:ollama-agent-mcp:a2a-push-jwks', params: { jwks_url: `${base}/.well-known/jwks.json` } }] });
+    const jwks = await (await fetch(`${base}/.well-known/jwks.json`)).json();
+    expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'EC', alg: 'ES256', kid: expect.any(String) })]);
+    expect(JSON.stringify(jwks)).not.toMatch(/"d"/);
+  });
+
+  it('delivers the ended Task to a local receiver, signed, retried after one 500; every attempt audited', async () => {
+    ollama.enqueue({ content: 'pushed answer', delayMs: 600 });
+    const task = await submit('push me');
+    const url = `${receiver.url}/a2a-hook`;
+    const created = await a2a.createTaskPushNotificationConfig(pushConfig(task.id, url, 'client-token'));
+    expect(created).toMatchObject({ taskId: task.id, url, id: expect.any(String) });
+    expect(await a2a.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' })).toMatchObject({ configs: [{ id: created.id, url }] });
+    expect(await a2a.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: created.id })).toMatchObject({ id: created.id, url, token: 'client-token' });
+    await receiver.until((entries) => entries.some((entry) => entry.path === '/a2a-hook' && entry.status === 200 && entry.body.includes('TASK_STATE_COMPLETED')));
+    const hooks = receiver.received.filter((entry) => entry.path === '/a2a-hook');
+    expect(hooks[0].status).toBe(500);
+    const delivered = hooks.find((entry) => entry.status === 200 && entry.body.includes('TASK_STATE_COMPLETED'))!;
+    // The retry is the same delivery, sent again.
+    expect(hooks.filter((entry) => entry.headers['x-a2a-delivery'] === delivered.headers['x-a2a-delivery']).length).toBeGreaterThanOrEqual(1);
+    expect(delivered.headers['content-type']).toBe('application/a2a+json');
+    expect(delivered.headers['x-a2a-notification-token']).toBe('client-token');
+    expect(JSON.parse(delivered.body)).toMatchObject({ task: { id: task.id, status: { state: 'TASK_STATE_COMPLETED' } } });
+    const jwt = String(delivered.headers.authorization).replace(/^Bearer /, '');
+    const keys = createLocalJWKSet(await (await fetch(`${base}/.well-known/jwks.json`)).json());
+    const { payload } = await jwtVerify(jwt, keys, { audience: url, issuer: `${base}/a2a` });
+    expect(payload).toMatchObject({ task_id: task.id, request_body_sha256: createHash('sha256').update(delivered.body).digest('hex') });
+    const audited = await auditedUntilOk(db, 'a2a.push', task.id);
+    expect(audited).toContain('error');
+    expect(audited.at(-1)).toBe('ok');
+  });
+
+  it('refuses a URL outside the allowlist and the metadata address http://169.254.169.254/, storing nothing', async () => {
+    ollama.enqueue({ content: 'x', delayMs: 300 });
+    const task = await submit('refuse pushes');
+    await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'https://example.com/hook'))).rejects.toThrow(/not under a2a.push.allowed_urls/);
+    await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'http://169.254.169.254/latest/meta-data'))).rejects.toThrow(/link-local or private address \(169\.254\.169\.254\)/);
+    await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'http://[::ffff:127.0.0.1]:9/'))).rejects.toThrow(/private address/);
+    expect(await probe(db, 'SELECT * FROM a2a_push_configs WHERE task_id = ?', task.id)).toEqual([]);
+    // Delete takes back a config; another's Task (here: a made-up id) is not found.
+    const kept = await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `${receiver.url}/deleted`));
+    await a2a.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: kept.id });
+    expect(await probe(db, 'SELECT * FROM a2a_push_configs WHERE task_id = ?', task.id)).toEqual([]);
+    await expect(a2a.createTaskPushNotificationConfig(pushConfig('00000000-0000-4000-8000-000000000000', `${receiver.url}/x`))).rejects.toThrow(/not found/i);
+    const refused = await probe<{ outcome: string }>(db, "SELECT outcome FROM audit_events WHERE action = 'a2a CreateTaskPushNotificationConfig' AND detail LIKE '%169.254.169.254%'");
+    expect(refused.map((row) => row.outcome)).toEqual(['rejected']);
+  });
+
+  it('never connects to a name that resolves to loopback unless its address is listed (checked at connect time)', async () => {
+    ollama.enqueue({ content: 'y', delayMs: 300 });
+    const task = await submit('resolve me');
+    const port = new URL(receiver.url).port;
+    await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `http://localhost:${port}/by-name`));
+    const deadline = Date.now() + 10_000;
+    let rows: { outcome: string; detail: string }[] = [];
+    while (Date.now() < deadline && rows.length === 0) {
+      rows = await probe(db, "SELECT outcome, detail FROM audit_events WHERE action = 'a2a.push' AND task_id = ?", task.id);
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    expect(rows[0].outcome).toBe('rejected');
+    expect(rows[0].detail).toMatch(/resolves only to loopback, link-local or private addresses/);
+    expect(receiver.received.some((entry) => entry.path === '/by-name')).toBe(false);
+  });
+
+  it('webhooks: a signed task.ended event for a listed owner, from any surface (here MCP), retried after one 500', async () => {
+    ollama.enqueue({ content: 'webhook answer' });
+    // Every Task here is the listed owner's: this one's first attempt is made to fail.
+    receiver.failing.add('/webhook');
+    const mcp = await modernClient(service.url);
+    const taskId = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'tell the webhook' } }))).task_id;
+    await mcp.close();
+    await receiver.until((entries) => entries.some((entry) => entry.path === '/webhook' && entry.body.includes(taskId)));
+    receiver.failing.delete('/webhook');
+    await receiver.until((entries) => entries.some((entry) => entry.path === '/webhook' && entry.status === 200 && entry.body.includes(taskId)));
+    const hooks = receiver.received.filter((entry) => entry.path === '/webhook' && entry.body.includes(taskId));
+    const delivered = hooks.at(-1)!;
+    expect(hooks[0].status).toBe(500);
+    expect(delivered.status).toBe(200);
+    expect(JSON.parse(delivered.body)).toMatchObject({ type: 'task.ended', task_id: taskId, status: 'completed', result: 'webhook answer', owner: userInfo().username });
+    const [, time, mac] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(delivered.headers['x-oam-signature']))!;
+    expect(mac).toBe(createHmac('sha256', SECRET).update(`${time}.${delivered.body}`).digest('hex'));
+    expect(await auditedUntilOk(db, 'webhook.delivery', taskId)).toEqual(['error', 'ok']);
+  });
+
+  it('survives a restart: a delivery still failing when the service stops is finished by the next start', async () => {
+    receiver.failing.add('/restart');
+    ollama.enqueue({ content: 'restart answer', delayMs: 500 });
+    const task = await submit('deliver after a restart');
+    await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `${receiver.url}/restart`));
+    await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.body.includes('TASK_STATE_COMPLETED')));
+    await service.stop();
+    receiver.failing.delete('/restart');
+    const [pending] = await probe<{ state: string }>(db, "SELECT state FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'", task.id);
+    expect(pending.state).toBe('pending');
+    await service.start();
+    await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.status === 200 && entry.body.includes('TASK_STATE_COMPLETED')));
+    let done = { state: '', attempts: 0 };
+    for (let n = 0; n < 100 && done.state !== 'delivered'; n++) {
+      [done] = await probe<{ state: string; attempts: number }>(db, "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'", task.id);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(done.state).toBe('delivered');
+    expect(Number(done.attempts)).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -172,15 +172,17 @@ async function taskView(taskId) {
     // The session's files live beside the Task; a failure there shows in their section, not instead of the Task.
     const files = await api(`sessions/${encodeURIComponent(task.session_id)}/files`).catch((error) => (handleAuthError(error) ? null : { error: error.message }));
     if (files === null) return;
+    // A running Task has no end checkpoint yet: its diff shows once it has ended.
+    const diff = ACTIVE.includes(task.status) ? null : await diffOf(task.task_id);
     const scroll = window.scrollY;
-    setView(...taskPage(task, load, files));
+    setView(...taskPage(task, load, files, diff));
     window.scrollTo(0, scroll);
     if (ACTIVE.includes(task.status)) scheduleRefresh(load);
   };
   await load();
 }
 
-function taskPage(task, reload, files) {
+function taskPage(task, reload, files, diff) {
   const waited = between(task.created_at, task.started_at ?? (task.status === 'queued' ? new Date().toISOString() : null));
   const ran = between(task.started_at, task.finished_at ?? (ACTIVE.includes(task.status) ? new Date().toISOString() : null));
   const facts = h('dl', { className: 'facts' },
@@ -204,6 +206,7 @@ function taskPage(task, reload, files) {
   ];
   if (Array.isArray(task.deliverables)) sections.push(listSection('Deliverables', task.deliverables, deliverableItem));
   sections.push(sessionFilesSection(task.session_id, files));
+  if (diff !== null) sections.push(diffSection(diff, task));
   const approvals = task.pending_approvals ?? task.approvals;
   if (Array.isArray(approvals)) sections.push(listSection('Pending approvals', approvals, approvalItem));
   sections.push(h('section', { 'aria-labelledby': 'h-trace' }, h('h3', { id: 'h-trace' }, `Trace (${task.trace.length} steps)`), timeline(task)));
@@ -223,6 +226,119 @@ function sessionFilesSection(sessionId, files) {
   return h('section', { className: 'card', id: 'session-files', 'aria-labelledby': 'h-files' }, title,
     rows.length === 0 ? h('p', { className: 'muted' }, 'None.') : h('ul', {}, ...rows),
     files.next_cursor ? h('p', { className: 'muted' }, 'Only the 100 most recently changed files are shown.') : '');
+}
+
+// ---- Task diff (workspace history) -------------------------------------------------------------
+
+const DIFF_MODE_KEY = 'oam-diff-mode';
+
+/** GET /admin/tasks/:id/diff as `{ text }`, or `{ error }` when it cannot be read. */
+async function diffOf(taskId) {
+  const res = await fetch(`${BASE}/admin/tasks/${encodeURIComponent(taskId)}/diff`, { headers: authHeaders(), credentials: 'same-origin' }).catch((error) => ({ ok: false, status: 0, statusText: error.message }));
+  if (!res.ok) return { error: `${res.status} ${res.statusText}` };
+  return { text: await res.text() };
+}
+
+/** `diff --git` sections: notes (# lines) before them, each file's header lines and its hunk lines. */
+function parseDiff(text) {
+  const notes = [];
+  const files = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('diff --git ')) files.push({ title: line.slice('diff --git '.length), header: [], lines: [] });
+    else if (files.length === 0) { if (line) notes.push(line); }
+    else {
+      const file = files[files.length - 1];
+      if (file.lines.length === 0 && !line.startsWith('@@') && !line.startsWith('Binary files')) file.header.push(line);
+      else if (line !== '' || file.lines.length > 0) file.lines.push(line);
+    }
+  }
+  return { notes, files };
+}
+
+const lineClass = (line) => (line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : line.startsWith('@@') ? 'hunk' : '');
+
+function inlineView(file) {
+  return h('pre', { className: 'diff' }, ...file.lines.map((line) => h('span', { className: lineClass(line) }, `${line}\n`)));
+}
+
+/** Old on the left, new on the right: each run of removed lines beside the added lines that replace it. */
+function sideBySideView(file) {
+  const rows = [];
+  let removed = [];
+  let added = [];
+  const flush = () => {
+    for (let i = 0; i < Math.max(removed.length, added.length); i++) rows.push([removed[i] ?? null, added[i] ?? null]);
+    removed = [];
+    added = [];
+  };
+  for (const line of file.lines) {
+    const kind = lineClass(line);
+    if (kind === 'del') removed.push(line);
+    else if (kind === 'add') added.push(line);
+    else {
+      flush();
+      rows.push([line, line]);
+    }
+  }
+  flush();
+  const cell = (line) => h('td', { className: `mono ${line === null ? '' : lineClass(line)}` }, line === null ? '' : line.startsWith('@@') ? line : line.slice(1));
+  return h('table', { className: 'diff-sbs' }, h('tbody', {}, ...rows.map(([left, right]) => h('tr', {}, cell(left), cell(right)))));
+}
+
+/** What a file's header says beyond its name (new, deleted, mode, rename), shown beside it when folded. */
+function fileFacts(file) {
+  const facts = file.header.filter((line) => !/^(index |--- |\+\+\+ )/.test(line));
+  return facts.length > 0 ? h('span', { className: 'muted' }, ` · ${facts.join(' · ')}`) : '';
+}
+
+/**
+ * Undo (a new Task of the session) and fork (a new session from this Task's end), for the session's owner: the
+ * API answers anyone else as if the session did not exist, and the message says so.
+ */
+function historyButtons(task, changed) {
+  if (ACTIVE.includes(task.status)) return [];
+  const act = (label, path, done) => h('button', { type: 'button', onclick: async (event) => {
+    if (!confirm(`${label} (Task ${short(task.task_id)})?`)) return;
+    event.target.disabled = true;
+    try {
+      done(await api(path, { method: 'POST' }));
+    } catch (error) {
+      if (!handleAuthError(error)) alert(`${label} failed: ${error.message}`);
+      event.target.disabled = false;
+    }
+  } }, `${label}…`);
+  const query = `task_id=${encodeURIComponent(task.task_id)}`;
+  const session = `sessions/${encodeURIComponent(task.session_id)}`;
+  return [
+    changed ? act('Undo', `${session}/undo?${query}`, (queued) => { location.hash = `#/tasks/${queued.task_id}`; }) : '',
+    act('Fork', `${session}/fork?${query}`, (forked) => { location.hash = `#/tasks?session_id=${forked.session_id}`; }),
+  ];
+}
+
+/** The Task's diff, one foldable block per file, inline or side by side (the choice is remembered). */
+function diffSection(diff, task) {
+  const title = h('h3', { id: 'h-diff' }, 'Changes (diff)');
+  if (diff.error) return h('section', { className: 'card', id: 'task-diff', 'aria-labelledby': 'h-diff' }, title, h('p', { className: 'muted' }, `No diff: ${diff.error}`));
+  const { notes, files } = parseDiff(diff.text);
+  const mode = sessionStorage.getItem(DIFF_MODE_KEY) === 'side' ? 'side' : 'inline';
+  const body = h('div', { id: 'diff-files' });
+  const render = (chosen) => {
+    body.replaceChildren(...files.map((file) =>
+      h('details', { className: 'diff-file', open: true },
+        h('summary', { className: 'mono' }, file.title.replace(/^a\/(.*) b\/\1$/, '$1'), fileFacts(file)),
+        chosen === 'side' ? sideBySideView(file) : inlineView(file))));
+  };
+  const toggle = h('button', { type: 'button', id: 'diff-mode', onclick: () => {
+    const next = sessionStorage.getItem(DIFF_MODE_KEY) === 'side' ? 'inline' : 'side';
+    sessionStorage.setItem(DIFF_MODE_KEY, next);
+    toggle.textContent = next === 'side' ? 'Inline' : 'Side by side';
+    render(next);
+  } }, mode === 'side' ? 'Inline' : 'Side by side');
+  render(mode);
+  return h('section', { className: 'card', id: 'task-diff', 'aria-labelledby': 'h-diff' },
+    h('div', { className: 'toolbar' }, h('div', { className: 'grow' }, title), files.length > 0 ? toggle : '', ...historyButtons(task, files.length > 0)),
+    ...notes.map((note) => h('p', { className: 'muted' }, note.replace(/^# /, ''))),
+    files.length === 0 ? h('p', { className: 'muted' }, 'No file changed.') : body);
 }
 
 /** Fetched with the same credentials as every API call (a plain link could not carry the admin token). */

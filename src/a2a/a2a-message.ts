@@ -1,6 +1,7 @@
 import type { Message } from '@a2a-js/sdk';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { isAgentError } from '../common/agent-error.js';
+import { isUuid } from '../common/uuid.js';
 import type { TaskRequest } from '../queue/task-request.js';
 import { AGENT_SKILL, DIRECT_SKILL } from './agent-card.js';
 import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validation.js';
@@ -24,8 +25,13 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: s
     else if (content?.$case === 'raw') images.push({ mime_type: part.mediaType, data_base64: Buffer.from(content.value).toString('base64') });
     else throw new RequestMalformedError(`message.parts[${index}]: must be text, or a file with its bytes (raw); ${content?.$case ?? 'an empty part'} is not accepted`);
   });
+  // Issue 24: metadata `fork_from: <task_id>` starts a new session forked from one of the caller's Tasks.
+  const forkFrom = (message.metadata as Record<string, unknown> | undefined)?.fork_from;
+  if (forkFrom !== undefined && (typeof forkFrom !== 'string' || !isUuid(forkFrom))) throw new RequestMalformedError('message.metadata.fork_from: must be a Task id (UUID)');
+  if (forkFrom !== undefined && message.contextId) throw new RequestMalformedError('message.metadata.fork_from: a fork starts a new context; send it without contextId');
   try {
-    return { ...validateAgentRun({ request: texts.join('\n'), session_id: message.contextId || null, images }, limits), ...choice };
+    const valid = { ...validateAgentRun({ request: texts.join('\n'), session_id: message.contextId || null, images }, limits), ...choice };
+    return typeof forkFrom === 'string' ? { ...valid, forkFrom: forkFrom.toLowerCase() } : valid;
   } catch (error) {
     if (!isAgentError(error)) throw error;
     throw new RequestMalformedError(error.message.replace(/^request:/, 'message text:').replace(/^session_id:/, 'message.contextId:').replace(/^images/, 'message file parts'));

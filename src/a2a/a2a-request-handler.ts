@@ -1,7 +1,8 @@
 import type { CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
-import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { AuditService } from '../audit/audit.service.js';
+import { isAgentError } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { tierModels } from '../ollama/model-tiers.js';
 import { ConversationService } from '../conversation/conversation.service.js';
@@ -25,6 +26,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private readonly limits: AgentRunLimits;
   private readonly tiers: string[];
   private readonly cancelWaitMs: number;
+  private readonly maxQueued: number;
 
   constructor(
     private readonly conversations: ConversationService,
@@ -37,6 +39,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
     this.cancelWaitMs = config.queue.leaseMs;
+    this.maxQueued = config.queue.maxQueuedPerUser;
   }
 
   /** Blocks until the Task is terminal unless `configuration.returnImmediately` asks for the submitted Task at once. */
@@ -81,9 +84,22 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
     if (!params.message) return; // the SDK refuses it
     try {
-      const input = taskRequestOf(params.message, this.limits, this.tiers);
+      let input = taskRequestOf(params.message, this.limits, this.tiers);
+      // Issue 24: a fork is made before the SDK starts a task, so a refusal is this request's error.
+      if (input.forkFrom) {
+        const forkFrom = input.forkFrom;
+        const sessionId = await this.conversations.fork(callerOf(context), forkFrom).catch((error: unknown) => {
+          throw isAgentError(error) ? new RequestMalformedError(`message.metadata.${error.message}`) : error;
+        });
+        input = { ...input, sessionId, forkFrom: undefined };
+      }
       if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
         throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
+      }
+      // Checked here for an A2A error; the queue checks again, exactly, when it stores the Task.
+      const queued = await this.conversations.countOwned(callerOf(context), { status: ['queued'] });
+      if (queued >= this.maxQueued) {
+        throw new UnsupportedOperationError(`queue_full: you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${this.maxQueued}); retry once some have started`);
       }
       context.state.set(ACCEPTED_INPUT, input).set(ACCEPT_ACTION, action).set(FOLLOW, follow);
     } catch (error) {

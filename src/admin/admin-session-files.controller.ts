@@ -1,4 +1,4 @@
-import { Get, Param, Query, StreamableFile } from '@nestjs/common';
+import { Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
 import { ApiOperation, ApiProduces } from '@nestjs/swagger';
 import { SessionFilesService } from '../session-files/session-files.service.js';
 import { AdminAction } from './admin-auth.guard.js';
@@ -22,6 +22,8 @@ export class AdminSessionFilesController {
   @AdminAction('admin.session_file_download')
   @ApiOperation({ summary: 'Download one file of a session workspace (at most mcp.resources.max_read_bytes)' })
   @ApiProduces('application/octet-stream')
+  // The type is guessed from the name of a file a command wrote: no browser may guess another (HTML).
+  @Header('X-Content-Type-Options', 'nosniff')
   async download(@Param() { id, path }: SessionFileParamDto) {
     const file = await this.files.readAny(id, path.join('/'));
     return new StreamableFile(file.bytes, { type: file.mimeType, length: file.size, disposition: `attachment; filename*=UTF-8''${encodeURIComponent(path.at(-1) ?? 'file')}` });

@@ -15,6 +15,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor.js';
 import { AdminAuditService } from './admin-audit.service.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
 import { AdminHealthController } from './admin-health.controller.js';
+import { AdminHistoryController } from './admin-history.controller.js';
 import { AdminIdentityController } from './admin-identity.controller.js';
 import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
@@ -34,6 +35,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminAuditController,
     AdminTasksController,
     AdminSessionFilesController,
+    AdminHistoryController,
     AdminApprovalsController,
     AdminMetricsController,
     AdminHealthController,

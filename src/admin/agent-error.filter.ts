@@ -10,6 +10,7 @@ const STATUS: Record<AgentErrorCode, number> = {
   resource_too_large: HttpStatus.PAYLOAD_TOO_LARGE,
   files_expired: HttpStatus.GONE,
   shutting_down: HttpStatus.SERVICE_UNAVAILABLE,
+  queue_full: HttpStatus.TOO_MANY_REQUESTS,
   internal: HttpStatus.INTERNAL_SERVER_ERROR,
 };
 

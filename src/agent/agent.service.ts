@@ -124,8 +124,8 @@ export class AgentService extends AgentRunner {
   private resumedState(task: AgentTask, approval: ApprovalEntity): RunState {
     try {
       const stored = decodeRunState(approval.resume, { taskId: task.id, sessionId: task.sessionId, tier: DEFAULT_TIER, model: this.config.ollama.model });
-      const bySubtask = stored.tokens.bySubtask;
-      return { ...stored, taskId: task.id, changes: {}, tokens: { input: 0, output: 0, bySubtask }, rounds: 0, pause: stored.pause && { ...stored.pause, id: approval.id } };
+      // Token counts, the critical path and the changed files are each Task's own, as its row reports them.
+      return { ...stored, taskId: task.id, changes: {}, tokens: { input: 0, output: 0, bySubtask: {} }, rounds: 0, pause: stored.pause && { ...stored.pause, id: approval.id } };
     } catch (error) {
       if (error instanceof UnreadableRunState) throw new AgentFailure(error.message);
       throw error;

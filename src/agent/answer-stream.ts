@@ -73,6 +73,8 @@ export class AnswerStream {
 
   private enqueue(offset: number, text: string): void {
     this.queue = this.queue.then(() => this.events.emit({ type: 'answer_delta', taskId: this.taskId, offset, text }));
+    // Handled here so that a run which stops before `flushed()` leaves no unhandled rejection; `flushed()` still throws it.
+    this.queue.catch(() => undefined);
   }
 
   private endReply(kept: number): void {

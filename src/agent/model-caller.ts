@@ -96,6 +96,8 @@ export class ModelCaller {
           signal: this.settings.signal,
           onContent: answer?.onContent,
         });
+        // The streamed deltas go out before this call's step and tokens: one order per Task.
+        await answer?.flushed();
         messages.push(...feedback);
         this.budget.observe(estimated, reply.promptEvalCount);
         await this.account(subtask, reply, { startedAt, durationMs: Date.now() - started, estimated });
@@ -103,6 +105,7 @@ export class ModelCaller {
       } catch (error) {
         answer?.withdraw();
         if (!(error instanceof OllamaError) || error.kind === 'aborted') throw error;
+        await answer?.flushed();
         const trace = (detail: Record<string, unknown>) =>
           this.step({ subtask, kind: 'model_call', name: 'chat', outcome: 'error', startedAt, durationMs: Date.now() - started, detail: { error: error.message, ...detail } });
         if (error.kind === 'no_tools') {

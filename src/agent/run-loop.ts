@@ -111,6 +111,7 @@ export class RunLoop {
       });
       if (calls.length > 0) {
         this.answer.withdraw();
+        await this.answer.flushed();
         state.turn = { calls, results: [] };
         const paused = await this.runTurn();
         if (paused) return paused;

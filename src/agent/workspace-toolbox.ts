@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { readFile } from 'node:fs/promises';
 import { nowIso } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
@@ -8,7 +7,6 @@ import type { FileChange } from '../workspace/workspace-files.js';
 import type { AgentImage } from './agent-runner.js';
 import { WorkspaceError } from '../workspace/workspace-error.js';
 import type { WorkspacePaths } from '../workspace/workspace-paths.js';
-import { quotaMessage } from '../workspace/workspace-usage.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
 import { excerpt } from './output-excerpt.js';
 import { COMMAND_TOOL, FILE_TOOLS } from './tool-definitions.js';
@@ -86,10 +84,7 @@ export class WorkspaceToolbox implements ToolSource {
   async preview(paths: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ path: string; before: string | null; after: string } | null> {
     const path = args.path;
     if (typeof path !== 'string') return null;
-    const before = await paths
-      .forRead(path)
-      .then((file) => readFile(file, 'utf8'))
-      .catch(() => null);
+    const before = await this.workspace.files.readText(paths, path).catch(() => null);
     if (name === 'write_file') return typeof args.content === 'string' ? { path, before, after: args.content } : null;
     const { old_text: oldText, new_text: newText } = args;
     if (before === null || typeof oldText !== 'string' || typeof newText !== 'string' || oldText === '') return null;
@@ -135,7 +130,7 @@ export class WorkspaceToolbox implements ToolSource {
     await step({
       kind: 'command',
       name: command,
-      outcome: result.cancelled ? 'cancelled' : result.timedOut ? 'timeout' : result.exitCode === 0 && result.overQuota === null ? 'ok' : 'error',
+      outcome: result.cancelled ? 'cancelled' : result.timedOut ? 'timeout' : result.exitCode === 0 && result.overLimit === null ? 'ok' : 'error',
       detail: {
         command,
         exitCode: result.exitCode,
@@ -153,7 +148,7 @@ export class WorkspaceToolbox implements ToolSource {
     const dropped = result.droppedBytes > 0 ? `\n[${result.droppedBytes} more bytes of output were not captured]` : '';
     const output = `${status}\n${excerpt(combined, this.config.agent.toolOutputChars)}${dropped}`.trimEnd();
     // The command ran; what it left behind is over the quota, so the call fails and further writes are refused.
-    if (result.overQuota !== null) return { output: `Error: after this command ${quotaMessage(result.overQuota, paths.maxBytes!, 'holds')}\n${output}`, isError: true };
+    if (result.overLimit !== null) return { output: `Error: after this command ${result.overLimit}\n${output}`, isError: true };
     return { output };
   }
 }

@@ -15,20 +15,43 @@ export function conversationAnswer(request: string): ConversationAnswer {
 
 type Described = Pick<ApprovalEntity, 'tool' | 'subject' | 'diff'>;
 
+/**
+ * Characters a terminal or a browser would act on instead of showing: C0 and C1 controls (CR returns
+ * to the line's start, ESC starts a sequence that can erase it), bidirectional controls (U+202E shows
+ * `txt.exe` as `exe.txt`), zero-width and line/paragraph separators. `keep` names the ones that stay
+ * (line breaks and tabs of a diff).
+ */
+const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+/** `text` with every character a person would not see as itself written as an escape (`\r`, `\x1b`, `\u202e`). */
+export function shownEscaped(text: string, keep: readonly string[] = []): string {
+  return text.replace(UNSHOWABLE, (c) => {
+    if (keep.includes(c)) return c;
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    if (c === '\t') return '\\t';
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/** A diff as shown: its line breaks and tabs kept, every other unshowable character escaped. */
+export const shownDiff = (diff: string) => shownEscaped(diff, ['\n', '\t']);
+
 const CURRENT_TASK_CHARS = 200;
 
 /** agent_status `current_task` while a Task waits in place: `approval: run_command npm install`. */
 export function waitingLabel(approval: Pick<ApprovalEntity, 'tool' | 'subject'>): string {
   const what = approval.tool === QUESTION_TOOL ? 'question:' : `approval: ${approval.tool}`;
-  const label = `${what} ${approval.subject.replace(/\s+/g, ' ')}`;
+  const label = `${what} ${shownEscaped(approval.subject.replace(/[ \t\n]+/g, ' '))}`;
   return label.length > CURRENT_TASK_CHARS ? `${label.slice(0, CURRENT_TASK_CHARS - 1)}…` : label;
 }
 
-/** The exact action: the command, or the path and the bounded diff. */
+/** The exact action: the command, or the path and the bounded diff, with nothing a display would hide. */
 function describeAction(approval: Described): string {
-  if (approval.tool === 'run_command') return `command: ${approval.subject}`;
-  if (approval.tool === 'mcp_tool') return `MCP tool: ${approval.subject}`;
-  return `file: ${approval.subject} (${approval.tool})\n${approval.diff ?? ''}`;
+  if (approval.tool === 'run_command') return `command: ${shownEscaped(approval.subject)}`;
+  if (approval.tool === 'mcp_tool') return `MCP tool: ${shownEscaped(approval.subject)}`;
+  return `file: ${shownEscaped(approval.subject)} (${approval.tool})\n${shownDiff(approval.diff ?? '')}`;
 }
 
 /** The form message of the in-place request (Tasks extension `inputRequests`). */
@@ -80,16 +103,16 @@ export const optionsOf = (question: Pick<ApprovalEntity, 'options'>): string[] =
 export function questionFormSchema(question: Question) {
   return {
     type: 'object',
-    properties: { choice: { type: 'string', title: 'Answer', description: question.subject, enum: optionsOf(question) } },
+    properties: { choice: { type: 'string', title: 'Answer', description: shownEscaped(question.subject, ['\n']), enum: optionsOf(question) } },
     required: ['choice'],
   } as const;
 }
 
-const numbered = (question: Question) => optionsOf(question).map((option, index) => `${index + 1}. ${option}`);
+const numbered = (question: Question) => optionsOf(question).map((option, index) => `${index + 1}. ${shownEscaped(option)}`);
 
-/** The form message of an in-place question. */
+/** The form message of an in-place question; the model's text shown as every approval text is (escaped). */
 export function questionMessage(question: Question): string {
-  return `The agent asks: ${question.subject}\n\n${numbered(question).join('\n')}`;
+  return `The agent asks: ${shownEscaped(question.subject, ['\n'])}\n\n${numbered(question).join('\n')}`;
 }
 
 /**
@@ -107,7 +130,7 @@ export function chosenOption(request: string, question: Pick<ApprovalEntity, 'op
 export function questionRequestResult(question: Question, sessionId: string): string {
   return [
     'エージェントから質問があります。',
-    question.subject,
+    shownEscaped(question.subject, ['\n']),
     '',
     ...numbered(question),
     '',

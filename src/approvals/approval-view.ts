@@ -1,13 +1,18 @@
 import type { ApprovalEntity } from './approval.entity.js';
-import { optionsOf, QUESTION_TOOL } from './approval-texts.js';
+import { optionsOf, QUESTION_TOOL, shownDiff, shownEscaped } from './approval-texts.js';
 
 function describe(approval: ApprovalEntity) {
-  if (approval.tool === QUESTION_TOOL) return { question: approval.subject, options: optionsOf(approval) };
-  if (approval.tool === 'mcp_tool') return { mcp_tool: approval.subject };
-  return approval.tool === 'run_command' ? { command: approval.subject } : { path: approval.subject, diff: approval.diff, diff_sha256: approval.diffSha256 };
+  if (approval.tool === QUESTION_TOOL) return { question: shownEscaped(approval.subject, ['\n']), options: optionsOf(approval).map((option) => shownEscaped(option)) };
+  if (approval.tool === 'run_command') return { command: shownEscaped(approval.subject) };
+  if (approval.tool === 'mcp_tool') return { mcp_tool: shownEscaped(approval.subject) };
+  return { path: shownEscaped(approval.subject), diff: approval.diff === null ? null : shownDiff(approval.diff), diff_sha256: approval.diffSha256 };
 }
 
-/** The admin API's shape of an approval (snake_case; the model's conversation stays inside). */
+/**
+ * The admin API's shape of an approval (snake_case; the model's conversation stays inside). The
+ * command, path and diff are for a person to read (the console shows them): control and bidi
+ * characters come escaped, as in every approval text; `diff_sha256` is of the diff as stored.
+ */
 export function mapApproval(approval: ApprovalEntity) {
   return {
     approval_id: approval.id,

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AuditService } from '../audit/audit.service.js';
@@ -20,6 +20,7 @@ import {
   type ConversationAnswer,
 } from './approval-texts.js';
 import { ApprovalsRepository, type ApprovalAnswer } from './approvals.repository.js';
+import { patternsRunningOtherPrograms } from './command-pattern.js';
 
 export interface NewApproval {
   taskId: string;
@@ -60,8 +61,9 @@ const ANSWER_STATE: Record<ConversationAnswer, ApprovalAnswer['state']> = { appr
  * how the next request of the session answers it in the conversation.
  */
 @Injectable()
-export class ApprovalsService {
+export class ApprovalsService implements OnModuleInit {
   readonly policy: ApprovalPolicy;
+  private readonly logger = new Logger('Approvals');
 
   constructor(
     private readonly approvals: ApprovalsRepository,
@@ -70,6 +72,16 @@ export class ApprovalsService {
     private readonly config: AppConfig,
   ) {
     this.policy = new ApprovalPolicy(config.agent.approvals.mode, config.agent.approvals.allow);
+  }
+
+  onModuleInit(): void {
+    const { mode, allow } = this.config.agent.approvals;
+    const risky = mode === 'never' ? [] : patternsRunningOtherPrograms(allow);
+    if (risky.length > 0) {
+      this.logger.warn(
+        `agent.approvals.allow: ${risky.map((pattern) => `"${pattern}"`).join(', ')} name programs whose options or config files can run other programs (git -c/--extcmd/hooks, npm scripts, find -exec, interpreters): such a command can run anything without approval; see docs/security.md`,
+      );
+    }
   }
 
   /** Stores the request with its audit event, in one unit of work. */

@@ -61,24 +61,62 @@ export function simpleCommandWords(command: string): string[] | null {
   return words.length > 0 ? words : null;
 }
 
+/** One word of a pattern: a literal argument, or `*` for any run of whole arguments (none included). */
+type PatternWord = string | typeof ANY;
+const ANY = Symbol('any arguments');
+
 /**
- * A pattern is words separated by spaces, where `*` matches any run of characters (spaces included)
- * and everything else is literal; a trailing ` *` also matches nothing (`ls *` allows a bare `ls`).
+ * A pattern is words separated by spaces; `*` stands for any number of whole arguments (none
+ * included), never for the rest of a word: `npm test*` reads as `npm test *`, so it allows
+ * `npm test --watch` and never `npm testx`, and `git diff*` never allows `git difftool`.
  */
-function compilePattern(pattern: string): RegExp {
-  const trimmed = pattern.trim().replace(/\s+/g, ' ');
-  const optionalRest = trimmed.endsWith(' *');
-  const body = optionalRest ? trimmed.slice(0, -2) : trimmed;
-  const source = body
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}${optionalRest ? '(?: .*)?' : ''}$`, 's');
+function compilePattern(pattern: string): PatternWord[] {
+  return pattern
+    .trim()
+    .split(/\s+/)
+    .flatMap((word) => word.split(/(\*)/).filter((part) => part !== ''))
+    .map((part) => (part === '*' ? ANY : part))
+    .filter((part, index, all) => !(part === ANY && all[index - 1] === ANY));
+}
+
+/** Whether the command's words match the pattern's, `*` spanning whole words. */
+function matches(pattern: readonly PatternWord[], words: readonly string[]): boolean {
+  // reachable[j]: the pattern so far can match the first j words.
+  let reachable = Array.from({ length: words.length + 1 }, (_, index) => index === 0);
+  for (const part of pattern) {
+    const next = new Array<boolean>(words.length + 1).fill(false);
+    for (let j = 0; j <= words.length; j++) {
+      if (!reachable[j]) continue;
+      if (part === ANY) for (let k = j; k <= words.length; k++) next[k] = true;
+      else if (j < words.length && words[j] === part) next[j + 1] = true;
+    }
+    reachable = next;
+  }
+  return reachable[words.length];
+}
+
+/**
+ * Programs whose options or config files can run other programs (`git -c`, `--extcmd`, hooks, aliases;
+ * npm scripts and `--script-shell`; `find -exec`; interpreters): allowlisting one with a `*`, or one
+ * whose config the agent can edit, allowlists every command. Named at boot as a warning.
+ */
+const RUNS_OTHER_PROGRAMS = new Set([
+  'git', 'npm', 'npx', 'pnpm', 'yarn', 'bun', 'deno', 'node', 'python', 'python3', 'perl', 'ruby', 'php', 'sh', 'bash', 'dash', 'zsh',
+  'env', 'xargs', 'find', 'make', 'cmake', 'awk', 'gawk', 'sed', 'tar', 'rsync', 'ssh', 'vim', 'vi', 'less', 'man', 'docker', 'kubectl',
+  'cargo', 'go', 'mvn', 'gradle', 'pip', 'pip3', 'poetry', 'uv', 'jest', 'vitest', 'pytest', 'tox', 'nox', 'timeout', 'nice', 'nohup', 'time', 'watch', 'sudo',
+]);
+
+/** The configured patterns that name a program able to run other programs (see RUNS_OTHER_PROGRAMS). */
+export function patternsRunningOtherPrograms(patterns: readonly string[]): string[] {
+  return patterns.filter((pattern) => {
+    const program = compilePattern(pattern)[0];
+    return typeof program === 'string' && RUNS_OTHER_PROGRAMS.has(program.split('/').at(-1)!);
+  });
 }
 
 /** The allowlist, compiled once at start-up. */
 export class CommandAllowlist {
-  private readonly patterns: RegExp[];
+  private readonly patterns: PatternWord[][];
 
   constructor(patterns: readonly string[]) {
     this.patterns = patterns.map(compilePattern);
@@ -87,7 +125,6 @@ export class CommandAllowlist {
   allows(command: string): boolean {
     const words = simpleCommandWords(command);
     if (!words) return false;
-    const canonical = words.join(' ');
-    return this.patterns.some((pattern) => pattern.test(canonical));
+    return this.patterns.some((pattern) => matches(pattern, words));
   }
 }

@@ -1,3 +1,4 @@
+import { isUuid } from '../common/uuid.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 import { isAgentError } from '../common/agent-error.js';
 import type { TaskRequest } from '../queue/task-request.js';
@@ -39,6 +40,9 @@ export function parseChatRequest(body: unknown, models: { select(fields: Record<
   if (fields.stream !== undefined && fields.stream !== null && typeof fields.stream !== 'boolean') throw new ChatInputError('stream: must be a boolean.', 'stream', 'invalid_type');
   if (fields.temperature !== undefined && fields.temperature !== null && typeof fields.temperature !== 'number') throw new ChatInputError('temperature: must be a number.', 'temperature', 'invalid_type');
   if (fields.session_id !== undefined && fields.session_id !== null && typeof fields.session_id !== 'string') throw new ChatInputError('session_id: must be a string.', 'session_id', 'invalid_type');
+  // Issue 24: `fork_from: <task_id>` starts a new session forked from one of the caller's Tasks.
+  if (fields.fork_from !== undefined && fields.fork_from !== null && (typeof fields.fork_from !== 'string' || !isUuid(fields.fork_from))) throw new ChatInputError('fork_from: must be a Task id (UUID).', 'fork_from', 'invalid_type');
+  if (typeof fields.fork_from === 'string' && fields.session_id !== undefined && fields.session_id !== null) throw new ChatInputError('fork_from: a fork starts a new session; send it without session_id.', 'fork_from');
   if (fields.tools !== undefined && fields.tools !== null) throw new ChatInputError('tools: not supported; the agent uses its own workspace tools.', 'tools', 'unsupported_parameter');
   if (!Array.isArray(fields.messages) || fields.messages.length === 0) throw new ChatInputError('messages: must be a non-empty array.', 'messages', 'invalid_type');
   const messages = fields.messages.map((message, index) => parseMessage(message, `messages[${index}]`));
@@ -49,7 +53,8 @@ export function parseChatRequest(body: unknown, models: { select(fields: Record<
   const request = [...pending, last.text].filter((text) => text !== '').join('\n\n');
   try {
     const valid = validateAgentRun({ request, session_id: sessionId, temperature: fields.temperature ?? null, images: last.images }, limits);
-    return { stream: fields.stream === true, input: { ...valid, prelude: turns, mode, tier } };
+    const forkFrom = typeof fields.fork_from === 'string' ? fields.fork_from.toLowerCase() : undefined;
+    return { stream: fields.stream === true, input: forkFrom ? { ...valid, forkFrom, mode, tier } : { ...valid, prelude: turns, mode, tier } };
   } catch (error) {
     if (!isAgentError(error)) throw error;
     throw new ChatInputError(error.message.replace(/^request:/, `messages[${messages.length - 1}].content:`), paramOf(error.message, messages.length - 1));

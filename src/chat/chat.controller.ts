@@ -13,6 +13,8 @@ import { ChatError, ChatService } from './chat.service.js';
 import { openAiError } from './chat-views.js';
 import { writeSse } from './sse-writer.js';
 
+/** Retry-After of a 429 (queue.max_queued_per_user reached), in seconds. */
+const QUEUE_FULL_RETRY_AFTER_S = 30;
 
 /**
  * The OpenAI-compatible Chat API. Handlers write their own responses: errors are OpenAI's shape on
@@ -101,6 +103,8 @@ export class ChatController {
       const known = error instanceof ChatError;
       if (!known) this.logger.error(`Chat API request failed: ${(error as Error).stack ?? String(error)}`);
       if (res.headersSent) return void res.end();
+      // A user's queue is full: Tasks start one at a time, so a retry makes sense after a while.
+      if (known && error.status === 429) res.setHeader('Retry-After', String(QUEUE_FULL_RETRY_AFTER_S));
       if (known) res.status(error.status).json(openAiError(error.message, error.type, error.param, error.code));
       else res.status(500).json(openAiError('The request could not be completed; see the service log.', 'server_error', null, 'internal'));
     }

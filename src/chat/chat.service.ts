@@ -36,6 +36,7 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   resource_too_large: { status: 400, type: 'invalid_request_error', param: null },
   files_expired: { status: 404, type: 'invalid_request_error', param: null },
   shutting_down: { status: 503, type: 'server_error', param: null },
+  queue_full: { status: 429, type: 'rate_limit_error', param: null },
   internal: { status: 500, type: 'server_error', param: null },
 };
 

@@ -9,6 +9,7 @@ export type AgentErrorCode =
   | 'resource_too_large'
   | 'files_expired'
   | 'shutting_down'
+  | 'queue_full'
   | 'internal';
 
 export class AgentError extends Error {

@@ -126,7 +126,9 @@ const shape = {
     mode: oneOf(['none', 'proxy_headers', 'proxy_jwt']),
     trusted_proxies: list([]),
     user_header: text('X-Forwarded-User', { nonEmpty: true }),
-    email_header: text('X-Forwarded-Email', { nonEmpty: true }),
+    // Honoured only when named: a proxy that sets just one identity header may pass a client's own other
+    // one through, so a fallback header is opt-in (issue 20). Empty: the user header alone names the caller.
+    email_header: text(''),
     groups_header: text('X-Forwarded-Groups', { nonEmpty: true }),
     admin_groups: list([]),
     admin_token: text(''),
@@ -167,6 +169,8 @@ const shape = {
     shutdown_grace_ms: integer(30_000, 0, 3_600_000),
     // How often a streamed Chat API answer or a waiting A2A call reads the followed Task's row and trace.
     progress_poll_ms: integer(250, 10, 60_000),
+    // Tasks one user may have queued (not yet running) at once; past it agent_run, Chat and A2A refuse.
+    max_queued_per_user: integer(50, 1, 1_000_000),
   }),
   workspace: section({
     root: text('./workspace', { nonEmpty: true }),
@@ -178,7 +182,22 @@ const shape = {
     isolation: oneOf(['session', 'shared']),
     template: text(''),
     max_session_bytes: integer(1024 * MiB, 1024, 1024 * 1024 * MiB),
+    // Files, directories and links in one session workspace: bounds the tree the quota is measured over.
+    max_session_files: integer(100_000, 10, 10_000_000),
+    // Each command process's heap (RLIMIT_DATA), and the size of its private /tmp.
+    max_memory_bytes: integer(1024 * MiB, 16 * MiB, 1024 * 1024 * MiB),
     retention_days: integer(0, 0, 36_500),
+  }),
+  // Workspace history (checkpoints before and after each Task, diffs, undo, fork): a bare git repository
+  // per session workspace under `dir`, outside every workspace; `max_bytes` bounds each one.
+  history: section({
+    enabled: flag(true),
+    // Empty: `history/` beside the SQLite database file, or ./data/history with PostgreSQL.
+    dir: text(''),
+    max_files: integer(100_000, 100, 10_000_000),
+    large_file_bytes: integer(16 * MiB, 1024, 4096 * MiB),
+    max_bytes: integer(2048 * MiB, MiB, 1024 * 1024 * MiB),
+    diff_max_lines_per_file: integer(2000, 10, 1_000_000),
   }),
   agent: section({
     max_subtasks: integer(8, 1, 32),

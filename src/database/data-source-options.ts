@@ -11,6 +11,7 @@ import { TaskImageBytes1764979200000 } from './migrations/1764979200000-task-ima
 import { SessionPrelude1765068000000 } from './migrations/1765068000000-session-prelude.js';
 import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js';
 import { QuestionsModesTiers1765238400000 } from './migrations/1765238400000-questions-modes-tiers.js';
+import { FairQueueIndex1765240000000 } from './migrations/1765240000000-fair-queue-index.js';
 import { TaskOwnerGroups1765324800000 } from './migrations/1765324800000-task-owner-groups.js';
 
 export const MIGRATIONS = [
@@ -22,6 +23,7 @@ export const MIGRATIONS = [
   SessionPrelude1765068000000,
   Approvals1765152000000,
   QuestionsModesTiers1765238400000,
+  FairQueueIndex1765240000000,
   TaskOwnerGroups1765324800000,
 ];
 

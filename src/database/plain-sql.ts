@@ -10,9 +10,12 @@ type SqliteConnection = {
 };
 type ImmediateTransaction = { immediate<T>(steps: TransactionSteps<T>): T };
 
-/** One statement of a transaction; `all` answers with its rows, the others with none. */
+/**
+ * One statement of a transaction; `all` answers with its rows, the others with none. An `all` of a
+ * unit of work may `check` its rows and throw, which rolls the transaction back (a guard).
+ */
 export type SqlStep =
-  | { op: 'all'; sql: string; params: unknown[] }
+  | { op: 'all'; sql: string; params: unknown[]; check?: (rows: unknown[]) => void }
   | { op: 'run'; sql: string; params: unknown[] }
   | { op: 'insert'; entity: EntityTarget<ObjectLiteral>; items: ObjectLiteral[] };
 

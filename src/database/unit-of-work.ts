@@ -27,6 +27,9 @@ export interface Unit {
   shared?: SharedItem[];
 }
 
+/** Errors a unit's own guard (`check`) threw: the unit is refused, nothing failed. */
+const refusals = new WeakSet<object>();
+
 interface Pending {
   unit: Unit;
   resolve: () => void;
@@ -51,10 +54,22 @@ export class UnitOfWork {
   commit(unit: Unit): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ unit, resolve, reject });
-      this.writing ??= endOfTurn()
-        .then(() => this.drain())
-        .finally(() => (this.writing = null));
+      this.schedule();
     });
+  }
+
+  /**
+   * Starts a drain unless one runs. A unit that arrives while the last batch settles (a caller that
+   * reacts to its unit's failure with another commit, as a refused request auditing its refusal does)
+   * finds `writing` still set after drain's last look at the queue: the drain that ends starts the next.
+   */
+  private schedule(): void {
+    this.writing ??= endOfTurn()
+      .then(() => this.drain())
+      .finally(() => {
+        this.writing = null;
+        if (this.queue.length > 0) this.schedule();
+      });
   }
 
   private async drain(): Promise<void> {
@@ -72,7 +87,9 @@ export class UnitOfWork {
   }
 
   private fail(pending: Pending, error: unknown): void {
-    for (const { step, item } of pending.unit.shared ?? []) step.failed(item, error);
+    // A guard's refusal is the unit's answer, not a failure of its shared writes (an audit event).
+    const refused = typeof error === 'object' && error !== null && refusals.has(error);
+    if (!refused) for (const { step, item } of pending.unit.shared ?? []) step.failed(item, error);
     pending.reject(error);
   }
 
@@ -87,7 +104,16 @@ export class UnitOfWork {
     const body = [...shared].reduce<() => TransactionSteps<void>>(
       (inside, [step, items]) => () => step.steps(items, inside()),
       function* () {
-        yield* writes;
+        for (const write of writes) {
+          const rows = yield write;
+          if (write.op !== 'all' || !write.check) continue;
+          try {
+            write.check(rows);
+          } catch (refusal) {
+            if (typeof refusal === 'object' && refusal !== null) refusals.add(refusal);
+            throw refusal;
+          }
+        }
       },
     );
     await this.sql.transaction(body);

@@ -4,10 +4,11 @@ import { AppConfig } from '../config/app-config.js';
 import { isModelPulled } from '../ollama/model-name.js';
 import { OllamaDiagnosis } from '../ollama/ollama-diagnosis.js';
 import { OllamaGateway } from '../ollama/ollama.gateway.js';
+import { probeFilePool } from '../workspace/file-pool-probe.js';
 import { DatabaseHealthRepository } from './database-health.repository.js';
 import { McpToolSources } from '../mcp-client/mcp-tool-sources.js';
 
-export type Dependency = 'database' | 'ollama';
+export type Dependency = 'database' | 'ollama' | 'files';
 
 export interface Readiness {
   ready: boolean;
@@ -21,13 +22,14 @@ export interface Readiness {
 }
 
 /**
- * Probes what a request needs: the database answers, Ollama answers and has the configured model.
+ * Probes what a request needs: the database answers, Ollama answers and has the configured model, and
+ * the file thread pool is not wedged (every Task's file tools need it).
  * A reason is logged when it changes (not on every probe: a load balancer polls every few seconds).
  */
 @Injectable()
 export class ReadinessService {
   private readonly logger = new Logger('Readiness');
-  private readonly lastReasons: Record<Dependency, string | null> = { database: null, ollama: null };
+  private readonly lastReasons: Record<Dependency, string | null> = { database: null, ollama: null, files: null };
 
   constructor(
     private readonly database: DatabaseHealthRepository,
@@ -39,7 +41,7 @@ export class ReadinessService {
 
   async check(): Promise<Readiness> {
     const warnings: string[] = [];
-    const [database, ollama] = await Promise.all([
+    const [database, ollama, files] = await Promise.all([
       this.probe('database', () => this.database.ping()),
       this.probe('ollama', async () => {
         const models = await this.ollama.models(AbortSignal.timeout(3000));
@@ -48,11 +50,12 @@ export class ReadinessService {
         const lines = await this.diagnosis.run(AbortSignal.timeout(3000));
         warnings.push(...lines.filter((line) => line.level !== 'ok').map((line) => `${line.name}: ${line.message}`));
       }),
+      this.probe('files', () => probeFilePool(this.config.workspace.root)),
     ]);
     const required = Object.values(this.config.agent.mcpServers).some((server) => server.required);
     const down = this.mcpServers.requiredDown();
     const mcp = down.length > 0 ? down.join('; ') : null;
-    return { ready: database === null && ollama === null && mcp === null, reasons: { database, ollama, ...(required ? { mcp_servers: mcp } : {}) }, warnings };
+    return { ready: database === null && ollama === null && files === null && mcp === null, reasons: { database, ollama, files, ...(required ? { mcp_servers: mcp } : {}) }, warnings };
   }
 
   private async probe(name: Dependency, probe: () => Promise<void>): Promise<string | null> {

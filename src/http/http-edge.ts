@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { anonymous } from '../identity/caller.js';
 import { crossSiteRefusal } from './cross-site.js';
 import { HostOriginGuard, printable, type EdgeRefusal } from './host-origin-guard.js';
+import { overLimit } from './http-server.js';
 import { OffRouterEndpoint } from './off-router-endpoint.js';
 import { refuse } from './refusal.js';
 
@@ -13,6 +14,9 @@ import { refuse } from './refusal.js';
  * every path: undici's Request, which the MCP handler needs, throws on TRACE and CONNECT.
  */
 const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS']);
+
+/** The health probes, answered even past server.max_connections. */
+const PROBES = /^\/(?:healthz|readyz)(?:\?|$)/;
 
 /**
  * The one gate in front of every route (MCP, admin REST and page, probes, OpenAPI, unknown paths),
@@ -38,6 +42,10 @@ export class HttpEdge {
     const application = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
     server.removeAllListeners('request');
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      // Not audited: under a flood of connections, one event each would add to the load that caused it.
+      if (overLimit.has(req.socket) && !PROBES.test(req.url ?? '')) {
+        return void refuse(req, res, 503, { error: 'unavailable', message: 'too many connections (server.max_connections); retry shortly' }, { 'Retry-After': '1' });
+      }
       const offRouter = this.endpoint.path.test(req.url ?? '');
       const refusal = this.refusal(req);
       if (refusal) return void this.refuse(req, res, refusal, offRouter);

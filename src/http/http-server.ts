@@ -1,6 +1,7 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { AgentConfig } from '../config/agent-config.js';
 
 /**
@@ -13,7 +14,7 @@ const TIMEOUT_CHECK_MS = 1000;
  * Nest's Express adapter with the node:http server built with our limits, some of which can only be
  * set when the server is created: how long a client may take to send its headers and its whole request
  * (node's default is 300 s, for any body), how long an idle keep-alive connection stays open, and how
- * many connections may be open at once (past it node:http closes new ones as they arrive).
+ * many connections may be open at once (see countConnections).
  */
 export class LimitedExpressAdapter extends ExpressAdapter {
   constructor(private readonly limits: AgentConfig['server']) {
@@ -30,7 +31,31 @@ export class LimitedExpressAdapter extends ExpressAdapter {
       },
       this.getInstance(),
     );
-    server.maxConnections = this.limits.maxConnections;
+    countConnections(server, this.limits.maxConnections);
     this.httpServer = server;
   }
+}
+
+/**
+ * Connections beyond this many past `server.max_connections` are closed as they arrive (node's own
+ * maxConnections), so that even a flood cannot take every descriptor.
+ */
+export const PROBE_ROOM = 64;
+
+/** Connections opened while `server.max_connections` were already open: answered 503, probes excepted. */
+export const overLimit = new WeakSet<Socket>();
+
+/**
+ * Past `server.max_connections` a new connection is still accepted (up to PROBE_ROOM more), marked, and
+ * its request answered `503` with Retry-After by the edge, except `/healthz` and `/readyz`: a load
+ * balancer must be able to tell a full service from a dead one, and a client gets an answer, not a reset.
+ */
+function countConnections(server: Server, max: number): void {
+  let open = 0;
+  server.maxConnections = max + PROBE_ROOM;
+  server.on('connection', (socket: Socket) => {
+    open += 1;
+    if (open > max) overLimit.add(socket);
+    socket.once('close', () => (open -= 1));
+  });
 }

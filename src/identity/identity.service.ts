@@ -52,7 +52,7 @@ export class IdentityService {
   private fromProxyHeaders(req: IncomingMessage, peer: string): Identified {
     const { userHeader, emailHeader, groupsHeader } = this.config.auth;
     if (!this.proxies.trusts(peer)) {
-      const spoofed = presentHeaders(req, [userHeader, emailHeader, groupsHeader]).length > 0;
+      const spoofed = presentHeaders(req, [userHeader, emailHeader, groupsHeader].filter(Boolean)).length > 0;
       return refuse(spoofed ? 'identity headers from an untrusted peer' : 'not from a trusted proxy', peer, spoofed ? 'auth.untrusted_identity_header' : 'auth.fail');
     }
     const forwardedFor = req.headersDistinct['x-forwarded-for'];
@@ -60,7 +60,8 @@ export class IdentityService {
     // Every identity header is read (and may refuse) before any is used: a refused user header never
     // falls back to the email header, whatever that one says.
     const user = readIdentityHeader(req, userHeader);
-    const email = readIdentityHeader(req, emailHeader);
+    // The email header is a fallback only where the configuration names it (auth.email_header).
+    const email = emailHeader ? readIdentityHeader(req, emailHeader) : undefined;
     const groups = readIdentityHeader(req, groupsHeader, { list: true, maxBytes: MAX_GROUPS_HEADER_BYTES });
     for (const read of [user, email, groups]) if (read && 'refused' in read) return refuse(read.refused, address);
     const name = valueOf(user) ?? valueOf(email);

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ApprovalsModule } from '../approvals/approvals.module.js';
 import { AuditModule } from '../audit/audit.module.js';
+import { HistoryModule } from '../history/history.module.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
@@ -11,7 +12,7 @@ import { TasksExtension } from './tasks-extension.js';
 
 /** Everything both transports share; the HTTP controller is added by the HTTP app module only. */
 @Module({
-  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule, ApprovalsModule],
+  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule, ApprovalsModule, HistoryModule],
   providers: [AgentMcpServers, TasksExtension, McpResources],
   exports: [AgentMcpServers, IdentityModule, AuditModule],
 })

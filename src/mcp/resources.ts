@@ -8,10 +8,13 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { AuditService, type AuditRecord } from '../audit/audit.service.js';
-import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
+import { z } from 'zod';
+import { AgentError, isAgentError, type AgentErrorCode } from '../common/agent-error.js';
 import type { Caller } from '../identity/caller.js';
 import { SessionFilesService, type SessionFileContent } from '../session-files/session-files.service.js';
 import { SESSION_FILE_URI_TEMPLATE } from '../workspace/session-file-uri.js';
+import { HistoryService } from '../history/history.service.js';
+import { parseTaskDiffUri, TASK_DIFF_URI_TEMPLATE } from '../history/history-uri.js';
 
 /** How each domain error code reads as a JSON-RPC error of resources/*; exhaustive by construction. */
 const RPC_ERROR: Record<AgentErrorCode, (message: string, uri: unknown) => ProtocolError> = {
@@ -22,10 +25,18 @@ const RPC_ERROR: Record<AgentErrorCode, (message: string, uri: unknown) => Proto
   invalid_input: (message) => new ProtocolError(ProtocolErrorCode.InvalidParams, message),
   session_not_found: (_message, uri) => new ResourceNotFoundError(String(uri)),
   shutting_down: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
+  // Resources queue nothing; listed for exhaustiveness.
+  queue_full: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
   internal: () => new ProtocolError(ProtocolErrorCode.InternalError, 'the request could not be completed; see the service log'),
 };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+const ANY_PARAMS = z.looseObject({});
+
+/** A wrong `uri` as the audit and the error name it: its JSON type, never its content. */
+const describeBadUri = (uri: unknown) =>
+  uri === null ? 'null' : Array.isArray(uri) ? 'an array' : uri === undefined ? 'nothing' : typeof uri === 'object' ? 'an object' : `a ${typeof uri}`;
 
 /**
  * Session files as MCP resources: resources/list (the caller's deliverables, newest first, paged),
@@ -39,6 +50,7 @@ export class McpResources {
   constructor(
     private readonly files: SessionFilesService,
     private readonly audit: AuditService,
+    private readonly history: HistoryService,
   ) {}
 
   register(server: McpServer, callerOf: (ctx: ServerContext) => Caller): void {
@@ -54,6 +66,14 @@ export class McpResources {
               name: 'session-file',
               title: 'A file of an agent session',
               description: 'A file in the workspace of one of your agent sessions (a Task deliverable).',
+            },
+            // Workspace history (issue 24): what one Task changed, as a unified diff.
+            {
+              uriTemplate: TASK_DIFF_URI_TEMPLATE,
+              name: 'task-diff',
+              title: 'What a Task changed',
+              description: 'The unified diff of the workspace changes one Task of your sessions made.',
+              mimeType: 'text/x-diff',
             },
           ],
         },
@@ -72,9 +92,18 @@ export class McpResources {
         };
       });
     });
-    low.setRequestHandler('resources/read', (request, ctx) => {
-      const uri = request.params.uri;
-      return this.handle('resources/read', callerOf(ctx), { uri }, async (caller) => {
+    // Its own params schema, which takes anything: the SDK's would answer a `uri` that is no string
+    // with -32603 and a zod issue dump; checked here, it is a short -32602, audited like any refusal.
+    low.setRequestHandler('resources/read', { params: ANY_PARAMS }, (params, ctx) => {
+      const uri: unknown = params.uri;
+      return this.handle('resources/read', callerOf(ctx), { uri: typeof uri === 'string' ? uri : describeBadUri(uri) }, async (caller) => {
+        if (typeof uri !== 'string') throw new AgentError('invalid_input', `uri: must be a string (got ${describeBadUri(uri)})`);
+        const diff = parseTaskDiffUri(uri);
+        if (diff) {
+          const text = await this.history.diffOwned(caller.user, diff.sessionId, diff.taskId);
+          const bytes = Buffer.byteLength(text);
+          return { result: { contents: [{ uri, mimeType: 'text/x-diff', text }] } as ReadResourceResult, sessionId: diff.sessionId, detail: { size: bytes } };
+        }
         const file = await this.files.readOwned(caller.user, uri);
         return { result: readResult(file), sessionId: file.sessionId, detail: { size: file.size, sha256: file.sha256 } };
       });

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentFailure, AgentRunner, type TaskProgress } from '../agent/agent-runner.js';
 import { RunEventHub } from '../agent/run-event-hub.js';
+import { HistoryService, type TaskHistory } from '../history/history.service.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { CancelSignal, LeaseLost, ShutdownSignal } from './run-signals.js';
 import { RunnerIdentity } from './runner-identity.js';
@@ -32,6 +33,7 @@ export class TaskExecution {
     private readonly journal: TaskStatusJournal,
     private readonly identity: RunnerIdentity,
     private readonly runEvents: RunEventHub,
+    private readonly history: HistoryService,
   ) {}
 
   /** Fires the cancellation token of the Task running in this process, if it is that one. */
@@ -57,20 +59,24 @@ export class TaskExecution {
       if (progress.status && progress.status !== task.status) await this.journal.record(task, progress.status);
       if (!(await this.tasks.updateProgress(lease, progress))) controller.abort(new LeaseLost());
     };
+    // Workspace history (issue 24): a checkpoint before the run and one at its end (in `end`), outside the
+    // agent loop; an undo request is restored from the history instead of being run by the agent.
+    let history: TaskHistory | null = null;
     try {
+      history = await this.history.begin(task);
       const input = await this.conversation.agentInput(task);
-      const outcome = await this.agent.run(input, report, controller.signal);
+      const outcome = this.history.isUndo(task.request) ? await this.history.undo(history) : await this.agent.run(input, report, controller.signal);
       if (controller.signal.aborted) throw controller.signal.reason;
-      await this.end(task, lease, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress });
+      await this.end(task, lease, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress }, history);
     } catch (error) {
       const reason = controller.signal.reason;
       if (reason instanceof LeaseLost) this.logger.warn(`task ${task.id}: lease lost; stopped without further writes`);
-      else if (reason instanceof CancelSignal) await this.end(task, lease, 'cancelled', CANCELLED, progressSoFar);
-      else if (reason instanceof ShutdownSignal) await this.end(task, lease, 'failed', INTERRUPTED_BY_SHUTDOWN, progressSoFar);
-      else if (error instanceof AgentFailure) await this.end(task, lease, 'failed', error.message, { ...progressSoFar, ...error.progress });
+      else if (reason instanceof CancelSignal) await this.end(task, lease, 'cancelled', CANCELLED, progressSoFar, history);
+      else if (reason instanceof ShutdownSignal) await this.end(task, lease, 'failed', INTERRUPTED_BY_SHUTDOWN, progressSoFar, history);
+      else if (error instanceof AgentFailure) await this.end(task, lease, 'failed', error.message, { ...progressSoFar, ...error.progress }, history);
       else {
         this.logger.error(`task ${task.id} crashed: ${(error as Error).stack ?? String(error)}`);
-        await this.end(task, lease, 'failed', `Internal error: ${(error as Error).message ?? String(error)}`, progressSoFar);
+        await this.end(task, lease, 'failed', `Internal error: ${(error as Error).message ?? String(error)}`, progressSoFar, history);
       }
     } finally {
       renewal.stop();
@@ -79,8 +85,10 @@ export class TaskExecution {
   }
 
   /** The final, fenced write; journaled only when it went through (a lost lease ends nothing here). */
-  private async end(task: TaskEntity, lease: Lease, status: TaskStatus, result: string, progress: TaskProgress): Promise<void> {
+  private async end(task: TaskEntity, lease: Lease, status: TaskStatus, result: string, progress: TaskProgress, history: TaskHistory | null): Promise<void> {
     const { status: _ignored, ...fields } = progress;
+    // Issue 24: the end checkpoint, whatever the outcome; the result gains its `diff:` deliverable line.
+    if (history) result = await this.history.finish(history, result);
     if (!(await this.tasks.finish(lease, status, result, fields))) return;
     await this.journal.ended(task, status, result, fields);
     if (status === 'completed' || status === 'failed' || status === 'cancelled') await this.runEvents.publish({ type: 'ended', taskId: task.id, status, result });

@@ -2,11 +2,13 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule } from '../agent/agent.module.js';
 import { AuditModule } from '../audit/audit.module.js';
+import { HistoryModule } from '../history/history.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
 import { AbandonedTaskRecovery } from './abandoned-task-recovery.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { RunnerIdentity } from './runner-identity.js';
 import { TaskConversation } from './task-conversation.js';
+import { SessionFork } from './session-fork.js';
 import { TaskExecution } from './task-execution.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { TaskQueueService } from './task-queue.service.js';
@@ -16,7 +18,7 @@ import { TaskWorker } from './task-worker.js';
 import { TasksRepository } from './tasks.repository.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule],
+  imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule, HistoryModule],
   providers: [
     TasksRepository,
     RunnerIdentity,
@@ -27,7 +29,8 @@ import { TasksRepository } from './tasks.repository.js';
     AbandonedTaskRecovery,
     TaskWorker,
     TaskQueueService,
+    SessionFork,
   ],
-  exports: [TaskQueueService],
+  exports: [TaskQueueService, SessionFork, HistoryModule],
 })
 export class TaskQueueModule {}

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
 import { nowIso } from '../common/clock.js';
 import { AuditService, type AuditDraft } from '../audit/audit.service.js';
+import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { Caller } from '../identity/caller.js';
 import { SessionsService } from '../sessions/sessions.service.js';
@@ -12,6 +13,7 @@ import type { TaskRequest, TaskRequestImage } from './task-request.js';
 import type { TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskExecution } from './task-execution.js';
+import { SessionFork } from './session-fork.js';
 import { TaskWorker } from './task-worker.js';
 import { TasksRepository, type TaskFilters } from './tasks.repository.js';
 
@@ -27,17 +29,21 @@ export class TaskQueueService {
     private readonly unitOfWork: UnitOfWork,
     private readonly worker: TaskWorker,
     private readonly execution: TaskExecution,
+    private readonly config: AppConfig,
+    private readonly forks: SessionFork,
   ) {}
 
   /**
    * Stores the Task, its images and a new session when none is given, in one unit of work with the
    * call's accepting audit event (`accepted`, completed here with the ids and the image metadata, never
-   * the data): the Task exists only if its event does. Then wakes the worker.
+   * the data): the Task exists only if its event does. Refused (queue_full, nothing stored) when the
+   * caller already has `queue.max_queued_per_user` Tasks waiting. Then wakes the worker.
    */
   async enqueue(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskEntity> {
     if (!this.acceptingWork) throw new AgentError('shutting_down', 'The service is shutting down and accepts no new tasks.');
     let newSession = null;
-    let sessionId = input.sessionId;
+    // Issue 24: `fork_from` makes the Task the first of a new session forked from the caller's Task.
+    let sessionId = input.forkFrom ? (await this.forks.fork(caller, input.forkFrom)).sessionId : input.sessionId;
     if (sessionId === null) {
       newSession = this.sessions.create(caller.user, input.prelude);
       sessionId = newSession.session.id;
@@ -54,7 +60,11 @@ export class TaskQueueService {
       sessionId,
       detail: { ...accepted.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
     });
-    await this.unitOfWork.commit({ writes: [...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images)], shared: [event] });
+    const limit = this.config.queue.maxQueuedPerUser;
+    const full = (queued: number) =>
+      new AgentError('queue_full', `you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${limit}); wait until some have started, or cancel some`);
+    const { before, after } = this.tasks.queuedLimit(caller.user, limit, full);
+    await this.unitOfWork.commit({ writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...after], shared: [event] });
     this.worker.wake();
     return task;
   }

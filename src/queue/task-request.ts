@@ -20,6 +20,8 @@ export interface TaskRequest {
   prelude?: ConversationTurn[];
   /** The Task id when the surface has already named it (A2A's request handler does); else a new UUID. */
   taskId?: string;
+  /** Issue 24: start a new session forked from this Task of the caller (its conversation and workspace at that Task). */
+  forkFrom?: string;
   /** The request declared the Tasks extension: its client can answer approvals in place (MCP only). */
   answersInPlace?: boolean;
   /** `direct`: one model call without tools or workspace (Chat `agent_mode: false`, A2A skill `direct_llm`); default `agent`. */

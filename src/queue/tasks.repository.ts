@@ -22,6 +22,12 @@ export interface TaskFilters {
   sessionId?: string;
 }
 
+/**
+ * When the owner of the queued Task `q` last had a Task start (ISO text, so it orders as time), or
+ * NULL; idx_tasks_owner_started answers it from the index.
+ */
+const LAST_START = (q: string) => `SELECT MAX(s.started_at) FROM tasks s WHERE s.owner = ${q}.owner AND s.started_at IS NOT NULL`;
+
 /** `IN (?, ?)` for the active statuses, and its parameters. */
 const ACTIVE = { sql: `(${ACTIVE_STATUSES.map(() => '?').join(', ')})`, params: [...ACTIVE_STATUSES] };
 
@@ -59,17 +65,55 @@ export class TasksRepository {
     return Number(row.n);
   }
 
-  /** For each queued Task of `tasks`, its place in the queue (1 runs next), by `seq` (FIFO). */
+  /**
+   * For each queued Task of `tasks`, its place in the queue (1 runs next) under the fair order of
+   * claimNext: owners take turns, the one served longest ago first, each with their oldest Task. With
+   * owners in that order and a Task the r-th oldest (0-based) of its owner at owner index i, r full
+   * rounds run before it (every owner's first r Tasks, or all of theirs), then the r-th Tasks of the
+   * owners before i.
+   */
   async queuePositions(tasks: TaskEntity[]): Promise<Map<string, number>> {
-    const queued = tasks.filter((task) => task.status === 'queued');
-    if (queued.length === 0) return new Map();
-    const ids = queued.map((task) => task.id);
-    const rows = await this.sql.all<{ id: string; position: number | string }>(
-      "SELECT task.id AS id, (SELECT COUNT(*) FROM tasks ahead WHERE ahead.status = 'queued' AND ahead.seq <= task.seq) AS position " +
-        `FROM tasks task WHERE task.id IN (${ids.map(() => '?').join(', ')})`,
-      ids,
+    const wanted = new Set(tasks.filter((task) => task.status === 'queued').map((task) => task.id));
+    if (wanted.size === 0) return new Map();
+    const rows = await this.sql.all<{ id: string; owner: string; last_start: string | null }>(
+      `SELECT q.id AS id, q.owner AS owner, (${LAST_START('q')}) AS last_start FROM tasks q WHERE q.status = 'queued' ORDER BY q.seq`,
     );
-    return new Map(rows.map((row) => [row.id, Number(row.position)]));
+    const byOwner = new Map<string, { lastStart: string | null; ids: string[] }>();
+    for (const row of rows) {
+      const owner = byOwner.get(row.owner) ?? byOwner.set(row.owner, { lastStart: row.last_start, ids: [] }).get(row.owner)!;
+      owner.ids.push(row.id);
+    }
+    // Map order is the order of each owner's oldest Task; a stable sort keeps it among equals.
+    const owners = [...byOwner.values()].sort((a, b) => (a.lastStart ?? '').localeCompare(b.lastStart ?? ''));
+    const positions = new Map<string, number>();
+    owners.forEach((owner, index) =>
+      owner.ids.forEach((id, rank) => {
+        if (!wanted.has(id)) return;
+        const rounds = owners.reduce((sum, other) => sum + Math.min(other.ids.length, rank), 0);
+        const before = owners.slice(0, index).filter((other) => other.ids.length > rank).length;
+        positions.set(id, rounds + before + 1);
+      }),
+    );
+    return positions;
+  }
+
+  /**
+   * A step for a new Task's unit of work that fails it (and so the whole unit, Task and audit event)
+   * when the owner would have more than `limit` queued Tasks. In the Task's own transaction: exact on
+   * SQLite (one writer at a time) and on PostgreSQL (the owner's advisory lock, taken first, orders
+   * concurrent submissions of one owner across replicas).
+   */
+  queuedLimit(owner: string, limit: number, refuse: (queued: number) => Error): { before: SqlStep[]; after: SqlStep[] } {
+    const lock = this.sql.dialect === 'postgres' ? [sqlStep.all('SELECT pg_advisory_xact_lock(hashtext(?)) AS locked', [`oam.queue.${owner}`])] : [];
+    const check: SqlStep = {
+      ...(sqlStep.all("SELECT COUNT(*) AS n FROM tasks WHERE owner = ? AND status = 'queued'", [owner]) as Extract<SqlStep, { op: 'all' }>),
+      check: (rows) => {
+        // Counted with the new Task: more than the limit means the limit was already reached.
+        const queued = Number((rows[0] as { n: number | string }).n);
+        if (queued > limit) throw refuse(queued - 1);
+      },
+    };
+    return { before: lock, after: [check] };
   }
 
   async countByStatus(): Promise<Record<TaskStatus, number>> {
@@ -101,10 +145,12 @@ export class TasksRepository {
   }
 
   /**
-   * Moves the oldest queued Task to `planning` under a new lease, in one statement (no read-then-write
-   * transaction, whose stale snapshot SQLite would refuse to upgrade), and answers with it. The partial
-   * unique index allows one active Task, so while another one is active, in any process or replica,
-   * nothing is claimed.
+   * Moves the next queued Task to `planning` under a new lease, in one statement (no read-then-write
+   * transaction, whose stale snapshot SQLite would refuse to upgrade), and answers with it. Fair by
+   * owner: the next Task is the oldest of the owner whose last Task started longest ago (never: first;
+   * among equals, the owner waiting with the oldest Task), so one user's flood of Tasks delays every
+   * other user by at most one Task each. The partial unique index allows one active Task, so while
+   * another one is active, in any process or replica, nothing is claimed.
    */
   async claimNext(owner: string, leaseMs: number): Promise<TaskEntity | null> {
     const { now, nowPlus } = this.sql.clock;
@@ -112,7 +158,7 @@ export class TasksRepository {
       const [claimed] = await this.sql.changed(
         `UPDATE tasks SET status = 'planning', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ${nowPlus(leaseMs)}, ` +
           `started_at = ${now()}, updated_at = ${now()} ` +
-          "WHERE status = 'queued' AND seq = (SELECT MIN(t.seq) FROM tasks t WHERE t.status = 'queued') RETURNING *",
+          `WHERE status = 'queued' AND seq = (SELECT q.seq FROM tasks q WHERE q.status = 'queued' ORDER BY (${LAST_START('q')}) ASC NULLS FIRST, q.seq ASC LIMIT 1) RETURNING *`,
         [owner],
       );
       return claimed ? this.sql.hydrate(TaskEntity, claimed) : null;

@@ -16,6 +16,7 @@ const TOOL_ERROR_PREFIX: Record<AgentErrorCode, string> = {
   resource_too_large: 'Invalid arguments',
   files_expired: 'Invalid arguments',
   shutting_down: 'Unavailable',
+  queue_full: 'Too many queued tasks',
   internal: 'Internal error',
 };
 

@@ -24,16 +24,20 @@ export interface CommandOptions {
   maxFileBytes: number;
   /** RLIMIT_NPROC (the kernel exempts root: a root service runs commands as SANDBOX_UID). */
   maxProcesses: number;
+  /** RLIMIT_DATA (each process's heap and private memory) and the size of the sandbox's /tmp. */
+  maxMemoryBytes: number;
   signal: AbortSignal;
 }
 
 /**
  * Resource limits set by the shell before the command runs (inherited by everything it starts).
- * `ulimit -f` counts 512-byte blocks; dash names the process limit `-p`, bash `-u`.
+ * `ulimit -f` counts 512-byte blocks, `-d` KiB; dash names the process limit `-p`, bash `-u`. RLIMIT_DATA,
+ * not RLIMIT_AS: runtimes such as V8 reserve far more address space than they use and would not start.
  */
 function withLimits(command: string, options: CommandOptions): string {
-  const blocks = Math.max(1, Math.floor(options.maxFileBytes / 512));
-  return `ulimit -f ${blocks}; ulimit -u ${options.maxProcesses} 2>/dev/null || ulimit -p ${options.maxProcesses} 2>/dev/null; ${command}`;
+  const blocks = Math.max(0, Math.floor(options.maxFileBytes / 512));
+  const kib = Math.max(1, Math.floor(options.maxMemoryBytes / 1024));
+  return `ulimit -f ${blocks}; ulimit -d ${kib}; ulimit -u ${options.maxProcesses} 2>/dev/null || ulimit -p ${options.maxProcesses} 2>/dev/null; ${command}`;
 }
 
 /** The conventional exit status of a command killed by its time limit. */
@@ -49,7 +53,7 @@ export function runCommand(command: string, options: CommandOptions): Promise<Co
   const script = withLimits(command, options);
   const sandboxed = options.sandbox.mode === 'bubblewrap';
   const [file, args] = sandboxed
-    ? ['bwrap', ['--json-status-fd', '3', ...bubblewrapArgs(options.workspaceRoot), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), ...sandboxShell(script)]]
+    ? ['bwrap', ['--json-status-fd', '3', ...bubblewrapArgs(options.workspaceRoot, options.maxMemoryBytes), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), ...sandboxShell(script)]]
     : ['/bin/sh', ['-c', script]];
   const started = Date.now();
   return new Promise((resolve, reject) => {

@@ -39,11 +39,14 @@ const DROP_TO_SANDBOX_USER = [
 /** The shell that runs `script` inside the sandbox: as SANDBOX_UID when the service is root. */
 export const sandboxShell = (script: string) => [...(serviceIsRoot() ? DROP_TO_SANDBOX_USER : []), '/bin/sh', '-c', script];
 
+/** The /tmp of the boot probe (commands get workspace.max_memory_bytes). */
+const DEFAULT_TMP_BYTES = 64 * 1024 * 1024;
+
 /**
  * Namespaces and mounts for one command: no network, read-only system, writable workspace, private /tmp;
  * `readOnly` folders are bound read-only too (a sandboxed MCP server's own code).
  */
-export function bubblewrapArgs(workspaceRoot: string, readOnly: readonly string[] = []): string[] {
+export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYTES, readOnly: readonly string[] = []): string[] {
   const args = [
     ...(serviceIsRoot() ? AS_ROOT : ['--unshare-all', '--cap-drop', 'ALL']),
     '--die-with-parent',
@@ -54,13 +57,23 @@ export function bubblewrapArgs(workspaceRoot: string, readOnly: readonly string[
     '--symlink', 'usr/sbin', '/sbin',
     '--symlink', 'usr/lib', '/lib',
     '--symlink', 'usr/lib64', '/lib64',
+    // Made by bwrap as root with mode 0700 otherwise: a command as SANDBOX_UID could read nothing below it.
+    '--perms', '0755', '--dir', '/etc',
     '--ro-bind-try', '/etc/alternatives', '/etc/alternatives',
     '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
     '--ro-bind-try', '/etc/ssl', '/etc/ssl',
     '--ro-bind-try', '/etc/localtime', '/etc/localtime',
     '--proc', '/proc',
     '--dev', '/dev',
-    '--tmpfs', '/tmp',
+    // bwrap's /dev is an unsized tmpfs (half the host's memory) the command could fill: read-only, with a
+    // sized /dev/shm (POSIX shared memory) of its own. Device nodes stay usable on a read-only mount.
+    '--size', String(tmpBytes), '--tmpfs', '/dev/shm',
+    '--remount-ro', '/dev',
+    // Sized: an unsized tmpfs may take half the host's memory, outside any per-process limit.
+    '--size', String(tmpBytes), '--tmpfs', '/tmp',
+    // The directories above the workspace, which bwrap would make 0700 root: git refuses a work tree it
+    // cannot reach with access(2), which ignores the capabilities of a command running as SANDBOX_UID.
+    ...ancestors(workspaceRoot).flatMap((dir) => ['--perms', '0755', '--dir', dir]),
     '--bind', workspaceRoot, workspaceRoot,
   ];
   // Codex-style protected path: the repository metadata (hooks, config) stays read-only.
@@ -70,9 +83,48 @@ export function bubblewrapArgs(workspaceRoot: string, readOnly: readonly string[
   return [...args, '--remount-ro', '/', '--chdir', workspaceRoot];
 }
 
-/** The only variables a command sees: nothing of the service's environment (tokens, database URLs). */
+/** `/a/b/c` -> `/a`, `/a/b`: the directories above a path, outermost first. */
+function ancestors(path: string): string[] {
+  const parts = path.split('/').filter(Boolean);
+  return parts.slice(0, -1).map((_, index) => `/${parts.slice(0, index + 1).join('/')}`);
+}
+
+/**
+ * Git settings given on the "command line" (GIT_CONFIG_COUNT), which outrank every config file: the
+ * agent can write the workspace (and HOME is the workspace), so no file it wrote may make git run a
+ * program (hooks, fsmonitor, a pager). The workspace is a safe directory whoever owns its files (the
+ * service writes as itself, a root service's commands run as SANDBOX_UID).
+ */
+const gitOverrides = (workspaceRoot: string): [string, string][] => [
+  ['safe.directory', workspaceRoot],
+  ['core.fsmonitor', 'false'],
+  ['core.hooksPath', '/dev/null'],
+  ['core.pager', 'cat'],
+  ['core.editor', 'false'],
+  ['sequence.editor', 'false'],
+  ['core.sshCommand', 'false'],
+];
+
+/**
+ * The only variables a command sees: nothing of the service's environment (tokens, database URLs). Git
+ * reads no system or user config file and npm no user config (both would be the agent's: HOME is the
+ * workspace); npm's script shell is fixed.
+ */
 export function commandEnvironment(workspaceRoot: string): Record<string, string> {
-  return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: workspaceRoot, LANG: 'C.UTF-8', TERM: 'dumb', TZ: 'UTC' };
+  const git = gitOverrides(workspaceRoot);
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: workspaceRoot,
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+    TZ: 'UTC',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_CONFIG_COUNT: String(git.length),
+    ...Object.fromEntries(git.flatMap(([key, value], index) => [[`GIT_CONFIG_KEY_${index}`, key], [`GIT_CONFIG_VALUE_${index}`, value]])),
+    NPM_CONFIG_USERCONFIG: '/dev/null',
+    NPM_CONFIG_SCRIPT_SHELL: '/bin/sh',
+  };
 }
 
 /** Runs bubblewrap once with the real argument set; `auto` uses it only if this works here. */

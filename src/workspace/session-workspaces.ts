@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { openRoot, removeTreeAt } from './beneath.js';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { WorkspacePaths } from './workspace-paths.js';
@@ -36,14 +37,14 @@ export class SessionWorkspaces {
     const dir = this.dir(sessionId);
     if (!(await stat(dir).catch(() => null))) await this.create(sessionId, dir);
     await this.touch(sessionId);
-    return WorkspacePaths.open(dir, this.settings.maxSessionBytes);
+    return this.open(dir);
   }
 
   /** The files of a session for readers (resources, admin); never creates anything. */
   async forReading(sessionId: string): Promise<SessionFiles> {
     if (this.shared) return { state: 'present', paths: this.rootPaths };
     const dir = this.dir(sessionId);
-    if (await stat(dir).catch(() => null)) return { state: 'present', paths: await WorkspacePaths.open(dir, this.settings.maxSessionBytes) };
+    if (await stat(dir).catch(() => null)) return { state: 'present', paths: await this.open(dir) };
     return (await stat(this.tombstone(sessionId)).catch(() => null)) ? { state: 'expired' } : { state: 'absent' };
   }
 
@@ -66,10 +67,29 @@ export class SessionWorkspaces {
       if (!info || now - info.mtimeMs < days * DAY_MS) continue;
       // The tombstone first: a reader never sees a half-removed workspace as merely absent.
       await writeFile(this.tombstone(entry.name), `${new Date(now).toISOString()}\n`);
-      await rm(join(base, entry.name), { recursive: true, force: true });
+      await this.remove(base, entry.name);
       removed.push(entry.name);
     }
     return removed;
+  }
+
+  private open(dir: string): Promise<WorkspacePaths> {
+    return WorkspacePaths.open(dir, this.settings.maxSessionBytes, this.settings.maxSessionFiles);
+  }
+
+  /**
+   * Moved aside first (one rename, so readers see the tombstone and nothing half-removed), then removed
+   * through descriptors: a link met on the way is unlinked, never followed.
+   */
+  private async remove(base: string, name: string): Promise<void> {
+    const doomed = `.${name}.${randomBytes(4).toString('hex')}.removing`;
+    await rename(join(base, name), join(base, doomed));
+    const parent = await openRoot(base);
+    try {
+      await removeTreeAt(parent, doomed);
+    } finally {
+      await parent.close();
+    }
   }
 
   private dir(sessionId: string): string {
@@ -82,7 +102,12 @@ export class SessionWorkspaces {
     return `${this.dir(sessionId)}.expired`;
   }
 
-  /** Built beside its final place and renamed in, so a crash never leaves half a template copy. */
+  /**
+   * Built beside its final place and renamed in, so a crash never leaves half a template copy. No
+   * command can change either side meanwhile (the template is the operator's, the copy is invisible to
+   * every sandbox until it is renamed in), so a path-based copy is race-free here; links are copied as
+   * links, never followed.
+   */
   private async create(sessionId: string, dir: string): Promise<void> {
     const building = join(this.rootPaths.root, 'sessions', `.${sessionId}.${randomBytes(4).toString('hex')}.tmp`);
     try {

@@ -5,14 +5,19 @@ import { resolveSandbox, type SandboxStatus } from './sandbox.js';
 import { SessionWorkspaces, type SessionFiles } from './session-workspaces.js';
 import { WorkspaceFiles } from './workspace-files.js';
 import { WorkspacePaths } from './workspace-paths.js';
-import { diskUsage } from './workspace-usage.js';
+import { overLimit, remeasure, usageOf } from './workspace-usage.js';
 
 const SWEEP_EVERY_MS = 3_600_000;
 
 export interface WorkspaceCommandResult extends CommandResult {
   /** The bytes the workspace holds after the command when that is past its quota; null otherwise. */
   overQuota: number | null;
+  /** Why the workspace is over a limit after the command (bytes or files), for the model; null when it is not. */
+  overLimit: string | null;
 }
+
+/** What a command's stderr says when it ran out of memory (Python, glibc/strerror, Node, C++ runtimes). */
+const OUT_OF_MEMORY = /MemoryError|Cannot allocate memory|out of memory|std::bad_alloc|ENOMEM|heap out of memory/i;
 
 /** The configured workspace: per-session confined paths, the file tools, sandboxed commands, retention. */
 @Injectable()
@@ -63,11 +68,16 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Runs a command confined to `paths` (the sandbox binds only that directory). No file it writes may
-   * exceed the room left under the quota; several files together can, which is reported afterwards.
+   * exceed the room left under the quota, and a command that leaves the workspace over a limit (several
+   * files together, too many files) fails. While the workspace is over a limit a command may only make
+   * room: it runs unable to write a byte (RLIMIT_FSIZE 0), and fails unless it leaves less behind than
+   * it found (otherwise a session over its quota could never be cleaned up: there is no delete tool).
    */
   async run(paths: WorkspacePaths, command: string, signal: AbortSignal): Promise<WorkspaceCommandResult> {
-    const { commandTimeoutMs, captureBytes, maxFileBytes, maxProcesses } = this.config.workspace;
-    const room = paths.maxBytes === null ? maxFileBytes : Math.max(512, paths.maxBytes - (await diskUsage(paths.root)));
+    const { commandTimeoutMs, captureBytes, maxFileBytes, maxProcesses, maxMemoryBytes } = this.config.workspace;
+    const before = await usageOf(paths);
+    const already = overLimit(paths, before, 0, 0, 'holds');
+    const room = already ? 0 : paths.maxBytes === null ? maxFileBytes : Math.max(512, paths.maxBytes - before.bytes);
     const result = await runCommand(command, {
       workspaceRoot: paths.root,
       sandbox: this.sandbox,
@@ -75,10 +85,19 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
       captureBytes,
       maxFileBytes: Math.min(maxFileBytes, room),
       maxProcesses,
+      maxMemoryBytes,
       signal,
     });
-    const used = paths.maxBytes === null ? 0 : await diskUsage(paths.root);
-    return { ...result, overQuota: paths.maxBytes !== null && used > paths.maxBytes ? used : null };
+    const after = await remeasure(paths);
+    const stillOver = overLimit(paths, after, 0, 0, 'holds');
+    const cleaned = already !== null && after.bytes < before.bytes && after.entries <= before.entries;
+    const problem = !stillOver ? null : already && !cleaned ? `${stillOver}; while it is over, a command may only delete files` : cleaned ? null : stillOver;
+    const overQuota = paths.maxBytes !== null && after.bytes > paths.maxBytes ? after.bytes : null;
+    // The model reads stderr: say which limit it ran into, so it does not retry the same thing blindly.
+    const memoryNote = result.exitCode !== 0 && !result.timedOut && OUT_OF_MEMORY.test(result.stderr)
+      ? `\n[the command ran out of memory: each process may use at most ${maxMemoryBytes} bytes (workspace.max_memory_bytes)]`
+      : '';
+    return { ...result, stderr: result.stderr + memoryNote, overQuota, overLimit: problem };
   }
 
   private async sweep(): Promise<void> {

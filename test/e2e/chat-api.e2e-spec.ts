@@ -116,7 +116,7 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
     const content = chunks.map((chunk) => chunk.choices[0].delta.content ?? '').join('');
     const { session_id: sessionId, task_id: taskId } = first.choices[0].delta.agent;
     const uri = `agent-session://${sessionId}/files/notes/out.txt`;
-    expect(content).toBe(`Wrote the file.\n\nFiles created or changed:\n- notes/out.txt (created, 5 bytes) ${uri}`);
+    expect(content).toBe(`Wrote the file.\n\nFiles created or changed:\n- notes/out.txt (created, 5 bytes) ${uri}\n\ndiff: agent-session://${sessionId}/tasks/${taskId}/diff`);
     expect((await waitTerminal(taskId)).result).toBe('Wrote the file.');
     const last = chunks.at(-1);
     expect(last.choices[0].finish_reason).toBe('stop');

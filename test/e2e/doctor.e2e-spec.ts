@@ -90,9 +90,9 @@ describe('npm run doctor, the boot log and /readyz say what the model and the ma
       expect(service.stderr).toContain(warning);
       const ready = await fetch(`http://127.0.0.1:${service.port}/admin/readyz`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready', checks: { database: { ok: true }, ollama: { ok: true, warnings: [expect.stringContaining(warning)] } } });
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { database: { ok: true }, ollama: { ok: true, warnings: [expect.stringContaining(warning)] }, files: { ok: true } } });
       // Anonymous probes learn only that it is ready, as for every other reason.
-      expect(await (await fetch(`http://127.0.0.1:${service.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok' } });
+      expect(await (await fetch(`http://127.0.0.1:${service.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
     } finally {
       await service.stop();
     }

@@ -246,13 +246,15 @@ describe('HTTP edge: what all connections together may hold, and for how long', 
     expect(served).toBe(true);
   });
 
-  it('closes connections past server.max_connections as they arrive, and accepts again once some close', async () => {
+  it('answers 503 past server.max_connections, still serves the health probes, and serves again once some close (issue 20)', async () => {
     const held = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => openUpload(service.port, '')));
-    const probe = () => rawExchange(service.port, head('GET /healthz HTTP/1.1', [`Host: 127.0.0.1:${service.port}`, 'Connection: close']));
-    const refused = await probe();
-    expect([refused.status, refused.closed]).toEqual([0, true]);
+    const get = (path: string) => rawExchange(service.port, head(`GET ${path} HTTP/1.1`, [`Host: 127.0.0.1:${service.port}`, 'Connection: close']));
+    const refused = await get('/v1/models');
+    expect([refused.status, refused.headers['retry-after']]).toEqual([503, '1']);
+    expect((await get('/healthz')).status).toBe(200);
+    expect([200, 503]).toContain((await get('/readyz')).status);
     for (const socket of held) socket.destroy();
-    expect(await eventually(async () => (await probe()).status === 200 || (await settle(), false))).toBe(true);
+    expect(await eventually(async () => (await get('/v1/models')).status !== 503 || (await settle(), false))).toBe(true);
   });
 
   it('closes a connection that never finishes its headers (slowloris) or its body, at the configured timeouts', async () => {

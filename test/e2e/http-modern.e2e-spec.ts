@@ -180,11 +180,12 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
   it('never lets an image string name a server file (the ollama client reads strings that are paths)', async () => {
     ollama.capabilities = ['completion', 'vision'];
     const pathShaped = '/etc///group'; // valid Base64 (12 characters of the alphabet) and an existing path
-    ollama.enqueue({ content: 'looked' });
+    // A tool round (through the text tool protocol: this model lacks tools), then the answer: two calls.
+    ollama.enqueue({ content: '<tool_call>{"name": "list_dir", "arguments": {}}</tool_call>' }, { content: 'looked' });
     const before = ollama.chats.length;
     const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'look', images: [{ mime_type: 'image/png', data_base64: pathShaped }] })));
     expect((await waitForTerminal((id) => status(id), taskId)).status).toBe('completed');
-    // Every call of the Task (planning, then work) carries the submitted bytes, never the file's.
+    // Every call of the Task carries the submitted bytes, never the file's.
     const sent = ollama.chats.slice(before).map((chat) => chat.body.messages.find((message) => message.images)!.images);
     expect(sent).toEqual([[pathShaped], [pathShaped]]);
     expect(JSON.stringify(sent)).not.toContain(readFileSync('/etc/group').toString('base64'));

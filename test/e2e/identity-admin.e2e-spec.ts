@@ -187,14 +187,14 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
 
   it('answers /healthz, and /readyz with the database and the model checked: which dependency to anyone, why only to admins and the log', async () => {
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
-    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok' } });
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
     ollama.models = ['other-model:latest'];
     const notReady = await fetch(`${base}/readyz`, { headers: as('alice@example.com') });
     expect(notReady.status).toBe(503);
-    expect(await notReady.text()).toBe(JSON.stringify({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable' } }));
+    expect(await notReady.text()).toBe(JSON.stringify({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable', files: 'ok' } }));
     const detailed = await admin('/admin/readyz');
     expect(detailed.status).toBe(503);
-    expect(await detailed.json()).toEqual({ status: 'not_ready', checks: { database: { ok: true }, ollama: { ok: false, error: 'model test-model is not pulled' } } });
+    expect(await detailed.json()).toEqual({ status: 'not_ready', checks: { database: { ok: true }, ollama: { ok: false, error: 'model test-model is not pulled' }, files: { ok: true } } });
     expect(service.stderr).toMatch(/ollama: not ready: model test-model is not pulled/);
     ollama.models = ['test-model:latest'];
     expect((await admin('/admin/readyz')).status).toBe(200);
@@ -266,8 +266,8 @@ describe('Ollama behind an authenticating reverse proxy (ollama.headers)', () =>
   };
 
   it('sends the configured headers with every request to Ollama, and never logs them', async () => {
-    expect(await readiness({ Authorization: `Bearer ${TOKEN}` })).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok' } });
-    expect(await readiness({})).toEqual({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable' } });
+    expect(await readiness({ Authorization: `Bearer ${TOKEN}` })).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
+    expect(await readiness({})).toEqual({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable', files: 'ok' } });
     expect(services[1].stderr).toMatch(/ollama: not ready: .*401/);
     for (const service of services) expect(service.stderr).not.toContain(TOKEN);
   });

@@ -39,6 +39,13 @@ describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Ch
     await ollama.stop();
   });
 
+  it('checks every tier\'s model at start, each line named by its tier', async () => {
+    for (const deadline = Date.now() + 5000; !service.stderr.includes('context (tier high_performance)') && Date.now() < deadline; ) await new Promise((done) => setTimeout(done, 50));
+    expect(service.stderr).toContain('model: test-model is pulled');
+    expect(service.stderr).toContain('model (tier high_performance): big-model is pulled');
+    expect(service.stderr).toMatch(/capabilities \(tier high_performance\): tools yes/);
+  });
+
   it('lists the agent, its direct mode and each tier as Chat models', async () => {
     const ids = [];
     for await (const model of openai.models.list()) ids.push(model.id);

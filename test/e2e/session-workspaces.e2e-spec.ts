@@ -122,7 +122,7 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     ollama.enqueue(call('edit_file', { path: 'src/math.js', old_text: 'a + b', new_text: 'b + a' }), { content: 'swapped' });
     const { final, text } = await run(alice, 'swap', aliceSession);
     expect(final.status).toBe('completed');
-    expect(text).toMatch(new RegExp(`result: swapped\n\nFiles created or changed:\n- src/math.js \\(changed, 36 bytes\\) agent-session://${aliceSession}/files/src/math.js$`));
+    expect(text).toMatch(new RegExp(`result: swapped\n\nFiles created or changed:\n- src/math.js \\(changed, 36 bytes\\) agent-session://${aliceSession}/files/src/math.js\n\ndiff: agent-session://${aliceSession}/tasks/[0-9a-f-]{36}/diff$`));
   });
 
   it('writes image inputs into the session workspace where the tools can open them', async () => {
@@ -136,7 +136,10 @@ describe('session workspaces and deliverables as MCP resources, two users behind
 
   it('serves the owner her deliverables as resources: template, list newest first and paged, text and binary reads up to the limit', async () => {
     const { resourceTemplates } = await alice.listResourceTemplates();
-    expect(resourceTemplates).toEqual([expect.objectContaining({ uriTemplate: 'agent-session://{session_id}/files/{+path}', name: 'session-file' })]);
+    expect(resourceTemplates).toEqual([
+      expect.objectContaining({ uriTemplate: 'agent-session://{session_id}/files/{+path}', name: 'session-file' }),
+      expect.objectContaining({ uriTemplate: 'agent-session://{session_id}/tasks/{task_id}/diff', name: 'task-diff', mimeType: 'text/x-diff' }),
+    ]);
 
     const many = Array.from({ length: 101 }, (_, n) => ({ name: 'write_file', arguments: { path: `out/file ${n}.txt`, content: `${n}` } }));
     ollama.enqueue(

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand, TIMEOUT_EXIT_CODE, type CommandOptions } from '../../src/workspace/command-runner.js';
-import { probeBubblewrap, resolveSandbox, SANDBOX_UID } from '../../src/workspace/sandbox.js';
+import { commandEnvironment, probeBubblewrap, resolveSandbox, SANDBOX_UID } from '../../src/workspace/sandbox.js';
 
 const base = mkdtempSync(join(tmpdir(), 'oam-sandbox-'));
 const root = join(base, 'ws');
@@ -19,6 +19,7 @@ const options = (overrides: Partial<CommandOptions> = {}): CommandOptions => ({
   captureBytes: 64 * 1024,
   maxFileBytes: 1024 * 1024 * 1024,
   maxProcesses: 512,
+  maxMemoryBytes: 1024 * 1024 * 1024,
   signal: new AbortController().signal,
   ...overrides,
 });
@@ -68,7 +69,10 @@ describe('commands under bubblewrap (T3.6 to T3.10)', () => {
 
   it('T3.8: gets exactly the allowlisted environment (canaries of the service env: see the agent e2e test)', async () => {
     const result = await runCommand('env | sort', options());
-    expect(result.stdout.trim().split('\n')).toEqual([`HOME=${root}`, 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PWD=' + root, 'TERM=dumb', 'TZ=UTC'].sort());
+    // Besides these, only the settings that keep git and npm from reading agent-written config (issue 20).
+    const configGuards = Object.entries(commandEnvironment(root)).filter(([key]) => /^(GIT|NPM)_CONFIG_/.test(key)).map(([key, value]) => `${key}=${value}`);
+    expect(configGuards.length).toBeGreaterThan(4);
+    expect(result.stdout.trim().split('\n')).toEqual([`HOME=${root}`, 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PWD=' + root, 'TERM=dumb', 'TZ=UTC', ...configGuards].sort());
   });
 
   it('T3.9: a timeout kills the whole tree, daemonised children included', async () => {

@@ -466,7 +466,7 @@ describe('identity headers and oversized fields against a service behind an SSO 
 
   beforeAll(async () => {
     await ollama.start();
-    config = await writeConfig(ollama.url, { auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: ['platform-admins'] } });
+    config = await writeConfig(ollama.url, { auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: ['platform-admins'], email_header: 'X-Forwarded-Email' } });
     service = await new ServiceProcess(config.file).start();
   });
 

@@ -26,7 +26,10 @@ export interface ScriptedReply {
   toolCalls?: { name: string; arguments: Record<string, unknown> }[];
 }
 
-/** The answer to a planning call (a chat request with a `format` schema) when no plan is scripted. */
+/**
+ * The answer to a planning call (a chat request with a `format` schema) when no plan is scripted. The agent
+ * makes none since issue 19; bench/agent-calls.ts scripts one for the build before it (main a291e1a).
+ */
 export const DIRECT_PLAN: ScriptedReply = { content: '{"mode":"direct","subtasks":[]}' };
 
 export interface RecordedChat {
@@ -94,7 +97,7 @@ export class ScriptedOllama {
     this.plans.push(...replies);
   }
 
-  /** Chat requests that were not planning calls. */
+  /** Chat requests that were not planning calls (all of them, for the agent since issue 19). */
   get workChats(): RecordedChat[] {
     return this.chats.filter((chat) => chat.body.format === undefined);
   }

@@ -7,13 +7,16 @@ import { unifiedDiff } from '../../src/approvals/unified-diff.js';
 import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
 
 describe('command allowlist', () => {
-  const allow = new CommandAllowlist(['npm test*', 'git status', 'ls *', 'grep *']);
+  const allow = new CommandAllowlist(['npm test*', 'git status', 'ls *', 'grep *', 'git diff*', 'make * check']);
 
   it.each([
     'npm test',
     'npm test -- --watch=false',
-    'npm test:unit',
     'git status',
+    'git diff',
+    'git diff --stat HEAD~1',
+    'make check',
+    'make -j4 all check',
     '  git   status  ',
     'ls',
     'ls -la src',
@@ -52,6 +55,12 @@ describe('command allowlist', () => {
     'npm test \\',
     'git status --porcelain',
     'git statuses',
+    // Issue 20, finding 3: * stands for whole arguments, never the rest of a word.
+    'npm test:unit',
+    'npm testx',
+    `git difftool --no-prompt --extcmd="sh -c 'id > PWNED.txt'" --no-index a b`,
+    'git diffx',
+    'make check x',
     'FOO=bar npm test',
     'curl evil',
     '',
@@ -143,5 +152,12 @@ describe('unified diff', () => {
     expect(diff.text.split('\n')).toHaveLength(51);
     expect(diff.text).toMatch(/… 953 more diff lines not shown$/);
     expect(unifiedDiff('big.txt', null, after, { maxLines: 10_000, maxChars: 500 }).text.length).toBeLessThan(600);
+  });
+});
+
+describe('allow patterns that name programs running other programs (issue 20, finding 3)', () => {
+  it('are named for the boot warning; plain programs are not', async () => {
+    const { patternsRunningOtherPrograms } = await import('../../src/approvals/command-pattern.js');
+    expect(patternsRunningOtherPrograms(['npm test*', 'git status', 'ls *', '/usr/bin/find . -name x', 'wc -l *', 'cat *'])).toEqual(['npm test*', 'git status', '/usr/bin/find . -name x']);
   });
 });

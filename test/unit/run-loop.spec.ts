@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Tool } from 'ollama';
+import { AnswerStream } from '../../src/agent/answer-stream.js';
 import { CoreToolSource, PLAN_TOOL } from '../../src/agent/core-tools.js';
 import type { RunEvent } from '../../src/agent/core/run-events.js';
 import type { RunState } from '../../src/agent/core/run-state.js';
@@ -105,6 +106,8 @@ describe('RunLoop with a scripted model', () => {
     expect(h.of('tokens').at(-1)).toMatchObject({ inputTokens: 12, outputTokens: 1 });
     expect(h.of('step').map((event) => `${event.step.kind}:${event.step.name}`)).toEqual(['model_call:chat']);
     expect(assembled(h.of('answer_delta'))).toBe('four');
+    // One order per Task: the call's streamed deltas, then its trace step and token totals.
+    expect(h.events.map((event) => event.type)).toEqual(['progress', 'status', 'answer_delta', 'answer_delta', 'step', 'tokens', 'progress']);
     expect(h.state.position.phase).toBe('done');
   });
 
@@ -206,6 +209,16 @@ describe('RunLoop with a scripted model', () => {
     expect(deltas).toEqual([[0, 'Let me'], [6, ' look.'], [0, ''], [0, 'half a'], [0, ''], [0, 'the a'], [5, 'nswer']]);
     expect(assembled(h.of('answer_delta'))).toBe('the answer');
     expect(h.model.requests[2].at(-1)!.content).toMatch(/^Your previous response caused an error/);
+  });
+
+  it('holds back a <think> block split across chunks, and lets through text that only starts like one', async () => {
+    const deltas: { offset: number; text: string }[] = [];
+    const stream = new AnswerStream({ emit: async (event) => void (event.type === 'answer_delta' && deltas.push({ offset: event.offset, text: event.text })) }, 't1');
+    for (const piece of ['<thi', 'nk>reason', 'ing</th', 'ink>\n\nthe ', 'answer']) stream.onContent(piece);
+    stream.keep();
+    for (const piece of ['<', 'b>bold</b>']) stream.onContent(piece);
+    await stream.flushed();
+    expect(deltas).toEqual([{ offset: 0, text: 'the ' }, { offset: 4, text: 'answer' }, { offset: 10, text: '<b>bold</b>' }]);
   });
 
   it('never streams reasoning that leaked into the content as a <think> block', async () => {

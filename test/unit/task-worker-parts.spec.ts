@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { AgentRunner } from '../../src/agent/agent-runner.js';
 import type { AuditService } from '../../src/audit/audit.service.js';
 import type { AppConfig } from '../../src/config/app-config.js';
+import type { HistoryService } from '../../src/history/history.service.js';
 import { AbandonedTaskRecovery } from '../../src/queue/abandoned-task-recovery.js';
 import { LeaseKeeper } from '../../src/queue/lease-keeper.js';
 import { CancelSignal, LeaseLost } from '../../src/queue/run-signals.js';
@@ -90,7 +91,8 @@ describe('TaskExecution', () => {
     } as unknown as AgentRunner;
     const leases = { keep: jest.fn(() => ({ stop: () => undefined })) } as unknown as LeaseKeeper;
     const events = audit();
-    execution = new TaskExecution(tasks, conversation, agent, leases, new TaskStatusJournal(events as unknown as AuditService), new RunnerIdentity(), new RunEventHub());
+    const history = { begin: jest.fn(async () => null), isUndo: () => false } as unknown as HistoryService;
+    execution = new TaskExecution(tasks, conversation, agent, leases, new TaskStatusJournal(events as unknown as AuditService), new RunnerIdentity(), new RunEventHub(), history);
     await execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
     expect(finish).toHaveBeenCalledWith(expect.objectContaining({ taskId: 't1', attempt: 1 }), 'cancelled', 'Cancelled on request.', {});
     expect(events.record.mock.calls.map(([event]) => (event.detail as { status: string }).status)).toEqual(['planning', 'cancelled']);

@@ -1,0 +1,79 @@
+import { Get, Header, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiProduces } from '@nestjs/swagger';
+import { AgentError } from '../common/agent-error.js';
+import { HistoryService } from '../history/history.service.js';
+import { taskDiffUri } from '../history/history-uri.js';
+import { SessionFork } from '../queue/session-fork.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
+import { AdminAction, type AdminRequest } from './admin-auth.guard.js';
+import { UuidParamDto } from './admin.dto.js';
+import { ForkBodyDto, UndoBodyDto } from './admin-history.dto.js';
+import { AdminRoutes } from './admin-routes.decorator.js';
+
+/**
+ * Workspace history (issue 24): a Task's diff and a session's checkpoints (any session, as the admin
+ * reads every Task), and undo and fork, which act for the caller on the caller's own sessions only.
+ */
+@AdminRoutes('admin', 'sessions')
+export class AdminHistoryController {
+  constructor(
+    private readonly history: HistoryService,
+    private readonly queue: TaskQueueService,
+    private readonly forks: SessionFork,
+  ) {}
+
+  @Get('tasks/:id/diff')
+  @AdminAction('admin.task_diff')
+  @Header('Content-Type', 'text/x-diff; charset=utf-8')
+  @ApiProduces('text/x-diff')
+  @ApiOperation({ summary: "A Task's workspace changes as a unified diff (the same text as its agent-session://…/diff resource)" })
+  async diff(@Param() { id }: UuidParamDto) {
+    const task = await this.queue.find(id.toLowerCase());
+    if (!task) throw new AgentError('resource_not_found', `no task ${id}`);
+    return (await this.history.diff(task.sessionId, task.id)).text;
+  }
+
+  @Get('sessions/:id/history')
+  @AdminAction('admin.session_history')
+  @ApiOperation({ summary: "A session's checkpoints: each Task's start and end, undo links and diff URIs, oldest first" })
+  async timeline(@Param() { id }: UuidParamDto) {
+    await this.history.assertExists(id.toLowerCase());
+    const tasks = await this.history.timeline(id.toLowerCase());
+    return {
+      shared_root: this.history.shared,
+      tasks: tasks.map((task) => ({
+        task_id: task.taskId,
+        before: task.before ? { seq: task.before.seq, commit: task.before.commit } : null,
+        after: task.after ? { seq: task.after.seq, commit: task.after.commit } : null,
+        undo_of: task.undoOf,
+        diff: taskDiffUri(task.sessionId, task.taskId),
+      })),
+    };
+  }
+
+  @Post('sessions/:id/undo')
+  @HttpCode(202)
+  @AdminAction('admin.session_undo')
+  @ApiOperation({ summary: 'Queue an undo Task for one of your sessions (the last Task, or ?task_id=); 400 with the files when it would be refused' })
+  async undo(@Param() { id }: UuidParamDto, @Query() body: UndoBodyDto, @Req() req: AdminRequest) {
+    const caller = req.caller!;
+    const sessionId = id.toLowerCase();
+    await this.history.assertOwned(caller.user, sessionId);
+    const plan = await this.history.checkUndo(sessionId, body.task_id?.toLowerCase() ?? null);
+    const request = body.task_id ? `undo ${body.task_id.toLowerCase()}` : 'undo';
+    const task = await this.queue.enqueue(caller, { request, sessionId, temperature: null, images: [] }, { action: 'agent_run', detail: { surface: 'admin', undo_of: plan.target } });
+    return { task_id: task.id, session_id: sessionId, status: task.status, undo_of: plan.target, paths: plan.paths };
+  }
+
+  @Post('sessions/:id/fork')
+  @HttpCode(201)
+  @AdminAction('admin.session_fork')
+  @ApiOperation({ summary: 'Fork one of your sessions at a Task (?task_id=): a new session of yours with its conversation and workspace as that Task left them' })
+  async fork(@Param() { id }: UuidParamDto, @Query() body: ForkBodyDto, @Req() req: AdminRequest) {
+    const caller = req.caller!;
+    await this.history.assertOwned(caller.user, id.toLowerCase());
+    if (!body.task_id) throw new AgentError('invalid_input', 'task_id: required (the Task to fork from).');
+    const forked = await this.forks.fork(caller, body.task_id.toLowerCase(), id.toLowerCase());
+    return { session_id: forked.sessionId, forked_from: { session_id: forked.sourceSessionId, task_id: body.task_id.toLowerCase() }, not_restorable: forked.notRestorable };
+  }
+}

@@ -1,0 +1,76 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCommand, type CommandOptions } from '../../src/workspace/command-runner.js';
+import { probeBubblewrap } from '../../src/workspace/sandbox.js';
+
+const base = mkdtempSync(join(tmpdir(), 'oam-sandbox2-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+const MiB = 1024 * 1024;
+let count = 0;
+function workspace(): string {
+  const root = join(base, `ws${count++}`);
+  mkdirSync(root);
+  return root;
+}
+const run = (root: string, command: string, overrides: Partial<CommandOptions> = {}) =>
+  runCommand(command, {
+    workspaceRoot: root,
+    sandbox: { mode: 'bubblewrap', detail: '' },
+    timeoutMs: 20_000,
+    captureBytes: 64 * 1024,
+    maxFileBytes: 1024 * MiB,
+    maxProcesses: 512,
+    maxMemoryBytes: 256 * MiB,
+    signal: new AbortController().signal,
+    ...overrides,
+  } as CommandOptions);
+
+describe('the sandbox, round two (issue 20)', () => {
+  it('has bubblewrap', () => {
+    const probe = probeBubblewrap(base);
+    expect(probe).toMatchObject({ ok: true });
+  });
+
+  it('finding 9: git works in the sandbox, also when the service is root and commands run as another uid', async () => {
+    const root = workspace();
+    const result = await run(root, 'git init -q . && git status --porcelain && echo git-ok');
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('git-ok');
+  });
+
+  it('finding 3: ignores the git and npm config a command can write that would run programs', async () => {
+    const root = workspace();
+    writeFileSync(join(root, 'evil.sh'), '#!/bin/sh\ntouch "$HOME/PWNED_NPM"\nexec /bin/sh "$@"\n', { mode: 0o755 });
+    // HOME is the workspace: these are git's and npm's user config files, as the agent could write them.
+    writeFileSync(join(root, '.gitconfig'), `[core]\n\tfsmonitor = "touch ${root}/PWNED_FSMONITOR; false"\n\tpager = "touch ${root}/PWNED_PAGER; cat"\n`);
+    writeFileSync(join(root, '.npmrc'), `script-shell=${root}/evil.sh\n`);
+    writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0', scripts: { test: 'echo tests-ran' } }));
+    const git = await run(root, 'git init -q . && git status && git -p log -1; echo done');
+    expect(git.stdout).toContain('done');
+    const npm = await run(root, 'npm test --offline 2>&1');
+    expect(npm.stdout).toContain('tests-ran');
+    expect(existsSync(join(root, 'PWNED_FSMONITOR'))).toBe(false);
+    expect(existsSync(join(root, 'PWNED_PAGER'))).toBe(false);
+    expect(existsSync(join(root, 'PWNED_NPM'))).toBe(false);
+  });
+
+  it('finding 4: a command cannot take more memory than workspace.max_memory_bytes, in its heap, in /tmp or in /dev', async () => {
+    const root = workspace();
+    const greedy = await run(
+      root,
+      'python3 -c "bytearray(1024**3)"; echo heap=$?; head -c 300000000 /dev/zero > /tmp/fill; echo tmp=$?; ' +
+        'head -c 300000000 /dev/zero > /dev/shm/fill; echo shm=$?; rm -f /dev/shm/fill; echo x > /dev/fill; echo dev=$?',
+    );
+    expect(greedy.stdout).toMatch(/heap=1/);
+    expect(greedy.stderr).toMatch(/MemoryError/);
+    expect(greedy.stdout).toMatch(/tmp=1/);
+    // Found beside the finding: bwrap's /dev (and /dev/shm in it) was an unsized tmpfs the command could fill.
+    expect(greedy.stdout).toMatch(/shm=1/);
+    expect(greedy.stdout).toMatch(/dev=2/);
+    const modest = await run(root, 'python3 -c "print(len(bytearray(64*1024**2)))"; head -c 10000000 /dev/zero > /tmp/fill; echo tmp=$?');
+    expect(modest.stdout).toBe(`${64 * MiB}\ntmp=0\n`);
+  });
+});

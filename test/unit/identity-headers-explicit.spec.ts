@@ -1,0 +1,29 @@
+import { describe, expect, it } from '@jest/globals';
+import type { IncomingMessage } from 'node:http';
+import { validateConfig } from '../../src/config/agent-config.js';
+import type { AppConfig } from '../../src/config/app-config.js';
+import { IdentityService } from '../../src/identity/identity.service.js';
+
+/** A request from the trusted proxy on loopback with these headers (names in lower case, as node gives them). */
+function fromProxy(headers: Record<string, string>): IncomingMessage {
+  const distinct = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
+  const raw = Object.entries(headers).flat();
+  return { headers, headersDistinct: distinct, rawHeaders: raw, socket: { remoteAddress: '127.0.0.1' } } as unknown as IncomingMessage;
+}
+
+const service = (auth: Record<string, unknown> = {}) =>
+  new IdentityService(validateConfig({ auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32'], ...auth } }) as unknown as AppConfig);
+
+/** Issue 20, also seen: only the identity headers the configuration names are honoured. */
+describe('identity headers are explicit in auth config', () => {
+  it('by default honours the user header alone: an email header a client passes through names no one', async () => {
+    const identity = service();
+    expect(await identity.forHttp(fromProxy({ 'x-forwarded-email': 'mallory@example.com' }))).toMatchObject({ refusal: { reason: 'the trusted proxy sent no identity' } });
+    expect(await identity.forHttp(fromProxy({ 'x-forwarded-user': 'alice@example.com', 'x-forwarded-email': 'mallory@example.com' }))).toMatchObject({ caller: { user: 'alice@example.com' } });
+  });
+
+  it('falls back to the email header only where auth.email_header names it', async () => {
+    const identity = service({ email_header: 'X-Forwarded-Email' });
+    expect(await identity.forHttp(fromProxy({ 'x-forwarded-email': 'bob@example.com' }))).toMatchObject({ caller: { user: 'bob@example.com' } });
+  });
+});

@@ -1,0 +1,225 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { changeSet, touchedPaths } from '../../src/history/change-set.js';
+import { CheckpointStore } from '../../src/history/checkpoint-store.js';
+import { renderDiff } from '../../src/history/diff-text.js';
+import { GitRepository } from '../../src/history/git-repository.js';
+import { restoreCheckpoint } from '../../src/history/workspace-restore.js';
+import { quotePath } from '../../src/history/checkpoint-meta.js';
+import { undoRequestOf } from '../../src/history/undo-request.js';
+import { parseTaskDiffUri } from '../../src/history/history-uri.js';
+
+const BOUNDS = { maxLines: 500, maxChars: 100_000, maxTotalChars: 1_000_000 };
+const SESSION = '00000000-0000-4000-8000-000000000001';
+
+describe('workspace history: checkpoints, change sets, diffs, restore', () => {
+  let base: string;
+  let ws: string;
+  let store: CheckpointStore;
+  let step = 0;
+  const take = (kind: 'before' | 'after') => store.take(ws, { kind, taskId: `00000000-0000-4000-8000-${String(++step).padStart(12, '0')}`, sessionId: SESSION });
+  const diffOf = async (a: string, b: string) => {
+    const changes = await changeSet(store.repo, a, b);
+    const blobs = await store.repo.blobs(changes.flatMap((change) => [change.before?.oid, change.after?.oid]).filter((oid): oid is string => !!oid));
+    return { changes, text: renderDiff(changes, blobs, BOUNDS) };
+  };
+
+  beforeEach(async () => {
+    base = await mkdtemp(join(tmpdir(), 'oam-history-'));
+    ws = join(base, 'ws');
+    await mkdir(ws);
+    store = new CheckpointStore(new GitRepository(join(base, 'history', 'repo.git')), { maxFiles: 1000, largeFileBytes: 1024 });
+  });
+  afterEach(() => rm(base, { recursive: true, force: true }));
+
+  it('records added, changed, deleted, renamed, mode and binary changes, and restores them byte for byte', async () => {
+    await writeFile(join(ws, 'a.txt'), 'one\ntwo\nthree\n');
+    await writeFile(join(ws, 'b.txt'), 'bee\n');
+    await writeFile(join(ws, 'gone.txt'), 'bye\n');
+    await writeFile(join(ws, 'moved.txt'), 'same content\n');
+    await writeFile(join(ws, 'run.sh'), '#!/bin/sh\n');
+    await writeFile(join(ws, 'secret'), 'k\n', { mode: 0o600 });
+    await chmod(join(ws, 'secret'), 0o600);
+    await mkdir(join(ws, '.git'));
+    await writeFile(join(ws, '.git', 'config'), '[core]\n\tfsmonitor = touch /tmp/pwned\n');
+    await writeFile(join(ws, '.gitattributes'), '* filter=evil text eol=crlf\n');
+    const before = await take('before');
+
+    await writeFile(join(ws, 'a.txt'), 'one\nTWO\nthree\n');
+    await writeFile(join(ws, 'b.txt'), 'bee\nsting\n');
+    await unlink(join(ws, 'gone.txt'));
+    await rm(join(ws, 'moved.txt'));
+    await mkdir(join(ws, 'dir with space'));
+    await writeFile(join(ws, 'dir with space', 'renamed.txt'), 'same content\n');
+    await chmod(join(ws, 'run.sh'), 0o755);
+    await chmod(join(ws, 'secret'), 0o640);
+    await writeFile(join(ws, 'image.bin'), Buffer.from([0, 1, 2, 255]));
+    await writeFile(join(ws, 'big.dat'), Buffer.alloc(4096, 7));
+    await symlink('/etc/passwd', join(ws, 'link'));
+    await writeFile(join(ws, '.git', 'HEAD'), 'ref: refs/heads/evil\n');
+    const after = await take('after');
+
+    const { changes, text } = await diffOf(before.commit, after.commit);
+    expect(changes.map((change) => [change.status, change.path])).toEqual([
+      ['added', 'big.dat'],
+      ['changed', 'a.txt'],
+      ['changed', 'b.txt'],
+      ['renamed', 'dir with space/renamed.txt'],
+      ['deleted', 'gone.txt'],
+      ['added', 'image.bin'],
+      ['added', 'link'],
+      ['mode', 'run.sh'],
+      ['mode', 'secret'],
+    ].sort((x, y) => (x[1] < y[1] ? -1 : 1)));
+    expect(text).toContain('diff --git a/a.txt b/a.txt\nindex ');
+    expect(text).toContain('-two\n+TWO\n');
+    expect(text).toContain('diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n');
+    expect(text).toContain('--- a/gone.txt\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-bye\n');
+    expect(text).toContain('rename from moved.txt\nrename to dir with space/renamed.txt\n');
+    expect(text).toContain('diff --git a/secret b/secret\nold mode 100600\nnew mode 100640\n');
+    expect(text).toContain('Binary files /dev/null and b/image.bin differ (none -> 4 bytes)');
+    expect(text).toMatch(/Binary files \/dev\/null and b\/big.dat differ \(none -> 4096 bytes, sha256 [0-9a-f]{64}; large files are recorded by hash/);
+    expect(text).toContain('new file mode 120000');
+    expect(text).not.toContain('.git/');
+    expect(await stat('/tmp/pwned').catch(() => null)).toBeNull();
+
+    const outcome = await restoreCheckpoint(store.repo, before.commit, ws, touchedPaths(changes));
+    expect(outcome.notRestorable).toEqual([]);
+    expect(await readFile(join(ws, 'a.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
+    expect(await readFile(join(ws, 'gone.txt'), 'utf8')).toBe('bye\n');
+    expect(await readFile(join(ws, 'moved.txt'), 'utf8')).toBe('same content\n');
+    expect(await lstat(join(ws, 'dir with space')).catch(() => null)).toBeNull();
+    expect(await lstat(join(ws, 'link')).catch(() => null)).toBeNull();
+    expect((await stat(join(ws, 'run.sh'))).mode & 0o777).toBe(0o644);
+    expect((await stat(join(ws, 'secret'))).mode & 0o777).toBe(0o600);
+    expect(await readFile(join(ws, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/evil\n');
+    const again = await take('before');
+    expect((await diffOf(before.commit, again.commit)).changes).toEqual([]);
+  });
+
+  it('reads only what changed since the previous checkpoint, and restores a whole checkpoint elsewhere', async () => {
+    for (let i = 0; i < 50; i++) await writeFile(join(ws, `f${i}.txt`), `file ${i}\n`);
+    await symlink('f1.txt', join(ws, 'alias'));
+    await writeFile(join(ws, 'é "日本"\n.txt'), 'unicode\n');
+    const first = await take('before');
+    expect(first.stored).toBe(52);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const second = await take('after');
+    expect(second.stored).toBe(52); // the first checkpoint's files were written within the racy window
+    await writeFile(join(ws, 'f3.txt'), 'changed\n');
+    const third = await take('before');
+    expect(third.stored).toBeLessThanOrEqual(1);
+    const copy = join(base, 'copy');
+    await mkdir(copy);
+    await restoreCheckpoint(store.repo, third.commit, copy, 'all');
+    expect(await readFile(join(copy, 'f3.txt'), 'utf8')).toBe('changed\n');
+    expect(await readlink(join(copy, 'alias'))).toBe('f1.txt');
+    expect(await readFile(join(copy, 'é "日本"\n.txt'), 'utf8')).toBe('unicode\n');
+  });
+
+  it('does not write through a link the workspace planted where a directory was', async () => {
+    await mkdir(join(ws, 'sub'));
+    await writeFile(join(ws, 'sub', 'x.txt'), 'x\n');
+    const before = await take('before');
+    const outside = join(base, 'outside');
+    await mkdir(outside);
+    await rm(join(ws, 'sub'), { recursive: true });
+    await symlink(outside, join(ws, 'sub'));
+    const after = await take('after');
+    const { changes } = await diffOf(before.commit, after.commit);
+    await restoreCheckpoint(store.repo, before.commit, ws, touchedPaths(changes));
+    expect((await lstat(join(ws, 'sub'))).isDirectory()).toBe(true);
+    expect(await readFile(join(ws, 'sub', 'x.txt'), 'utf8')).toBe('x\n');
+    expect(await stat(join(outside, 'x.txt')).catch(() => null)).toBeNull();
+  });
+});
+
+describe('workspace history: requests, URIs and paths', () => {
+  it('reads undo requests, and nothing else, as undo', () => {
+    expect(undoRequestOf('undo')).toEqual({ kind: 'last' });
+    expect(undoRequestOf('  元に戻す \n')).toEqual({ kind: 'last' });
+    expect(undoRequestOf('UNDO 0F0E2C55-1C1B-4B1A-9A0B-0C0D0E0F1011')).toEqual({ kind: 'task', taskId: '0f0e2c55-1c1b-4b1a-9a0b-0c0d0e0f1011' });
+    expect(undoRequestOf('undo the last refactoring')).toBeNull();
+    expect(undoRequestOf('please undo')).toBeNull();
+  });
+
+  it('parses only the diff URIs it makes', () => {
+    const sessionId = '00000000-0000-4000-8000-000000000001';
+    const taskId = '00000000-0000-4000-8000-000000000002';
+    expect(parseTaskDiffUri(`agent-session://${sessionId}/tasks/${taskId}/diff`)).toEqual({ sessionId, taskId });
+    expect(parseTaskDiffUri(`agent-session://${sessionId}/tasks/${taskId}/diff/x`)).toBeNull();
+    expect(parseTaskDiffUri(`agent-session://${sessionId}/files/tasks/${taskId}/diff`)).toBeNull();
+    expect(parseTaskDiffUri(`agent-session://../tasks/${taskId}/diff`)).toBeNull();
+  });
+
+  it('quotes every path for fast-import, so quotes, newlines and non-ASCII names stay one path', () => {
+    expect(quotePath('a b/"c"\\d\n')).toBe('"a b/\\"c\\"\\\\d\\n"');
+    expect(quotePath('é')).toBe('"\\303\\251"');
+  });
+});
+
+describe('HistoryService: the history.max_bytes bound', () => {
+  it('drops the oldest Tasks’ checkpoints past the bound, keeps the newest, and their diffs say why', async () => {
+    const { HistoryService } = await import('../../src/history/history.service.js');
+    const { randomBytes } = await import('node:crypto');
+    const base = await mkdtemp(join(tmpdir(), 'oam-history-bound-'));
+    const ws = join(base, 'ws');
+    await mkdir(ws);
+    const config = {
+      history: { enabled: true, dir: join(base, 'history'), maxFiles: 1000, largeFileBytes: 1 << 20, maxBytes: 700_000, diffMaxLinesPerFile: 100 },
+      workspace: { isolation: 'session', retentionDays: 0 },
+      database: { type: 'sqlite', path: join(base, 'agent.sqlite') },
+      mcp: { resources: { maxReadBytes: 100_000 } },
+    };
+    const workspace = { forTask: async () => ({ root: ws }) };
+    const history = new HistoryService(config as never, workspace as never, {} as never, {} as never);
+    const ids = [1, 2, 3].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
+    try {
+      for (const [n, id] of ids.entries()) {
+        const task = { id, sessionId: SESSION, request: `task ${n}` };
+        const started = await history.begin(task);
+        await writeFile(join(ws, `blob${n}.bin`), randomBytes(300_000));
+        expect(await history.finish(started, 'done')).toBe(`done\n\ndiff: agent-session://${SESSION}/tasks/${id}/diff`);
+      }
+      const kept = (await history.timeline(SESSION)).map((task) => task.taskId);
+      expect(kept).not.toContain(ids[0]);
+      expect(kept).toContain(ids[2]);
+      expect((await history.diff(SESSION, ids[0])).text).toMatch(/^# no checkpoint was recorded for task .*\n# dropped: history.max_bytes \(700000 bytes\) reached/);
+      expect((await history.diff(SESSION, ids[2])).text).toContain('diff --git a/blob2.bin b/blob2.bin\nnew file mode 100644\n');
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('workspace history: what a checkpoint costs (the issue\'s goal; `npm run bench:history` measures 200 MiB)', () => {
+  it('checkpoints 10 000 files with 10 changed in under a second', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'oam-history-cost-'));
+    const ws = join(base, 'ws');
+    try {
+      for (let d = 0; d < 100; d++) await mkdir(join(ws, `d${d}`), { recursive: true });
+      await Promise.all(Array.from({ length: 10_000 }, (_, i) => writeFile(join(ws, `d${i % 100}`, `f${i}.txt`), `file ${i}\n`.repeat(20))));
+      const store = new CheckpointStore(new GitRepository(join(base, 'history.git')), { maxFiles: 100_000, largeFileBytes: 1 << 24 });
+      let n = 0;
+      const take = () => store.take(ws, { kind: n % 2 ? 'after' : 'before', taskId: `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`, sessionId: SESSION });
+      await take();
+      await new Promise((resolve) => setTimeout(resolve, 2100)); // past the racy window, as between two Tasks
+      await take();
+      const times: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        for (let k = 0; k < 10; k++) await writeFile(join(ws, `d${k}`, `f${k}.txt`), `round ${round}\n`);
+        const start = performance.now();
+        const checkpoint = await take();
+        times.push(performance.now() - start);
+        expect(checkpoint.stored).toBe(10);
+      }
+      const median = [...times].sort((a, b) => a - b)[1];
+      process.stderr.write(`checkpoint of 10 000 files, 10 changed: median ${median.toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(', ')})\n`);
+      expect(median).toBeLessThan(1000);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

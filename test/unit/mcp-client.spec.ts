@@ -1,7 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { OfferedTool, ToolCallContext, ToolSource } from '../../src/agent/core/tool-source.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import { loadConfig } from '../../src/config/config.loader.js';
 import { renderHeaders, serverEnvironment } from '../../src/mcp-client/connection-pool.js';
 import { effectOf, MAX_DESCRIPTION_CHARS, modelToolName, ollamaTool, toolAllowed } from '../../src/mcp-client/offered-tools.js';
 import { ToolCatalog } from '../../src/mcp-client/tool-catalog.js';
@@ -26,6 +30,15 @@ describe('agent.mcp_servers', () => {
     });
     expect(config.agent.mcpServers.tracker).toMatchObject({ command: 'node', args: ['s.js'], env: { api_key: 'k', NODE_ENV: 'x' }, timeoutMs: 60_000, approval: 'auto', allowGroups: [], tools: { allow: [], deny: [] } });
     expect(config.agent.mcpServers.wiki.headers).toEqual({ X_Team_Id: '{groups}' });
+  });
+
+  it("resolves a stdio server's relative cwd against the config file", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oam-mcp-config-'));
+    const file = join(dir, 'agent.yaml');
+    writeFileSync(file, 'agent:\n  mcp_servers:\n    tracker: { command: node, cwd: ./servers/tracker }\n    plain: { command: node }\n');
+    const config = loadConfig({ AGENT_CONFIG: file }, '/');
+    expect(config.agent.mcpServers.tracker.cwd).toBe(join(dir, 'servers/tracker'));
+    expect(config.agent.mcpServers.plain.cwd).toBe('');
   });
 
   it('names every bad key of a server', () => {

@@ -3,7 +3,6 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Express } from 'express';
 import { A2aEndpoint } from './a2a/a2a-endpoint.js';
 import { buildOpenApiDocument } from './admin/openapi.js';
 import { HttpAppModule } from './app.module.js';
@@ -27,7 +26,7 @@ async function main(): Promise<void> {
   });
   app.disable('x-powered-by');
   const openApi = buildOpenApiDocument(app);
-  const express = app.getHttpAdapter().getInstance() as Express;
+  const express = app.getHttpAdapter().getInstance();
   express.get('/admin/openapi.json', (_req, res) => void res.json(openApi));
   app.get(A2aEndpoint).mount(express);
   app.get(HttpEdge).mountOn(app.getHttpServer());

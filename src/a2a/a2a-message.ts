@@ -26,6 +26,7 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: s
     else throw new RequestMalformedError(`message.parts[${index}]: must be text, or a file with its bytes (raw); ${content?.$case ?? 'an empty part'} is not accepted`);
   });
   // Issue 24: metadata `fork_from: <task_id>` starts a new session forked from one of the caller's Tasks.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- metadata is `any` in the SDK's types; this says what it is
   const forkFrom = (message.metadata as Record<string, unknown> | undefined)?.fork_from;
   if (forkFrom !== undefined && (typeof forkFrom !== 'string' || !isUuid(forkFrom))) throw new RequestMalformedError('message.metadata.fork_from: must be a Task id (UUID)');
   if (forkFrom !== undefined && message.contextId) throw new RequestMalformedError('message.metadata.fork_from: a fork starts a new context; send it without contextId');
@@ -48,5 +49,5 @@ function modeAndTier(metadata: Record<string, unknown>, tiers: string[]): Pick<T
   }
   if (skill === AGENT_SKILL && agentMode === false) throw new RequestMalformedError('message.metadata: agentMode false contradicts the skill execute_task');
   const mode = skill === DIRECT_SKILL || agentMode === false ? 'direct' : 'agent';
-  return { mode, ...(agentLevel !== undefined ? { tier: agentLevel as string } : {}) };
+  return { mode, ...(agentLevel !== undefined ? { tier: agentLevel } : {}) };
 }

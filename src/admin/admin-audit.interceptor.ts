@@ -23,7 +23,7 @@ export class AdminAuditInterceptor implements NestInterceptor {
     const record = (outcome: 'ok' | 'error', reason?: string) =>
       this.audit.record({ caller: req.caller!, action, outcome, taskId, detail: reason ? { ...detail, reason } : detail });
     return next.handle().pipe(
-      concatMap((value) => from(record('ok')).pipe(map(() => value))),
+      concatMap((value: unknown) => from(record('ok')).pipe(map(() => value))),
       catchError((error: Error) => from(record('error', error.message)).pipe(concatMap(() => Promise.reject(error)))),
     );
   }

@@ -48,7 +48,7 @@ export function parseChatRequest(body: unknown, models: { select(fields: Record<
   const messages = fields.messages.map((message, index) => parseMessage(message, `messages[${index}]`));
   const last = messages[messages.length - 1];
   if (last.role !== 'user') throw new ChatInputError(`messages[${messages.length - 1}].role: the last message must be the user's request (got "${last.role}").`, `messages[${messages.length - 1}].role`);
-  const sessionId = (fields.session_id as string | null | undefined) ?? null;
+  const sessionId = fields.session_id ?? null;
   const { turns, pending } = sessionId === null ? conversation(messages.slice(0, -1)) : { turns: [], pending: [] };
   const request = [...pending, last.text].filter((text) => text !== '').join('\n\n');
   try {

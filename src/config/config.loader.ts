@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
+import { type AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
 import { configSchema } from './config.schema.js';
 import { closestKey } from './key-suggestion.js';
 
@@ -17,7 +17,8 @@ export function configFile(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 }
 
 /**
- * The only place that reads process.env: AGENT_CONFIG picks the file (default ./agent.yaml), and
+ * The only place that reads configuration from process.env (the logger's NO_COLOR and the sandbox probe's
+ * inherited environment are not configuration): AGENT_CONFIG picks the file (default ./agent.yaml), and
  * AGENT__SECTION__KEY variables override single keys (e.g. AGENT__OLLAMA__MODEL=llama3.2).
  *
  * Relative paths in the file (and the defaults) resolve against the file's directory, so a client
@@ -126,7 +127,7 @@ function overridesFromEnv(env: NodeJS.ProcessEnv) {
     if (!name.startsWith('AGENT__') || text === undefined) continue;
     const path = name.slice('AGENT__'.length).toLowerCase().split('__');
     let node = document;
-    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {}) as never;
+    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {});
     node[path[path.length - 1]] = parse(text);
     variables.set(path.join('.'), name);
   }

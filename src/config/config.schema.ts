@@ -25,7 +25,7 @@ function text(fallback: string, rules: { nonEmpty?: boolean; httpUrl?: boolean }
   // Checked first, and the value never echoed: a URL is printed in errors and logs, and the ollama
   // client would not send `user:pass@` anyway (fetch refuses such URLs). Credentials go in `ollama.headers`.
   if (rules.httpUrl) schema = schema.refine((value) => !hasUserinfo(value), { error: CREDENTIALS_IN_URL, abort: true });
-  if (rules.httpUrl) schema = schema.refine(isHttpUrl, { error: (issue) => `must be an http:// or https:// URL (got "${issue.input}")` });
+  if (rules.httpUrl) schema = schema.refine(isHttpUrl, { error: (issue) => `must be an http:// or https:// URL (got "${String(issue.input)}")` });
   return schema.default(fallback);
 }
 
@@ -43,7 +43,7 @@ function bounded(kind: 'an integer' | 'a number', fallback: number, min: number,
   let schema = z.number({ error: `expected ${kind}` });
   if (kind === 'an integer') schema = schema.refine(Number.isInteger, { error: 'expected an integer', abort: true });
   return schema
-    .refine((value) => value >= min && value <= max, { error: (issue) => `must be between ${min} and ${max} (got ${issue.input})` })
+    .refine((value) => value >= min && value <= max, { error: (issue) => `must be between ${min} and ${max} (got ${String(issue.input)})` })
     .default(fallback);
 }
 const integer = (fallback: number, min: number, max: number) => bounded('an integer', fallback, min, max);
@@ -287,7 +287,7 @@ const shape = {
   }),
   a2a: section({
     // The JSON-RPC URL the Agent Card names; empty: http://<server.host>:<server.port>/a2a (set it behind a proxy).
-    public_url: text('').refine((value) => value === '' || /^https?:\/\/[^\s]+$/.test(value), { error: (issue) => `must be an http(s) URL (got "${issue.input}")` }),
+    public_url: text('').refine((value) => value === '' || /^https?:\/\/[^\s]+$/.test(value), { error: (issue) => `must be an http(s) URL (got "${String(issue.input)}")` }),
   }),
 };
 

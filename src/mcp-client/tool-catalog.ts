@@ -56,7 +56,7 @@ export class ToolCatalog implements ToolSource {
    */
   async resolve(call: ChatToolCall, caller: ToolCaller): Promise<{ offered: OfferedTool; call: ChatToolCall } | undefined> {
     if (call.function.name !== 'call_tool') return undefined;
-    const target = await this.find(String(call.function.arguments.name ?? ''), caller);
+    const target = await this.find(textArgument(call.function.arguments.name), caller);
     if (!target) return { offered: { definition: CALL_TOOL, effect: 'read', stepKind: 'tool_call' }, call };
     return { offered: target.offered, call: this.targetCall(call, target.offered) };
   }
@@ -64,15 +64,24 @@ export class ToolCatalog implements ToolSource {
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
     if (call.function.name === 'find_tools') {
       const startedAt = nowIso();
-      const output = await this.search(String(call.function.arguments.query ?? ''), context.caller);
+      const output = await this.search(textArgument(call.function.arguments.query), context.caller);
       await context.events.emit({
         type: 'step',
         taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, kind: 'tool_call', name: 'find_tools', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: call.function.arguments } },
+        step: {
+          taskId: context.taskId,
+          subtask: context.subtask,
+          kind: 'tool_call',
+          name: 'find_tools',
+          outcome: 'ok',
+          startedAt,
+          durationMs: 0,
+          detail: { arguments: call.function.arguments },
+        },
       });
       return { output };
     }
-    const name = String(call.function.arguments.name ?? '');
+    const name = textArgument(call.function.arguments.name);
     const args = call.function.arguments.arguments;
     const target = await this.find(name, context.caller);
     if (!target) return { output: `Error: no tool named "${name}". Use find_tools to find the exact name.`, isError: true };
@@ -98,7 +107,10 @@ export class ToolCatalog implements ToolSource {
 
   /** The best matches by words in common with the name and description; an empty query lists the first ones. */
   private async search(query: string, caller: ToolCaller): Promise<string> {
-    const words = query.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word.length > 1);
+    const words = query
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((word) => word.length > 1);
     const scored = (await this.all(caller)).map(({ offered }, index) => {
       const { name, description } = offered.definition.function;
       const text = `${name} ${description ?? ''}`.toLowerCase();
@@ -117,3 +129,6 @@ export class ToolCatalog implements ToolSource {
     return `${matches.length} tool(s); call one with call_tool {"name": ..., "arguments": {...}}:\n${lines.join('\n')}`;
   }
 }
+
+/** A string argument of the model's call; anything else (absent, a number, an object) is no name at all. */
+const textArgument = (value: unknown): string => (typeof value === 'string' ? value : '');

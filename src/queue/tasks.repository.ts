@@ -212,7 +212,7 @@ export class TasksRepository {
       ACTIVE.params,
     );
     return rows
-      .filter((row) => Number(row.expired) === 1 || row.lease_owner === null || deadOwner(String(row.lease_owner)))
+      .filter((row) => Number(row.expired) === 1 || row.lease_owner === null || deadOwner(row.lease_owner as string))
       .map((row) => this.sql.hydrate(TaskEntity, row));
   }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
 import { loadConfig } from '../../src/config/config.loader.js';
 import { ContextBudget } from '../../src/agent/context-budget.js';
 import { outputBound } from '../../src/ollama/ollama.gateway.js';

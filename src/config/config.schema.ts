@@ -267,6 +267,8 @@ const shape = {
     format: oneOf(['text', 'json']),
   }),
   mcp: section({
+    // The human-readable texts of agent_run / agent_status (`message:`): ja, as specified, or en. Keys and formats never change.
+    locale: oneOf(['ja', 'en']),
     images: section({
       max_count: integer(4, 0, 64),
       max_bytes_per_image: integer(10 * MiB, 1, 256 * MiB),
@@ -278,6 +280,11 @@ const shape = {
     }),
     resources: section({
       max_read_bytes: integer(10 * MiB, 1, 256 * MiB),
+    }),
+    // Files a Chat API or A2A request brings along (written to inputs/ of the session workspace): how many, and their bytes together.
+    files: section({
+      max_count: integer(8, 0, 64),
+      max_bytes: integer(20 * MiB, 1, 1024 * MiB),
     }),
   }),
   chat: section({
@@ -398,9 +405,9 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
 
 /** Limits of the HTTP server that contradict each other or the request size the image limits allow. */
 function serverProblems({ server, mcp }: ConfigDocument): Problem[] {
-  const largest = maxRequestBodyBytes(mcp.images.max_total_bytes);
+  const largest = maxRequestBodyBytes(mcp.images.max_total_bytes, mcp.files.max_bytes);
   if (server.max_buffered_bytes < largest)
-    return [{ path: ['server', 'max_buffered_bytes'], message: `must be at least the largest request body, ${largest} bytes (from mcp.images.max_total_bytes)` }];
+    return [{ path: ['server', 'max_buffered_bytes'], message: `must be at least the largest request body, ${largest} bytes (from mcp.images.max_total_bytes and mcp.files.max_bytes)` }];
   // node:http refuses to start with a header timeout longer than the whole request's.
   if (server.headers_timeout_ms > server.request_timeout_ms)
     return [{ path: ['server', 'headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' }];

@@ -85,7 +85,15 @@ export class McpResources {
         const page = await this.files.listOwned(caller.user, cursor);
         return {
           result: {
-            resources: page.files.map(({ uri, name, mimeType, size }) => ({ uri, name, mimeType, size })),
+            // Three sessions' calc.js would look alike by name: the title and description say whose session.
+            resources: page.files.map(({ uri, name, mimeType, size, sessionId, path }) => ({
+              uri,
+              name,
+              title: `${name} (session ${sessionId.slice(0, 8)})`,
+              description: `${path} in the workspace of session ${sessionId}`,
+              mimeType,
+              size,
+            })),
             ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
           },
           detail: { count: page.files.length },

@@ -33,7 +33,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
         { url: `${base}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
       ],
       capabilities: { streaming: true, pushNotifications: false },
-      defaultInputModes: ['text/plain', 'image/png', 'image/jpeg', 'image/webp'],
+      defaultInputModes: ['text/plain', 'image/png', 'image/jpeg', 'image/webp', 'application/pdf', 'application/json', 'text/csv', 'application/octet-stream'],
       skills: [{ id: 'execute_task' }, { id: 'direct_llm' }],
     });
     expect(card.securitySchemes ?? {}).toEqual({});
@@ -101,7 +101,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
     await expect(client.sendMessage(send([text('x'), remote]))).rejects.toThrow(/must be text, or a file with its bytes/);
     await expect(client.sendMessage(send([text('x')], { contextId: randomUUID() }))).rejects.toThrow(/does not exist/);
     const gif: Part = { ...image, mediaType: 'image/gif' };
-    await expect(client.sendMessage(send([text('x'), gif]))).rejects.toThrow(/mime_type: must be one of/);
+    await expect(client.sendMessage(send([text('x'), gif]))).rejects.toThrow(/declared as image\/gif, but its content is image\/png/);
     expect([await count(db, 'tasks'), await count(db, 'sessions')]).toEqual(before);
     const rejected = await probe<{ action: string; transport: string }>(db, "SELECT action, transport FROM audit_events WHERE outcome = 'rejected' AND action = 'a2a SendMessage'");
     expect(rejected).toHaveLength(3);

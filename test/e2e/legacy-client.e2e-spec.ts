@@ -40,7 +40,9 @@ describe('legacy 2025-11-25 client (v1 SDK) over stateless HTTP', () => {
     const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'take a note' } })));
     await waitForTerminal(async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })), accepted.task_id);
     const uri = `agent-session://${accepted.session_id}/files/notes.md`;
-    expect((await client.listResources()).resources).toEqual([{ uri, name: 'notes.md', mimeType: 'text/markdown', size: 9 }]);
+    const title = `notes.md (session ${accepted.session_id.slice(0, 8)})`;
+    const description = `notes.md in the workspace of session ${accepted.session_id}`;
+    expect((await client.listResources()).resources).toEqual([{ uri, name: 'notes.md', title, description, mimeType: 'text/markdown', size: 9 }]);
     expect((await client.readResource({ uri })).contents).toEqual([{ uri, mimeType: 'text/markdown', text: '# legacy\n' }]);
     const unknown = `agent-session://00000000-0000-4000-8000-000000000000/files/notes.md`;
     await expect(client.readResource({ uri: unknown })).rejects.toMatchObject({ code: -32602, data: { uri: unknown } });

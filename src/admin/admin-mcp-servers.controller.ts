@@ -11,7 +11,7 @@ export class AdminMcpServersController {
 
   @Get()
   @AdminAction('admin.mcp_servers_read')
-  @ApiOperation({ summary: "The configured MCP servers: state, last error, tools (headers and env never shown)" })
+  @ApiOperation({ summary: 'The configured MCP servers: state, last error, tools (headers and env never shown)' })
   list() {
     return {
       servers: this.sources.status().map((server) => ({

@@ -23,7 +23,9 @@ const whole = (min: number, max: number, fallback: number) =>
 const stringMap = (name: RegExp, what: string) =>
   z
     .record(z.string(), z.string({ error: 'expected a string value' }), { error: 'expected a mapping' })
-    .refine((map) => Object.entries(map).every(([key, value]) => name.test(key) && !/[\r\n\0]/.test(value)), { error: `${what} names must match ${name.source} and values be single lines` })
+    .refine((map) => Object.entries(map).every(([key, value]) => name.test(key) && !/[\r\n\0]/.test(value)), {
+      error: `${what} names must match ${name.source} and values be single lines`,
+    })
     .default(() => ({}));
 
 const server = z
@@ -54,7 +56,11 @@ const server = z
     const problem = (path: string, message: string) => context.addIssue({ code: 'custom', path: [path], message });
     const stdio = value.command !== undefined;
     const http = value.url !== undefined;
-    if (stdio === http) problem(stdio ? 'url' : 'command', stdio ? 'give command (stdio) or url (Streamable HTTP), not both' : 'required: command (a stdio server) or url (a Streamable HTTP server)');
+    if (stdio === http)
+      problem(
+        stdio ? 'url' : 'command',
+        stdio ? 'give command (stdio) or url (Streamable HTTP), not both' : 'required: command (a stdio server) or url (a Streamable HTTP server)',
+      );
     if (stdio && value.command!.trim() === '') problem('command', 'must not be empty');
     if (http) {
       const url = value.url!;
@@ -66,7 +72,8 @@ const server = z
     if (stdio && Object.keys(value.headers).length > 0) problem('headers', 'only for a Streamable HTTP server (url)');
     for (const [name, template] of Object.entries(value.headers)) {
       const unknown = template.match(/\{[^}]*\}/g)?.filter((part) => !(HEADER_PLACEHOLDERS as readonly string[]).includes(part)) ?? [];
-      if (unknown.length > 0) context.addIssue({ code: 'custom', path: ['headers', name], message: `unknown placeholder ${unknown[0]} (the placeholders are ${HEADER_PLACEHOLDERS.join(', ')})` });
+      if (unknown.length > 0)
+        context.addIssue({ code: 'custom', path: ['headers', name], message: `unknown placeholder ${unknown[0]} (the placeholders are ${HEADER_PLACEHOLDERS.join(', ')})` });
     }
   });
 
@@ -74,7 +81,8 @@ export const mcpServers = z
   .record(z.string(), server, { error: 'expected a mapping of server names to servers' })
   .superRefine((servers, context) => {
     for (const name of Object.keys(servers)) {
-      if (!SERVER_NAME.test(name)) context.addIssue({ code: 'custom', path: [name], message: `server names must match ${SERVER_NAME.source} (they prefix tool names as <server>__<tool>)` });
+      if (!SERVER_NAME.test(name))
+        context.addIssue({ code: 'custom', path: [name], message: `server names must match ${SERVER_NAME.source} (they prefix tool names as <server>__<tool>)` });
     }
   })
   .default(() => ({}));

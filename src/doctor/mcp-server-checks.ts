@@ -21,8 +21,16 @@ export async function checkMcpServers(servers: AgentConfig['agent']['mcpServers'
       const line = { name: `mcp server ${name}` };
       const connected = connection.state === 'connected';
       const result: CheckLine = connected
-        ? { ...line, level: 'ok', message: `connected (${connection.protocol ?? 'unknown protocol'}), ${connection.tools.length} tools: ${connection.tools.map((tool) => tool.name).join(', ')}` }
-        : { ...line, level: server.required ? 'fail' : 'warn', message: `${connection.lastError ?? `no answer within ${CONNECT_MS} ms`}${server.required ? '' : ' (optional: the agent runs without it)'}` };
+        ? {
+            ...line,
+            level: 'ok',
+            message: `connected (${connection.protocol ?? 'unknown protocol'}), ${connection.tools.length} tools: ${connection.tools.map((tool) => tool.name).join(', ')}`,
+          }
+        : {
+            ...line,
+            level: server.required ? 'fail' : 'warn',
+            message: `${connection.lastError ?? `no answer within ${CONNECT_MS} ms`}${server.required ? '' : ' (optional: the agent runs without it)'}`,
+          };
       await pool.stop();
       return result;
     }),

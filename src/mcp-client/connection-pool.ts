@@ -42,7 +42,14 @@ const shellQuote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 export function sandboxedCommand(config: McpServerConfig, workspace: string): { command: string; args: string[] } {
   const env = { ...commandEnvironment(workspace), ...config.env };
   const line = `exec ${[config.command!, ...config.args].map(shellQuote).join(' ')}`;
-  return { command: 'bwrap', args: [...bubblewrapArgs(workspace, undefined, config.cwd ? [config.cwd] : []), ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]), ...sandboxShell(line)] };
+  return {
+    command: 'bwrap',
+    args: [
+      ...bubblewrapArgs(workspace, undefined, config.cwd ? [config.cwd] : []),
+      ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]),
+      ...sandboxShell(line),
+    ],
+  };
 }
 
 /**

@@ -17,7 +17,11 @@ interface Entry {
 }
 
 /** Answers one sampling request of a server on the Task's model; returns the answer and its tokens. */
-export type SampleOnModel = (request: CreateMessageRequest['params'], model: string | undefined, signal: AbortSignal) => Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }>;
+export type SampleOnModel = (
+  request: CreateMessageRequest['params'],
+  model: string | undefined,
+  signal: AbortSignal,
+) => Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }>;
 
 /**
  * How long a run's start waits for a server that is not connected before it offers what it last listed
@@ -63,7 +67,9 @@ export class McpServerSource implements ToolSource {
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
     const started = Date.now();
     const startedAt = nowIso();
-    const entry = this.allows(context.caller) ? this.entries(this.pool.forCaller(context.caller)).find((candidate) => candidate.offered.definition.function.name === call.function.name) : undefined;
+    const entry = this.allows(context.caller)
+      ? this.entries(this.pool.forCaller(context.caller)).find((candidate) => candidate.offered.definition.function.name === call.function.name)
+      : undefined;
     const tool = entry?.tool.name ?? call.function.name;
     const finish = async (result: ToolResult, outcome: 'ok' | 'error' | 'timeout' | 'cancelled' | 'denied', error?: string) => {
       const durationMs = Date.now() - started;
@@ -71,11 +77,34 @@ export class McpServerSource implements ToolSource {
         type: 'step',
         taskId: context.taskId,
         step: {
-          taskId: context.taskId, subtask: context.subtask, kind: 'mcp_tool', name: call.function.name, outcome, startedAt, durationMs,
-          detail: { server: this.name, tool, arguments: this.audit.boundedArguments(call.function.arguments), ...(error ? { error } : {}), outputChars: result.output.length, ...(result.images ? { images: result.images.length } : {}) },
+          taskId: context.taskId,
+          subtask: context.subtask,
+          kind: 'mcp_tool',
+          name: call.function.name,
+          outcome,
+          startedAt,
+          durationMs,
+          detail: {
+            server: this.name,
+            tool,
+            arguments: this.audit.boundedArguments(call.function.arguments),
+            ...(error ? { error } : {}),
+            outputChars: result.output.length,
+            ...(result.images ? { images: result.images.length } : {}),
+          },
         },
       });
-      await this.audit.record({ caller: context.caller, taskId: context.taskId, sessionId: context.workspace.sessionId, server: this.name, tool, args: call.function.arguments, outcome, durationMs, error });
+      await this.audit.record({
+        caller: context.caller,
+        taskId: context.taskId,
+        sessionId: context.workspace.sessionId,
+        server: this.name,
+        tool,
+        args: call.function.arguments,
+        outcome,
+        durationMs,
+        error,
+      });
       return result;
     };
     if (!entry) return finish({ output: `Error: the MCP server "${this.name}" offers no tool ${call.function.name} to you.`, isError: true }, 'denied');

@@ -48,7 +48,14 @@ export class McpToolSources extends RunToolSources implements OnModuleInit, OnAp
     this.pools = servers.map(([name, server]) => new ConnectionPool(name, server));
     this.sources = servers.map(
       ([name, server], index) =>
-        new McpServerSource(name, server, this.pools[index], audit, { toolOutputChars: config.agent.toolOutputChars }, server.sampling ? (request, model, signal) => this.sample(request, model ?? config.ollama.model, signal) : undefined),
+        new McpServerSource(
+          name,
+          server,
+          this.pools[index],
+          audit,
+          { toolOutputChars: config.agent.toolOutputChars },
+          server.sampling ? (request, model, signal) => this.sample(request, model ?? config.ollama.model, signal) : undefined,
+        ),
     );
   }
 
@@ -98,8 +105,16 @@ export class McpToolSources extends RunToolSources implements OnModuleInit, OnAp
   }
 
   /** A server's sampling request, on the Task's model; text in, text out, bounded in length. */
-  private async sample(request: CreateMessageRequest['params'], model: string, signal: AbortSignal): Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }> {
-    const text = (content: unknown) => [content].flat().map((block) => ((block as { type?: string; text?: string })?.type === 'text' ? (block as { text: string }).text : '[non-text content]')).join('\n');
+  private async sample(
+    request: CreateMessageRequest['params'],
+    model: string,
+    signal: AbortSignal,
+  ): Promise<{ result: CreateMessageResult; inputTokens: number; outputTokens: number }> {
+    const text = (content: unknown) =>
+      [content]
+        .flat()
+        .map((block) => ((block as { type?: string; text?: string })?.type === 'text' ? (block as { text: string }).text : '[non-text content]'))
+        .join('\n');
     const messages: ChatMessage[] = [
       ...(request.systemPrompt ? [{ role: 'system' as const, content: request.systemPrompt }] : []),
       ...request.messages.map((message) => ({ role: message.role, content: text(message.content) })),

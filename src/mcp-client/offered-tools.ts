@@ -30,7 +30,10 @@ export function modelToolName(server: string, tool: string, taken: ReadonlySet<s
 
 /** `*` any run of characters, `?` one; everything else literal. Tool names have no path separators. */
 export function globMatches(pattern: string, name: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`).test(name);
 }
 

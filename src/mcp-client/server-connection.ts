@@ -40,6 +40,8 @@ const ROOTS_READ_MS = 2000;
  * (the filesystem server resolves the new roots on disk first), so the call waits a moment.
  */
 const ROOTS_APPLY_MS = 100;
+/** How long a new per-session process gets to ask for its roots after connecting. */
+const FIRST_ROOTS_READ_MS = 500;
 
 export type ConnectionState = 'connecting' | 'connected' | 'down' | 'stopped';
 
@@ -109,7 +111,7 @@ export class ServerConnection {
     this.scope = scope;
     try {
       await this.followRoots(client, scope);
-      return (await client.callTool({ name, arguments: args }, { signal: options.signal, timeout: options.timeoutMs, maxTotalTimeout: options.timeoutMs }));
+      return await client.callTool({ name, arguments: args }, { signal: options.signal, timeout: options.timeoutMs, maxTotalTimeout: options.timeoutMs });
     } finally {
       this.scope = null;
     }
@@ -157,10 +159,13 @@ export class ServerConnection {
     this.readsRoots = false;
     const transport = this.options.transport();
     this.pipeStderr(transport);
+    const firstRootsRead = new Promise<void>((resolve) => (this.rootsRead = resolve));
     try {
       const bound = { timeout: this.options.timeoutMs, maxTotalTimeout: this.options.timeoutMs };
       await client.connect(transport, bound);
       this.tools = (await client.listTools(undefined, bound)).tools;
+      // A process started for one workspace (sandbox: true) gets its roots at once; its first call waits until it applied them.
+      if (this.options.roots) await this.rootsApplied(firstRootsRead);
     } catch (error) {
       await client.close().catch(() => undefined);
       this.down(`cannot connect: ${messageOf(error)}`);
@@ -201,6 +206,15 @@ export class ServerConnection {
       void this.connect();
     }, delay);
     this.timer.unref();
+  }
+
+  /** Waits for a new server's first roots read (it asks once initialized, if at all), then for it to apply them. */
+  private async rootsApplied(firstRead: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([firstRead, new Promise((resolve) => (timer = setTimeout(resolve, FIRST_ROOTS_READ_MS)))]);
+    clearTimeout(timer);
+    this.rootsRead = null;
+    if (this.readsRoots) await new Promise((resolve) => setTimeout(resolve, ROOTS_APPLY_MS));
   }
 
   private async followRoots(client: Client, scope: CallScope): Promise<void> {

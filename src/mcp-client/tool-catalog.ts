@@ -68,7 +68,16 @@ export class ToolCatalog implements ToolSource {
       await context.events.emit({
         type: 'step',
         taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, kind: 'tool_call', name: 'find_tools', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: call.function.arguments } },
+        step: {
+          taskId: context.taskId,
+          subtask: context.subtask,
+          kind: 'tool_call',
+          name: 'find_tools',
+          outcome: 'ok',
+          startedAt,
+          durationMs: 0,
+          detail: { arguments: call.function.arguments },
+        },
       });
       return { output };
     }
@@ -98,7 +107,10 @@ export class ToolCatalog implements ToolSource {
 
   /** The best matches by words in common with the name and description; an empty query lists the first ones. */
   private async search(query: string, caller: ToolCaller): Promise<string> {
-    const words = query.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word.length > 1);
+    const words = query
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((word) => word.length > 1);
     const scored = (await this.all(caller)).map(({ offered }, index) => {
       const { name, description } = offered.definition.function;
       const text = `${name} ${description ?? ''}`.toLowerCase();

@@ -1,14 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ToolCallContext, ToolSource } from '../../src/agent/core/tool-source.js';
 import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import { loadConfig } from '../../src/config/config.loader.js';
 import { renderHeaders, serverEnvironment } from '../../src/mcp-client/connection-pool.js';
 import { effectOf, MAX_DESCRIPTION_CHARS, modelToolName, ollamaTool, toolAllowed } from '../../src/mcp-client/offered-tools.js';
 import { ToolCatalog } from '../../src/mcp-client/tool-catalog.js';
 import { toModelResult } from '../../src/mcp-client/tool-results.js';
 
-const mcpTool = (name: string, inputSchema: Record<string, unknown> = { type: 'object' }, extra: Partial<McpTool> = {}): McpTool =>
-  ({ name, inputSchema, ...extra }) as McpTool;
+const mcpTool = (name: string, inputSchema: Record<string, unknown> = { type: 'object' }, extra: Partial<McpTool> = {}): McpTool => ({ name, inputSchema, ...extra }) as McpTool;
 
 const problemsOf = (servers: unknown) => {
   try {
@@ -22,14 +25,38 @@ const problemsOf = (servers: unknown) => {
 describe('agent.mcp_servers', () => {
   it('takes stdio and HTTP servers with their defaults, keeping env and header names as written', () => {
     const config = validateConfig({
-      agent: { mcp_servers: { tracker: { command: 'node', args: ['s.js'], env: { api_key: 'k', NODE_ENV: 'x' } }, wiki: { url: 'https://wiki.example/mcp', headers: { X_Team_Id: '{groups}' } } } },
+      agent: {
+        mcp_servers: {
+          tracker: { command: 'node', args: ['s.js'], env: { api_key: 'k', NODE_ENV: 'x' } },
+          wiki: { url: 'https://wiki.example/mcp', headers: { X_Team_Id: '{groups}' } },
+        },
+      },
     });
-    expect(config.agent.mcpServers.tracker).toMatchObject({ command: 'node', args: ['s.js'], env: { api_key: 'k', NODE_ENV: 'x' }, timeoutMs: 60_000, approval: 'auto', allowGroups: [], tools: { allow: [], deny: [] } });
+    expect(config.agent.mcpServers.tracker).toMatchObject({
+      command: 'node',
+      args: ['s.js'],
+      env: { api_key: 'k', NODE_ENV: 'x' },
+      timeoutMs: 60_000,
+      approval: 'auto',
+      allowGroups: [],
+      tools: { allow: [], deny: [] },
+    });
     expect(config.agent.mcpServers.wiki.headers).toEqual({ X_Team_Id: '{groups}' });
   });
 
+  it("resolves a stdio server's relative cwd against the config file", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oam-mcp-config-'));
+    const file = join(dir, 'agent.yaml');
+    writeFileSync(file, 'agent:\n  mcp_servers:\n    tracker: { command: node, cwd: ./servers/tracker }\n    plain: { command: node }\n');
+    const config = loadConfig({ AGENT_CONFIG: file }, '/');
+    expect(config.agent.mcpServers.tracker.cwd).toBe(join(dir, 'servers/tracker'));
+    expect(config.agent.mcpServers.plain.cwd).toBe('');
+  });
+
   it('names every bad key of a server', () => {
-    expect(problemsOf({ Bad_Name: { command: 'x' } })).toEqual(['agent.mcp_servers.Bad_Name: server names must match ^[a-z0-9][a-z0-9-]{0,23}$ (they prefix tool names as <server>__<tool>)']);
+    expect(problemsOf({ Bad_Name: { command: 'x' } })).toEqual([
+      'agent.mcp_servers.Bad_Name: server names must match ^[a-z0-9][a-z0-9-]{0,23}$ (they prefix tool names as <server>__<tool>)',
+    ]);
     expect(problemsOf({ a: {} })).toEqual(['agent.mcp_servers.a.command: required: command (a stdio server) or url (a Streamable HTTP server)']);
     expect(problemsOf({ a: { command: 'x', url: 'http://h/mcp' } })).toEqual(['agent.mcp_servers.a.url: give command (stdio) or url (Streamable HTTP), not both']);
     expect(problemsOf({ a: { url: 'ftp://h' } })).toEqual(['agent.mcp_servers.a.url: must be an http:// or https:// URL']);
@@ -38,7 +65,9 @@ describe('agent.mcp_servers', () => {
       'agent.mcp_servers.a.args: only for a stdio server (command)',
       'agent.mcp_servers.a.sandbox: only for a stdio server (command)',
     ]);
-    expect(problemsOf({ a: { url: 'http://h/mcp', headers: { 'X-Who': '{token}' } } })).toEqual(['agent.mcp_servers.a.headers.X-Who: unknown placeholder {token} (the placeholders are {user}, {email}, {groups})']);
+    expect(problemsOf({ a: { url: 'http://h/mcp', headers: { 'X-Who': '{token}' } } })).toEqual([
+      'agent.mcp_servers.a.headers.X-Who: unknown placeholder {token} (the placeholders are {user}, {email}, {groups})',
+    ]);
     expect(problemsOf({ a: { command: 'x', approval: 'sometimes', timeout_ms: 5, colour: 'red' } })).toEqual([
       'agent.mcp_servers.a.colour: unknown key',
       'agent.mcp_servers.a.timeout_ms: must be an integer between 100 and 3600000 (got 5)',
@@ -147,7 +176,10 @@ describe('what a stdio server gets and what an HTTP server is told', () => {
   });
 
   it('fills the caller into header templates, without control characters', () => {
-    const headers = renderHeaders({ 'X-User': '{user}', 'X-Groups': 'g={groups}', 'X-Mail': '{email}', Authorization: 'Bearer static' }, { user: 'ann\r\nX-Evil: 1', email: null, groups: ['a', 'b'] });
+    const headers = renderHeaders(
+      { 'X-User': '{user}', 'X-Groups': 'g={groups}', 'X-Mail': '{email}', Authorization: 'Bearer static' },
+      { user: 'ann\r\nX-Evil: 1', email: null, groups: ['a', 'b'] },
+    );
     expect(headers).toEqual({ 'X-User': 'annX-Evil: 1', 'X-Groups': 'g=a,b', 'X-Mail': '', Authorization: 'Bearer static' });
   });
 });
@@ -158,7 +190,12 @@ describe('the catalog past 20 tools', () => {
     return {
       id: 'mcp:s',
       calls,
-      tools: async () => names.map((name) => ({ definition: ollamaTool(name, mcpTool(name, { type: 'object' }, { description: `does ${name.replace(/_/g, ' ')}` })), effect: 'read', stepKind: 'mcp_tool' })),
+      tools: async () =>
+        names.map((name) => ({
+          definition: ollamaTool(name, mcpTool(name, { type: 'object' }, { description: `does ${name.replace(/_/g, ' ')}` })),
+          effect: 'read',
+          stepKind: 'mcp_tool',
+        })),
       execute: async (call) => {
         calls.push(call.function.name);
         return { output: `ran ${call.function.name} ${JSON.stringify(call.function.arguments)}` };

@@ -492,6 +492,8 @@ function handleAuthError(error) {
   if (AUTH_MODE === 'none') {
     sessionStorage.removeItem(TOKEN_KEY);
     signInView(error.message);
+  } else if (AUTH_MODE === 'oauth') {
+    oauthSignInView(error.status === 403 ? `Signed in, but not as an admin (${error.message}).` : null);
   } else {
     setView(banner(`The admin API refused your identity (${error.message}). Admins are members of a group in auth.admin_groups; sign in again through the SSO proxy.`));
   }
@@ -514,6 +516,20 @@ function signInView(problem) {
   input.focus();
 }
 
+/** auth.mode oauth: the sign-in happens at the organisation's identity provider (authorization code with PKCE). */
+function oauthSignInView(problem) {
+  const link = h('a', { id: 'oauth-sign-in', className: 'button primary', href: `${BASE}/admin/oauth/login` }, 'Sign in with your organisation account');
+  const other = problem ? h('button', { type: 'button', onclick: () => oauthSignOut() }, 'Sign in as someone else') : null;
+  setView(h('section', { className: 'card sign-in' }, h('h2', {}, 'Sign in'), problem ? banner(problem) : null, h('div', {}, link, ' ', other)));
+}
+
+/** Ends the session here (the cookie), then at the identity provider when it has an end-session page. */
+async function oauthSignOut() {
+  const res = await fetch(`${BASE}/admin/oauth/logout`, { method: 'POST', credentials: 'same-origin' });
+  const body = await res.json().catch(() => ({}));
+  location.assign(body.redirect ?? `${BASE}/admin`);
+}
+
 async function signIn() {
   try {
     signedIn = await api('me');
@@ -527,7 +543,7 @@ async function signIn() {
 
 function updateHeader() {
   document.getElementById('whoami').textContent = signedIn ? `signed in as ${signedIn.user}${AUTH_MODE === 'none' ? ' (admin token)' : ''}` : '';
-  document.getElementById('sign-out').hidden = !(signedIn && AUTH_MODE === 'none');
+  document.getElementById('sign-out').hidden = !(signedIn && (AUTH_MODE === 'none' || AUTH_MODE === 'oauth'));
 }
 
 // ---- routing ----------------------------------------------------------------------------------
@@ -552,6 +568,7 @@ function route() {
 }
 
 document.getElementById('sign-out').addEventListener('click', () => {
+  if (AUTH_MODE === 'oauth') return void oauthSignOut();
   sessionStorage.removeItem(TOKEN_KEY);
   signedIn = null;
   updateHeader();

@@ -16,6 +16,7 @@ import { McpModule } from './mcp/mcp.module.js';
 import { RunToolSources } from './agent/core/run-tool-sources.js';
 import { McpClientModule } from './mcp-client/mcp-client.module.js';
 import { McpToolSources } from './mcp-client/mcp-tool-sources.js';
+import { OAuthModule } from './identity/oauth/oauth.module.js';
 import { OllamaModule } from './ollama/ollama.module.js';
 import { OllamaStartupCheck } from './startup/ollama-startup-check.js';
 
@@ -38,6 +39,6 @@ export class CoreModule {
 @Module({})
 export class HttpAppModule {
   static forRoot(config: AgentConfig): DynamicModule {
-    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), HttpSurfacesModule, AdminModule, HealthModule, ChatModule, A2aModule], providers: [{ provide: OffRouterEndpoint, useClass: McpHttpEndpoint }, HttpEdge] };
+    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), OAuthModule.forRoot(config), HttpSurfacesModule, AdminModule, HealthModule, ChatModule, A2aModule], providers: [{ provide: OffRouterEndpoint, useClass: McpHttpEndpoint }, HttpEdge] };
   }
 }

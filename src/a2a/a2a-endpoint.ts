@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { AgentCard } from '@a2a-js/sdk';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
@@ -13,6 +14,7 @@ import { BodyBudget } from '../http/body-budget.js';
 import { readJsonBody } from '../http/json-body.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
+import { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 
 type IdentifiedRequest = Request & { caller?: Caller };
 
@@ -26,6 +28,8 @@ type IdentifiedRequest = Request & { caller?: Caller };
 export class A2aEndpoint {
   private readonly handler: A2aRequestHandler;
   private readonly maxBodyBytes: number;
+  /** With auth.mode oauth, the card too needs a token unless auth.oauth.public_routes names it. */
+  private readonly guardedCard: boolean;
 
   constructor(
     conversations: ConversationService,
@@ -34,13 +38,22 @@ export class A2aEndpoint {
     private readonly identity: SurfaceIdentity,
     private readonly budget: BodyBudget,
     config: AppConfig,
+    @Optional() issuer?: IssuerMetadata,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, config);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, config, issuer);
+    this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
   }
 
   mount(app: Express): void {
-    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: this.handler, legacyCompat: { enabled: true } }));
+    if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
+    // The SDK's 1.0 route writes the card as held in memory, oneofs as {$case, value} (securitySchemes); its toJSON is
+    // the A2A 1.0 (protobuf JSON) form. The 0.3 route reads the fields and builds its own card, so it is unaffected.
+    const agentCardProvider = async () => {
+      const card = await this.handler.getAgentCard();
+      return Object.defineProperty({ ...card }, 'toJSON', { value: () => AgentCard.toJSON(card) });
+    };
+    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } }));
     app.use(
       '/a2a',
       (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),
@@ -48,10 +61,16 @@ export class A2aEndpoint {
     );
   }
 
+  private async admitCard(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const admission = await this.identity.admit(req, 'a2a', '/.well-known/agent-card.json');
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, { error: 'unauthorized', message: admission.refusal.message }, admission.refusal.headers);
+    next();
+  }
+
   private async admit(req: IdentifiedRequest, res: Response, next: NextFunction): Promise<void> {
     if (req.method !== 'POST') return next();
     const admission = await this.identity.admit(req, 'a2a', '/a2a');
-    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message));
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message), admission.refusal.headers);
     // What the body holds counts against server.max_buffered_bytes until the answer is written.
     const lease = this.budget.lease();
     res.once('close', lease.release);

@@ -14,6 +14,7 @@ import { a2aTaskOf } from './a2a-task.mapper.js';
 import { A2aTaskStore } from './a2a-task-store.js';
 import { callerOf } from './a2a-user.js';
 import { agentCardOf } from './agent-card.js';
+import type { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 import { isUuid } from '../common/uuid.js';
 
 /**
@@ -33,8 +34,9 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     private readonly feed: TaskFeed,
     private readonly audit: AuditService,
     config: AppConfig,
+    issuer?: IssuerMetadata,
   ) {
-    super(agentCardOf(config), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed));
+    super(agentCardOf(config, issuer), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed));
     this.limits = agentRunLimits(config);
     this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.

@@ -1,6 +1,7 @@
 import type { AgentCard, SecurityScheme } from '@a2a-js/sdk';
 import { SERVER_INFO } from '../common/server-info.js';
 import type { AgentConfig } from '../config/agent-config.js';
+import type { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 
 const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp'];
 /** The skills a message chooses by its metadata (`skill`, or `agentMode: false` for the direct one). */
@@ -19,8 +20,9 @@ function a2aUrl(config: AgentConfig): string {
  * How callers are identified, per `auth.mode`: nothing to send on a loopback service; behind an SSO
  * proxy, the header the trusted proxy sets (callers authenticate to the proxy, which the service trusts).
  */
-function security(auth: AgentConfig['auth']): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
+function security(auth: AgentConfig['auth'], issuer?: IssuerMetadata): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
   if (auth.mode === 'none') return { securitySchemes: {}, securityRequirements: [] };
+  if (auth.mode === 'oauth') return oauthSecurity(auth.oauth, issuer!);
   const [name, description] =
     auth.mode === 'proxy_headers'
       ? [auth.userHeader, 'The caller’s identity, set by the trusted SSO proxy in front of this service (requests from anywhere else are refused)']
@@ -29,8 +31,37 @@ function security(auth: AgentConfig['auth']): Pick<AgentCard, 'securitySchemes' 
   return { securitySchemes: { sso_proxy: scheme }, securityRequirements: [{ schemes: { sso_proxy: { list: [] } } }] };
 }
 
+/**
+ * `auth.mode: oauth`: a bearer token from the issuer with the a2a scope, obtained with the
+ * authorization-code flow (PKCE) for people or client credentials for machines; the OpenID Connect
+ * scheme names the same issuer's discovery document. Any one of the schemes satisfies the requirement.
+ */
+function oauthSecurity(oauth: AgentConfig['auth']['oauth'], issuer: IssuerMetadata): Pick<AgentCard, 'securitySchemes' | 'securityRequirements'> {
+  const scope = oauth.scopes.a2a;
+  const scopes = { [scope]: 'Send messages to the agent and follow its Tasks' };
+  const { authorization_endpoint: authorizationUrl = '', token_endpoint: tokenUrl = '' } = issuer.server;
+  const description = `A bearer access token issued by ${oauth.issuer} for ${oauth.resource}, with the ${scope} scope`;
+  const securitySchemes: Record<string, SecurityScheme> = {
+    oauth2: {
+      scheme: {
+        $case: 'oauth2SecurityScheme',
+        value: { description, oauth2MetadataUrl: issuer.documentUrl, flows: { flow: { $case: 'authorizationCode', value: { authorizationUrl, tokenUrl, refreshUrl: '', scopes, pkceRequired: true } } } },
+      },
+    },
+    oauth2_client_credentials: {
+      scheme: { $case: 'oauth2SecurityScheme', value: { description, oauth2MetadataUrl: issuer.documentUrl, flows: { flow: { $case: 'clientCredentials', value: { tokenUrl, refreshUrl: '', scopes } } } } },
+    },
+  };
+  const requirements = Object.keys(securitySchemes).map((name) => ({ schemes: { [name]: { list: [scope] } } }));
+  if (issuer.documentUrl.endsWith('/openid-configuration')) {
+    securitySchemes.openid = { scheme: { $case: 'openIdConnectSecurityScheme', value: { description, openIdConnectUrl: issuer.documentUrl } } };
+    requirements.push({ schemes: { openid: { list: [scope] } } });
+  }
+  return { securitySchemes, securityRequirements: requirements };
+}
+
 /** The Agent Card: what this agent is and does, its JSON-RPC interface (1.0, and 0.3 for older clients), how callers are identified. */
-export function agentCardOf(config: AgentConfig): AgentCard {
+export function agentCardOf(config: AgentConfig, issuer?: IssuerMetadata): AgentCard {
   const url = a2aUrl(config);
   return {
     name: SERVER_INFO.name,
@@ -45,7 +76,7 @@ export function agentCardOf(config: AgentConfig): AgentCard {
     provider: undefined,
     version: SERVER_INFO.version,
     capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
-    ...security(config.auth),
+    ...security(config.auth, issuer),
     defaultInputModes: INPUT_MODES,
     defaultOutputModes: OUTPUT_MODES,
     skills: [

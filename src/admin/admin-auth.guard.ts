@@ -1,7 +1,7 @@
 import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { HttpException, HttpStatus } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
 import { anonymous, type Caller } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
@@ -11,6 +11,8 @@ export const ADMIN_ACTION = 'admin:action';
 export const AdminAction = (action: string) => SetMetadata(ADMIN_ACTION, action);
 
 export type AdminRequest = Request & { caller?: Caller };
+
+const ERRORS = { 401: 'unauthorized', 403: 'forbidden', 503: 'unavailable' } as const;
 
 /**
  * Every /admin route: the caller must be identified (401) and an admin (403): a group in
@@ -29,9 +31,11 @@ export class AdminAuthGuard implements CanActivate {
     const action = this.reflector.get<string>(ADMIN_ACTION, context.getHandler()) ?? 'admin.request';
     const identified = await this.identity.forHttp(req);
     if ('refusal' in identified) {
-      const { reason, address, action: authAction } = identified.refusal;
-      await this.audit.record({ caller: anonymous(address), action: authAction, outcome: 'rejected', detail: { reason, path: req.path } });
-      throw new HttpException({ error: 'unauthorized', message: reason }, HttpStatus.UNAUTHORIZED);
+      const { reason, address, action: authAction, status = 401, headers = {}, caller, token } = identified.refusal;
+      await this.audit.record({ caller: caller ?? anonymous(address), action: authAction, outcome: 'rejected', detail: { reason, path: req.path, ...(token && { token }) } });
+      // The WWW-Authenticate challenge of auth.mode oauth.
+      context.switchToHttp().getResponse<Response>().set(headers);
+      throw new HttpException({ error: ERRORS[status], message: reason }, status);
     }
     const caller = identified.caller;
     if (!caller.admin) {

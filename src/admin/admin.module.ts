@@ -23,6 +23,7 @@ import { AdminMcpServersController } from './admin-mcp-servers.controller.js';
 import { McpClientModule } from '../mcp-client/mcp-client.module.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
+import { AdminSignInController } from './admin-sign-in.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AdminTasksService } from './admin-tasks.service.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
@@ -41,6 +42,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminHealthController,
     AdminMcpServersController,
     AdminPageController,
+    AdminSignInController,
   ],
   providers: [
     AdminAuthGuard,

@@ -88,9 +88,9 @@ export class ChatController {
   private async admit(req: Request, res: Response): Promise<Caller | null> {
     const admission = await this.identity.admit(req, 'chat', req.path);
     if ('caller' in admission) return admission.caller;
-    const { status, message } = admission.refusal;
+    const { status, message, headers } = admission.refusal;
     // Refused from the headers: the body is never read (Connection: close).
-    refuse(req, res, status, openAiError(message, 'authentication_error', null, null));
+    refuse(req, res, status, openAiError(message, status === 403 ? 'permission_error' : 'authentication_error', null, null), headers);
     return null;
   }
 

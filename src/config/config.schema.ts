@@ -67,6 +67,8 @@ const headerMap = z
   })
   .default(() => ({}));
 
+const PUBLIC_ROUTES = ['agent_card', 'models'];
+
 /** Tier names: Chat model ids are `ollama-agent-<tier>`; `default` is `ollama.model` and `direct` is the direct mode's id. */
 const TIER_NAME = /^[a-z0-9][a-z0-9_]{0,31}$/;
 
@@ -109,6 +111,54 @@ function section<S extends z.ZodRawShape>(shape: S) {
   return z.preprocess((value) => value ?? undefined, mapping.prefault({} as z.input<typeof mapping>));
 }
 
+/** A scope name as RFC 6749 allows it (no spaces, quotes or backslashes: it goes in a WWW-Authenticate quoted string). */
+const scopeName = (fallback: string) =>
+  text(fallback, { nonEmpty: true }).refine((value) => /^[\x21\x23-\x5B\x5D-\x7E]+$/.test(value), { error: 'must be one scope name (printable ASCII, no spaces, quotes or backslashes)' });
+
+/**
+ * `auth.oauth`: the service as an OAuth 2.1 resource server (`auth.mode: oauth`). The issuer's metadata
+ * (RFC 8414 or OpenID discovery) is fetched at start-up; every other URL defaults from it.
+ */
+const oauthSection = section({
+  issuer: text(''),
+  // The canonical URL of this service (RFC 8707/9728 `resource`): what clients ask tokens for.
+  resource: text(''),
+  // What the token's `aud` must name; empty: the resource (some issuers use an API identifier instead).
+  audience: text(''),
+  jwks_url: text(''),
+  algorithms: list(['RS256', 'PS256', 'ES256']),
+  introspection: section({
+    // RFC 7662, for opaque (non-JWT) tokens; on when client_id is set; url empty: the metadata's introspection_endpoint.
+    url: text(''),
+    client_id: text(''),
+    client_secret: text(''),
+  }),
+  user_claim: text('sub', { nonEmpty: true }),
+  groups_claim: text('groups', { nonEmpty: true }),
+  admin_groups: list([]),
+  scopes: section({
+    mcp: scopeName('mcp:exec'),
+    chat: scopeName('chat:exec'),
+    a2a: scopeName('a2a:exec'),
+    admin: scopeName('admin'),
+  }),
+  clock_skew_s: integer(60, 0, 600),
+  // How long after fetching the issuer's keys an unknown key id waits before they are fetched again.
+  jwks_cooldown_s: integer(30, 0, 3600),
+  // Routes answered without a token: `agent_card` (/.well-known/agent-card.json), `models` (GET /v1/models).
+  public_routes: z
+    .custom<string[]>((value) => isStringList(value) && value.every((item) => PUBLIC_ROUTES.includes(item)), {
+      error: `expected a list of ${PUBLIC_ROUTES.join(', ')}`,
+    })
+    .default(() => []),
+  console: section({
+    // The admin console's own OIDC client (authorization code + PKCE); empty: the console has no sign-in.
+    client_id: text(''),
+    client_secret: text(''),
+    scopes: text('openid profile email', { nonEmpty: true }),
+  }),
+});
+
 const shape = {
   server: section({
     host: text('127.0.0.1', { nonEmpty: true }),
@@ -123,7 +173,7 @@ const shape = {
     keep_alive_timeout_ms: integer(5_000, 1000, 600_000),
   }),
   auth: section({
-    mode: oneOf(['none', 'proxy_headers', 'proxy_jwt']),
+    mode: oneOf(['none', 'proxy_headers', 'proxy_jwt', 'oauth']),
     trusted_proxies: list([]),
     user_header: text('X-Forwarded-User', { nonEmpty: true }),
     // Honoured only when named: a proxy that sets just one identity header may pass a client's own other
@@ -139,6 +189,7 @@ const shape = {
     algorithms: list(['RS256', 'ES256']),
     user_claim: text('email', { nonEmpty: true }),
     groups_claim: text('groups', { nonEmpty: true }),
+    oauth: oauthSection,
   }),
   audit: section({
     retention_days: integer(0, 0, 36_500),
@@ -276,6 +327,52 @@ function authProblems({ auth, server }: ConfigDocument): Problem[] {
     if (weak.length > 0) problem('algorithms', `${weak.join(', ')} not allowed (asymmetric algorithms only)`);
   }
   if (auth.admin_token && auth.admin_token.length < 24) problem('admin_token', 'must be at least 24 characters');
+  if (auth.mode === 'oauth') {
+    problems.push(...oauthProblems(auth.oauth));
+    if (auth.admin_groups.length > 0) problem('admin_groups', 'not used when auth.mode is oauth: set auth.oauth.admin_groups');
+  }
+  return problems;
+}
+
+const isLoopbackUrl = (url: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+
+/**
+ * An issuer, resource or key URL: https (plain http only on loopback, for a local test issuer), no
+ * credentials, no fragment; the issuer also no query (RFC 8414 §2).
+ */
+function urlProblem(value: string, { query = true } = {}): string | null {
+  if (!URL.canParse(value)) return `must be an https:// URL (got "${value}")`;
+  const url = new URL(value);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackUrl(url))) return `must be an https:// URL (http:// only on loopback; got "${value}")`;
+  if (url.username || url.password) return 'must not hold credentials (user:password@)';
+  if (url.hash) return 'must not have a fragment';
+  if (!query && url.search) return 'must not have a query string';
+  return null;
+}
+
+/** `auth.oauth` when auth.mode is oauth: what tokens are checked against must be named, and pinned. */
+function oauthProblems(oauth: ConfigDocument['auth']['oauth']): Problem[] {
+  const problems: Problem[] = [];
+  const problem = (key: string, message: string) => problems.push({ path: ['auth', 'oauth', ...key.split('.')], message });
+  const url = (key: string, value: string, options?: { query?: boolean }) => {
+    const found = urlProblem(value, options);
+    if (found) problem(key, found);
+  };
+  if (!oauth.issuer) problem('issuer', 'required when auth.mode is oauth (the authorization server, e.g. https://sso.example.com/realms/acme)');
+  else url('issuer', oauth.issuer, { query: false });
+  if (!oauth.resource) problem('resource', "required when auth.mode is oauth (this service's public URL, e.g. https://agent.example.com)");
+  else url('resource', oauth.resource);
+  if (oauth.jwks_url) url('jwks_url', oauth.jwks_url);
+  if (oauth.algorithms.length === 0) problem('algorithms', 'must name at least one algorithm');
+  const weak = oauth.algorithms.filter((alg) => alg === 'none' || alg.startsWith('HS'));
+  if (weak.length > 0) problem('algorithms', `${weak.join(', ')} not allowed (asymmetric algorithms only)`);
+  const { introspection, console: signIn } = oauth;
+  if (introspection.url) url('introspection.url', introspection.url);
+  if ((introspection.url || introspection.client_secret) && !introspection.client_id) problem('introspection.client_id', 'required to call the introspection endpoint');
+  if (introspection.client_id && !introspection.client_secret) problem('introspection.client_secret', 'required with introspection.client_id');
+  // An ID token names the console's client as its audience: were that the API's audience, one could be replayed as an access token.
+  if (signIn.client_id && signIn.client_id === (oauth.audience || oauth.resource)) problem('console.client_id', 'must differ from the audience access tokens name');
+  if (signIn.client_id && !signIn.scopes.split(' ').includes('openid')) problem('console.scopes', 'must include openid');
   return problems;
 }
 

@@ -4,7 +4,9 @@ import { AuditService } from '../audit/audit.service.js';
 import { anonymous, onSurface, type Caller, type Transport } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
 
-export type Admission = { caller: Caller } | { refusal: { status: 401; message: string } };
+export type Admission = { caller: Caller } | { refusal: { status: 401 | 403 | 503; message: string; headers?: Record<string, string> } };
+
+const STATUS_WORDS = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' } as const;
 
 /**
  * The caller of an /mcp, Chat API or A2A request, established from the headers (the HTTP edge has
@@ -19,11 +21,11 @@ export class SurfaceIdentity {
   ) {}
 
   async admit(req: IncomingMessage, transport: Extract<Transport, 'mcp-http' | 'chat' | 'a2a'>, path: string): Promise<Admission> {
-    const identified = await this.identity.forHttp(req);
+    const identified = await this.identity.forHttp(req, transport);
     if ('refusal' in identified) {
-      const { address, action, reason } = identified.refusal;
-      await this.audit.record({ caller: anonymous(address, transport), action, outcome: 'rejected', detail: { reason, path } });
-      return { refusal: { status: 401, message: `Unauthorized: ${reason}` } };
+      const { address, action, reason, status = 401, headers, caller, token } = identified.refusal;
+      await this.audit.record({ caller: caller ?? anonymous(address, transport), action, outcome: 'rejected', detail: { reason, path, ...(token && { token }) } });
+      return { refusal: { status, message: `${STATUS_WORDS[status]}: ${reason}`, headers } };
     }
     return { caller: onSurface(identified.caller, transport) };
   }

@@ -21,10 +21,21 @@ export const SYSTEM_CALLER: Caller = { user: 'system', groups: [], admin: false,
 /** Why a request has no usable identity; the edge answers 401 and audits it. */
 export interface IdentityRefusal {
   reason: string;
-  /** Audit action: `auth.fail`, or `auth.untrusted_identity_header` for a spoofing attempt. */
-  action: 'auth.fail' | 'auth.untrusted_identity_header';
+  /** Audit action: `auth.fail`, `auth.untrusted_identity_header` for a spoofing attempt, `auth.insufficient_scope` for a valid token short of the surface's scope. */
+  action: 'auth.fail' | 'auth.untrusted_identity_header' | 'auth.insufficient_scope';
   address: string | null;
+  /** 401 unless said otherwise: 403 for a valid token without the surface's scope, 503 when the issuer cannot be reached. */
+  status?: 401 | 403 | 503;
+  /** Headers the refusal carries: the `WWW-Authenticate` challenge of `auth.mode: oauth`. */
+  headers?: Record<string, string>;
+  /** Who was refused, when the token named someone (403); otherwise the actor is anonymous. */
+  caller?: Caller;
+  /** What the audit log keeps of the token: its `jti`, or a SHA-256 prefix; never the token. */
+  token?: string;
 }
+
+/** What identifying an HTTP request comes to: its caller, or why it has none. */
+export type Identified = { caller: Caller } | { refusal: IdentityRefusal };
 
 /** The actor of a request that has no identity (refused at the edge). */
 export const anonymous = (address: string | null, transport: Transport = 'http'): Caller => ({ user: 'anonymous', groups: [], admin: false, transport, address, client: null });

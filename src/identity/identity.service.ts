@@ -1,18 +1,20 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { userInfo } from 'node:os';
 import { AppConfig } from '../config/app-config.js';
-import type { Caller, IdentityRefusal } from './caller.js';
+import type { Caller, Identified, IdentityRefusal } from './caller.js';
 import { presentHeaders, readIdentityHeader, valueOf } from './identity-headers.js';
 import { JwtAssertions } from './jwt-assertions.js';
+import { BearerAdmission } from './oauth/bearer-admission.js';
+import type { Surface } from './oauth/oauth-surfaces.js';
 import { TrustedProxies } from './trusted-proxies.js';
 
 /** A groups list, and a signed assertion, are longer than a name. */
 const MAX_GROUPS_HEADER_BYTES = 4096;
 const MAX_ASSERTION_BYTES = 16 * 1024;
 
-export type Identified = { caller: Caller } | { refusal: IdentityRefusal };
+export type { Identified };
 
 /**
  * Establishes the caller of an HTTP request per `auth.mode`, or on stdio the OS user that started
@@ -24,12 +26,17 @@ export class IdentityService {
   private readonly proxies: TrustedProxies;
   private readonly jwt: JwtAssertions | null;
 
-  constructor(private readonly config: AppConfig) {
+  /** `bearer` exists in `auth.mode: oauth` (OAuthModule provides it with the issuer's metadata, on the HTTP service only). */
+  constructor(
+    private readonly config: AppConfig,
+    @Optional() private readonly bearer?: BearerAdmission,
+  ) {
     this.proxies = new TrustedProxies(config.auth.trustedProxies);
     this.jwt = config.auth.mode === 'proxy_jwt' ? new JwtAssertions(config.auth) : null;
   }
 
-  async forHttp(req: IncomingMessage): Promise<Identified> {
+  /** `surface` matters in `auth.mode: oauth` only, where each surface has its scope. */
+  async forHttp(req: IncomingMessage, surface: Surface = 'http'): Promise<Identified> {
     const peer = req.socket.remoteAddress ?? '';
     switch (this.config.auth.mode) {
       case 'none': {
@@ -42,6 +49,8 @@ export class IdentityService {
         return this.fromProxyHeaders(req, peer);
       case 'proxy_jwt':
         return this.fromAssertion(req, peer);
+      case 'oauth':
+        return this.bearer!.identify(req, surface);
     }
   }
 

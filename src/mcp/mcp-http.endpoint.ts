@@ -63,7 +63,7 @@ export class McpHttpEndpoint extends OffRouterEndpoint {
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const admission = await this.identity.admit(req, 'mcp-http', '/mcp');
-    if ('refusal' in admission) return refuse(req, res, 401, jsonRpcError(-32600, admission.refusal.message));
+    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message), admission.refusal.headers);
     const { caller } = admission;
     // What the body holds counts against server.max_buffered_bytes until the answer is written.
     const lease = this.budget.lease();

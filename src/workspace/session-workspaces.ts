@@ -7,6 +7,8 @@ import { WorkspacePaths } from './workspace-paths.js';
 import { isUuid } from '../common/uuid.js';
 
 const DAY_MS = 86_400_000;
+/** The suffix of a workspace moved aside to be removed. */
+const REMOVING = '.removing';
 
 /** What readers find for a session: its files, a workspace removed by retention, or nothing yet. */
 export type SessionFiles = { state: 'present'; paths: WorkspacePaths } | { state: 'expired' } | { state: 'absent' };
@@ -62,6 +64,8 @@ export class SessionWorkspaces {
     const base = join(this.rootPaths.root, 'sessions');
     const removed: string[] = [];
     for (const entry of await readdir(base, { withFileTypes: true }).catch(() => [])) {
+      // Left by a removal a crash interrupted: already tombstoned, only the files remain to go.
+      if (entry.isDirectory() && entry.name.endsWith(REMOVING)) await this.removeAt(base, entry.name);
       if (!entry.isDirectory() || !isUuid(entry.name)) continue;
       const info = await stat(join(base, entry.name)).catch(() => null);
       if (!info || now - info.mtimeMs < days * DAY_MS) continue;
@@ -82,11 +86,15 @@ export class SessionWorkspaces {
    * through descriptors: a link met on the way is unlinked, never followed.
    */
   private async remove(base: string, name: string): Promise<void> {
-    const doomed = `.${name}.${randomBytes(4).toString('hex')}.removing`;
+    const doomed = `.${name}.${randomBytes(4).toString('hex')}${REMOVING}`;
     await rename(join(base, name), join(base, doomed));
+    await this.removeAt(base, doomed);
+  }
+
+  private async removeAt(base: string, name: string): Promise<void> {
     const parent = await openRoot(base);
     try {
-      await removeTreeAt(parent, doomed);
+      await removeTreeAt(parent, name);
     } finally {
       await parent.close();
     }

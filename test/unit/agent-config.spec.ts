@@ -154,7 +154,7 @@ describe('configuration', () => {
 
   it('validates the committed agent.yaml and the example files', () => {
     expect(() => loadConfig({ AGENT_CONFIG: 'agent.yaml' })).not.toThrow();
-    for (const example of ['config/sso-proxy-headers.example.yaml', 'config/pomerium-jwt.example.yaml', 'config/postgres.example.yaml']) {
+    for (const example of ['config/sso-proxy-headers.example.yaml', 'config/pomerium-jwt.example.yaml', 'config/postgres.example.yaml', 'config/oauth-keycloak.example.yaml']) {
       expect(() => loadConfig({ AGENT_CONFIG: example })).not.toThrow();
     }
   });

@@ -7,9 +7,9 @@ export default {
   // TS sources import siblings as './x.js' (nodenext); map them back to the .ts file for Jest.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testTimeout: 30000,
-  // Drops the per-test PostgreSQL databases (oam_*) of this and earlier runs.
-  globalSetup: '<rootDir>/test/support/drop-test-databases.js',
-  globalTeardown: '<rootDir>/test/support/drop-test-databases.js',
+  // Drops the per-test PostgreSQL databases (oam_*) of this and earlier runs; makes the build readable to nobody.
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
   transform: {
     '^.+\\.ts$': [
       '@swc/jest',

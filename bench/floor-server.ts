@@ -4,11 +4,11 @@
  * our agent_status. Also serves POST /sink, which only reads the body.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createMcpHandler, fromJsonSchema, McpServer, type JsonSchemaType } from '@modelcontextprotocol/server';
+import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { AGENT_STATUS_INPUT_SCHEMA } from '../src/tools/tool-schemas.js';
 
-const schema = fromJsonSchema<{ task_id: string }>(AGENT_STATUS_INPUT_SCHEMA as unknown as JsonSchemaType);
+const schema = fromJsonSchema<{ task_id: string }>(AGENT_STATUS_INPUT_SCHEMA);
 const answer = (taskId: string) => `task_id: ${taskId}\nstatus: completed\nmessage: in-memory answer`;
 
 // The body limit is raised as ours is (for 20 MiB of images), so that a large request can be compared too.

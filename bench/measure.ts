@@ -46,8 +46,8 @@ export async function startProcess(script: string, args: string[], env: Record<s
       output += chunk.toString();
       if (output.includes('ready') || output.includes('MCP endpoint')) resolve();
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${output}`)));
   });
   pin(child.pid!, 0);

@@ -16,7 +16,6 @@ import { AuditEventEntity } from '../src/audit/audit-event.entity.js';
 import { PlainSql } from '../src/database/plain-sql.js';
 import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { validateConfig } from '../src/config/agent-config.js';
-import type { AppConfig } from '../src/config/app-config.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { freshDatabase } from '../test/support/databases.js';
@@ -236,7 +235,7 @@ async function statusAtScale(ollama: ScriptedOllama, stored: number) {
 
 /** T4.2: verification of a chain of 100 000 events, timed alone (the events are written first). */
 async function auditVerify(events: number): Promise<{ seconds: number; longestStallMs: number }> {
-  const config = validateConfig({ database: await freshDatabase('sqlite') }) as AppConfig;
+  const config = validateConfig({ database: await freshDatabase('sqlite') });
   // A DataSource built by hand names the entities it hydrates (the service's modules register their own).
   const source = new DataSource(dataSourceOptions(config.database, [AuditEventEntity]));
   await source.initialize();

@@ -22,14 +22,15 @@ function unfinishedUpload(port: number): Promise<Socket> {
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => resolve(socket));
     socket.once('close', () => resolve(socket));
-    socket.once('connect', async () => {
+    const upload = async () => {
       const head = [`POST /mcp HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Content-Type: application/json', 'Accept: application/json, text/event-stream', `MCP-Protocol-Version: ${MODERN}`, 'Mcp-Method: tools/call', 'Mcp-Name: agent_run', `Content-Length: ${ANNOUNCED}`];
       socket.write(`${head.join('\r\n')}\r\n\r\n`);
       for (let sent = 0; sent < SENT && !socket.destroyed; sent += CHUNK.length) {
         if (!socket.write(CHUNK)) await writable(socket);
       }
       resolve(socket);
-    });
+    };
+    socket.once('connect', () => void upload());
   });
 }
 

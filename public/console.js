@@ -1,5 +1,6 @@
-// The admin console: plain DOM, no framework, no inline script (strict CSP). Every value from the API
-// goes in as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/audit.
+// The console: plain DOM, no framework, no inline script (strict CSP). Every value from the API goes in
+// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals; admins also
+// #/audit and #/usage (console-views.js). Any signed-in user sees their own Tasks; admins everyone's.
 'use strict';
 
 const AUTH_MODE = document.querySelector('meta[name="oam-auth-mode"]').content;
@@ -7,8 +8,10 @@ const TOKEN_KEY = 'oam-admin-token';
 // Works at /admin and under a path prefix added by a proxy.
 const BASE = location.pathname.replace(/\/admin\/?$/, '');
 const ACTIVE = ['queued', 'planning', 'running'];
-const STATUSES = ['queued', 'planning', 'running', 'completed', 'failed', 'cancelled'];
+const STATUSES = ['queued', 'planning', 'running', 'awaiting_approval', 'completed', 'failed', 'cancelled'];
+const SURFACES = { 'mcp-http': 'MCP', stdio: 'stdio', chat: 'Chat', a2a: 'A2A', http: 'console' };
 const REFRESH_MS = 3000;
+const PAGE_SIZE = 50;
 
 let refreshTimer = null;
 let signedIn = null;
@@ -40,8 +43,10 @@ function authHeaders() {
   return AUTH_MODE === 'none' && token ? { Authorization: `Bearer ${token}` } : {};
 }
 
-async function api(path, options = {}) {
-  const res = await fetch(`${BASE}/admin/${path}`, { ...options, headers: authHeaders(), credentials: 'same-origin' });
+/** `refresh: true` marks a view's automatic re-read, which the service does not audit (what a person did is). */
+async function api(path, { refresh = false, ...options } = {}) {
+  const headers = { ...authHeaders(), ...(refresh ? { 'X-Console-Refresh': '1' } : {}) };
+  const res = await fetch(`${BASE}/admin/${path}`, { ...options, headers, credentials: 'same-origin' });
   const body = await res.json().catch(() => ({}));
   if (!res.ok) throw new ApiError(res.status, body.message ?? res.statusText);
   return body;
@@ -65,10 +70,25 @@ function age(iso) {
   const ms = Date.now() - Date.parse(iso);
   return ms < 5000 ? 'just now' : `${duration(ms).replace(/ \d+ s$/, '')} ago`;
 }
-const clock = (iso) => (iso ? new Date(iso).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '—');
-const status = (value) => h('span', { className: `status ${value}` }, value);
+const utc = (iso) => new Date(iso).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+const two = (n) => String(n).padStart(2, '0');
+/** Local time everywhere (one zone for the whole console), the UTC instant on hover. */
+function local(iso, withMs = false) {
+  const d = new Date(iso);
+  const ms = withMs ? `.${String(d.getMilliseconds()).padStart(3, '0')}` : '';
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}${ms}`;
+}
+const clock = (iso, withMs = false) => (iso ? h('time', { dateTime: iso, title: utc(iso) }, local(iso, withMs)) : '—');
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
+const statusLabel = (value) => value.replace('_', ' ');
+/** A Task's badge: waiting for an approval is a status of its own, whatever the row says. */
+const status = (task) => {
+  const value = task.awaiting_approval ? 'awaiting_approval' : task.status;
+  return h('span', { className: `status ${value}` }, statusLabel(value));
+};
 
 function progressOf(task) {
+  if (task.awaiting_approval && !ACTIVE.includes(task.status)) return 'waiting for an answer';
   if (task.status === 'queued') return task.queue_position ? `#${task.queue_position} in queue` : 'queued';
   if (!ACTIVE.includes(task.status)) return `${task.completed_tasks}/${task.total_tasks} subtasks`;
   const bar = h('progress', { max: Math.max(task.total_tasks, 1), value: task.completed_tasks, 'aria-label': 'subtasks done' });
@@ -106,52 +126,77 @@ function cancelButton(task, after) {
 
 // ---- Tasks view -------------------------------------------------------------------------------
 
+/** `2026-12-04T10:00` from a date-time field (local time) as the ISO instant the API takes; '' stays ''. */
+const instant = (value) => (value ? new Date(value).toISOString() : '');
+/** An ISO instant as a date-time field's value (local time). */
+const fieldTime = (iso) => local(iso).replace(' ', 'T');
+
 async function tasksView(params) {
+  const admin = signedIn.admin;
   const form = h('form', { className: 'filters card', id: 'task-filters', role: 'search' },
-    h('label', {}, 'status', h('select', { name: 'status' }, h('option', { value: '' }, 'any'), ...STATUSES.map((s) => h('option', { value: s }, s)))),
-    h('label', {}, 'owner', h('input', { name: 'owner', size: 24 })),
-    h('label', {}, 'session', h('input', { name: 'session_id', size: 36, placeholder: 'session id' })),
+    h('label', {}, 'search', h('input', { name: 'q', type: 'search', size: 22, placeholder: 'words in request or result' })),
+    h('label', {}, 'status', h('select', { name: 'status' }, h('option', { value: '' }, 'any'), ...STATUSES.map((s) => h('option', { value: s }, statusLabel(s))))),
+    h('label', {}, 'surface', h('select', { name: 'surface' }, h('option', { value: '' }, 'any'), ...Object.entries(SURFACES).map(([value, label]) => h('option', { value }, label)))),
+    admin ? h('label', {}, 'owner', h('input', { name: 'owner', size: 18 })) : null,
+    h('label', {}, 'session', h('input', { name: 'session_id', size: 18, placeholder: 'session id' })),
+    h('label', {}, `from (${ZONE})`, h('input', { name: 'from', type: 'datetime-local' })),
+    h('label', {}, 'to', h('input', { name: 'to', type: 'datetime-local' })),
     h('button', { type: 'submit', className: 'primary' }, 'Filter'),
     h('span', { className: 'grow' }),
     h('span', { id: 'tasks-status', role: 'status', className: 'muted' }));
-  for (const [key, value] of params) if (form.elements[key]) form.elements[key].value = value;
+  for (const [key, value] of params) if (form.elements[key]) form.elements[key].value = key === 'from' || key === 'to' ? fieldTime(value) : value;
   const body = h('tbody', { id: 'tasks' });
-  const table = h('table', {}, h('thead', {}, h('tr', {}, ...['Status', 'Task', 'Request', 'Owner', 'Session', 'Age', 'Queue / progress', 'Tokens', ''].map((c) => h('th', { scope: 'col' }, c)))), body);
-  setView(h('h2', {}, 'Tasks'), form, h('div', { className: 'card' }, table));
+  const more = h('button', { id: 'more-tasks', type: 'button', hidden: true }, `Next ${PAGE_SIZE}`);
+  const columns = ['Status', 'Task', 'Request', 'Owner', 'Surface', 'Session', 'Age', 'Queue / progress', 'Tokens', ''];
+  const table = h('table', {}, h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col' }, c)))), body);
+  setView(h('h2', {}, admin ? 'Tasks' : 'My Tasks'), form, h('div', { className: 'card scroll' }, table, more));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const query = new URLSearchParams();
-    for (const [key, value] of new FormData(form)) if (value) query.set(key, String(value));
+    for (const [key, value] of new FormData(form)) if (value) query.set(key, key === 'from' || key === 'to' ? instant(String(value)) : String(value));
     location.hash = `#/tasks${query.size ? `?${query}` : ''}`;
   });
 
-  const load = async () => {
+  const row = (task) => h('tr', { dataset: { taskId: task.task_id, status: task.awaiting_approval ? 'awaiting_approval' : task.status } },
+    h('td', {}, status(task)),
+    h('td', { className: 'mono' }, h('a', { href: `#/tasks/${task.task_id}`, title: task.task_id }, short(task.task_id))),
+    h('td', { className: 'detail' }, clip(task.request, 140)),
+    h('td', {}, task.owner),
+    h('td', { className: 'surface' }, SURFACES[task.surface] ?? '—'),
+    h('td', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}`, title: task.session_id }, short(task.session_id))),
+    h('td', { title: `${local(task.created_at)} · ${utc(task.created_at)}` }, age(task.created_at)),
+    h('td', { className: 'progress' }, progressOf(task)),
+    h('td', {}, task.token_usage.total),
+    h('td', {}, cancelButton(task, () => load(true))));
+  let cursor = null;
+  let pages = 1;
+  // The first page refreshes itself while it is the only one shown; pages further on stay as read.
+  const load = async (refresh = false, append = false) => {
     const query = new URLSearchParams(params);
-    query.set('limit', '50');
+    query.set('limit', String(PAGE_SIZE));
+    if (append && cursor) query.set('cursor', cursor);
     try {
-      const page = await api(`tasks?${query}`);
-      body.replaceChildren(...page.items.map((task) => h('tr', { dataset: { taskId: task.task_id, status: task.status } },
-        h('td', {}, status(task.status)),
-        h('td', { className: 'mono' }, h('a', { href: `#/tasks/${task.task_id}`, title: task.task_id }, short(task.task_id))),
-        h('td', { className: 'detail' }, clip(task.request, 140)),
-        h('td', {}, task.owner),
-        h('td', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}`, title: task.session_id }, short(task.session_id))),
-        h('td', { title: clock(task.created_at) }, age(task.created_at)),
-        h('td', { className: 'progress' }, progressOf(task)),
-        h('td', {}, task.token_usage.total),
-        h('td', {}, cancelButton(task, load)))));
-      if (page.items.length === 0) body.append(h('tr', {}, h('td', { colSpan: 9, className: 'muted' }, 'No Tasks match.')));
-      document.getElementById('tasks-status').textContent = `${page.items.length} Tasks · updated ${new Date().toLocaleTimeString()}`;
+      const page = await api(`tasks?${query}`, { refresh });
+      if (append) {
+        body.append(...page.items.map(row));
+        pages += 1;
+      } else body.replaceChildren(...page.items.map(row));
+      if (body.children.length === 0) body.append(h('tr', {}, h('td', { colSpan: columns.length, className: 'muted' }, 'No Tasks match.')));
+      if (append || pages === 1) cursor = page.next_cursor;
+      more.hidden = !cursor;
+      document.getElementById('tasks-status').textContent = `${body.querySelectorAll('tr[data-task-id]').length} Tasks${cursor ? ' (more below)' : ''} · updated ${local(new Date().toISOString())}`;
     } catch (error) {
       if (!handleAuthError(error)) document.getElementById('tasks-status').textContent = error.message;
       return;
     }
-    scheduleRefresh(load);
+    if (pages === 1) scheduleRefresh(() => load(true));
+    else clearTimeout(refreshTimer);
   };
+  more.addEventListener('click', () => load(false, true));
   await load();
 }
 
-/** Live views refresh while the page is visible; each refresh is an audited admin read. */
+/** Live views refresh while the page is visible; a refresh is marked as such and not audited. */
 function scheduleRefresh(load) {
   clearTimeout(refreshTimer);
   refreshTimer = setTimeout(() => (document.visibilityState === 'visible' ? load() : scheduleRefresh(load)), REFRESH_MS);
@@ -161,23 +206,23 @@ function scheduleRefresh(load) {
 
 async function taskView(taskId) {
   setView(h('p', { className: 'muted', role: 'status' }, `Loading Task ${taskId}…`));
-  const load = async () => {
+  const load = async (refresh = false) => {
     let task;
     try {
-      task = await api(`tasks/${encodeURIComponent(taskId)}`);
+      task = await api(`tasks/${encodeURIComponent(taskId)}`, { refresh });
     } catch (error) {
       if (!handleAuthError(error)) setView(h('p', {}, h('a', { href: '#/tasks' }, '← Tasks')), banner(error.message));
       return;
     }
     // The session's files live beside the Task; a failure there shows in their section, not instead of the Task.
-    const files = await api(`sessions/${encodeURIComponent(task.session_id)}/files`).catch((error) => (handleAuthError(error) ? null : { error: error.message }));
+    const files = await api(`sessions/${encodeURIComponent(task.session_id)}/files`, { refresh }).catch((error) => (handleAuthError(error) ? null : { error: error.message }));
     if (files === null) return;
     // A running Task has no end checkpoint yet: its diff shows once it has ended.
     const diff = ACTIVE.includes(task.status) ? null : await diffOf(task.task_id);
     const scroll = window.scrollY;
     setView(...taskPage(task, load, files, diff));
     window.scrollTo(0, scroll);
-    if (ACTIVE.includes(task.status)) scheduleRefresh(load);
+    if (ACTIVE.includes(task.status) || task.awaiting_approval) scheduleRefresh(() => load(true));
   };
   await load();
 }
@@ -186,11 +231,12 @@ function taskPage(task, reload, files, diff) {
   const waited = between(task.created_at, task.started_at ?? (task.status === 'queued' ? new Date().toISOString() : null));
   const ran = between(task.started_at, task.finished_at ?? (ACTIVE.includes(task.status) ? new Date().toISOString() : null));
   const facts = h('dl', { className: 'facts' },
-    h('dt', {}, 'Status'), h('dd', { id: 'task-status' }, status(task.status), task.status === 'queued' && task.queue_position ? ` #${task.queue_position} in queue` : ''),
+    h('dt', {}, 'Status'), h('dd', { id: 'task-status' }, status(task), task.status === 'queued' && task.queue_position ? ` #${task.queue_position} in queue` : '', task.awaiting_approval ? ` (the Task itself: ${task.status})` : ''),
     h('dt', {}, 'Owner'), h('dd', {}, task.owner),
+    h('dt', {}, 'Surface'), h('dd', { id: 'task-surface' }, SURFACES[task.surface] ?? '—'),
     h('dt', {}, 'Session'), h('dd', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}` }, task.session_id)),
     h('dt', {}, 'Queued'), h('dd', {}, clock(task.created_at)),
-    h('dt', {}, 'Started'), h('dd', {}, task.started_at ? `${clock(task.started_at)} (waited ${duration(waited)})` : waited !== null ? `not yet (waiting ${duration(waited)})` : '—'),
+    h('dt', {}, 'Started'), h('dd', {}, task.started_at ? [clock(task.started_at), ` (waited ${duration(waited)})`] : waited !== null ? `not yet (waiting ${duration(waited)})` : '—'),
     h('dt', {}, 'Finished'), h('dd', {}, task.finished_at ? clock(task.finished_at) : '—'),
     h('dt', {}, 'Duration'), h('dd', { id: 'task-duration' }, ran !== null ? `${duration(ran)}${task.finished_at ? '' : ' so far'}` : '—'),
     h('dt', {}, 'Progress'), h('dd', { id: 'task-progress' }, progressOf(task)),
@@ -208,7 +254,7 @@ function taskPage(task, reload, files, diff) {
   sections.push(sessionFilesSection(task.session_id, files));
   if (diff !== null) sections.push(diffSection(diff, task));
   const approvals = task.pending_approvals ?? task.approvals;
-  if (Array.isArray(approvals)) sections.push(listSection('Pending approvals', approvals, approvalItem));
+  if (Array.isArray(approvals)) sections.push(listSection('Pending approvals', approvals, (item) => approvalItem(item, reload)));
   sections.push(h('section', { 'aria-labelledby': 'h-trace' }, h('h3', { id: 'h-trace' }, `Trace (${task.trace.length} steps)`), timeline(task)));
   return sections;
 }
@@ -351,12 +397,30 @@ async function download(sessionId, file) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** A pending approval (GET /admin/tasks/:id `pending_approvals`): the command, or the path with its diff. */
-const approvalItem = (item) => [
+/** A pending approval: the command, or the path with its diff; its owner answers it here. */
+const approvalItem = (item, after) => [
   h('span', { className: 'mono' }, item.command !== undefined ? `$ ${item.command}` : `${item.tool} ${item.path}`),
-  h('span', { className: 'muted' }, ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for 承認 / 拒否 in the conversation'} · requested ${clock(item.created_at)}`),
+  h('span', { className: 'muted' }, ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for 承認 / 拒否 in the conversation'} · requested `, clock(item.created_at)),
   item.diff ? h('pre', { className: 'output' }, item.diff) : '',
+  answerButtons(item, after),
 ];
+
+/** Approve / Deny for the approval's owner (an admin sees others' but does not answer for them). */
+function answerButtons(item, after) {
+  if (!signedIn || item.owner !== signedIn.user) return null;
+  const answer = (decision) => async (event) => {
+    for (const button of event.target.parentElement.querySelectorAll('button')) button.disabled = true;
+    try {
+      await api(`approvals/${encodeURIComponent(item.approval_id)}/${decision}`, { method: 'POST' });
+    } catch (error) {
+      if (!handleAuthError(error)) alert(`Answer failed: ${error.message}`);
+    }
+    after();
+  };
+  return h('div', { className: 'answer' },
+    h('button', { type: 'button', className: 'primary approve', onclick: answer('approve') }, 'Approve'),
+    h('button', { type: 'button', className: 'danger deny', onclick: answer('deny') }, 'Deny'));
+}
 
 /** The trace as a timeline: one entry per step, numbered from 1, grouped under the subtask it served. */
 function timeline(task) {
@@ -370,13 +434,15 @@ function timeline(task) {
     if (step.subtask && step.subtask !== group) items.push(h('li', { className: 'subtask-group', role: 'presentation' }, `Subtask ${step.subtask}: ${titles.get(step.subtask) ?? ''}`));
     group = step.subtask || group;
     const offset = Date.parse(step.started_at) - origin;
-    items.push(h('li', { className: `kind-${step.kind}${step.outcome === 'ok' ? '' : ' bad'}`, dataset: { step: index + 1, kind: step.kind } },
+    // A plan the model could not give is not a failure of the Task: it is told and goes on without one (the fallback).
+    const fallback = step.kind === 'plan' && Boolean(step.detail?.fallback ?? (step.outcome === 'error' && step.detail?.error));
+    items.push(h('li', { className: `kind-${step.kind}${step.outcome === 'ok' || fallback ? '' : ' bad'}${fallback ? ' fallback' : ''}`, dataset: { step: index + 1, kind: step.kind } },
       h('div', { className: 'step-head' },
         h('span', { className: 'step-no' }, `#${index + 1}`),
         h('span', { className: 'step-kind' }, step.kind.replace('_', ' ')),
         h('span', { className: 'step-name' }, step.kind === 'command' ? `$ ${step.name}` : step.name),
-        step.outcome === 'ok' ? null : h('span', { className: 'error-text' }, step.outcome),
-        h('span', { className: 'step-time', title: clock(step.started_at) }, `${new Date(step.started_at).toISOString().slice(11, 23)} (+${duration(Math.max(0, offset))}) · took ${duration(step.duration_ms)}`)),
+        fallback ? h('span', { className: 'fallback-text' }, 'fallback: no plan') : step.outcome === 'ok' ? null : h('span', { className: 'error-text' }, step.outcome),
+        h('span', { className: 'step-time' }, h('time', { dateTime: step.started_at, title: utc(step.started_at) }, local(step.started_at, true).slice(11)), ` (+${duration(Math.max(0, offset))}) · took ${duration(step.duration_ms)}`)),
       ...stepBody(step)));
   });
   return h('ol', { className: 'timeline', id: 'trace' }, ...items);
@@ -387,7 +453,8 @@ function stepBody(step) {
   switch (step.kind) {
     case 'plan':
       if (Array.isArray(d.subtasks)) return [h('ol', { className: 'plan' }, ...d.subtasks.map((s) => h('li', {}, h('strong', {}, `${s.id}: ${s.title}`), s.dependsOn?.length ? h('span', { className: 'muted' }, ` (after ${s.dependsOn.join(', ')})`) : null, s.instructions ? h('div', { className: 'muted' }, s.instructions) : null)))];
-      if (d.mode === 'direct') return [h('p', { className: 'muted' }, `Answered directly, without a plan${d.fallback ? ` (plan refused: ${d.fallback})` : ''}.`)];
+      if (d.mode === 'direct') return [h('p', { className: 'muted' }, d.fallback ? `The model's plan could not be read (${d.fallback}), so the Task went on directly, without a plan.` : 'Answered directly, without a plan.')];
+      if (d.error) return [h('p', { className: 'muted' }, `The model's plan could not be used (${d.error}); it was told so, and went on without one or planned again.`)];
       return d.notes ? [h('p', { className: 'muted' }, String(d.notes))] : [];
     case 'model_call':
       return [
@@ -427,23 +494,23 @@ async function auditView(params) {
     h('label', {}, 'outcome', h('select', { name: 'outcome' }, h('option', { value: '' }, 'any'), ...['ok', 'rejected', 'error'].map((o) => h('option', {}, o)))),
     field('task_id', 'task id', { size: 36 }),
     field('session_id', 'session id', { size: 36 }),
-    field('from', 'from (UTC)', { placeholder: '2026-12-01T00:00:00Z' }),
-    field('to', 'to (UTC)', { placeholder: '2026-12-02T00:00:00Z' }),
+    field('from', `from (${ZONE})`, { type: 'datetime-local' }),
+    field('to', 'to', { type: 'datetime-local' }),
     h('label', {}, 'page size', h('select', { name: 'limit' }, ...['25', '50', '100'].map((n) => h('option', { selected: n === '50' }, n)))),
     h('button', { type: 'submit', className: 'primary' }, 'Search'),
     h('span', { id: 'status', role: 'status', className: 'muted' }));
-  for (const [key, value] of params) if (form.elements[key]) form.elements[key].value = value;
+  for (const [key, value] of params) if (form.elements[key]) form.elements[key].value = key === 'from' || key === 'to' ? fieldTime(value) : value;
   const verify = h('span', { id: 'verify', role: 'status' });
   const body = h('tbody', { id: 'events' });
   const more = h('button', { id: 'more', type: 'button', hidden: true }, 'Older events');
   setView(
     h('div', { className: 'toolbar' }, h('h2', { className: 'grow' }, 'Audit log'), verify, h('button', { id: 'verify-button', type: 'button', onclick: verifyChain }, 'Verify chain')),
     form,
-    h('div', { className: 'card' }, h('table', {}, h('thead', {}, h('tr', {}, ...['seq', 'at (UTC)', 'actor', 'source', 'action', 'outcome', 'task', 'detail'].map((c) => h('th', { scope: 'col' }, c)))), body), more));
+    h('div', { className: 'card scroll' }, h('table', {}, h('thead', {}, h('tr', {}, ...['seq', 'at', 'actor', 'source', 'action', 'outcome', 'task', 'detail'].map((c) => h('th', { scope: 'col' }, c)))), body), more));
   let cursor = null;
   const search = async (append) => {
     const query = new URLSearchParams();
-    for (const [key, value] of new FormData(form)) if (value) query.set(key, String(value));
+    for (const [key, value] of new FormData(form)) if (value) query.set(key, key === 'from' || key === 'to' ? instant(String(value)) : String(value));
     if (append && cursor) query.set('cursor', cursor);
     document.getElementById('status').textContent = 'loading…';
     try {
@@ -451,7 +518,7 @@ async function auditView(params) {
       if (!append) body.replaceChildren();
       for (const event of page.items) {
         body.append(h('tr', { dataset: { seq: event.seq } },
-          h('td', {}, event.seq), h('td', { className: 'mono' }, event.at), h('td', {}, event.actor), h('td', {}, event.source), h('td', {}, event.action),
+          h('td', {}, event.seq), h('td', { className: 'mono' }, clock(event.at)), h('td', {}, event.actor), h('td', {}, event.source), h('td', {}, event.action),
           h('td', { className: `outcome-${event.outcome}` }, event.outcome),
           h('td', { className: 'mono' }, event.task_id ? h('a', { className: 'task', href: `#/tasks/${event.task_id}`, title: event.task_id }, short(event.task_id)) : ''),
           h('td', { className: 'detail mono' }, JSON.stringify(event.detail))));
@@ -495,7 +562,7 @@ function handleAuthError(error) {
   } else if (AUTH_MODE === 'oauth') {
     oauthSignInView(error.status === 403 ? `Signed in, but not as an admin (${error.message}).` : null);
   } else {
-    setView(banner(`The admin API refused your identity (${error.message}). Admins are members of a group in auth.admin_groups; sign in again through the SSO proxy.`));
+    setView(banner(`The console refused your identity (${error.message}). Sign in again through the SSO proxy; the audit log and usage are for members of auth.admin_groups.`));
   }
   updateHeader();
   return true;
@@ -504,7 +571,7 @@ function handleAuthError(error) {
 function signInView(problem) {
   const input = h('input', { id: 'token', type: 'password', name: 'token', autocomplete: 'current-password', required: true, size: 40 });
   const form = h('form', { id: 'sign-in' },
-    h('label', {}, 'Admin token (auth.admin_token in the service configuration)', input),
+    h('label', {}, 'Admin token: open the sign-in URL from the start-up log ("admin sign-in: open …"), or paste auth.admin_token', input),
     h('div', {}, h('button', { type: 'submit', className: 'primary' }, 'Sign in')),
     problem ? banner(problem) : null);
   form.addEventListener('submit', async (event) => {
@@ -514,6 +581,17 @@ function signInView(problem) {
   });
   setView(h('section', { className: 'card sign-in' }, h('h2', {}, 'Sign in'), h('p', { className: 'muted' }, 'With auth.mode none the console is opened with the admin token; it stays in this browser tab only.'), form));
   input.focus();
+}
+
+/**
+ * The sign-in URL of the start-up log (`/admin#token=…`): the token moves into this tab's storage and
+ * out of the address bar and its history entry (a fragment never reaches the server or its logs).
+ */
+function tokenFromAddress() {
+  const match = /^#token=([A-Za-z0-9_~.%-]+)$/.exec(location.hash);
+  if (!match) return;
+  if (AUTH_MODE === 'none') sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+  history.replaceState(null, '', `${location.pathname}${location.search}#/tasks`);
 }
 
 /** auth.mode oauth: the sign-in happens at the organisation's identity provider (authorization code with PKCE). */
@@ -542,8 +620,12 @@ async function signIn() {
 }
 
 function updateHeader() {
-  document.getElementById('whoami').textContent = signedIn ? `signed in as ${signedIn.user}${AUTH_MODE === 'none' ? ' (admin token)' : ''}` : '';
+  const admin = Boolean(signedIn?.admin);
+  document.getElementById('whoami').textContent = signedIn ? `signed in as ${signedIn.user}${AUTH_MODE === 'none' ? ' (admin token)' : admin ? ' (admin)' : ''}` : '';
   document.getElementById('sign-out').hidden = !(signedIn && (AUTH_MODE === 'none' || AUTH_MODE === 'oauth'));
+  for (const id of ['nav-audit', 'nav-usage']) document.getElementById(id).hidden = !admin;
+  document.getElementById('nav-tasks').textContent = signedIn && !admin ? 'My Tasks' : 'Tasks';
+  if (signedIn) refreshApprovalBadge();
 }
 
 // ---- routing ----------------------------------------------------------------------------------
@@ -558,9 +640,10 @@ function route() {
   const params = new URLSearchParams(search);
   const parts = path.split('/').filter(Boolean);
   for (const link of document.querySelectorAll('header nav a')) link.removeAttribute('aria-current');
-  if (parts[0] === 'audit') {
-    document.getElementById('nav-audit').setAttribute('aria-current', 'page');
-    return auditView(params);
+  const views = { audit: signedIn.admin && auditView, usage: signedIn.admin && usageView, approvals: approvalsView };
+  if (views[parts[0]]) {
+    document.getElementById(`nav-${parts[0]}`).setAttribute('aria-current', 'page');
+    return views[parts[0]](params);
   }
   document.getElementById('nav-tasks').setAttribute('aria-current', 'page');
   if (parts[0] === 'tasks' && parts[1]) return taskView(decodeURIComponent(parts[1]));
@@ -578,4 +661,5 @@ window.addEventListener('hashchange', () => {
   route();
   document.getElementById('view').focus();
 });
+tokenFromAddress();
 route();

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import type { AgentConfig } from './config/agent-config.js';
+import { Clock, SYSTEM_CLOCK } from './common/clock.js';
 import { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { Metrics } from './metrics/metrics.js';
@@ -29,8 +30,8 @@ export class CoreModule {
       global: true,
       imports: [DatabaseModule.forRoot(config.database), ScheduleModule.forRoot(), McpModule, OllamaModule, McpClientModule],
       // The agent's extra tool sources are the MCP client's (issue 22): bound here, so agent/ never imports mcp-client/.
-      providers: [{ provide: AppConfig, useValue: config }, Metrics, OllamaStartupCheck, { provide: RunToolSources, useExisting: McpToolSources }],
-      exports: [AppConfig, Metrics, McpModule, RunToolSources],
+      providers: [{ provide: AppConfig, useValue: config }, { provide: Clock, useValue: SYSTEM_CLOCK }, Metrics, OllamaStartupCheck, { provide: RunToolSources, useExisting: McpToolSources }],
+      exports: [AppConfig, Clock, Metrics, McpModule, RunToolSources],
     };
   }
 }

@@ -1,5 +1,5 @@
 import type { AgentConfig } from './config/agent-config.js';
-import { configFile, loadConfig } from './config/config.loader.js';
+import { describeConfigSource, loadConfig } from './config/config.loader.js';
 import { routeConsoleTo } from './common/console-to-logger.js';
 import { StderrLogger } from './common/stderr-logger.js';
 import { exitOnStartupFailure } from './startup/startup-error.js';
@@ -15,7 +15,7 @@ export function startUp(): { config: AgentConfig; logger: StderrLogger } {
     prepareStorage(config);
     const logger = new StderrLogger(config.log.format);
     routeConsoleTo(logger);
-    for (const line of describeStorage(config, configFile())) logger.log(line, 'Startup');
+    for (const line of describeStorage(config, describeConfigSource())) logger.log(line, 'Startup');
     return { config, logger };
   } catch (error) {
     exitOnStartupFailure(error);

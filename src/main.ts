@@ -3,7 +3,6 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Express } from 'express';
 import { A2aEndpoint } from './a2a/a2a-endpoint.js';
 import { buildOpenApiDocument } from './admin/openapi.js';
 import { HttpAppModule } from './app.module.js';
@@ -12,11 +11,14 @@ import { HttpEdge } from './http/http-edge.js';
 import { LimitedExpressAdapter } from './http/http-server.js';
 import { onTermination } from './common/termination.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
+import { firstRunAdminToken } from './startup/admin-token.js';
 import { assertPortFree } from './startup/port-check.js';
 import { exitOnStartupFailure } from './startup/startup-error.js';
 
 async function main(): Promise<void> {
   const { config, logger: stderrLogger } = startUp();
+  const firstRun = firstRunAdminToken(config);
+  if (firstRun) config.auth.adminToken = firstRun.token;
   await assertPortFree(config.server.host, config.server.port);
   // The MCP endpoint reads and size-limits its own body, so Nest's 100 kB JSON parser stays off.
   // abortOnError off: a failed start rejects here and is reported in one line (no core dump).
@@ -27,7 +29,7 @@ async function main(): Promise<void> {
   });
   app.disable('x-powered-by');
   const openApi = buildOpenApiDocument(app);
-  const express = app.getHttpAdapter().getInstance() as Express;
+  const express = app.getHttpAdapter().getInstance();
   express.get('/admin/openapi.json', (_req, res) => void res.json(openApi));
   app.get(A2aEndpoint).mount(express);
   app.get(HttpEdge).mountOn(app.getHttpServer());
@@ -35,6 +37,10 @@ async function main(): Promise<void> {
   const logger = new Logger('Bootstrap');
   const url = (await app.getUrl()).replace('[::1]', 'localhost');
   logger.log(`listening: MCP endpoint ${url}/mcp, admin console ${url}/admin`);
+  if (firstRun) {
+    const kept = firstRun.file ? `kept in ${firstRun.file}` : 'for this run only (in-memory database)';
+    logger.log(`admin sign-in: open ${url}/admin#token=${firstRun.token} (first-run admin token, ${kept}; set auth.admin_token to choose your own)`);
+  }
   onTermination(async (signal) => {
     logger.log(`${signal}: shutting down (grace ${config.queue.shutdownGraceMs} ms for the running task)`);
     await app.get(TaskQueueService).shutdown(config.queue.shutdownGraceMs);

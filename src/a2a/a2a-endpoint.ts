@@ -1,9 +1,10 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { AgentCard } from '@a2a-js/sdk';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
+import { withProtocolJson } from './agent-card.js';
+import { InputFilesStager } from '../conversation/input-files.stager.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { SurfaceIdentity } from '../http/surface-identity.js';
 import { TaskFeed } from '../conversation/task-feed.js';
@@ -37,22 +38,19 @@ export class A2aEndpoint {
     private readonly audit: AuditService,
     private readonly identity: SurfaceIdentity,
     private readonly budget: BodyBudget,
+    inputFiles: InputFilesStager,
     config: AppConfig,
     @Optional() issuer?: IssuerMetadata,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, config, issuer);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, issuer);
     this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
-    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
+    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes, config.mcp.files.maxBytes);
   }
 
   mount(app: Express): void {
     if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
-    // The SDK's 1.0 route writes the card as held in memory, oneofs as {$case, value} (securitySchemes); its toJSON is
-    // the A2A 1.0 (protobuf JSON) form. The 0.3 route reads the fields and builds its own card, so it is unaffected.
-    const agentCardProvider = async () => {
-      const card = await this.handler.getAgentCard();
-      return Object.defineProperty({ ...card }, 'toJSON', { value: () => AgentCard.toJSON(card) });
-    };
+    // The SDK's 1.0 route would write the card's oneofs as {$case, value}: withProtocolJson gives it the A2A 1.0 JSON.
+    const agentCardProvider = async () => withProtocolJson(await this.handler.getAgentCard());
     app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } }));
     app.use(
       '/a2a',

@@ -1,7 +1,7 @@
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
-import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
-import { TaskFeed } from '../conversation/task-feed.js';
+import { type ConversationService, isTerminal } from '../conversation/conversation.service.js';
+import type { TaskFeed } from '../conversation/task-feed.js';
 import type { TaskRequest } from '../queue/task-request.js';
 import { A2A_STATE, a2aTaskOf, artifactsOf, progressMessage } from './a2a-task.mapper.js';
 import { callerOf } from './a2a-user.js';

@@ -1,12 +1,13 @@
 import type { CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
 import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
-import { AuditService } from '../audit/audit.service.js';
+import type { AuditService } from '../audit/audit.service.js';
 import { isAgentError } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { tierModels } from '../ollama/model-tiers.js';
-import { ConversationService } from '../conversation/conversation.service.js';
-import { TaskFeed } from '../conversation/task-feed.js';
+import type { ConversationService } from '../conversation/conversation.service.js';
+import type { TaskFeed } from '../conversation/task-feed.js';
+import type { InputFilesStager } from '../conversation/input-files.stager.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
 import { taskRequestOf } from './a2a-message.js';
@@ -33,6 +34,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     private readonly conversations: ConversationService,
     private readonly feed: TaskFeed,
     private readonly audit: AuditService,
+    private readonly inputFiles: InputFilesStager,
     config: AppConfig,
     issuer?: IssuerMetadata,
   ) {
@@ -103,6 +105,9 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       if (queued >= this.maxQueued) {
         throw new UnsupportedOperationError(`queue_full: you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${this.maxQueued}); retry once some have started`);
       }
+      input = await this.inputFiles.stage(callerOf(context), input).catch((error: unknown) => {
+        throw isAgentError(error) ? new RequestMalformedError(error.message) : error;
+      });
       context.state.set(ACCEPTED_INPUT, input).set(ACCEPT_ACTION, action).set(FOLLOW, follow);
     } catch (error) {
       await this.record(context, action, error, null);
@@ -128,7 +133,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       await this.record(context, action, error, taskId, detail);
       throw error;
     }
-    const task = result && 'id' in result ? (result as Task) : null;
+    const task: Task | null = result && 'id' in result ? result : null;
     await this.audit.record({ caller: callerOf(context), action, outcome: 'ok', taskId: task?.id ?? null, sessionId: task?.contextId ?? null, detail: { ...detail, version: context.requestedVersion } });
     return result;
   }

@@ -1,8 +1,8 @@
-import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
+import type { ListTasksRequest, ListTasksResponse, Task, TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
-import { ConversationService } from '../conversation/conversation.service.js';
+import type { ConversationService } from '../conversation/conversation.service.js';
 import { TASK_STATUSES, type TaskStatus } from '../queue/task-status.js';
 import { A2A_STATE, a2aTaskOf } from './a2a-task.mapper.js';
 import { callerOf } from './a2a-user.js';
@@ -49,4 +49,4 @@ function pageAfter(token: string): number {
 }
 
 /** The agent statuses an A2A state stands for (WORKING: planning or running). */
-const statusesOf = (state: number): TaskStatus[] => TASK_STATUSES.filter((status) => A2A_STATE[status] === state);
+const statusesOf = (state: TaskState): TaskStatus[] => TASK_STATUSES.filter((status) => A2A_STATE[status] === state);

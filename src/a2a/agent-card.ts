@@ -1,9 +1,10 @@
-import type { AgentCard, SecurityScheme } from '@a2a-js/sdk';
+import { AgentCard, type SecurityScheme } from '@a2a-js/sdk';
 import { SERVER_INFO } from '../common/server-info.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 
-const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp'];
+// Images go to a vision model; other files (checked by content) into inputs/ of the session workspace.
+const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp', 'application/pdf', 'application/json', 'text/csv', 'application/octet-stream'];
 /** The skills a message chooses by its metadata (`skill`, or `agentMode: false` for the direct one). */
 export const AGENT_SKILL = 'execute_task';
 export const DIRECT_SKILL = 'direct_llm';
@@ -103,4 +104,14 @@ export function agentCardOf(config: AgentConfig, issuer?: IssuerMetadata): Agent
     ],
     signatures: [],
   };
+}
+
+/**
+ * The card as the SDK's card handler writes it: that handler answers 1.0 callers with
+ * `JSON.stringify(card)`, which would show the SDK's internal oneof form (`{"scheme":{"$case":…}}`)
+ * instead of the protocol's JSON (`{"apiKeySecurityScheme":{…}}`). A `toJSON` giving the SDK's own
+ * proto-JSON mapping fixes what it writes; its 0.3 converter reads the fields and is unaffected.
+ */
+export function withProtocolJson(card: AgentCard): AgentCard {
+  return Object.defineProperty({ ...card }, 'toJSON', { value: () => AgentCard.toJSON(card), enumerable: false });
 }

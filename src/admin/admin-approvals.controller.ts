@@ -1,8 +1,8 @@
-import { Get, Param, Query } from '@nestjs/common';
+import { Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
-import { AdminAction } from './admin-auth.guard.js';
+import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
 import { AdminApprovalsService } from './admin-approvals.service.js';
-import { ApprovalListQueryDto, UuidParamDto } from './admin.dto.js';
+import { ApprovalAnswerParamDto, ApprovalListQueryDto, UuidParamDto } from './admin.dto.js';
 import { AdminRoutes } from './admin-routes.decorator.js';
 import { found } from './found.js';
 
@@ -11,10 +11,23 @@ export class AdminApprovalsController {
   constructor(private readonly approvals: AdminApprovalsService) {}
 
   @Get('approvals')
+  @OwnView()
   @AdminAction('admin.approval_list')
-  @ApiOperation({ summary: 'Pending approvals, oldest first: Tasks waiting in place (waiting_in_place) and actions waiting for the conversation' })
-  async list(@Query() query: ApprovalListQueryDto) {
-    return this.approvals.listPending(query.limit ?? 100);
+  @ApiOperation({ summary: 'Pending approvals, oldest first: Tasks waiting in place (waiting_in_place) and actions waiting for the conversation (a user: their own)' })
+  async list(@Query() query: ApprovalListQueryDto, @Req() req: AdminRequest) {
+    return this.approvals.listPending(req.caller!, query.limit ?? 100);
+  }
+
+  @Post('approvals/:id/:decision')
+  @HttpCode(200)
+  @OwnView()
+  @AdminAction('console.approval_answer')
+  @ApiOperation({
+    summary:
+      "The owner's answer from the console: a Task waiting in place continues at once; an action waiting for the conversation is answered by a new turn of its session (承認 / 拒否)",
+  })
+  async answer(@Param() { id, decision }: ApprovalAnswerParamDto, @Req() req: AdminRequest) {
+    return found(await this.approvals.answer(req.caller!, id, decision), `no pending approval ${id} of yours`);
   }
 
   @Get('sessions/:id/approval')

@@ -1,18 +1,44 @@
 import { Injectable } from '@nestjs/common';
 import { mapApproval } from '../approvals/approval-view.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
+import type { Caller } from '../identity/caller.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 
-/** The admin API's views of pending approvals. */
+/** The words a conversation answer is made of (approval-texts.ts reads them back). */
+const CONVERSATION_WORD = { approve: '承認', deny: '拒否' } as const;
+
+/** The console's views of pending approvals, and its owner's answers. */
 @Injectable()
 export class AdminApprovalsService {
   constructor(
     private readonly approvals: ApprovalsService,
     private readonly sessions: SessionsService,
+    private readonly queue: TaskQueueService,
   ) {}
 
-  async listPending(limit: number) {
-    return { items: (await this.approvals.listPending(limit)).map(mapApproval) };
+  /** Admins: everyone's; a user: their own. */
+  async listPending(caller: Caller, limit: number) {
+    const pending = await this.approvals.listPending(caller.admin ? limit : 1000);
+    return { items: pending.filter((row) => caller.admin || row.owner === caller.user).slice(0, limit).map(mapApproval) };
+  }
+
+  /**
+   * Only the owner answers (an admin sees others' approvals but does not act for them). A Task that
+   * waits in place takes the answer as tasks/update would; an action left for the conversation gets
+   * the answer as the next turn of its session, as the owner's MCP client would have sent it.
+   */
+  async answer(caller: Caller, id: string, decision: 'approve' | 'deny') {
+    const row = await this.approvals.find(id);
+    if (!row || row.state !== 'pending' || row.owner !== caller.user) return null;
+    if (row.waiting) {
+      await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: { action: 'accept', content: { approve: decision === 'approve' } } });
+      const after = await this.approvals.find(id);
+      return { approval_id: id, decision, via: 'in_place', state: after?.state ?? row.state, task_id: row.taskId };
+    }
+    const request = { request: CONVERSATION_WORD[decision], sessionId: row.sessionId, temperature: null, images: [] };
+    const task = await this.queue.enqueue(caller, request, { action: 'console.approval_answer', detail: { approval_id: id, decision } });
+    return { approval_id: id, decision, via: 'conversation', state: 'answered_by_task', task_id: task.id };
   }
 
   /** A session's pending action (`pending: null` when nothing waits); null when there is no such session. */

@@ -1,19 +1,20 @@
 import { Get, Req } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
 import { AppConfig } from '../config/app-config.js';
-import { AdminAction, type AdminRequest } from './admin-auth.guard.js';
+import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
 import { AdminRoutes } from './admin-routes.decorator.js';
 
-/** Sign-in for the console: who the admin API sees. One audited event per sign-in, refused ones included. */
+/** Sign-in for the console: who the API sees, and whether they are an admin. One audited event per sign-in, refused ones included. */
 @AdminRoutes('admin', 'admin')
 export class AdminIdentityController {
   constructor(private readonly config: AppConfig) {}
 
   @Get('me')
+  @OwnView()
   @AdminAction('admin.sign_in')
-  @ApiOperation({ summary: 'The signed-in admin (user, groups) and the auth mode; 401/403 when not an admin' })
+  @ApiOperation({ summary: 'The signed-in user (user, groups, admin) and the auth mode; 401 when not identified' })
   me(@Req() req: AdminRequest) {
-    const { user, groups } = req.caller!;
-    return { user, groups, auth_mode: this.config.auth.mode };
+    const { user, groups, admin } = req.caller!;
+    return { user, groups, admin, auth_mode: this.config.auth.mode };
   }
 }

@@ -8,6 +8,7 @@ const asset = (name: string) => readFileSync(new URL(`../../public/${name}`, imp
 // Static files, read once; the console calls the admin API with the same credentials (proxy identity or admin token).
 const PAGE = asset('admin.html');
 const SCRIPT = asset('console.js');
+const VIEWS = asset('console-views.js');
 const STYLE = asset('console.css');
 const ROOT = asset('index.html');
 
@@ -29,11 +30,12 @@ export class AdminPageController {
     this.page = PAGE.replace('{{AUTH_MODE}}', config.auth.mode);
   }
 
+  /** The front page names the MCP URL this very request reached (the Host guard has vetted the Host header). */
   @Get()
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Content-Security-Policy', CSP)
-  root(): string {
-    return ROOT;
+  root(@Req() req: Request): string {
+    return ROOT.replace('{{MCP_URL}}', escapeHtml(`${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}/mcp`));
   }
 
   /** At `/admin/` the page's relative links would miss: it lives at `/admin` (also under a proxy's prefix). */
@@ -49,9 +51,17 @@ export class AdminPageController {
     return SCRIPT;
   }
 
+  @Get('admin/console-views.js')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  views(): string {
+    return VIEWS;
+  }
+
   @Get('admin/console.css')
   @Header('Content-Type', 'text/css; charset=utf-8')
   style(): string {
     return STYLE;
   }
 }
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -6,11 +6,15 @@ import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import type { TaskEntity } from '../queue/task.entity.js';
+import type { TaskFilters } from '../queue/tasks.repository.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import type { TaskListQueryDto } from './admin.dto.js';
 import { mapListedTask, mapSession, mapStep, mapTask } from './admin-views.js';
 
-/** The admin API's views of Tasks and sessions: pages with cursors, queue positions, traces and pending approvals. */
+/**
+ * The console's views of Tasks and sessions: pages with cursors, queue positions, traces and pending
+ * approvals. An admin sees everyone's; any other user only their own (another's answers as missing).
+ */
 @Injectable()
 export class AdminTasksService {
   constructor(
@@ -21,36 +25,64 @@ export class AdminTasksService {
   ) {}
 
   /** One page, newest first; one Task more than the page is read to know whether another page follows. */
-  async list(query: TaskListQueryDto) {
+  async list(caller: Caller, query: TaskListQueryDto) {
     const limit = query.limit ?? 100;
-    const tasks = await this.queue.list({ status: query.status, owner: query.owner, sessionId: query.session_id }, limit + 1, query.cursor ? decodeCursor(query.cursor) : null);
+    const tasks = await this.queue.list(filtersOf(caller, query), limit + 1, query.cursor ? decodeCursor(query.cursor) : null);
     const page = tasks.slice(0, limit);
     return { items: await this.listed(page), next_cursor: tasks.length > limit ? encodeCursor(page[page.length - 1].seq) : null };
   }
 
-  async get(id: string) {
-    const task = await this.queue.find(id);
+  async get(caller: Caller, id: string) {
+    const task = await this.visible(caller, id);
     if (!task) return null;
     const positions = await this.queue.queuePositions([task]);
     const [trace, pending] = await Promise.all([this.trace.forTask(id), this.approvals.pendingOfTask(id)]);
-    return { ...mapTask(task, positions.get(task.id) ?? null), pending_approvals: pending.map(mapApproval), trace: trace.map(mapStep) };
+    return { ...mapTask(task, positions.get(task.id) ?? null), awaiting_approval: pending.length > 0, pending_approvals: pending.map(mapApproval), trace: trace.map(mapStep) };
   }
 
-  async cancel(admin: Caller, id: string) {
-    const task = await this.queue.cancelAny(admin, id);
+  /** An admin cancels any Task (recorded as the actor); a user only their own. */
+  async cancel(caller: Caller, id: string) {
+    const task = caller.admin ? await this.queue.cancelAny(caller, id) : await this.queue.cancel(caller, id);
     return task && mapTask(task);
   }
 
   /** A session with its Tasks, oldest first. */
-  async session(id: string) {
+  async session(caller: Caller, id: string) {
     const session = await this.sessions.find(id);
-    if (!session) return null;
+    if (!session || (!caller.admin && session.owner !== caller.user)) return null;
     const tasks = await this.queue.list({ sessionId: id }, 1000, null);
     return { ...mapSession(session), tasks: await this.listed(tasks.reverse()) };
   }
 
-  private async listed(tasks: TaskEntity[]) {
-    const positions = await this.queue.queuePositions(tasks);
-    return tasks.map((task) => mapListedTask(task, positions.get(task.id) ?? null));
+  /** Tokens per user, most first (admins). */
+  async usage(limit: number) {
+    const rows = await this.queue.usageByOwner(limit);
+    return { items: rows.map(({ owner, tasks, input, output }) => ({ owner, tasks, token_usage: { input, output, total: input + output } })) };
   }
+
+  private async visible(caller: Caller, id: string): Promise<TaskEntity | null> {
+    const task = await this.queue.find(id);
+    return task && (caller.admin || task.owner === caller.user) ? task : null;
+  }
+
+  private async listed(tasks: TaskEntity[]) {
+    const [positions, awaiting] = await Promise.all([this.queue.queuePositions(tasks), this.queue.awaitingApproval(tasks)]);
+    return tasks.map((task) => ({ ...mapListedTask(task, positions.get(task.id) ?? null), awaiting_approval: awaiting.has(task.id) }));
+  }
+}
+
+/** The query as queue filters; a user's own view is always narrowed to their Tasks. */
+function filtersOf(caller: Caller, query: TaskListQueryDto): TaskFilters {
+  const { status } = query;
+  const awaitingApproval = status === 'awaiting_approval';
+  return {
+    status: status === 'awaiting_approval' ? undefined : status,
+    awaitingApproval,
+    owner: caller.admin ? query.owner : caller.user,
+    sessionId: query.session_id,
+    text: query.q?.trim() || undefined,
+    createdFrom: query.from ? new Date(query.from).toISOString() : undefined,
+    createdBefore: query.to ? new Date(query.to).toISOString() : undefined,
+    surface: query.surface,
+  };
 }

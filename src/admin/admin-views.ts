@@ -55,6 +55,7 @@ export function mapTask(task: TaskEntity, queuePosition: number | null = null) {
     critical_path_tokens: task.criticalPathTokens,
     result: task.result,
     attempt: task.attempt,
+    surface: task.surface,
     created_at: task.createdAt,
     started_at: task.startedAt,
     finished_at: task.finishedAt,

@@ -23,12 +23,34 @@ export class AuditExportQueryDto extends AuditQueryDto {
   @ApiProperty({ enum: ['jsonl', 'csv'] }) @IsIn(['jsonl', 'csv']) format!: 'jsonl' | 'csv';
 }
 
+/** The console's statuses: the Task's own, and `awaiting_approval` for one with an unanswered approval. */
+export const TASK_LIST_STATUSES = [...TASK_STATUSES, 'awaiting_approval'] as const;
+/** `http`: a Task the console queued (an approval answered in the conversation). */
+export const SURFACES = ['mcp-http', 'stdio', 'chat', 'a2a', 'http'] as const;
+
 export class TaskListQueryDto {
-  @ApiPropertyOptional({ enum: TASK_STATUSES }) @IsOptional() @IsIn([...TASK_STATUSES]) status?: TaskStatus;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(320) owner?: string;
+  @ApiPropertyOptional({ enum: TASK_LIST_STATUSES, description: '`awaiting_approval`: Tasks with an approval nobody has answered yet' })
+  @IsOptional()
+  @IsIn([...TASK_LIST_STATUSES])
+  status?: TaskStatus | 'awaiting_approval';
+  @ApiPropertyOptional({ description: 'Owner exactly (admins; a user sees only their own Tasks)' }) @IsOptional() @IsString() @MaxLength(320) owner?: string;
+  @ApiPropertyOptional({ description: 'Words in the request or the result (case-insensitive)' }) @IsOptional() @IsString() @MaxLength(200) q?: string;
+  @ApiPropertyOptional({ description: 'Created at or after (ISO-8601)' }) @IsOptional() @IsISO8601({ strict: true }) from?: string;
+  @ApiPropertyOptional({ description: 'Created before (ISO-8601)' }) @IsOptional() @IsISO8601({ strict: true }) to?: string;
+  @ApiPropertyOptional({ enum: SURFACES, description: 'The surface that accepted the Task' }) @IsOptional() @IsIn([...SURFACES]) surface?: string;
   @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() session_id?: string;
   @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
   @ApiPropertyOptional({ description: 'Opaque cursor from `next_cursor`' }) @IsOptional() @IsString() @MaxLength(200) cursor?: string;
+}
+
+/** `/admin/approvals/:id/approve` or `/deny`: the answer is in the path (the admin API reads no request bodies). */
+export class ApprovalAnswerParamDto {
+  @ApiProperty({ format: 'uuid' }) @IsUUID() id!: string;
+  @ApiProperty({ enum: ['approve', 'deny'] }) @IsIn(['approve', 'deny']) decision!: 'approve' | 'deny';
+}
+
+export class UsageQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
 }
 
 export class ApprovalListQueryDto {

@@ -21,7 +21,6 @@ import type { FileChange } from '../workspace/workspace-files.js';
 import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask, type TaskProgress } from './agent-runner.js';
 import { ApprovalExecutor } from './approval-executor.js';
 import { CoreToolSource } from './core-tools.js';
-import type { RunEvents } from './core/run-events.js';
 import type { RunState } from './core/run-state.js';
 import { decodeRunState, encodeRunState, UnreadableRunState } from './core/run-state-codec.js';
 import type { ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
@@ -98,7 +97,7 @@ export class AgentService extends AgentRunner {
       if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: state.tokens.input, outputTokens: state.tokens.output });
       throw error;
     } finally {
-      await Promise.all(sources.map((source) => source.endRun?.({ taskId: task.id, sessionId: task.sessionId })));
+      await Promise.all(sources.map((source) => source.endRun?.({ taskId: task.id, sessionId: task.sessionId }) ?? Promise.resolve()));
     }
   }
 

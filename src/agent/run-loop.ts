@@ -350,7 +350,7 @@ export class RunLoop {
 function actionOf(call: ChatToolCall): string {
   const args = call.function.arguments;
   const main = args.command ?? args.path ?? args.pattern ?? '';
-  return `${call.function.name}${main === '' ? '' : `: ${String(main)}`}`.replace(/\s+/g, ' ');
+  return `${call.function.name}${main === '' ? '' : `: ${typeof main === 'string' ? main : JSON.stringify(main)}`}`.replace(/\s+/g, ' ');
 }
 
 function fingerprintOf(call: ChatToolCall, output: string): string {

@@ -70,7 +70,7 @@ function callsIn(payload: string, knownTools: ReadonlySet<string> | null): ChatT
   const parsed = parseJson(payload.trim());
   const items = Array.isArray(parsed) ? parsed : [parsed];
   const calls = items.map((item) => toCall(item, knownTools));
-  return calls.length > 0 && calls.every((call) => call !== null) ? (calls as ChatToolCall[]) : [];
+  return calls.length > 0 && calls.every((call) => call !== null) ? calls : [];
 }
 
 /**

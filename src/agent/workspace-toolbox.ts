@@ -61,7 +61,7 @@ export class WorkspaceToolbox implements ToolSource {
     const step = (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) =>
       context.events.emit({ type: 'step', taskId: context.taskId, step: { taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: Date.now() - started, ...fields } });
     try {
-      if (name === 'run_command') return await this.command(context.workspace.paths, String(args.command ?? ''), context.signal, step);
+      if (name === 'run_command') return await this.command(context.workspace.paths, typeof args.command === 'string' ? args.command : '', context.signal, step);
       const { output, change } = await this.file(context.workspace.paths, name, args);
       await step({
         kind: change ? 'file_op' : 'tool_call',
@@ -99,8 +99,8 @@ export class WorkspaceToolbox implements ToolSource {
       if (typeof value !== 'string') throw new WorkspaceError('invalid', `${key}: a string is required`);
       return value;
     };
-    const optionalText = (key: string) => (typeof args[key] === 'string' ? (args[key] as string) : undefined);
-    const optionalInt = (key: string) => (typeof args[key] === 'number' ? (args[key] as number) : undefined);
+    const optionalText = (key: string) => (typeof args[key] === 'string' ? args[key] : undefined);
+    const optionalInt = (key: string) => (typeof args[key] === 'number' ? args[key] : undefined);
     switch (name) {
       case 'list_dir':
         return { output: await files.listDir(paths, optionalText('path')) };

@@ -1,8 +1,7 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /** `pending` until answered; the other states are final. */
-const APPROVAL_STATES = ['pending', 'granted', 'denied', 'dropped', 'cancelled'] as const;
-export type ApprovalState = (typeof APPROVAL_STATES)[number];
+export type ApprovalState = 'pending' | 'granted' | 'denied' | 'dropped' | 'cancelled';
 
 /**
  * An action the agent wants to take and a person must approve: stored with its session, so it

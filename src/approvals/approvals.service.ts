@@ -194,6 +194,11 @@ export class ApprovalsService implements OnModuleInit {
     return this.approvals.pendingOfTask(taskId);
   }
 
+  /** One request, answered or not (the console's answer reads it first). */
+  find(id: string): Promise<ApprovalEntity | null> {
+    return this.approvals.findById(id);
+  }
+
   pendingOfSession(sessionId: string): Promise<ApprovalEntity | null> {
     return this.approvals.pendingOfSession(sessionId);
   }

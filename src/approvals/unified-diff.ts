@@ -1,3 +1,4 @@
+import { createTwoFilesPatch } from 'diff';
 import { cutText } from '../common/cut-text.js';
 
 const CONTEXT = 3;
@@ -10,45 +11,36 @@ export interface BoundedDiff {
 }
 
 /**
- * A unified diff of `before` → `after` as one hunk around the changed region: the common leading and
- * trailing lines are trimmed and kept as context. Linear in the file size (a person approves one edit
- * or one overwrite, which is one region, so a minimal edit script buys nothing here), and cut at
- * `maxLines` / `maxChars` so a large file never reaches a client whole.
+ * A unified diff of `before` → `after` (jsdiff's, with 3 lines of context and its `\ No newline at end of file`
+ * markers, so that a change of the final newline alone shows), cut at `maxLines` / `maxChars` so a large file
+ * never reaches a client whole. The edit search is bounded (no more edits than the lines shown, and in time): past
+ * it (two large, unrelated texts) the diff is the whole old text removed and the whole new one added, which is what
+ * such a change is to a reader.
  */
 export function unifiedDiff(path: string, before: string | null, after: string, bounds: { maxLines: number; maxChars: number }): BoundedDiff {
-  const old = before === null ? [] : splitLines(before);
-  const next = splitLines(after);
-  let head = 0;
-  while (head < old.length && head < next.length && old[head] === next[head]) head++;
-  let tail = 0;
-  while (tail < old.length - head && tail < next.length - head && old[old.length - 1 - tail] === next[next.length - 1 - tail]) tail++;
-  const lines = [`--- ${before === null ? '/dev/null' : `a/${path}`}`, `+++ b/${path}`];
-  if (head === old.length && head === next.length) return { text: lines.join('\n'), truncated: false };
-  const from = Math.max(0, head - CONTEXT);
-  const oldEnd = Math.min(old.length, old.length - tail + CONTEXT);
-  const newEnd = Math.min(next.length, next.length - tail + CONTEXT);
-  const oldCount = oldEnd - from;
-  const newCount = newEnd - from;
-  lines.push(`@@ -${range(from, oldCount)} +${range(from, newCount)} @@`);
-  for (let i = from; i < head; i++) lines.push(` ${old[i]}`);
-  for (let i = head; i < old.length - tail; i++) lines.push(`-${old[i]}`);
-  for (let i = head; i < next.length - tail; i++) lines.push(`+${next[i]}`);
-  for (let i = next.length - tail; i < newEnd; i++) lines.push(` ${next[i]}`);
+  const from = before === null ? '/dev/null' : `a/${path}`;
+  const patch = createTwoFilesPatch(from, `b/${path}`, before ?? '', after, undefined, undefined, { context: CONTEXT, maxEditLength: bounds.maxLines, timeout: SEARCH_MS });
+  // Without the `Index:`/`====` banner, and without the final newline: the diff is shown as lines.
+  const lines = patch === undefined ? replaced(from, path, before ?? '', after) : patch.replace(/\n$/, '').split('\n').filter((line) => !/^={5,}$/.test(line));
   return bound(lines, bounds);
 }
 
-/** Lines without their terminators; a final newline does not make an extra empty line. */
-function splitLines(text: string): string[] {
-  if (text === '') return [];
-  const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  return lines;
+/** How long the edit search may take before the diff falls back to "all removed, all added". */
+const SEARCH_MS = 200;
+
+function replaced(from: string, path: string, before: string, after: string): string[] {
+  const side = (text: string, sign: string) => {
+    if (text === '') return { count: 0, lines: [] };
+    const lines = text.replace(/\n$/, '').split('\n').map((line) => `${sign}${line}`);
+    return { count: lines.length, lines: text.endsWith('\n') ? lines : [...lines, NO_NEWLINE] };
+  };
+  const old = side(before, '-');
+  const next = side(after, '+');
+  const range = (count: number) => (count === 0 ? '0,0' : `1,${count}`);
+  return [`--- ${from}`, `+++ b/${path}`, `@@ -${range(old.count)} +${range(next.count)} @@`, ...old.lines, ...next.lines];
 }
 
-/** `start,count` of a hunk header (1-based; an empty side starts at the line before). */
-function range(from: number, count: number): string {
-  return count === 0 ? `${from},0` : `${from + 1},${count}`;
-}
+const NO_NEWLINE = '\\ No newline at end of file';
 
 function bound(lines: string[], { maxLines, maxChars }: { maxLines: number; maxChars: number }): BoundedDiff {
   const kept: string[] = [];

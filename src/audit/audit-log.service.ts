@@ -196,7 +196,7 @@ export class AuditLogService {
 function conditions(filters: AuditFilters, extra: AuditConditions): AuditConditions {
   const parts: AuditConditions = [...extra];
   for (const [key, condition] of Object.entries(CONDITIONS) as [keyof AuditFilters, (value: string) => AuditConditions[number]][]) {
-    if (filters[key] !== undefined) parts.push(condition(filters[key]!));
+    if (filters[key] !== undefined) parts.push(condition(filters[key]));
   }
   return parts;
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { SYSTEM_CALLER } from '../identity/caller.js';
 import { AuditRepository, type PurgedChunk } from './audit.repository.js';
@@ -23,11 +24,12 @@ export class AuditRetention implements OnApplicationBootstrap {
     private readonly audit: AuditService,
     private readonly config: AppConfig,
     private readonly scheduler: SchedulerRegistry,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   onApplicationBootstrap(): void {
     if (this.config.audit.retentionDays === 0) return;
-    const run = () => void this.purge(new Date(Date.now() - this.config.audit.retentionDays * 24 * HOUR)).catch((error) => this.logger.error(`audit purge failed: ${(error as Error).message}`));
+    const run = () => void this.purge(new Date(this.clock.now() - this.config.audit.retentionDays * 24 * HOUR)).catch((error) => this.logger.error(`audit purge failed: ${(error as Error).message}`));
     this.scheduler.addInterval('audit-retention', setInterval(run, HOUR));
     run();
   }

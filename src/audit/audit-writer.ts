@@ -34,7 +34,7 @@ export class AuditWriter implements SharedStep<AuditEventEntity> {
 
   /** `event` as a step of another unit of work: the change it audits exists only if the event does. */
   entry(event: AuditEventEntity): SharedItem {
-    return { step: this as SharedStep<unknown>, item: event };
+    return { step: this, item: event };
   }
 
   steps(events: AuditEventEntity[], inside: TransactionSteps<void>): TransactionSteps<void> {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Caller } from '../identity/caller.js';
@@ -38,6 +38,7 @@ export class AuditService {
   constructor(
     private readonly writer: AuditWriter,
     config: AppConfig,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     this.knownSecrets = [config.auth.adminToken, passwordOf(config.database.url), ...Object.values(config.ollama.headers), ...mcpServerSecrets(config.agent.mcpServers)].filter(
       (secret) => secret.length > 0,
@@ -56,7 +57,7 @@ export class AuditService {
 
   private build(record: AuditRecord): AuditEventEntity {
     const event = new AuditEventEntity();
-    event.at = nowIso();
+    event.at = nowIso(this.clock);
     event.actor = cutText(record.caller.user, AUDIT_LIMITS.actorChars, { mark: 'cut' });
     event.groups = record.caller.groups.length > 0 ? JSON.stringify(record.caller.groups) : null;
     event.source = record.caller.address;

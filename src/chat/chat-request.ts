@@ -1,7 +1,7 @@
 import { isUuid } from '../common/uuid.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 import { isAgentError } from '../common/agent-error.js';
-import type { TaskRequest } from '../queue/task-request.js';
+import type { TaskRequest, TaskRequestFile } from '../queue/task-request.js';
 import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validation.js';
 
 /** A request the Chat API refuses: answered 400 in OpenAI's error shape, nothing stored. */
@@ -20,10 +20,12 @@ export interface ChatRequest {
   input: TaskRequest;
 }
 
-type Message = { role: string; text: string; images: { mime_type: string; data_base64: string }[] };
+type Message = { role: string; text: string; images: { mime_type: string; data_base64: string }[]; files: TaskRequestFile[] };
 
 const ROLES = ['system', 'developer', 'user', 'assistant'];
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+/** A file's data URL: its type may carry parameters (`text/csv;charset=utf-8`), and may be absent. */
+const FILE_DATA_URL = /^data:([^,]*?);base64,(.*)$/s;
 
 /**
  * An OpenAI Chat Completions request as agent work: the last message is the request, validated by
@@ -48,13 +50,16 @@ export function parseChatRequest(body: unknown, models: { select(fields: Record<
   const messages = fields.messages.map((message, index) => parseMessage(message, `messages[${index}]`));
   const last = messages[messages.length - 1];
   if (last.role !== 'user') throw new ChatInputError(`messages[${messages.length - 1}].role: the last message must be the user's request (got "${last.role}").`, `messages[${messages.length - 1}].role`);
-  const sessionId = (fields.session_id as string | null | undefined) ?? null;
+  const sessionId = fields.session_id ?? null;
   const { turns, pending } = sessionId === null ? conversation(messages.slice(0, -1)) : { turns: [], pending: [] };
   const request = [...pending, last.text].filter((text) => text !== '').join('\n\n');
   try {
     const valid = validateAgentRun({ request, session_id: sessionId, temperature: fields.temperature ?? null, images: last.images }, limits);
     const forkFrom = typeof fields.fork_from === 'string' ? fields.fork_from.toLowerCase() : undefined;
-    return { stream: fields.stream === true, input: forkFrom ? { ...valid, forkFrom, mode, tier } : { ...valid, prelude: turns, mode, tier } };
+    // Files of earlier messages too when they start the session (with a session_id those messages are not read).
+    const files = (sessionId === null && !forkFrom ? messages : [last]).flatMap((message) => message.files);
+    const chosen = forkFrom ? { ...valid, forkFrom, mode, tier } : { ...valid, prelude: turns, mode, tier };
+    return { stream: fields.stream === true, input: files.length ? { ...chosen, files } : chosen };
   } catch (error) {
     if (!isAgentError(error)) throw error;
     throw new ChatInputError(error.message.replace(/^request:/, `messages[${messages.length - 1}].content:`), paramOf(error.message, messages.length - 1));
@@ -67,19 +72,21 @@ function parseMessage(value: unknown, at: string): Message {
   if (typeof role !== 'string' || !ROLES.includes(role)) {
     throw new ChatInputError(`${at}.role: must be one of ${ROLES.join(', ')} (got ${JSON.stringify(role)}).`, `${at}.role`);
   }
-  if (typeof content === 'string') return { role, text: content, images: [] };
-  if (content === null && role === 'assistant') return { role, text: '', images: [] };
+  if (typeof content === 'string') return { role, text: content, images: [], files: [] };
+  if (content === null && role === 'assistant') return { role, text: '', images: [], files: [] };
   if (!Array.isArray(content)) throw new ChatInputError(`${at}.content: must be a string or an array of content parts.`, `${at}.content`, 'invalid_type');
   const texts: string[] = [];
   const images: Message['images'] = [];
+  const files: TaskRequestFile[] = [];
   content.forEach((part: unknown, index) => {
     const where = `${at}.content[${index}]`;
-    const { type, text, image_url: image } = (typeof part === 'object' && part !== null ? part : {}) as Record<string, unknown>;
+    const { type, text, image_url: image, file } = (typeof part === 'object' && part !== null ? part : {}) as Record<string, unknown>;
     if (type === 'text' && typeof text === 'string') return void texts.push(text);
     if (type === 'image_url') return void images.push(dataUrlImage(image, `${where}.image_url`));
-    throw new ChatInputError(`${where}: must be {"type":"text","text":...} or {"type":"image_url","image_url":{"url":"data:..."}}.`, where);
+    if (type === 'file') return void files.push(dataUrlFile(file, `${where}.file`));
+    throw new ChatInputError(`${where}: must be {"type":"text","text":...}, {"type":"image_url","image_url":{"url":"data:..."}} or {"type":"file","file":{"filename":...,"file_data":"data:..."}}.`, where);
   });
-  return { role, text: texts.join('\n'), images };
+  return { role, text: texts.join('\n'), images, files };
 }
 
 /** Images arrive inline as data URLs; the service fetches nothing from the network on a client's behalf. */
@@ -88,6 +95,18 @@ function dataUrlImage(image: unknown, at: string): Message['images'][number] {
   const match = typeof url === 'string' ? DATA_URL.exec(url) : null;
   if (!match) throw new ChatInputError(`${at}.url: must be a data URL (data:image/png;base64,...); remote images are not fetched.`, `${at}.url`);
   return { mime_type: match[1], data_base64: match[2] };
+}
+
+/** A `file` part: inline bytes as a data URL with a file name; uploaded `file_id`s do not exist here. */
+function dataUrlFile(file: unknown, at: string): TaskRequestFile {
+  const { file_data: data, filename, file_id: id } = (typeof file === 'object' && file !== null ? file : {}) as Record<string, unknown>;
+  if (id !== undefined && data === undefined) throw new ChatInputError(`${at}.file_id: this service keeps no uploaded files; send the bytes as file_data (data:<type>;base64,...).`, `${at}.file_id`);
+  const match = typeof data === 'string' ? FILE_DATA_URL.exec(data) : null;
+  if (!match) throw new ChatInputError(`${at}.file_data: must be a data URL (data:application/pdf;base64,...).`, `${at}.file_data`);
+  if (filename !== undefined && (typeof filename !== 'string' || filename.length > 255)) throw new ChatInputError(`${at}.filename: must be a string of at most 255 characters.`, `${at}.filename`);
+  const bytes = Buffer.from(match[2], 'base64');
+  if (bytes.toString('base64') !== match[2]) throw new ChatInputError(`${at}.file_data: must be valid, padded Base64.`, `${at}.file_data`);
+  return { name: (filename as string | undefined) ?? '', mediaType: match[1], data: bytes, at: `${at}.file_data` };
 }
 
 /**

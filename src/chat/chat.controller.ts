@@ -33,7 +33,7 @@ export class ChatController {
     private readonly config: AppConfig,
     private readonly budget: BodyBudget,
   ) {
-    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
+    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes, config.mcp.files.maxBytes);
   }
 
   @Get('models')

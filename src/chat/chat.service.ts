@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
+import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
 import { tierModels } from '../ollama/model-tiers.js';
 import type { TaskEntity } from '../queue/task.entity.js';
@@ -58,6 +59,7 @@ export class ChatService {
     private readonly conversations: ConversationService,
     private readonly feed: TaskFeed,
     private readonly audit: AuditService,
+    private readonly inputFiles: InputFilesStager,
     config: AppConfig,
   ) {
     this.catalog = new ChatModels(config.chat.modelId, [...tierModels(config.ollama).keys()]);
@@ -74,7 +76,12 @@ export class ChatService {
     const detail = { arguments: withoutImageData(body) };
     try {
       const { stream, input } = parseChatRequest(body, this.catalog, this.limits);
-      return { task: await this.conversations.accept(caller, input, { action: ACCEPT, detail: { ...detail, stream } }), stream };
+      const staged = await this.inputFiles.stage(caller, input).catch((error: unknown) => {
+        // A refused file names its part (`messages[0].content[1].file.file_data: …`): that is the param.
+        const param = isAgentError(error) && error.code === 'invalid_input' ? /^(messages\[\d+\]\.content\[\d+\][.\w]*):/.exec(error.message)?.[1] : undefined;
+        throw param ? new ChatInputError((error as Error).message, param) : error;
+      });
+      return { task: await this.conversations.accept(caller, staged, { action: ACCEPT, detail: { ...detail, stream } }), stream };
     } catch (error) {
       const refused = toChatError(error);
       if (refused.status === 500) this.logger.error(`chat request failed: ${(error as Error).stack ?? String(error)}`);
@@ -133,9 +140,9 @@ function toChatError(error: unknown): ChatError {
   return new ChatError(500, 'The request could not be completed; see the service log.', 'server_error', null, 'internal');
 }
 
-/** The body for the audit log (which bounds it): data URLs (inline images) as their length, never their bytes. */
+/** The body for the audit log (which bounds it): data URLs (inline images and files) as their length, never their bytes. */
 function withoutImageData(value: unknown, key = '', depth = 0): unknown {
-  if (typeof value === 'string') return key === 'url' && value.startsWith('data:') ? { data_url_chars: value.length } : value;
+  if (typeof value === 'string') return (key === 'url' || key === 'file_data') && value.startsWith('data:') ? { data_url_chars: value.length } : value;
   if (typeof value !== 'object' || value === null) return value;
   if (depth >= 8) return '(nested too deep)';
   if (Array.isArray(value)) return value.slice(0, 64).map((item) => withoutImageData(item, '', depth + 1));

@@ -17,8 +17,8 @@ function oneLine(args: unknown[]): string {
  * stdout. The logger itself writes to the stream directly, so this does not loop.
  */
 export function routeConsoleTo(logger: LoggerService): void {
-  console.error = (...args: unknown[]) => logger.warn(oneLine(args), 'library');
-  console.warn = (...args: unknown[]) => logger.warn(oneLine(args), 'library');
-  console.info = console.log = (...args: unknown[]) => logger.log(oneLine(args), 'library');
-  console.debug = (...args: unknown[]) => logger.debug?.(oneLine(args), 'library');
+  console.error = (...args: unknown[]) => void logger.warn(oneLine(args), 'library');
+  console.warn = (...args: unknown[]) => void logger.warn(oneLine(args), 'library');
+  console.info = console.log = (...args: unknown[]) => void logger.log(oneLine(args), 'library');
+  console.debug = (...args: unknown[]) => void logger.debug?.(oneLine(args), 'library');
 }

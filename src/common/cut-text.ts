@@ -13,7 +13,14 @@ export interface CutOptions {
   partial?: boolean;
 }
 
-/** `text` cut to its first `max` characters followed by `…` and the mark; unchanged when it fits. */
+/**
+ * `text` cut to its first `max` UTF-16 code units followed by `…` and the mark; unchanged when it fits. A cut never
+ * splits a surrogate pair (an emoji): the cut ends before it, so the result stays well-formed.
+ */
 export function cutText(text: string, max: number, { mark = 'none', length = text.length, partial = false }: CutOptions = {}): string {
-  return text.length > max || partial ? `${text.slice(0, max)}…${MARKS[mark](length)}` : text;
+  if (text.length <= max && !partial) return text;
+  const end = max > 0 && max < text.length && isHighSurrogate(text.charCodeAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, end)}…${MARKS[mark](length)}`;
 }
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;

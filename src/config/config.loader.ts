@@ -1,23 +1,45 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
+import { type AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
 import { configSchema } from './config.schema.js';
 import { closestKey } from './key-suggestion.js';
 
 /** Keys that name a place on disk; relative values resolve as described on loadConfig. */
 const PATH_KEYS = [['database', 'path'], ['workspace', 'root'], ['workspace', 'template']] as const;
 
-const configPath = (env: NodeJS.ProcessEnv, cwd: string) => resolve(cwd, env.AGENT_CONFIG ?? 'agent.yaml');
+/** The installation's own folder (the one with package.json), from src/config or dist/config alike. */
+const INSTALLATION = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The configuration file that was read, or null when there is none (defaults and overrides only). */
-export function configFile(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string | null {
-  const file = configPath(env, cwd);
-  return existsSync(file) ? file : null;
+/**
+ * Which file configures the service, and why that one: `AGENT_CONFIG`, else `agent.yaml` in the
+ * working directory, else the one next to the installation (a client that starts the service from its
+ * own folder, or from `/`, still finds it). With none, the path is the working directory's.
+ */
+export function locateConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): { file: string; reason: string; found: boolean } {
+  if (env.AGENT_CONFIG) {
+    const file = resolve(cwd, env.AGENT_CONFIG);
+    return { file, reason: 'named by AGENT_CONFIG', found: existsSync(file) };
+  }
+  const here = resolve(cwd, 'agent.yaml');
+  if (existsSync(here)) return { file: here, reason: 'agent.yaml in the working directory', found: true };
+  const installed = join(INSTALLATION, 'agent.yaml');
+  if (existsSync(installed)) return { file: installed, reason: `no agent.yaml in the working directory (${cwd}); the one next to the installation`, found: true };
+  return { file: here, reason: 'no agent.yaml in the working directory or next to the installation', found: false };
+}
+
+const configPath = (env: NodeJS.ProcessEnv, cwd: string) => locateConfig(env, cwd).file;
+
+/** For the start-up log: the file that was read and why, or that none was (defaults and overrides only). */
+export function describeConfigSource(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const { file, reason, found } = locateConfig(env, cwd);
+  return found ? `${file} (${reason})` : `no file (${reason}; defaults and AGENT__* overrides, paths from ${cwd})`;
 }
 
 /**
- * The only place that reads process.env: AGENT_CONFIG picks the file (default ./agent.yaml), and
+ * The only place that reads configuration from process.env (the logger's NO_COLOR and the sandbox probe's
+ * inherited environment are not configuration): AGENT_CONFIG picks the file (default ./agent.yaml), and
  * AGENT__SECTION__KEY variables override single keys (e.g. AGENT__OLLAMA__MODEL=llama3.2).
  *
  * Relative paths in the file (and the defaults) resolve against the file's directory, so a client
@@ -126,7 +148,7 @@ function overridesFromEnv(env: NodeJS.ProcessEnv) {
     if (!name.startsWith('AGENT__') || text === undefined) continue;
     const path = name.slice('AGENT__'.length).toLowerCase().split('__');
     let node = document;
-    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {}) as never;
+    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {});
     node[path[path.length - 1]] = parse(text);
     variables.set(path.join('.'), name);
   }

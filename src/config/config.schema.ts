@@ -25,7 +25,7 @@ function text(fallback: string, rules: { nonEmpty?: boolean; httpUrl?: boolean }
   // Checked first, and the value never echoed: a URL is printed in errors and logs, and the ollama
   // client would not send `user:pass@` anyway (fetch refuses such URLs). Credentials go in `ollama.headers`.
   if (rules.httpUrl) schema = schema.refine((value) => !hasUserinfo(value), { error: CREDENTIALS_IN_URL, abort: true });
-  if (rules.httpUrl) schema = schema.refine(isHttpUrl, { error: (issue) => `must be an http:// or https:// URL (got "${issue.input}")` });
+  if (rules.httpUrl) schema = schema.refine(isHttpUrl, { error: (issue) => `must be an http:// or https:// URL (got "${String(issue.input)}")` });
   return schema.default(fallback);
 }
 
@@ -43,7 +43,7 @@ function bounded(kind: 'an integer' | 'a number', fallback: number, min: number,
   let schema = z.number({ error: `expected ${kind}` });
   if (kind === 'an integer') schema = schema.refine(Number.isInteger, { error: 'expected an integer', abort: true });
   return schema
-    .refine((value) => value >= min && value <= max, { error: (issue) => `must be between ${min} and ${max} (got ${issue.input})` })
+    .refine((value) => value >= min && value <= max, { error: (issue) => `must be between ${min} and ${max} (got ${String(issue.input)})` })
     .default(fallback);
 }
 const integer = (fallback: number, min: number, max: number) => bounded('an integer', fallback, min, max);
@@ -267,6 +267,8 @@ const shape = {
     format: oneOf(['text', 'json']),
   }),
   mcp: section({
+    // The human-readable texts of agent_run / agent_status (`message:`): ja, as specified, or en. Keys and formats never change.
+    locale: oneOf(['ja', 'en']),
     images: section({
       max_count: integer(4, 0, 64),
       max_bytes_per_image: integer(10 * MiB, 1, 256 * MiB),
@@ -279,6 +281,11 @@ const shape = {
     resources: section({
       max_read_bytes: integer(10 * MiB, 1, 256 * MiB),
     }),
+    // Files a Chat API or A2A request brings along (written to inputs/ of the session workspace): how many, and their bytes together.
+    files: section({
+      max_count: integer(8, 0, 64),
+      max_bytes: integer(20 * MiB, 1, 1024 * MiB),
+    }),
   }),
   chat: section({
     model_id: text('ollama-agent', { nonEmpty: true }),
@@ -287,7 +294,7 @@ const shape = {
   }),
   a2a: section({
     // The JSON-RPC URL the Agent Card names; empty: http://<server.host>:<server.port>/a2a (set it behind a proxy).
-    public_url: text('').refine((value) => value === '' || /^https?:\/\/[^\s]+$/.test(value), { error: (issue) => `must be an http(s) URL (got "${issue.input}")` }),
+    public_url: text('').refine((value) => value === '' || /^https?:\/\/[^\s]+$/.test(value), { error: (issue) => `must be an http(s) URL (got "${String(issue.input)}")` }),
   }),
 };
 
@@ -398,9 +405,9 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
 
 /** Limits of the HTTP server that contradict each other or the request size the image limits allow. */
 function serverProblems({ server, mcp }: ConfigDocument): Problem[] {
-  const largest = maxRequestBodyBytes(mcp.images.max_total_bytes);
+  const largest = maxRequestBodyBytes(mcp.images.max_total_bytes, mcp.files.max_bytes);
   if (server.max_buffered_bytes < largest)
-    return [{ path: ['server', 'max_buffered_bytes'], message: `must be at least the largest request body, ${largest} bytes (from mcp.images.max_total_bytes)` }];
+    return [{ path: ['server', 'max_buffered_bytes'], message: `must be at least the largest request body, ${largest} bytes (from mcp.images.max_total_bytes and mcp.files.max_bytes)` }];
   // node:http refuses to start with a header timeout longer than the whole request's.
   if (server.headers_timeout_ms > server.request_timeout_ms)
     return [{ path: ['server', 'headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' }];

@@ -18,7 +18,7 @@ const list = z.custom<string[]>(isStringList, { error: 'expected a list of strin
 const whole = (min: number, max: number, fallback: number) =>
   z
     .number({ error: 'expected an integer' })
-    .refine((value) => Number.isInteger(value) && value >= min && value <= max, { error: (issue) => `must be an integer between ${min} and ${max} (got ${issue.input})` })
+    .refine((value) => Number.isInteger(value) && value >= min && value <= max, { error: (issue) => `must be an integer between ${min} and ${max} (got ${String(issue.input)})` })
     .default(fallback);
 const stringMap = (name: RegExp, what: string) =>
   z

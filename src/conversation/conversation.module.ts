@@ -3,13 +3,15 @@ import { AgentModule } from '../agent/agent.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
+import { WorkspaceModule } from '../workspace/workspace.module.js';
+import { InputFilesStager } from './input-files.stager.js';
 import { ConversationService } from './conversation.service.js';
 import { TaskFeed } from './task-feed.js';
 
 /** What the Chat API and A2A surfaces share: conversations over the TaskQueue and the progress feed. */
 @Module({
-  imports: [TaskQueueModule, SessionsModule, AgentModule, AuditModule],
-  providers: [ConversationService, TaskFeed],
-  exports: [ConversationService, TaskFeed, AuditModule],
+  imports: [TaskQueueModule, SessionsModule, AgentModule, AuditModule, WorkspaceModule],
+  providers: [ConversationService, TaskFeed, InputFilesStager],
+  exports: [ConversationService, TaskFeed, InputFilesStager, AuditModule],
 })
 export class ConversationModule {}

@@ -13,6 +13,7 @@ import { Approvals1765152000000 } from './migrations/1765152000000-approvals.js'
 import { QuestionsModesTiers1765238400000 } from './migrations/1765238400000-questions-modes-tiers.js';
 import { FairQueueIndex1765240000000 } from './migrations/1765240000000-fair-queue-index.js';
 import { TaskOwnerGroups1765324800000 } from './migrations/1765324800000-task-owner-groups.js';
+import { TaskSurface1765411200000 } from './migrations/1765411200000-task-surface.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   QuestionsModesTiers1765238400000,
   FairQueueIndex1765240000000,
   TaskOwnerGroups1765324800000,
+  TaskSurface1765411200000,
 ];
 
 /**

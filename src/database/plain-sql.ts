@@ -52,10 +52,12 @@ export class PlainSql {
     /** Inside a transaction: PostgreSQL must use the transaction's connection (SQLite has only one). */
     private readonly manager?: EntityManager,
     private readonly statements = new Map<string, Statement>(),
+    /** The database's own clock unless a test gives another (test/support/manual-clock.ts). */
+    clock?: SqlClock,
   ) {
     this.sqlite = dataSource.options.type === 'better-sqlite3' ? (dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection : null;
     this.dialect = this.sqlite ? 'sqlite' : 'postgres';
-    this.clock = sqlClock(dataSource);
+    this.clock = clock ?? sqlClock(dataSource);
   }
 
   /** Rows of `entity` matching `where` (column = value, ANDed), hydrated as entities. */
@@ -97,7 +99,7 @@ export class PlainSql {
   async transaction<T>(steps: () => TransactionSteps<T>): Promise<T> {
     if (this.sqlite) return this.immediateTransaction().immediate(steps());
     return this.dataSource.transaction(async (manager) => {
-      const sql = new PlainSql(this.dataSource, manager, this.statements);
+      const sql = new PlainSql(this.dataSource, manager, this.statements, this.clock);
       const generator = steps();
       let next = generator.next();
       while (!next.done) next = generator.next(await sql.execute(next.value));
@@ -138,7 +140,7 @@ export class PlainSql {
 
   private insertStatement<T extends ObjectLiteral>(entity: EntityTarget<T>, items: T[]) {
     const { table, columns, row } = this.insertShape(entity);
-    const params = items.flatMap((item) => columns.map((column) => this.dataSource.driver.preparePersistentValue(item[column.propertyName], column)));
+    const params = items.flatMap((item) => columns.map((column): unknown => this.dataSource.driver.preparePersistentValue(item[column.propertyName], column)));
     return { sql: `INSERT INTO ${table} VALUES ${items.map(() => row).join(', ')}`, params };
   }
 
@@ -172,7 +174,7 @@ export class PlainSql {
    */
   async changed<Row = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<Row[]> {
     if (this.sqlite) return this.prepared(sql).all(...params) as Row[];
-    const [rows] = (await (this.manager ?? this.dataSource).query(toPostgres(sql), params)) as [Row[], number];
+    const [rows] = await (this.manager ?? this.dataSource).query<[Row[], number]>(toPostgres(sql), params);
     return rows;
   }
 
@@ -182,7 +184,7 @@ export class PlainSql {
     const columns = Object.keys(values).map((key) => metadata.findColumnWithPropertyName(key)!);
     return {
       sql: columns.map((column) => `${column.databaseName} = ?`).join(', '),
-      params: columns.map((column) => this.dataSource.driver.preparePersistentValue(values[column.propertyName], column)),
+      params: columns.map((column): unknown => this.dataSource.driver.preparePersistentValue(values[column.propertyName], column)),
     };
   }
 

@@ -5,8 +5,8 @@ import type { DataSource } from 'typeorm';
  * correctly across replicas whatever their own clocks say.
  */
 export interface SqlClock {
-  now(): string;
-  nowPlus(ms: number): string;
+  now: () => string;
+  nowPlus: (ms: number) => string;
 }
 
 export function sqlClock(dataSource: DataSource): SqlClock {

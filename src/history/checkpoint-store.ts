@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, readFile, readlink, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GitRepository } from './git-repository.js';
+import { type GitRepository } from './git-repository.js';
 import { canonicalMode, pointerOf, quotePath, subjectOf, type CheckpointKind, type CheckpointMeta, type LargeFile } from './checkpoint-meta.js';
 import { scanWorkspace, type ScannedEntry } from './workspace-scan.js';
 

@@ -9,7 +9,7 @@ import { isUuid } from '../common/uuid.js';
 import { AppConfig } from '../config/app-config.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
-import { changeSet, touchedPaths, type FileChange } from './change-set.js';
+import { changeSet, type FileChange } from './change-set.js';
 import { CheckpointStore, type Checkpoint } from './checkpoint-store.js';
 import { renderDiff } from './diff-text.js';
 import { GitRepository } from './git-repository.js';

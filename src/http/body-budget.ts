@@ -34,5 +34,5 @@ export class BodyBudget {
 export interface BodyLease {
   /** Takes `bytes` more from the budget; false (and nothing taken) when they would not fit. */
   take(bytes: number): boolean;
-  release(): void;
+  release: () => void;
 }

@@ -1,6 +1,6 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AgentConfig } from '../config/agent-config.js';
 
@@ -29,7 +29,7 @@ export class LimitedExpressAdapter extends ExpressAdapter {
         keepAliveTimeout: this.limits.keepAliveTimeoutMs,
         connectionsCheckingInterval: TIMEOUT_CHECK_MS,
       },
-      this.getInstance(),
+      this.getInstance<RequestListener>(),
     );
     countConnections(server, this.limits.maxConnections);
     this.httpServer = server;

@@ -45,7 +45,7 @@ type JsonSchema = Record<string, unknown>;
 /** The JSON type(s) of a schema node: `type`, or those of its `anyOf`/`oneOf` branches (nullable unions). */
 function typeOf(schema: JsonSchema): string | string[] | undefined {
   if (typeof schema.type === 'string') return schema.type;
-  if (Array.isArray(schema.type) && schema.type.every((item) => typeof item === 'string')) return schema.type as string[];
+  if (Array.isArray(schema.type) && schema.type.every((item) => typeof item === 'string')) return schema.type;
   const branches = (Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : []) as JsonSchema[];
   const types = [...new Set(branches.flatMap((branch) => (typeof branch?.type === 'string' ? [branch.type] : [])))];
   if (types.length === 0) return undefined;
@@ -78,7 +78,7 @@ function reduceObject(schema: JsonSchema, depth: number): { properties: Record<s
 /** An MCP tool as an Ollama tool: the name given, the bounded description, the reduced input schema. */
 export function ollamaTool(name: string, tool: McpTool): Tool {
   const description = (tool.description ?? tool.title ?? tool.name).trim().replace(/\s+/g, ' ');
-  const { properties, required } = reduceObject(tool.inputSchema as JsonSchema, 1);
+  const { properties, required } = reduceObject(tool.inputSchema, 1);
   return {
     type: 'function',
     function: { name, description: cutText(description, MAX_DESCRIPTION_CHARS), parameters: { type: 'object', properties, required } },

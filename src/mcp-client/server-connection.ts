@@ -109,7 +109,7 @@ export class ServerConnection {
     this.scope = scope;
     try {
       await this.followRoots(client, scope);
-      return (await client.callTool({ name, arguments: args }, { signal: options.signal, timeout: options.timeoutMs, maxTotalTimeout: options.timeoutMs })) as CallToolResult;
+      return (await client.callTool({ name, arguments: args }, { signal: options.signal, timeout: options.timeoutMs, maxTotalTimeout: options.timeoutMs }));
     } finally {
       this.scope = null;
     }

@@ -56,7 +56,7 @@ export class ToolCatalog implements ToolSource {
    */
   async resolve(call: ChatToolCall, caller: ToolCaller): Promise<{ offered: OfferedTool; call: ChatToolCall } | undefined> {
     if (call.function.name !== 'call_tool') return undefined;
-    const target = await this.find(String(call.function.arguments.name ?? ''), caller);
+    const target = await this.find(textArgument(call.function.arguments.name), caller);
     if (!target) return { offered: { definition: CALL_TOOL, effect: 'read', stepKind: 'tool_call' }, call };
     return { offered: target.offered, call: this.targetCall(call, target.offered) };
   }
@@ -64,7 +64,7 @@ export class ToolCatalog implements ToolSource {
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
     if (call.function.name === 'find_tools') {
       const startedAt = nowIso();
-      const output = await this.search(String(call.function.arguments.query ?? ''), context.caller);
+      const output = await this.search(textArgument(call.function.arguments.query), context.caller);
       await context.events.emit({
         type: 'step',
         taskId: context.taskId,
@@ -72,7 +72,7 @@ export class ToolCatalog implements ToolSource {
       });
       return { output };
     }
-    const name = String(call.function.arguments.name ?? '');
+    const name = textArgument(call.function.arguments.name);
     const args = call.function.arguments.arguments;
     const target = await this.find(name, context.caller);
     if (!target) return { output: `Error: no tool named "${name}". Use find_tools to find the exact name.`, isError: true };
@@ -117,3 +117,6 @@ export class ToolCatalog implements ToolSource {
     return `${matches.length} tool(s); call one with call_tool {"name": ..., "arguments": {...}}:\n${lines.join('\n')}`;
   }
 }
+
+/** A string argument of the model's call; anything else (absent, a number, an object) is no name at all. */
+const textArgument = (value: unknown): string => (typeof value === 'string' ? value : '');

@@ -75,8 +75,8 @@ export class AgentMcpServers {
           const view = await this.agentRun.call(callerOf(ctx), args, accepted, tasksAware);
           // The SDK passes a handler's `resultType: 'task'` through for tools/call.
           return tasksAware
-            ? (createTaskResult(view, this.config.mcp.tasks) as unknown as CallToolResult)
-            : text(formatAcceptedText(view.taskId, view.sessionId));
+            ? (createTaskResult(view, this.config.mcp.tasks, this.config.mcp.locale) as unknown as CallToolResult)
+            : text(formatAcceptedText(view.taskId, view.sessionId, this.config.mcp.locale));
         }),
     );
     server.registerTool(
@@ -85,7 +85,7 @@ export class AgentMcpServers {
       async (args, ctx) =>
         <CallToolResult>await this.pipeline.execute(AGENT_STATUS_TOOL.name, callerOf(ctx), args, async (accepted) => {
           const { taskId, view } = await this.agentStatus.call(callerOf(ctx), args, accepted);
-          return text(view ? formatStatusText(view) : formatNotFoundText(taskId));
+          return text(view ? formatStatusText(view, this.config.mcp.locale) : formatNotFoundText(taskId, this.config.mcp.locale));
         }),
     );
     this.resources.register(server, callerOf);

@@ -85,7 +85,15 @@ export class McpResources {
         const page = await this.files.listOwned(caller.user, cursor);
         return {
           result: {
-            resources: page.files.map(({ uri, name, mimeType, size }) => ({ uri, name, mimeType, size })),
+            // Three sessions' calc.js would look alike by name: the title and description say whose session.
+            resources: page.files.map(({ uri, name, mimeType, size, sessionId, path }) => ({
+              uri,
+              name,
+              title: `${name} (session ${sessionId.slice(0, 8)})`,
+              description: `${path} in the workspace of session ${sessionId}`,
+              mimeType,
+              size,
+            })),
             ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
           },
           detail: { count: page.files.length },
@@ -102,6 +110,7 @@ export class McpResources {
         if (diff) {
           const text = await this.history.diffOwned(caller.user, diff.sessionId, diff.taskId);
           const bytes = Buffer.byteLength(text);
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it widens the literal to the union the callback returns (tsc needs it)
           return { result: { contents: [{ uri, mimeType: 'text/x-diff', text }] } as ReadResourceResult, sessionId: diff.sessionId, detail: { size: bytes } };
         }
         const file = await this.files.readOwned(caller.user, uri);

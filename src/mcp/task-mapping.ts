@@ -1,14 +1,14 @@
 import type { AgentConfig } from '../config/agent-config.js';
-import { formatStatusText, STATUS_MESSAGES, type TaskView } from '../tools/status-text.js';
+import { formatStatusText, statusMessages, type Locale, type TaskView } from '../tools/status-text.js';
 
 type McpTaskStatus = 'working' | 'completed' | 'cancelled';
 
 /** Task fields shared by CreateTaskResult and tasks/get (Tasks extension §Tasks). */
-function taskFields(view: TaskView, tasks: AgentConfig['mcp']['tasks']) {
+function taskFields(view: TaskView, tasks: AgentConfig['mcp']['tasks'], locale: Locale) {
   return {
     taskId: view.taskId,
     status: mcpStatus(view),
-    statusMessage: statusMessage(view),
+    statusMessage: statusMessage(view, locale),
     createdAt: view.createdAt,
     lastUpdatedAt: view.updatedAt,
     ttlMs: tasks.ttlMs,
@@ -31,22 +31,22 @@ function mcpStatus(view: TaskView): McpTaskStatus {
   }
 }
 
-function statusMessage(view: TaskView): string {
+function statusMessage(view: TaskView, locale: Locale): string {
   const progress = `${view.status} ${view.completedSubtasks}/${view.totalSubtasks}`;
   const step = view.currentTask ? `: ${view.currentTask}` : '';
-  return `${progress}${step} - ${STATUS_MESSAGES[view.status]}`;
+  return `${progress}${step} - ${statusMessages(locale)[view.status]}`;
 }
 
-export function createTaskResult(view: TaskView, tasks: AgentConfig['mcp']['tasks']) {
-  return { resultType: 'task' as const, ...taskFields(view, tasks) };
+export function createTaskResult(view: TaskView, tasks: AgentConfig['mcp']['tasks'], locale: Locale = 'ja') {
+  return { resultType: 'task' as const, ...taskFields(view, tasks, locale) };
 }
 
 /**
  * tasks/get: the final CallToolResult (the agent_status text) rides along once the Task is done; an
  * active Task that waits for an approval is `input_required` with its form elicitation.
  */
-export function getTaskResult(view: TaskView, tasks: AgentConfig['mcp']['tasks'], inputRequests: Record<string, unknown> | null = null) {
-  const fields = taskFields(view, tasks);
+export function getTaskResult(view: TaskView, tasks: AgentConfig['mcp']['tasks'], inputRequests: Record<string, unknown> | null = null, locale: Locale = 'ja') {
+  const fields = taskFields(view, tasks, locale);
   if (inputRequests && fields.status === 'working') return { resultType: 'complete' as const, ...fields, status: 'input_required' as const, inputRequests };
   if (fields.status !== 'completed') return { resultType: 'complete' as const, ...fields };
   return {
@@ -54,7 +54,7 @@ export function getTaskResult(view: TaskView, tasks: AgentConfig['mcp']['tasks']
     ...fields,
     result: {
       resultType: 'complete' as const,
-      content: [{ type: 'text' as const, text: formatStatusText(view) }],
+      content: [{ type: 'text' as const, text: formatStatusText(view, locale) }],
       isError: view.status === 'failed',
     },
   };

@@ -37,7 +37,7 @@ export class TasksExtension {
         const task = await this.queue.findOwned(caller, taskId);
         if (!task) return null;
         const waiting = ACTIVE_STATUSES.includes(task.status) ? await this.approvals.inputRequestsOf(task.id) : null;
-        return getTaskResult(mapTaskView(task), this.config.mcp.tasks, waiting);
+        return getTaskResult(mapTaskView(task), this.config.mcp.tasks, waiting, this.config.mcp.locale);
       }),
     );
     low.setRequestHandler('tasks/cancel', LOOSE, (params, ctx) =>

@@ -72,7 +72,7 @@ export class OllamaGateway {
       // The client types model_info as a Map, but it is the parsed JSON object.
       const info = (show.model_info ?? {}) as unknown as Record<string, unknown>;
       const key = Object.keys(info).find((name) => name.endsWith('.context_length'));
-      const contextLength = key !== undefined && typeof info[key] === 'number' ? (info[key] as number) : null;
+      const contextLength = key !== undefined && typeof info[key] === 'number' ? info[key] : null;
       return { capabilities: show.capabilities ?? [], contextLength };
     });
   }
@@ -102,7 +102,7 @@ export class OllamaGateway {
         model,
         // The client rewrites `images` on the message objects it is given (bytes -> Base64 text), and
         // on the next call would treat that text as a file path to read: it gets copies, always.
-        messages: request.messages.map((message) => ({ ...message })) as Message[],
+        messages: request.messages.map((message) => ({ ...message })),
         stream: true,
         keep_alive: keepAlive,
         options: { num_ctx: numCtx, num_predict: request.numPredict ?? numPredict, temperature: request.temperature },
@@ -124,7 +124,7 @@ export class OllamaGateway {
           reply.content += content;
           if (content !== '') request.onContent?.(content);
           reply.thinking += chunk.message?.thinking ?? '';
-          reply.toolCalls.push(...((chunk.message?.tool_calls as ChatToolCall[] | undefined) ?? []));
+          reply.toolCalls.push(...(chunk.message?.tool_calls ?? []));
           if (chunk.done) {
             reply.doneReason = chunk.done_reason ?? '';
             reply.promptEvalCount = chunk.prompt_eval_count ?? 0;

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { CancelSignal, LeaseLost } from './run-signals.js';
 import { TasksRepository, type Lease } from './tasks.repository.js';
@@ -16,23 +17,25 @@ export class LeaseKeeper {
   constructor(
     private readonly tasks: TasksRepository,
     private readonly config: AppConfig,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   keep(lease: Lease, controller: AbortController): { stop(): void } {
     const { leaseMs, pollIntervalMs } = this.config.queue;
-    let lastRenewed = Date.now();
-    const timer = setInterval(async () => {
+    let lastRenewed = this.clock.now();
+    const renew = async () => {
       if (controller.signal.aborted) return;
       try {
         const { held, cancelRequested } = await this.tasks.renew(lease, leaseMs);
         if (!held) controller.abort(new LeaseLost());
         else if (cancelRequested) controller.abort(new CancelSignal());
-        else lastRenewed = Date.now();
+        else lastRenewed = this.clock.now();
       } catch (error) {
         this.logger.warn(`lease renewal for ${lease.taskId} failed: ${(error as Error).message}`);
-        if (Date.now() - lastRenewed > leaseMs * 0.8) controller.abort(new LeaseLost());
+        if (this.clock.now() - lastRenewed > leaseMs * 0.8) controller.abort(new LeaseLost());
       }
-    }, Math.min(pollIntervalMs, Math.floor(leaseMs / 3)));
+    };
+    const timer = setInterval(() => void renew(), Math.min(pollIntervalMs, Math.floor(leaseMs / 3)));
     return { stop: () => clearInterval(timer) };
   }
 }

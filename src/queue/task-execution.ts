@@ -69,7 +69,7 @@ export class TaskExecution {
       if (controller.signal.aborted) throw controller.signal.reason;
       await this.end(task, lease, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress }, history);
     } catch (error) {
-      const reason = controller.signal.reason;
+      const reason: unknown = controller.signal.reason;
       if (reason instanceof LeaseLost) this.logger.warn(`task ${task.id}: lease lost; stopped without further writes`);
       else if (reason instanceof CancelSignal) await this.end(task, lease, 'cancelled', CANCELLED, progressSoFar, history);
       else if (reason instanceof ShutdownSignal) await this.end(task, lease, 'failed', INTERRUPTED_BY_SHUTDOWN, progressSoFar, history);

@@ -45,7 +45,7 @@ export class TaskQueueService {
     // Issue 24: `fork_from` makes the Task the first of a new session forked from the caller's Task.
     let sessionId = input.forkFrom ? (await this.forks.fork(caller, input.forkFrom)).sessionId : input.sessionId;
     if (sessionId === null) {
-      newSession = this.sessions.create(caller.user, input.prelude);
+      newSession = this.sessions.create(caller.user, input.prelude, input.newSessionId);
       sessionId = newSession.session.id;
     } else if (!(await this.sessions.findOwned(sessionId, caller.user))) {
       throw new AgentError('session_not_found', `session_id: session ${sessionId} does not exist.`);
@@ -58,7 +58,7 @@ export class TaskQueueService {
       outcome: 'ok',
       taskId: task.id,
       sessionId,
-      detail: { ...accepted.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })) },
+      detail: { ...accepted.detail, images: images.map(({ mimeType, bytes, sha256 }) => ({ mimeType, bytes, sha256 })), ...(input.inputs?.length ? { files: input.inputs } : {}) },
     });
     const limit = this.config.queue.maxQueuedPerUser;
     const full = (queued: number) =>
@@ -82,6 +82,16 @@ export class TaskQueueService {
   /** Admin view: Tasks matching the filters, newest first, keyset-paged by `seq`. */
   list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
     return this.tasks.list(filters, limit, beforeSeq);
+  }
+
+  /** Admin view: tokens per owner. */
+  usageByOwner(limit: number) {
+    return this.tasks.usageByOwner(limit);
+  }
+
+  /** Which of the Tasks wait for an approval nobody has answered yet. */
+  awaitingApproval(tasks: TaskEntity[]): Promise<Set<string>> {
+    return this.tasks.awaitingApproval(tasks.map((task) => task.id));
   }
 
   count(filters: TaskFilters): Promise<number> {
@@ -154,6 +164,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     request: input.request,
     temperature: input.temperature,
     client: caller.client,
+    surface: caller.transport,
     answersInPlace: input.answersInPlace ?? false,
     mode: input.mode ?? 'agent',
     tier: input.tier ?? DEFAULT_TIER,

@@ -10,6 +10,25 @@ export interface TaskRequestImage {
   sha256: string;
 }
 
+/** A file a request brought along (Chat API `file` part, A2A file part), as the surface received it. */
+export interface TaskRequestFile {
+  /** The name the client gave (made safe before it reaches the disk). */
+  name: string;
+  /** The type the client declared (checked against the content); '' when none. */
+  mediaType: string;
+  data: Buffer;
+  /** Where in the request it came from (`messages[0].content[1]`, `message.parts[2]`), for refusals. */
+  at: string;
+}
+
+/** A file written into the session workspace before the Task was queued: what the audit log keeps of it. */
+export interface StagedInputFile {
+  path: string;
+  mimeType: string;
+  bytes: number;
+  sha256: string;
+}
+
 /** Work for a new Task, as every surface (MCP agent_run, Chat API, A2A) hands it to the queue. */
 export interface TaskRequest {
   request: string;
@@ -20,6 +39,12 @@ export interface TaskRequest {
   prelude?: ConversationTurn[];
   /** The Task id when the surface has already named it (A2A's request handler does); else a new UUID. */
   taskId?: string;
+  /** Files to write into `inputs/` of the session workspace before the Task is queued (Chat API, A2A). */
+  files?: TaskRequestFile[];
+  /** What was written of `files`, once staged. */
+  inputs?: StagedInputFile[];
+  /** The id the new session takes, chosen when its workspace had to exist before the Task (staged files). */
+  newSessionId?: string;
   /** Issue 24: start a new session forked from this Task of the caller (its conversation and workspace at that Task). */
   forkFrom?: string;
   /** The request declared the Tasks extension: its client can answer approvals in place (MCP only). */

@@ -55,6 +55,10 @@ export class TaskEntity {
   @Column({ type: 'varchar', length: 200, nullable: true })
   client!: string | null;
 
+  /** The surface that accepted it (`mcp-http`, `stdio`, `chat`, `a2a`); null for Tasks older than the column. */
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  surface!: string | null;
+
   /** That request declared the Tasks extension, so its client can answer approvals in place. */
   @Column({ name: 'answers_in_place', type: 'boolean', default: false })
   answersInPlace!: boolean;

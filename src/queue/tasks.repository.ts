@@ -20,6 +20,14 @@ export interface TaskFilters {
   status?: TaskStatus | TaskStatus[];
   owner?: string;
   sessionId?: string;
+  /** Only Tasks with an approval nobody has answered yet (in place or in the conversation). */
+  awaitingApproval?: boolean;
+  /** Words in the request or the result, case-insensitively. */
+  text?: string;
+  /** Created at or after / before these ISO instants. */
+  createdFrom?: string;
+  createdBefore?: string;
+  surface?: string;
 }
 
 /**
@@ -114,6 +122,22 @@ export class TasksRepository {
       },
     };
     return { before: lock, after: [check] };
+  }
+
+  /** Tokens per owner over all their Tasks, most first (the admin's usage view). */
+  async usageByOwner(limit: number): Promise<{ owner: string; tasks: number; input: number; output: number }[]> {
+    const rows = await this.sql.all<{ owner: string; tasks: number | string; input: number | string; output: number | string }>(
+      'SELECT owner, COUNT(*) AS tasks, SUM(input_tokens) AS input, SUM(output_tokens) AS output FROM tasks GROUP BY owner ORDER BY SUM(input_tokens + output_tokens) DESC, owner LIMIT ?',
+      [limit],
+    );
+    return rows.map((row) => ({ owner: row.owner, tasks: Number(row.tasks), input: Number(row.input ?? 0), output: Number(row.output ?? 0) }));
+  }
+
+  /** Which of `taskIds` have an approval nobody has answered yet. */
+  async awaitingApproval(taskIds: string[]): Promise<Set<string>> {
+    if (taskIds.length === 0) return new Set();
+    const rows = await this.sql.all<{ task_id: string }>(`SELECT DISTINCT task_id FROM approvals WHERE state = 'pending' AND task_id IN (${taskIds.map(() => '?').join(', ')})`, taskIds);
+    return new Set(rows.map((row) => row.task_id));
   }
 
   async countByStatus(): Promise<Record<TaskStatus, number>> {
@@ -212,7 +236,7 @@ export class TasksRepository {
       ACTIVE.params,
     );
     return rows
-      .filter((row) => Number(row.expired) === 1 || row.lease_owner === null || deadOwner(String(row.lease_owner)))
+      .filter((row) => Number(row.expired) === 1 || row.lease_owner === null || deadOwner(row.lease_owner as string))
       .map((row) => this.sql.hydrate(TaskEntity, row));
   }
 
@@ -257,6 +281,14 @@ function whereOf(filters: TaskFilters, extra: [string, unknown][]) {
   }
   if (filters.owner) conditions.push(['owner = ?', [filters.owner]]);
   if (filters.sessionId) conditions.push(['session_id = ?', [filters.sessionId]]);
+  if (filters.awaitingApproval) conditions.push(["id IN (SELECT task_id FROM approvals WHERE state = 'pending')", []]);
+  if (filters.text) {
+    const pattern = `%${filters.text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conditions.push(["(LOWER(request) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(result, '')) LIKE ? ESCAPE '\\')", [pattern, pattern]]);
+  }
+  if (filters.createdFrom) conditions.push(['created_at >= ?', [filters.createdFrom]]);
+  if (filters.createdBefore) conditions.push(['created_at < ?', [filters.createdBefore]]);
+  if (filters.surface) conditions.push(['surface = ?', [filters.surface]]);
   for (const [condition, value] of extra) conditions.push([condition, [value]]);
   return {
     where: conditions.length > 0 ? `WHERE ${conditions.map(([condition]) => condition).join(' AND ')}` : '',

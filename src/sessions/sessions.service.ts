@@ -33,9 +33,9 @@ export class SessionsService {
    * `prelude` is the conversation the client brought along (earlier Chat API messages), sent as
    * context before its Tasks.
    */
-  create(owner: string, prelude: ConversationTurn[] = []): { session: SessionEntity; insertion: SqlStep } {
+  create(owner: string, prelude: ConversationTurn[] = [], id: string = randomUUID()): { session: SessionEntity; insertion: SqlStep } {
     const session = new SessionEntity();
-    session.id = randomUUID();
+    session.id = id;
     session.owner = owner;
     session.createdAt = nowIso();
     session.prelude = prelude.length > 0 ? JSON.stringify(prelude) : null;

@@ -22,7 +22,8 @@ export class OllamaStartupCheck implements OnApplicationBootstrap {
   async check(): Promise<void> {
     for (const line of await this.diagnosis.run(AbortSignal.timeout(CHECK_MS))) {
       if (line.level === 'ok') this.logger.log(`${line.name}: ${line.message}`);
-      else this.logger.warn(`${line.name}: ${line.message}${line.level === 'fail' ? '; Tasks fail until this is fixed' : ''}`);
+      // A failure's message is a sentence with its fix; what it means for Tasks follows as another one.
+      else this.logger.warn(`${line.name}: ${line.level === 'fail' ? `${line.message.replace(/[.;\s]*$/, '.')} Tasks fail until this is fixed.` : line.message}`);
     }
   }
 }

@@ -25,11 +25,11 @@ export function prepareStorage(config: AgentConfig): void {
 }
 
 /** The resolved places the service reads and writes, for the start-up log (credentials masked). */
-export function describeStorage(config: AgentConfig, configFile: string | null): string[] {
+export function describeStorage(config: AgentConfig, configSource: string): string[] {
   const { database } = config;
   const where = database.type === 'postgres' ? `postgres ${maskedUrl(database.url)}` : `sqlite ${database.path}`;
   return [
-    `config: ${configFile ?? 'no file (defaults and AGENT__* overrides)'}`,
+    `config: ${configSource}`,
     `database: ${where}`,
     `workspace: ${config.workspace.root} (sandbox ${config.workspace.sandbox})`,
     `ollama: ${config.ollama.host}, model ${config.ollama.model}`,

@@ -13,6 +13,7 @@ import {
 } from './tool-schemas.js';
 
 const ajv = new Ajv({ allErrors: false, strict: false });
+// eslint-disable-next-line @typescript-eslint/no-unsafe-call -- the SDK re-exports ajv-formats' plugin without its types
 addFormats(ajv);
 // Compiled once per process, never per request.
 const agentRunSchema = ajv.compile<AgentRunArguments>(AGENT_RUN_INPUT_SCHEMA);

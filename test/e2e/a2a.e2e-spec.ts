@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { randomUUID } from 'node:crypto';
 import { a2aList, a2aSend, a2aText } from '../support/a2a-clients.js';
 import { count, probe, type DatabaseTarget } from '../support/database-probe.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
 
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const text = a2aText;
@@ -13,24 +12,15 @@ const send = a2aSend;
 const answerOf = (task: Task) => task.artifacts.find((artifact) => artifact.name === 'answer')?.parts[0]?.content;
 
 describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
+  const stack = useStack({ config: { queue: { progress_poll_ms: 20 }, mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } } } });
+  const ollama = stack.ollama;
   let client: Client;
   let db: DatabaseTarget;
   let base: string;
 
   beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url, { queue: { progress_poll_ms: 20 }, mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } } });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-    base = `http://127.0.0.1:${service.port}`;
+    ({ database: db, base } = stack);
     client = await new ClientFactory().createFromUrl(base);
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
   });
 
   it('serves an honest Agent Card: JSON-RPC at /a2a (1.0 and 0.3), streaming, the execute_task and direct_llm skills, text and image input, no scheme in auth.mode none', async () => {
@@ -43,7 +33,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
         { url: `${base}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
       ],
       capabilities: { streaming: true, pushNotifications: false },
-      defaultInputModes: ['text/plain', 'image/png', 'image/jpeg', 'image/webp'],
+      defaultInputModes: ['text/plain', 'image/png', 'image/jpeg', 'image/webp', 'application/pdf', 'application/json', 'text/csv', 'application/octet-stream'],
       skills: [{ id: 'execute_task' }, { id: 'direct_llm' }],
     });
     expect(card.securitySchemes ?? {}).toEqual({});
@@ -111,7 +101,7 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
     await expect(client.sendMessage(send([text('x'), remote]))).rejects.toThrow(/must be text, or a file with its bytes/);
     await expect(client.sendMessage(send([text('x')], { contextId: randomUUID() }))).rejects.toThrow(/does not exist/);
     const gif: Part = { ...image, mediaType: 'image/gif' };
-    await expect(client.sendMessage(send([text('x'), gif]))).rejects.toThrow(/mime_type: must be one of/);
+    await expect(client.sendMessage(send([text('x'), gif]))).rejects.toThrow(/declared as image\/gif, but its content is image\/png/);
     expect([await count(db, 'tasks'), await count(db, 'sessions')]).toEqual(before);
     const rejected = await probe<{ action: string; transport: string }>(db, "SELECT action, transport FROM audit_events WHERE outcome = 'rejected' AND action = 'a2a SendMessage'");
     expect(rejected).toHaveLength(3);

@@ -25,7 +25,7 @@ describe('the admin console in headless Chromium', () => {
   let queued: string;
 
   const submit = async (request: string) => fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request } }))).task_id;
-  const adminApi = async (path: string) => (await fetch(`http://127.0.0.1:${service.port}/admin/${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json() as Promise<any>;
+  const adminApi = async (path: string) => (await fetch(`http://127.0.0.1:${service.port}/admin/${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
   const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {

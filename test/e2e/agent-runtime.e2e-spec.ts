@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { execSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { probe } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal, type RawDispatch } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import type { ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const CANARIES = { OLLAMA_API_KEY: 'canary-C1', DATABASE_URL: 'canary-C2', AWS_SECRET_ACCESS_KEY: 'canary-C3', GITHUB_TOKEN: 'canary-C4' };
 
@@ -21,7 +21,9 @@ interface Step {
 }
 
 describe('agent runtime: planning, subtasks and workspace tools against a scripted model', () => {
-  const ollama = new ScriptedOllama();
+  // One local project shared by every Task (auth.mode none), as a developer would point the agent at it.
+  const stack = useStack({ config: { workspace: { command_timeout_ms: 20_000, isolation: 'shared' } }, env: CANARIES });
+  const ollama = stack.ollama;
   let service: ServiceProcess;
   let client: Client;
   let raw: RawDispatch;
@@ -34,19 +36,9 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
   const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 10, evalCount: 5 });
 
   beforeAll(async () => {
-    await ollama.start();
-    // One local project shared by every Task (auth.mode none), as a developer would point the agent at it.
-    config = await writeConfig(ollama.url, { workspace: { command_timeout_ms: 20_000, isolation: 'shared' } });
-    mkdirSync(config.workspace, { recursive: true });
-    service = await new ServiceProcess(config.file, CANARIES).start();
-    client = await modernClient(service.url);
+    ({ service, config } = stack);
+    client = stack.closeOnStop(await modernClient(service.url));
     raw = httpRawDispatch(service.url);
-  });
-
-  afterAll(async () => {
-    await client?.close();
-    await service?.stop();
-    await ollama.stop();
   });
 
   it('answers a direct question in one chat (0/1 then 1/1, current_task "ollama chat", critical path 0)', async () => {
@@ -229,17 +221,19 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
   });
 
   it('cancels a Task during a long command within 2 s, leaving no process behind', async () => {
-    ollama.enqueue(call('run_command', { command: 'sleep 45 && echo finished > late.txt' }));
+    // A sleep no other test file's run has (npm test runs the SQLite and PostgreSQL passes side by side).
+    const sleep = `sleep 45.${process.pid}`;
+    ollama.enqueue(call('run_command', { command: `${sleep} && echo finished > late.txt` }));
     const taskId = await submit('Wait a long time.');
     const deadline = Date.now() + 10_000;
-    while (!execSync('ps -eo args').toString().includes('sleep 45') && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+    while (!execSync('ps -eo args').toString().includes(sleep) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
     const started = Date.now();
     const cancel = await raw({ method: 'tasks/cancel', params: { taskId, _meta: modernMeta(true) } });
     expect(cancel.kind).toBe('result');
     const final = await finish(taskId);
     expect(final.status).toBe('cancelled');
     expect(Date.now() - started).toBeLessThan(2000);
-    expect(execSync('ps -eo args').toString()).not.toContain('sleep 45');
+    expect(execSync('ps -eo args').toString()).not.toContain(sleep);
     const command = (await steps(taskId)).find((step) => step.kind === 'command')!;
     expect(command.outcome).toBe('cancelled');
   });

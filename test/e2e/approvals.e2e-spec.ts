@@ -110,7 +110,7 @@ class Harness {
     for (;;) {
       const response = await this.withTasks('tasks/get', { taskId });
       if (response.kind === 'result' && wanted.includes(response.result.status)) return response.result;
-      if (Date.now() > deadline) throw new Error(`task ${taskId} never reached ${wanted}: ${JSON.stringify(response)}`);
+      if (Date.now() > deadline) throw new Error(`task ${taskId} never reached ${wanted.join(' or ')}: ${JSON.stringify(response)}`);
       await new Promise((done) => setTimeout(done, 30));
     }
   }
@@ -292,7 +292,7 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     const session = tasksSession(h.client, h.raw, onInputRequest);
     const exec = (await session.callTool('agent_run', { request: 'write in place' })) as { kind: string; handle: { taskId: string }; settle(): Promise<{ outcome: unknown }> };
     expect(exec.kind).toBe('task');
-    const result = resultFromTaskOutcome((await exec.settle()).outcome as never) as { content: { text: string }[] };
+    const result = resultFromTaskOutcome<{ content: { text: string }[] }>((await exec.settle()).outcome as never);
     expect(fieldsOf(textOf(result))).toMatchObject({ status: 'completed', result: 'done in place' });
     expect(readFileSync(h.file('inplace.txt'), 'utf8')).toBe('inplace\n');
 

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { MODERN, modernMeta, parseRpc } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 /** Bytes stored for the latest audit event of `action`: its detail and short columns. */
 const STORED = "SELECT length(detail) + length(actor) + coalesce(length(client), 0) AS n, outcome, detail FROM audit_events WHERE action = ? ORDER BY seq DESC LIMIT 1";
 
 describe('what one call can store in the audit log is bounded (issue 9, finding 3)', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({ config: { ollama: { model: 'test-model', num_ctx: 1024 } } });
   let service: ServiceProcess;
   let db: DatabaseTarget;
 
@@ -26,16 +26,8 @@ describe('what one call can store in the audit log is bounded (issue 9, finding 
     return { ...row, n: Number(row.n) };
   };
 
-  beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url, { ollama: { host: ollama.url, model: 'test-model', num_ctx: 1024 } });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
+  beforeAll(() => {
+    ({ service, database: db } = stack);
   });
 
   it('a rejected agent_run with a 25 MB unknown argument writes a small audit row', async () => {

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import OpenAI from 'openai';
 import { count, probe, type DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const MODEL = 'ollama-agent';
@@ -16,7 +16,14 @@ async function readSse(res: Response): Promise<string[]> {
 }
 
 describe('Chat API (OpenAI-compatible) with the official openai client', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({
+    config: {
+      mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } },
+      queue: { progress_poll_ms: 20 },
+      chat: { keepalive_ms: 50 },
+    },
+  });
+  const ollama = stack.ollama;
   let service: ServiceProcess;
   let openai: OpenAI;
   let mcp: Client;
@@ -33,23 +40,9 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
   };
 
   beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url, {
-      mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } },
-      queue: { progress_poll_ms: 20 },
-      chat: { keepalive_ms: 50 },
-    });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-    base = `http://127.0.0.1:${service.port}`;
+    ({ service, database: db, base } = stack);
     openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'unused', maxRetries: 0 });
-    mcp = await modernClient(service.url);
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await service?.stop();
-    await ollama.stop();
+    mcp = stack.closeOnStop(await modernClient(service.url));
   });
 
   it('lists the agent and its direct mode (no tiers configured)', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client as A2aClient } from '@a2a-js/sdk/client';
 import { Client } from '@modelcontextprotocol/client';
@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { a2aList, a2aSend, a2aText } from '../support/a2a-clients.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { CLIENT_INFO, fieldsOf, MODERN, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const MODEL = 'ollama-agent';
 const as = (user: string) => ({ 'X-Forwarded-User': user });
@@ -20,11 +20,13 @@ const a2aSendText = (text: string, contextId = '') => a2aSend([a2aText(text)], {
  * across all of them and stays invisible to another user, and Tasks from all three share one queue.
  */
 describe('MCP, Chat API and A2A on one queue, one session model, one identity', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({ config: { auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'] }, queue: { progress_poll_ms: 20 } } });
+  const ollama = stack.ollama;
   let service: ServiceProcess;
   let configFile: string;
   let db: DatabaseTarget;
   let a2a: A2aClient;
+  let base: string;
   const mcp: Record<string, Client> = {};
   const chat: Record<string, OpenAI> = {};
 
@@ -32,24 +34,15 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
   const userMessages = () => ollama.workChats.at(-1)!.body.messages.filter((m) => m.role !== 'system').map((m) => m.content);
 
   beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url, { auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'] }, queue: { progress_poll_ms: 20 } });
-    configFile = config.file;
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-    const base = `http://127.0.0.1:${service.port}`;
+    ({ service, database: db, base } = stack);
+    configFile = stack.config.file;
     for (const user of ['alice', 'bob']) {
-      mcp[user] = await modernClient(service.url, as(user));
+      mcp[user] = stack.closeOnStop(await modernClient(service.url, as(user)));
       chat[user] = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: as(user) });
     }
     a2a = await new ClientFactory().createFromUrl(base);
   });
 
-  afterAll(async () => {
-    for (const client of Object.values(mcp)) await client.close();
-    await service?.stop();
-    await ollama.stop();
-  });
 
   it('continues one session from MCP to the Chat API to A2A for its owner, and hides it from everyone else on all three', async () => {
     ollama.enqueue({ content: 'answer over MCP' }, { content: 'answer over the Chat API' }, { content: 'answer over A2A' });

@@ -211,7 +211,7 @@ describe('HTTP edge: what all connections together may hold, and for how long', 
     // Bodies up to about 2.3 MiB (1 MiB of images as Base64 plus 1 MiB); room for one such body at a time.
     const config = await writeConfig(ollama.url, {
       server: { max_buffered_bytes: 3 * 1024 * 1024, max_connections: MAX_CONNECTIONS, headers_timeout_ms: 1000, request_timeout_ms: 2000 },
-      mcp: { images: { max_count: 1, max_bytes_per_image: 1024 * 1024, max_total_bytes: 1024 * 1024 } },
+      mcp: { images: { max_count: 1, max_bytes_per_image: 1024 * 1024, max_total_bytes: 1024 * 1024 }, files: { max_bytes: 1024 } },
     });
     service = await new ServiceProcess(config.file).start();
   });

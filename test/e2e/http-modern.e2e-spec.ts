@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { readFileSync } from 'node:fs';
 import { AGENT_RUN_INPUT_SCHEMA, AGENT_STATUS_INPUT_SCHEMA } from '../../src/tools/tool-schemas.js';
@@ -6,14 +6,15 @@ import { count, probe } from '../support/database-probe.js';
 import { E2E_DATABASE } from '../support/databases.js';
 import type { DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const ADMIN_TOKEN = 'metrics-scraper-token-0123456789';
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({ config: { mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } }, auth: { admin_token: ADMIN_TOKEN } } });
+  const ollama = stack.ollama;
   let service: ServiceProcess;
   let client: Client;
   let db: DatabaseTarget;
@@ -23,20 +24,8 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId, ...(sessionId ? { session_id: sessionId } : {}) } }));
 
   beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url, {
-      mcp: { images: { max_count: 2, max_bytes_per_image: 80, max_total_bytes: 120 } },
-      auth: { admin_token: ADMIN_TOKEN },
-    });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-    client = await modernClient(service.url);
-  });
-
-  afterAll(async () => {
-    await client?.close();
-    await service?.stop();
-    await ollama.stop();
+    ({ service, database: db } = stack);
+    client = stack.closeOnStop(await modernClient(service.url));
   });
 
   it('negotiates 2026-07-28 and advertises the Tasks extension', async () => {

@@ -1,12 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { count, probe } from '../support/database-probe.js';
 import type { DatabaseTarget } from '../support/database-probe.js';
 import { MODERN, modernMeta, parseRpc } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({
+    config: {
+      server: { allowed_origins: ['https://ide.example.com'] },
+      mcp: { images: { max_count: 4, max_bytes_per_image: 1024 * 1024, max_total_bytes: 1024 * 1024 } },
+    },
+  });
   let service: ServiceProcess;
   let db: DatabaseTarget;
 
@@ -21,19 +26,8 @@ describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
     fetch(service.url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
   const call = (params: Record<string, unknown>, id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params });
 
-  beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url, {
-      server: { allowed_origins: ['https://ide.example.com'] },
-      mcp: { images: { max_count: 4, max_bytes_per_image: 1024 * 1024, max_total_bytes: 1024 * 1024 } },
-    });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
+  beforeAll(() => {
+    ({ service, database: db } = stack);
   });
 
   it('answers GET and DELETE with 405 and never mints or echoes Mcp-Session-Id', async () => {

@@ -32,8 +32,8 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
 
   beforeAll(async () => {
     const pair = await generateKeyPair('ES256', { extractable: true });
-    keys = { privateKey: pair.privateKey as CryptoKey, publicJwk: { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' } };
-    otherKey = (await generateKeyPair('ES256')).privateKey as CryptoKey;
+    keys = { privateKey: pair.privateKey, publicJwk: { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' } };
+    otherKey = (await generateKeyPair('ES256')).privateKey;
     jwks = createServer((_req, res) => {
       jwksFetches++;
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [keys.publicJwk] }));

@@ -1,25 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { AGENT_RUN_INPUT_SCHEMA } from '../../src/tools/tool-schemas.js';
 import { fieldsOf, legacyClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 describe('legacy 2025-11-25 client (v1 SDK) over stateless HTTP', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack();
+  const ollama = stack.ollama;
   let service: ServiceProcess;
   let client: LegacyClient;
 
   beforeAll(async () => {
-    await ollama.start();
-    service = await new ServiceProcess((await writeConfig(ollama.url)).file).start();
-    client = await legacyClient(service.url);
-  });
-
-  afterAll(async () => {
-    await client?.close();
-    await service?.stop();
-    await ollama.stop();
+    service = stack.service;
+    client = stack.closeOnStop(await legacyClient(service.url));
   });
 
   it('initializes on 2025-11-25 and lists the same tools and schemas', async () => {
@@ -46,7 +40,9 @@ describe('legacy 2025-11-25 client (v1 SDK) over stateless HTTP', () => {
     const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'take a note' } })));
     await waitForTerminal(async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })), accepted.task_id);
     const uri = `agent-session://${accepted.session_id}/files/notes.md`;
-    expect((await client.listResources()).resources).toEqual([{ uri, name: 'notes.md', mimeType: 'text/markdown', size: 9 }]);
+    const title = `notes.md (session ${accepted.session_id.slice(0, 8)})`;
+    const description = `notes.md in the workspace of session ${accepted.session_id}`;
+    expect((await client.listResources()).resources).toEqual([{ uri, name: 'notes.md', title, description, mimeType: 'text/markdown', size: 9 }]);
     expect((await client.readResource({ uri })).contents).toEqual([{ uri, mimeType: 'text/markdown', text: '# legacy\n' }]);
     const unknown = `agent-session://00000000-0000-4000-8000-000000000000/files/notes.md`;
     await expect(client.readResource({ uri: unknown })).rejects.toMatchObject({ code: -32602, data: { uri: unknown } });

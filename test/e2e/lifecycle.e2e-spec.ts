@@ -66,7 +66,8 @@ describe('process lifecycle: kill -9 and graceful shutdown', () => {
     await ollama.waitForChats(before + 1);
     const started = Date.now();
     const exited = graceful.signal('SIGTERM');
-    await new Promise((done) => setTimeout(done, 100));
+    // main.ts logs this line and then, in the same turn, stops accepting work.
+    await graceful.waitForOutput(/SIGTERM: shutting down/);
     const refused = await submit('too late');
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/shutting down/);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
-import { fieldsOf, modernClient, modernMeta, httpRawDispatch, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { as, PROXY_AUTH } from '../support/proxy-identity.js';
 import { ScriptedOllama, type RecordedChat } from '../support/scripted-ollama.js';
 import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';

@@ -141,12 +141,12 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
 
   it('signs in a 2025-11-25 (initialize-era) client the same way: the v1 SDK client, as Claude Code still is', async () => {
     const provider = new TestClientProvider();
-    const transport = new LegacyHttpTransport(new URL(`${base}/mcp`), { authProvider: provider as never });
+    const transport = new LegacyHttpTransport(new URL(`${base}/mcp`), { authProvider: provider });
     await expect(new LegacyClient(CLIENT_INFO).connect(transport)).rejects.toThrow(/Unauthorized/);
     const callback = await signInAt(provider.authorizationUrl!, 'carol');
     await transport.finishAuth(callback.searchParams.get('code')!);
     const client = new LegacyClient(CLIENT_INFO);
-    await client.connect(new LegacyHttpTransport(new URL(`${base}/mcp`), { authProvider: provider as never }));
+    await client.connect(new LegacyHttpTransport(new URL(`${base}/mcp`), { authProvider: provider }));
     expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['agent_run', 'agent_status']);
     await client.close();
   });

@@ -159,14 +159,28 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     expect(first.nextCursor).toEqual(expect.any(String));
     expect((await alice.listResources()).resources).toHaveLength(105);
     expect(first.resources.slice(0, 3).map((resource) => resource.name)).toEqual(['over-limit.txt', 'at-limit.txt', 'data.bin']);
-    expect(first.resources[0]).toEqual({ uri: `agent-session://${aliceSession}/files/over-limit.txt`, name: 'over-limit.txt', mimeType: 'text/plain', size: MAX_READ + 1 });
+    expect(first.resources[0]).toEqual({
+      uri: `agent-session://${aliceSession}/files/over-limit.txt`,
+      name: 'over-limit.txt',
+      title: `over-limit.txt (session ${aliceSession.slice(0, 8)})`,
+      description: `over-limit.txt in the workspace of session ${aliceSession}`,
+      mimeType: 'text/plain',
+      size: MAX_READ + 1,
+    });
     expect(first.resources[2]).toMatchObject({ mimeType: 'application/octet-stream' });
     expect(first.resources[3].uri).toBe(`agent-session://${aliceSession}/files/out/file%20100.txt`);
     const second = await alice.listResources({ cursor: first.nextCursor });
     expect(second.nextCursor).toBeUndefined();
     const all = [...first.resources, ...second.resources];
     expect(all.map((resource) => resource.name)).toEqual(expect.arrayContaining(['src/math.js', 'out/file 0.txt']));
-    expect(all.find((resource) => resource.name === 'src/math.js')).toEqual({ uri: `agent-session://${aliceSession}/files/src/math.js`, name: 'src/math.js', mimeType: 'text/javascript', size: 36 });
+    expect(all.find((resource) => resource.name === 'src/math.js')).toEqual({
+      uri: `agent-session://${aliceSession}/files/src/math.js`,
+      name: 'src/math.js',
+      title: `src/math.js (session ${aliceSession.slice(0, 8)})`,
+      description: `src/math.js in the workspace of session ${aliceSession}`,
+      mimeType: 'text/javascript',
+      size: 36,
+    });
     expect(all.some((resource) => resource.uri.includes(bobSession))).toBe(false);
     expect((await bob.listResources()).resources.map((resource) => resource.name)).toEqual(['secret.txt']);
 
@@ -239,9 +253,10 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     expect(download.headers.get('content-type')).toMatch(/^text\/javascript/);
     expect(await download.text()).toBe('export const add = (a, b) => b + a;\n');
     expect((await fetch(`${base}/admin/sessions/${aliceSession}/files/bobdir/secret.txt`, { headers: ADMIN })).status).toBe(404);
-    expect((await fetch(`${base}/admin/sessions/${aliceSession}/files/src/math.js`, { headers: as('bob@example.com') })).status).toBe(403);
+    // The console's own view: to another user, alice's session does not exist.
+    expect((await fetch(`${base}/admin/sessions/${aliceSession}/files/src/math.js`, { headers: as('bob@example.com') })).status).toBe(404);
     const events = await probe<{ action: string; outcome: string }>(db, "SELECT action, outcome FROM audit_events WHERE action LIKE 'admin.session_file%' ORDER BY seq");
-    expect(events.map((event) => `${event.action}:${event.outcome}`)).toEqual(['admin.session_files:ok', 'admin.session_file_download:ok', 'admin.session_file_download:error', 'admin.session_file_download:rejected']);
+    expect(events.map((event) => `${event.action}:${event.outcome}`)).toEqual(['admin.session_files:ok', 'admin.session_file_download:ok', 'admin.session_file_download:error', 'admin.session_file_download:error']);
   });
 
   it('removes session workspaces idle past retention_days; the session, its Tasks and a new Task stay usable', async () => {

@@ -9,7 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { stringify } from 'yaml';
 import { CLIENT_INFO, fieldsOf, MODERN, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { freePort, launchOptions, ServiceProcess, UNPRIVILEGED, writeConfig } from '../support/service-process.js';
+import { buildRoot, freePort, launchOptions, ServiceProcess, UNPRIVILEGED, writeConfig } from '../support/service-process.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -36,7 +36,7 @@ function configIn(dir: string, document: Record<string, unknown>): string {
 
 /** Runs the built service as the unprivileged user from `cwd` and waits for it to exit (a start-up failure). */
 function failedStart(file: string, cwd: string, env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [join(ROOT, 'dist/main.js')], {
+  const result = spawnSync(process.execPath, [join(buildRoot(true), 'dist/main.js')], {
     ...launchOptions({ cwd, unprivileged: true }),
     env: { PATH: process.env.PATH, AGENT_CONFIG: file, ...env },
     timeout: 15_000,

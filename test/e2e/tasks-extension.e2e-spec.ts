@@ -30,7 +30,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     for (;;) {
       const response = await withTasks('tasks/get', { taskId });
       if (response.kind === 'result' && wanted.includes(response.result.status)) return response.result;
-      if (Date.now() > deadline) throw new Error(`task ${taskId} never reached ${wanted}: ${JSON.stringify(response)}`);
+      if (Date.now() > deadline) throw new Error(`task ${taskId} never reached ${wanted.join(' or ')}: ${JSON.stringify(response)}`);
       await new Promise((done) => setTimeout(done, 30));
     }
   };
@@ -58,7 +58,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     const taskId = (exec as { handle: { taskId: string } }).handle.taskId;
     expect(await probe(db, 'SELECT id FROM tasks WHERE id = ?', taskId)).toHaveLength(1);
     const { outcome } = await (exec as { settle(): Promise<{ outcome: unknown }> }).settle();
-    const result = resultFromTaskOutcome(outcome as never) as { content: unknown; isError?: boolean };
+    const result = resultFromTaskOutcome<{ content: unknown; isError?: boolean }>(outcome as never);
     const fields = fieldsOf(textOf(result));
     expect(fields).toMatchObject({ task_id: taskId, status: 'completed', completed_tasks: '1/1', result: 'done by the model' });
     expect(fields.token_usage).toBe('input=30 output=12 total=42');
@@ -105,9 +105,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     const final = await waitForStatus(exec.handle.taskId, ['cancelled']);
     expect(Date.now() - startedAt).toBeLessThan(2000);
     expect(final.status).toBe('cancelled');
-    await new Promise((done) => setTimeout(done, 100));
-    expect(ollama.workChats[chatsBefore].aborted).toBe(true);
-    expect(ollama.activeChats).toBe(0);
+    await ollama.until(() => ollama.workChats[chatsBefore].aborted && ollama.activeChats === 0);
     await session.close();
     await cancelClient.close();
   });
@@ -150,7 +148,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     expect(textOf((plain as { result: { content: unknown } }).result)).toMatch(/^task_id: .*\nstatus: queued/s);
     const legacy = await legacyClient(service.url);
     const result = await legacy.request(
-      { method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'legacy' }, task: { ttl: 1000 } } } as never,
+      { method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'legacy' }, task: { ttl: 1000 } } },
       (await import('@modelcontextprotocol/sdk/types.js')).CallToolResultSchema,
     );
     expect(textOf(result)).toMatch(/status: queued/);

@@ -16,6 +16,7 @@ import { validateConfig } from '../../src/config/agent-config.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import type { Caller } from '../../src/identity/caller.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { freshDatabase, type DatabaseKind } from '../support/databases.js';
 
 const alice: Caller = { user: 'alice', groups: ['dev'], admin: false, transport: 'http', address: '10.0.0.7', client: 'e2e/1' };
@@ -28,24 +29,25 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
   });
 
   async function open(database?: AppConfig['database']) {
-    const config = validateConfig({ database: database ?? (await freshDatabase(kind)), audit: { checkpoint_every: 1000 } }) as AppConfig;
+    const config = validateConfig({ database: database ?? (await freshDatabase(kind)), audit: { checkpoint_every: 1000 } });
     const source = new DataSource(dataSourceOptions(config.database, [AuditEventEntity]));
     await source.initialize();
     sources.push(source);
     const sql = new PlainSql(source);
     const repository = new AuditRepository(sql);
-    const audit = new AuditService(new AuditWriter(new UnitOfWork(sql), repository, config, new Metrics()), config);
-    return { config, source, audit, log: new AuditLogService(repository), retention: new AuditRetention(repository, audit, config, new SchedulerRegistry()) };
+    const clock = new ManualClock(Date.now());
+    const audit = new AuditService(new AuditWriter(new UnitOfWork(sql), repository, config, new Metrics()), config, clock);
+    return { config, source, audit, clock, log: new AuditLogService(repository), retention: new AuditRetention(repository, audit, config, new SchedulerRegistry(), clock) };
   }
 
   const write = (audit: AuditService, count: number, action = 'test.event') =>
     Promise.all(Array.from({ length: count }, (_, n) => audit.record({ caller: alice, action, outcome: 'ok', detail: { n } })));
 
   /** Writes `old` events, then, past the returned retention cutoff, `kept` more. */
-  async function writeAcrossCutoff(audit: AuditService, old: number, kept: number): Promise<Date> {
+  async function writeAcrossCutoff({ audit, clock }: { audit: AuditService; clock: ManualClock }, old: number, kept: number): Promise<Date> {
     await write(audit, old);
-    const cutoff = new Date(Date.now() + 1000);
-    await new Promise((done) => setTimeout(done, 1100));
+    const cutoff = new Date(clock.now() + 1000);
+    clock.advance(1100);
     await write(audit, kept, 'kept');
     return cutoff;
   }
@@ -121,8 +123,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
   });
 
   it('walks again from the new anchor when a retention purge commits during the walk', async () => {
-    const { audit, log, retention } = await open();
-    const cutoff = await writeAcrossCutoff(audit, 10, 3);
+    const { audit, log, retention, clock } = await open();
+    const cutoff = await writeAcrossCutoff({ audit, clock }, 10, 3);
     afterHeadRead(log, () => retention.purge(cutoff));
     expect(await log.verify()).toMatchObject({ ok: true, checked: 4, anchor: { seq: 10 }, head: { seq: 14 } });
   });
@@ -141,8 +143,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
   it('detects a tail cut together with the head, which the chain alone cannot, against a logged checkpoint', async () => {
     const { source, audit, log } = await open();
     await write(audit, 30);
-    const [logged] = (await source.query(`SELECT seq, hash FROM audit_events WHERE seq = 30`)) as { seq: number; hash: string }[];
-    const [earlier] = (await source.query(`SELECT seq, hash FROM audit_events WHERE seq = 20`)) as { seq: number; hash: string }[];
+    const [logged] = await source.query<{ seq: number; hash: string }[]>(`SELECT seq, hash FROM audit_events WHERE seq = 30`);
+    const [earlier] = await source.query<{ seq: number; hash: string }[]>(`SELECT seq, hash FROM audit_events WHERE seq = 20`);
     expect(await log.verify({ seq: 30, hash: logged.hash })).toMatchObject({ ok: true });
     // An attacker with database access removes the last ten events and moves the head back to match.
     await source.query(kind === 'sqlite' ? 'DROP TRIGGER audit_events_no_delete' : 'DROP TRIGGER audit_events_append_only ON audit_events');
@@ -180,8 +182,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
   });
 
   it('purges by retention and still verifies from the new anchor (T4.9)', async () => {
-    const { source, audit, log, retention } = await open();
-    const cutoff = await writeAcrossCutoff(audit, 20, 5);
+    const { source, audit, log, retention, clock } = await open();
+    const cutoff = await writeAcrossCutoff({ audit, clock }, 20, 5);
     expect(await retention.purge(cutoff)).toBe(20);
     const remaining = await source.query('SELECT COUNT(*) AS n FROM audit_events');
     expect(Number(remaining[0].n)).toBe(6);
@@ -196,8 +198,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
   });
 
   it('purges in chunks, one transaction each, moving the anchor with each', async () => {
-    const { source, audit, log, retention } = await open();
-    const cutoff = await writeAcrossCutoff(audit, 25, 2);
+    const { source, audit, log, retention, clock } = await open();
+    const cutoff = await writeAcrossCutoff({ audit, clock }, 25, 2);
     // Each purgeChunk is one transaction.
     const repository = (retention as unknown as { repository: AuditRepository }).repository;
     const purgeChunk = repository.purgeChunk.bind(repository);

@@ -6,10 +6,10 @@ import { PlainSql } from '../../src/database/plain-sql.js';
 import { TaskEntity } from '../../src/queue/task.entity.js';
 import { TasksRepository, type Lease } from '../../src/queue/tasks.repository.js';
 import { SessionEntity } from '../../src/sessions/session.entity.js';
+import { ManualClock, manualSqlClock } from '../support/manual-clock.js';
 import { freshDatabase, type DatabaseKind } from '../support/databases.js';
 
 const SESSION = '11111111-1111-4111-8111-111111111111';
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (kind) => {
   const sources: DataSource[] = [];
@@ -19,7 +19,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
   });
 
   /** Two connections (as two processes or replicas would have) on one fresh database. */
-  async function twoConnections() {
+  async function twoConnections(clock?: ManualClock) {
     const database = validateConfig({ database: await freshDatabase(kind) }).database;
     const open = async () => {
       const source = new DataSource(dataSourceOptions(database, [SessionEntity, TaskEntity]));
@@ -29,7 +29,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
     };
     const a = await open();
     const b = await open();
-    return { a, b, repoA: new TasksRepository(new PlainSql(a)), repoB: new TasksRepository(new PlainSql(b)) };
+    const sqlClock = clock && manualSqlClock(clock);
+    return { a, b, repoA: new TasksRepository(new PlainSql(a, undefined, undefined, sqlClock)), repoB: new TasksRepository(new PlainSql(b, undefined, undefined, sqlClock)) };
   }
 
   async function seed(source: DataSource, count: number) {
@@ -57,19 +58,21 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
     const claims = await Promise.all([repoA.claimNext('A', 30_000), repoB.claimNext('B', 30_000)]);
     const claimed = claims.filter((task) => task !== null);
     expect(claimed).toHaveLength(1);
-    expect(claimed[0]!).toMatchObject({ request: 'task 0', status: 'planning', attempt: 1 });
+    expect(claimed[0]).toMatchObject({ request: 'task 0', status: 'planning', attempt: 1 });
     expect(await repoB.claimNext('B', 30_000)).toBeNull();
     await expect(b.query(`UPDATE tasks SET status = 'running' WHERE request = 'task 2'`)).rejects.toThrow(/UNIQUE constraint failed|duplicate key/);
-    expect(await repoA.finish(leaseOf(claimed[0]!), 'completed', 'done')).toBe(true);
+    expect(await repoA.finish(leaseOf(claimed[0]), 'completed', 'done')).toBe(true);
     expect((await repoB.claimNext('B', 30_000))!.request).toBe('task 1');
   });
 
   it('fences a stalled runner (T5.4): after its lease lapses and another attempt claims, its writes change nothing', async () => {
-    const { a, repoA, repoB } = await twoConnections();
+    const clock = new ManualClock();
+    const { a, repoA, repoB } = await twoConnections(clock);
     await seed(a, 1);
     const stalled = (await repoA.claimNext('A', 1000))!;
+    clock.advance(999);
     expect(await repoB.abandoned(() => false)).toHaveLength(0);
-    await sleep(1200);
+    clock.advance(2);
     const [abandoned] = await repoB.abandoned(() => false);
     expect(abandoned.id).toBe(stalled.id);
     expect(await repoB.reclaim(abandoned, 'queued', 'lease expired')).toBe(true);

@@ -26,7 +26,7 @@ const run = (root: string, command: string, overrides: Partial<CommandOptions> =
     maxMemoryBytes: 256 * MiB,
     signal: new AbortController().signal,
     ...overrides,
-  } as CommandOptions);
+  });
 
 describe('the sandbox, round two (issue 20)', () => {
   it('has bubblewrap', () => {

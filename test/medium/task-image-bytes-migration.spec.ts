@@ -27,7 +27,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task image bytes migration 
   };
 
   it('turns stored Base64 into the same bytes, in batches, and back again on revert', async () => {
-    const config = validateConfig({ database: await freshDatabase(kind) }) as AppConfig;
+    const config = validateConfig({ database: await freshDatabase(kind) });
     const images = Array.from({ length: 37 }, (_, n) => randomBytes(n === 5 ? 300_000 : 1 + n * 7));
     // The schema as it stood before this migration, and then up to it (later migrations are not its concern).
     const upTo = MIGRATIONS.findIndex((migration) => migration === TaskImageBytes1764979200000);
@@ -48,11 +48,11 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task image bytes migration 
     await before.destroy();
 
     const after = await open(config.database, MIGRATIONS.slice(0, upTo + 1));
-    const rows = (await after.query('SELECT position, data FROM task_images ORDER BY position')) as { position: number; data: Buffer }[];
+    const rows = await after.query<{ position: number; data: Buffer }[]>('SELECT position, data FROM task_images ORDER BY position');
     expect(rows.map((row) => Buffer.compare(row.data, images[row.position]))).toEqual(images.map(() => 0));
 
     await after.undoLastMigration();
-    const reverted = (await after.query('SELECT position, data_base64 FROM task_images ORDER BY position')) as { position: number; data_base64: string }[];
+    const reverted = await after.query<{ position: number; data_base64: string }[]>('SELECT position, data_base64 FROM task_images ORDER BY position');
     expect(reverted.map((row) => row.data_base64)).toEqual(images.map((image) => image.toString('base64')));
   });
 });

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { validateConfig } from '../../src/config/agent-config.js';
-import type { AppConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { WalCheckpointer } from '../../src/database/wal-checkpointer.js';
 import { freshDatabase } from '../support/databases.js';
@@ -32,7 +31,7 @@ describe('background WAL checkpoints (SQLite)', () => {
   });
 
   async function open(withCheckpointer: boolean) {
-    const config = validateConfig({ database: await freshDatabase('sqlite') }) as AppConfig;
+    const config = validateConfig({ database: await freshDatabase('sqlite') });
     const source = new DataSource(dataSourceOptions(config.database));
     await source.initialize();
     cleanups.push(() => source.destroy());

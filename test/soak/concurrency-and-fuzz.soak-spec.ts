@@ -85,7 +85,7 @@ async function fuzzChatAndA2a(base: string, requests: number, random: () => numb
       Array.from({ length: 50 }, async () => {
         const { url, init } = requestFor();
         const res = await fetch(url, init);
-        const what = `${res.status} ${url} ${String(init.body ?? '').slice(0, 200)}`;
+        const what = `${res.status} ${url} ${(typeof init.body === 'string' ? init.body : '').slice(0, 200)}`;
         if (res.status >= 500) return void failures.push(what);
         if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
           const reader = res.body!.getReader();

@@ -60,7 +60,7 @@ describe(`kill -9 soak (T5.1 with the T5.2 sampler), ${ITERATIONS} iterations`, 
     }
     await service.start(service.port);
     const deadline = Date.now() + 60_000;
-    let open: { n: number }[] = [];
+    let open: { n: number }[];
     do {
       await sleep(200);
       open = await probe<{ n: number }>(config.database, "SELECT COUNT(*) AS n FROM tasks WHERE status IN ('queued', 'planning', 'running')");

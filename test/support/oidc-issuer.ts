@@ -11,7 +11,7 @@ export type IssuerClient = ClientMetadata;
 
 export async function signingKey(kid: string): Promise<{ privateJwk: JWK; privateKey: CryptoKey; kid: string }> {
   const pair = await generateKeyPair('RS256', { extractable: true });
-  return { privateJwk: { ...(await exportJWK(pair.privateKey)), kid, alg: 'RS256', use: 'sig' }, privateKey: pair.privateKey as CryptoKey, kid };
+  return { privateJwk: { ...(await exportJWK(pair.privateKey)), kid, alg: 'RS256', use: 'sig' }, privateKey: pair.privateKey, kid };
 }
 
 /**
@@ -40,7 +40,8 @@ export class OidcIssuer {
     this.port ||= await freePort();
     this.key ??= await signingKey('key-1');
     const provider = new Provider(this.url, this.configuration());
-    this.server = createServer(provider.callback());
+    const handle = provider.callback();
+    this.server = createServer((req, res) => void handle(req, res));
     await new Promise<void>((done) => this.server!.listen(this.port, '127.0.0.1', done));
     return this;
   }
@@ -77,7 +78,7 @@ export class OidcIssuer {
         rpInitiatedLogout: { enabled: true },
         resourceIndicators: {
           enabled: true,
-          defaultResource: () => undefined as never,
+          defaultResource: () => undefined,
           useGrantedResource: () => true,
           getResourceServerInfo: () => ({ scope: RESOURCE_SCOPES.join(' '), accessTokenFormat: this.opaque ? 'opaque' : 'jwt', accessTokenTTL: 300, jwt: { sign: { alg: 'RS256' } } }),
         },
@@ -91,7 +92,8 @@ export class OidcIssuer {
         const client = ctx.oidc.client;
         if (!session?.accountId || !client) return undefined;
         const grant = new ctx.oidc.provider.Grant({ accountId: session.accountId, clientId: client.clientId });
-        const requested = String(ctx.oidc.params?.scope ?? '').split(' ');
+        const scope = ctx.oidc.params?.scope;
+        const requested = (typeof scope === 'string' ? scope : '').split(' ');
         grant.addOIDCScope(requested.filter((scope) => ['openid', 'profile', 'email', 'offline_access'].includes(scope)).join(' '));
         const resource = ctx.oidc.params?.resource;
         if (typeof resource === 'string') grant.addResourceScope(resource, requested.filter((scope) => RESOURCE_SCOPES.includes(scope)).join(' '));

@@ -54,7 +54,13 @@ export interface LaunchOptions {
 /** `nobody`, where the tests run as root and may switch to it; otherwise the current (already unprivileged) user. */
 export const UNPRIVILEGED: { uid: number; gid: number } | null = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : null;
 
-export const launchOptions = ({ cwd = ROOT, unprivileged = false }: LaunchOptions) => ({ cwd, ...(unprivileged ? UNPRIVILEGED : null) });
+/**
+ * The folder the service runs from: the checkout, or for the unprivileged user the readable copy of the build
+ * that the global setup made when the checkout is in a folder others cannot enter (test/support/readable-build.js).
+ */
+export const buildRoot = (unprivileged = false) => (unprivileged && UNPRIVILEGED && process.env.OAM_TEST_READABLE_ROOT) || ROOT;
+
+export const launchOptions = ({ cwd, unprivileged = false }: LaunchOptions) => ({ cwd: cwd ?? buildRoot(unprivileged), ...(unprivileged ? UNPRIVILEGED : null) });
 
 /** The built HTTP service (`node dist/main.js`) as a child process, for tests that need the real thing. */
 export class ServiceProcess {
@@ -89,14 +95,15 @@ export class ServiceProcess {
   async start(port?: number): Promise<this> {
     this.port = port ?? (await freePort());
     this.stderr = '';
-    this.child = spawn(process.execPath, [join(ROOT, 'dist/main.js')], {
+    this.child = spawn(process.execPath, [join(buildRoot(this.options.unprivileged), 'dist/main.js')], {
       ...launchOptions(this.options),
       env: { PATH: process.env.PATH, NO_COLOR: '1', ...this.extraEnv, AGENT_CONFIG: this.configFile, AGENT__SERVER__PORT: String(this.port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stdout!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
-    const deadline = Date.now() + 20_000;
+    // Generous: on a loaded machine (parallel workers, other jobs) Nest's start-up alone can take many seconds.
+    const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (this.child.exitCode !== null) throw new Error(`service exited early:\n${this.stderr}`);
       try {
@@ -107,6 +114,27 @@ export class ServiceProcess {
       }
     }
     throw new Error(`service did not start:\n${this.stderr}`);
+  }
+
+  /** Resolves once the service's output (stdout and stderr) matches `pattern`: an event to wait for, not a time. */
+  waitForOutput(pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+    const child = this.child;
+    if (pattern.test(this.stderr)) return Promise.resolve();
+    if (!child) return Promise.reject(new Error('the service is not running'));
+    return new Promise((resolve, reject) => {
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        child.stderr!.off('data', check);
+        if (error) reject(error);
+        else resolve();
+      };
+      // After this class's own listeners (added first), so this.stderr already holds the chunk.
+      const check = () => pattern.test(this.stderr) && done();
+      const timer = setTimeout(() => done(new Error(`no output matching ${pattern} within ${timeoutMs} ms:\n${this.stderr}`)), timeoutMs);
+      child.stdout!.on('data', check);
+      child.stderr!.on('data', check);
+    });
   }
 
   /** SIGKILL, as a crash would: no shutdown hook runs. */

@@ -31,8 +31,8 @@ export function startSwapper(dir: string, a: string, b: string, seconds: number)
   const child = spawn('python3', ['-c', SWAPPER, dir, a, b, String(seconds)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const done = once(child, 'exit').then(([code]) => {
     if (code !== 0) throw new Error(`swapper failed (${code}): ${err}`);
     return Number(out.trim());

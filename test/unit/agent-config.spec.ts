@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
 import { loadConfig } from '../../src/config/config.loader.js';
 import { ContextBudget } from '../../src/agent/context-budget.js';
 import { outputBound } from '../../src/ollama/ollama.gateway.js';
@@ -114,11 +114,11 @@ describe('configuration', () => {
   });
 
   it('refuses HTTP limits that contradict each other or the largest request the image limits allow', () => {
-    // 20 MiB of images as Base64 plus 1 MiB: 29 010 604 bytes.
+    // 20 MiB of images and 20 MiB of files (Chat API, A2A) as Base64 plus 1 MiB: 56 972 632 bytes.
     expect(problemsOf({ server: { max_buffered_bytes: 16 * 1024 * 1024 } })).toEqual([
-      'server.max_buffered_bytes: must be at least the largest request body, 29010604 bytes (from mcp.images.max_total_bytes)',
+      'server.max_buffered_bytes: must be at least the largest request body, 56972632 bytes (from mcp.images.max_total_bytes and mcp.files.max_bytes)',
     ]);
-    expect(problemsOf({ server: { max_buffered_bytes: 16 * 1024 * 1024 }, mcp: { images: { max_bytes_per_image: 1024, max_total_bytes: 1024 } } })).toEqual([]);
+    expect(problemsOf({ server: { max_buffered_bytes: 16 * 1024 * 1024 }, mcp: { images: { max_bytes_per_image: 1024, max_total_bytes: 1024 }, files: { max_bytes: 1024 } } })).toEqual([]);
     expect(problemsOf({ server: { headers_timeout_ms: 60_000, request_timeout_ms: 30_000 } })).toEqual(['server.headers_timeout_ms: must not exceed server.request_timeout_ms']);
     expect(problemsOf({ server: { max_connections: 0, keep_alive_timeout_ms: 10 } })).toEqual([
       'server.max_connections: must be between 1 and 65536 (got 0)',

@@ -4,7 +4,7 @@ import { conversationAnswer } from '../../src/approvals/approval-texts.js';
 import { CommandAllowlist, simpleCommandWords } from '../../src/approvals/command-pattern.js';
 import { patternProblem } from '../../src/config/command-pattern-syntax.js';
 import { unifiedDiff } from '../../src/approvals/unified-diff.js';
-import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
 
 describe('command allowlist', () => {
   const allow = new CommandAllowlist(['npm test*', 'git status', 'ls *', 'grep *', 'git diff*', 'make * check']);
@@ -145,12 +145,29 @@ describe('unified diff', () => {
     expect(unifiedDiff('new.txt', null, 'a\nb\n', bounds).text).toBe(['--- /dev/null', '+++ b/new.txt', '@@ -0,0 +1,2 @@', '+a', '+b'].join('\n'));
   });
 
+  it('shows a change of the final newline alone (a\\n to a), which a person could not otherwise see', () => {
+    expect(unifiedDiff('x.txt', 'a\n', 'a', bounds).text).toBe(['--- a/x.txt', '+++ b/x.txt', '@@ -1,1 +1,1 @@', '-a', '+a', '\\ No newline at end of file'].join('\n'));
+  });
+
+  it('shows nothing but the headers for no change', () => {
+    expect(unifiedDiff('x.txt', 'a\n', 'a\n', bounds).text).toBe(['--- a/x.txt', '+++ b/x.txt'].join('\n'));
+  });
+
+  it('shows two unrelated texts with more edits than lines shown as all removed, all added', () => {
+    const before = Array.from({ length: 300 }, (_, i) => `old ${i}`).join('\n');
+    const after = Array.from({ length: 300 }, (_, i) => `new ${i}`).join('\n');
+    const diff = unifiedDiff('x.txt', before, after, { maxLines: 200, maxChars: 100_000 });
+    expect(diff.text.split('\n').slice(0, 4)).toEqual(['--- a/x.txt', '+++ b/x.txt', '@@ -1,300 +1,300 @@', '-old 0']);
+    expect(diff.truncated).toBe(true);
+  });
+
   it('is bounded, with a marker saying how much is left out', () => {
     const after = Array.from({ length: 1000 }, (_, i) => `line ${i}`).join('\n');
     const diff = unifiedDiff('big.txt', null, after, { maxLines: 50, maxChars: 100_000 });
     expect(diff.truncated).toBe(true);
     expect(diff.text.split('\n')).toHaveLength(51);
-    expect(diff.text).toMatch(/… 953 more diff lines not shown$/);
+    // 1 000 added lines, 3 header lines and the no-newline marker.
+    expect(diff.text).toMatch(/… 954 more diff lines not shown$/);
     expect(unifiedDiff('big.txt', null, after, { maxLines: 10_000, maxChars: 500 }).text.length).toBeLessThan(600);
   });
 });

@@ -21,9 +21,16 @@ describe('globToRegExp', () => {
     ['*.{ts,js}', 'a.css', false],
     ['{a.b,c}', 'a.b', true],
     ['{a.b,c}', 'axb', false],
-    ['a{b', 'a{b', true],
+    // An unclosed brace is no pattern (picomatch matches nothing); escaped, it is a literal brace.
+    ['a{b', 'a{b', false],
+    ['a\\{b', 'a{b', true],
     ['a.b', 'axb', false],
-    ['(x)+[y]$', '(x)+[y]$', true],
+    ['src/*.[jt]s', 'src/a.ts', true],
+    ['src/*.[jt]s', 'src/a.js', true],
+    ['src/*.[jt]s', 'src/a.cs', false],
+    ['a+b$', 'a+b$', true],
+    ['a+b$', 'aab', false],
+    ['*', '.env', true],
   ])('%s against %s: %s', (glob, path, expected) => {
     expect(matches(glob, path)).toBe(expected);
   });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { IncomingMessage } from 'node:http';
 import { validateConfig } from '../../src/config/agent-config.js';
-import type { AppConfig } from '../../src/config/app-config.js';
 import { IdentityService } from '../../src/identity/identity.service.js';
 
 /** A request from the trusted proxy on loopback with these headers (names in lower case, as node gives them). */
@@ -12,7 +11,7 @@ function fromProxy(headers: Record<string, string>): IncomingMessage {
 }
 
 const service = (auth: Record<string, unknown> = {}) =>
-  new IdentityService(validateConfig({ auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32'], ...auth } }) as unknown as AppConfig);
+  new IdentityService(validateConfig({ auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32'], ...auth } }));
 
 /** Issue 20, also seen: only the identity headers the configuration names are honoured. */
 describe('identity headers are explicit in auth config', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
-import type { OfferedTool, ToolCallContext, ToolSource } from '../../src/agent/core/tool-source.js';
-import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import type { ToolCallContext, ToolSource } from '../../src/agent/core/tool-source.js';
+import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
 import { renderHeaders, serverEnvironment } from '../../src/mcp-client/connection-pool.js';
 import { effectOf, MAX_DESCRIPTION_CHARS, modelToolName, ollamaTool, toolAllowed } from '../../src/mcp-client/offered-tools.js';
 import { ToolCatalog } from '../../src/mcp-client/tool-catalog.js';
@@ -158,7 +158,7 @@ describe('the catalog past 20 tools', () => {
     return {
       id: 'mcp:s',
       calls,
-      tools: async () => names.map((name) => ({ definition: ollamaTool(name, mcpTool(name, { type: 'object' }, { description: `does ${name.replace(/_/g, ' ')}` })), effect: 'read', stepKind: 'mcp_tool' }) as OfferedTool),
+      tools: async () => names.map((name) => ({ definition: ollamaTool(name, mcpTool(name, { type: 'object' }, { description: `does ${name.replace(/_/g, ' ')}` })), effect: 'read', stepKind: 'mcp_tool' })),
       execute: async (call) => {
         calls.push(call.function.name);
         return { output: `ran ${call.function.name} ${JSON.stringify(call.function.arguments)}` };

@@ -54,9 +54,9 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
 
   beforeAll(async () => {
     const pair = await generateKeyPair('RS256', { extractable: true });
-    key = pair.privateKey as CryptoKey;
+    key = pair.privateKey;
     jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256' };
-    otherKey = (await generateKeyPair('RS256')).privateKey as CryptoKey;
+    otherKey = (await generateKeyPair('RS256')).privateKey;
     admission = admissionWith();
   });
 

@@ -5,7 +5,7 @@ import { CoreToolSource, PLAN_TOOL } from '../../src/agent/core-tools.js';
 import type { RunEvent } from '../../src/agent/core/run-events.js';
 import type { RunState } from '../../src/agent/core/run-state.js';
 import { decodeRunState, encodeRunState } from '../../src/agent/core/run-state-codec.js';
-import type { ToolCallContext, ToolExecutor, ToolOutcome, ToolResult } from '../../src/agent/core/tool-source.js';
+import type { ToolCallContext, ToolExecutor, ToolOutcome } from '../../src/agent/core/tool-source.js';
 import type { ModelProfile } from '../../src/agent/model-profile.js';
 import { RunLoop, type RunOutcome } from '../../src/agent/run-loop.js';
 import { nativeToolCalls } from '../../src/agent/tool-call-parser.js';
@@ -61,7 +61,7 @@ class MemoryTools implements ToolExecutor {
     if (name === this.options.pauseOn) return { kind: 'pause', pause: { kind: 'approval', approvalId: 'approval-1', call, baseSha256: null } };
     this.ran.push(name);
     const output = this.options.outputs?.[name]?.(args) ?? `${name} ok`;
-    return { kind: 'result', result: { output, ...(name === 'write_file' ? { change: { path: String(args.path), bytes: 3, created: true } } : {}) } as ToolResult };
+    return { kind: 'result', result: { output, ...(name === 'write_file' ? { change: { path: String(args.path), bytes: 3, created: true } } : {}) } };
   }
 }
 

@@ -34,7 +34,7 @@ export function decodeRunState(text: string, fallback: Pick<RunState, 'taskId' |
   if (typeof stored !== 'object' || stored === null || !Array.isArray(stored.messages)) throw new UnreadableRunState('no conversation');
   const messages = (stored.messages as StoredMessage[]).map(loadMessage);
   if (stored.version === 1) return { ...(stored as unknown as RunState), messages };
-  if (stored.version !== undefined) throw new UnreadableRunState(`format version ${String(stored.version)} is unknown to this version of the service`);
+  if (stored.version !== undefined) throw new UnreadableRunState(`format version ${JSON.stringify(stored.version)} is unknown to this version of the service`);
   return fromLegacy(stored as unknown as LegacyResumePoint, messages, fallback);
 }
 

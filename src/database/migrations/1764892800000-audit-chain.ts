@@ -27,7 +27,7 @@ export class AuditChain1764892800000 implements MigrationInterface {
       anchor_hash VARCHAR(64) NOT NULL,
       purging INTEGER NOT NULL DEFAULT 0)`);
     // Events written before the chain existed are the chain's prehistory: the anchor starts after them.
-    const [{ last }] = await queryRunner.query(`SELECT COALESCE(MAX(seq), 0) AS last FROM audit_events`);
+    const [{ last }] = (await queryRunner.query(`SELECT COALESCE(MAX(seq), 0) AS last FROM audit_events`)) as [{ last: number | string }];
     await queryRunner.query(
       `INSERT INTO audit_head (id, seq, hash, anchor_seq, anchor_hash, purging) VALUES (1, ${Number(last)}, '${GENESIS}', ${Number(last)}, '${GENESIS}', 0)`,
     );

@@ -101,7 +101,7 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
     if (!audiences.includes(this.audience)) throw invalid('the token was not issued for this resource (aud)');
     const now = Date.now() / 1000;
     if (typeof answer.nbf === 'number' && answer.nbf > now + this.settings.clockSkewS) throw invalid('the token is not valid yet (nbf)');
-    return this.authInfo(token, answer as JWTPayload, this.qualified((answer.scope ?? '').split(' ').filter(Boolean)));
+    return this.authInfo(token, answer, this.qualified((answer.scope ?? '').split(' ').filter(Boolean)));
   }
 
   /**

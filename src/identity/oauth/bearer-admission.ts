@@ -59,6 +59,7 @@ export class BearerAdmission {
       await verifyBearerToken(presented, { verifier, requiredScopes, resourceMetadataUrl: this.resourceMetadataUrl, expectedResource: this.resource });
     } catch (error) {
       if (error instanceof IssuerUnavailable) return refusal({ reason: error.message, status: 503, headers: { 'Retry-After': '5' }, token: fingerprint });
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-comparison -- the SDK types OAuthError.code as a string that holds its enum's values
       const named = info && error instanceof OAuthError && error.code === OAuthErrorCode.InsufficientScope ? this.named(info, surface, address) : null;
       return refusal({ ...this.answer(error, scope), action: named ? 'auth.insufficient_scope' : 'auth.fail', caller: named?.caller, token: named?.jti ?? fingerprint });
     }

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { parse } from 'yaml';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+import { ServiceProcess, writeConfig } from '../support/service-process.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
+
+/** The first start in mode none, with no auth.admin_token: a kept token, a sign-in URL that works pasted, a 403 that says what to do. */
+describe('first run: the admin console on the default auth mode', () => {
+  const ollama = new ScriptedOllama();
+  let service: ServiceProcess;
+  let tokenFile: string;
+  let browser: Browser;
+
+  const signInUrl = (log: string) => /admin sign-in: open (\S+#token=\S+)/.exec(log)?.[1];
+  const me = (token?: string) => fetch(`http://127.0.0.1:${service.port}/admin/me`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+
+  beforeAll(async () => {
+    await ollama.start();
+    const config = await writeConfig(ollama.url);
+    const database = (parse(readFileSync(config.file, 'utf8')) as { database: { type: string; path?: string } }).database;
+    tokenFile = join(database.type === 'sqlite' ? dirname(database.path!) : join(config.dir, 'data'), 'admin-token');
+    service = await new ServiceProcess(config.file).start();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+    await ollama.stop();
+  });
+
+  it('keeps a token with the data (mode 0600) and logs a sign-in URL with it', async () => {
+    const url = signInUrl(service.stderr);
+    expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${service.port}/admin#token=[A-Za-z0-9_-]{32}$`));
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(tokenFile, 'utf8').trim()).toBe(url!.split('#token=')[1]);
+    expect((await me(url!.split('#token=')[1])).status).toBe(200);
+  });
+
+  it('answers 403 with what to do, with no token and with a wrong one', async () => {
+    const none = await me();
+    expect(none.status).toBe(403);
+    const { message } = (await none.json()) as { message: string };
+    expect(message).toContain('no admin token was sent');
+    expect(message).toContain('sign-in URL');
+    expect(message).toContain('at least 24 characters');
+    expect(((await (await me('not-the-token-at-all-xxxxxxxx')).json()) as { message: string }).message).toContain('the token sent is not the admin token');
+  });
+
+  it('signs the browser in from the pasted URL, then takes the token out of the address bar', async () => {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
+    await page.goto(signInUrl(service.stderr)!);
+    await page.waitForSelector('#tasks');
+    expect(page.url()).not.toContain('token');
+    // Replaced, not pushed: going back leaves the console (the tab's first entry is about:blank).
+    await page.goBack();
+    expect(page.url()).not.toContain('token');
+    await page.goForward();
+    await page.waitForSelector('#tasks');
+    expect(await page.textContent('#whoami')).toContain('signed in as');
+    await page.screenshot({ path: join(SCREENSHOTS, 'first-run-signed-in.png') });
+    // A reload of the cleaned address stays signed in (the token lives in this tab's storage).
+    await page.reload();
+    await page.waitForSelector('#tasks');
+    await page.close();
+  });
+
+  it('keeps the same token across restarts, and a configured auth.admin_token wins', async () => {
+    const before = readFileSync(tokenFile, 'utf8').trim();
+    await service.stop();
+    await service.start();
+    expect(signInUrl(service.stderr)).toContain(`#token=${before}`);
+    await service.stop();
+    const configured = new ServiceProcess(service.configFile, { AGENT__AUTH__ADMIN_TOKEN: 'a-configured-token-of-24-chars-or-more' });
+    await configured.start();
+    expect(configured.stderr).not.toContain('admin sign-in');
+    await configured.stop();
+    await service.start();
+  });
+});

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { changeSet, touchedPaths } from '../../src/history/change-set.js';
@@ -43,8 +43,12 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     await writeFile(join(ws, 'secret'), 'k\n', { mode: 0o600 });
     await chmod(join(ws, 'secret'), 0o600);
     await mkdir(join(ws, '.git'));
-    await writeFile(join(ws, '.git', 'config'), '[core]\n\tfsmonitor = touch /tmp/pwned\n');
-    await writeFile(join(ws, '.gitattributes'), '* filter=evil text eol=crlf\n');
+    // What an agent could plant to make a git that looked at the workspace run its code or change bytes.
+    const pwned = join(base, 'pwned');
+    await writeFile(join(ws, '.git', 'config'), `[core]\n\tfsmonitor = touch ${pwned}-fsmonitor\n[filter "evil"]\n\tclean = touch ${pwned}-clean\n\tsmudge = touch ${pwned}-smudge\n[diff "evil"]\n\ttextconv = touch ${pwned}-textconv\n`);
+    await mkdir(join(ws, '.git', 'hooks'));
+    await writeFile(join(ws, '.git', 'hooks', 'post-commit'), `#!/bin/sh\ntouch ${pwned}-hook\n`, { mode: 0o755 });
+    await writeFile(join(ws, '.gitattributes'), '* filter=evil diff=evil text eol=crlf working-tree-encoding=UTF-16\n');
     const before = await take('before');
 
     await writeFile(join(ws, 'a.txt'), 'one\nTWO\nthree\n');
@@ -83,7 +87,7 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     expect(text).toMatch(/Binary files \/dev\/null and b\/big.dat differ \(none -> 4096 bytes, sha256 [0-9a-f]{64}; large files are recorded by hash/);
     expect(text).toContain('new file mode 120000');
     expect(text).not.toContain('.git/');
-    expect(await stat('/tmp/pwned').catch(() => null)).toBeNull();
+    expect((await readdir(base)).filter((name) => name.startsWith('pwned'))).toEqual([]);
 
     const outcome = await restoreCheckpoint(store.repo, before.commit, ws, touchedPaths(changes));
     expect(outcome.notRestorable).toEqual([]);
@@ -95,6 +99,8 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     expect((await stat(join(ws, 'run.sh'))).mode & 0o777).toBe(0o644);
     expect((await stat(join(ws, 'secret'))).mode & 0o777).toBe(0o600);
     expect(await readFile(join(ws, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/evil\n');
+    expect((await readdir(base)).filter((name) => name.startsWith('pwned'))).toEqual([]);
+    expect(await readFile(join(ws, 'a.txt'))).toEqual(Buffer.from('one\ntwo\nthree\n'));
     const again = await take('before');
     expect((await diffOf(before.commit, again.commit)).changes).toEqual([]);
   });

@@ -3,7 +3,7 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { PushNotificationSender, PushNotificationStore, ServerCallContext } from '@a2a-js/sdk/server';
 import { randomUUID } from 'node:crypto';
 import { checkPushUrl } from '../push/url-guard.js';
-import { A2aPushConfigRepository, type PushConfigRow } from './a2a-push-config.repository.js';
+import { type A2aPushConfigRepository, type PushConfigRow } from './a2a-push-config.repository.js';
 import { callerOf } from './a2a-user.js';
 
 /** Configs one Task may have: enough for a client's few receivers, bounded against a flood. */

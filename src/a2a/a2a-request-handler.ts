@@ -12,7 +12,7 @@ import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validatio
 import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
 import { taskRequestOf } from './a2a-message.js';
 import { a2aTaskOf } from './a2a-task.mapper.js';
-import { A2aPushStore, NO_SDK_SENDER } from './a2a-push-store.js';
+import { type A2aPushStore, NO_SDK_SENDER } from './a2a-push-store.js';
 import { A2aTaskStore } from './a2a-task-store.js';
 import { callerOf } from './a2a-user.js';
 import { agentCardOf } from './agent-card.js';

@@ -35,7 +35,7 @@ function thin(event: RunEvent): RunEvent {
       return { ...event, result: '' };
     case 'status':
     case 'progress':
-      return { ...event, currentTask: event.currentTask?.slice(0, 200) ?? '' } as RunEvent;
+      return { ...event, currentTask: event.currentTask?.slice(0, 200) ?? '' };
     case 'file_change':
       return { ...event, change: { ...event.change, path: event.change.path.slice(0, 2000) } };
     default:

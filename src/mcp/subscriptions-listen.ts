@@ -145,7 +145,10 @@ export class SubscriptionsListen implements BeforeApplicationShutdown {
         .catch((error: Error) => this.logger.warn(`notifications/tasks for ${taskId}: ${error.message}`));
     // One chain per stream keeps the notifications in event order.
     let chain: Promise<unknown> = Promise.resolve();
-    const enqueue = (work: () => Promise<unknown>) => (chain = chain.then(work));
+    const enqueue = (work: () => Promise<unknown>): void => {
+      // A failed step is logged and the chain goes on: one bad read must not stop the stream's later notifications.
+      chain = chain.then(work).catch((error: Error) => this.logger.warn(`subscriptions/listen: ${error.message}`));
+    };
     for (const taskId of open) enqueue(() => pushTask(taskId));
     const sessionOf = new Map<string, Promise<{ sessionId: string; owner: string } | null>>();
     const onEvent = (event: RunEvent) => {
@@ -189,5 +192,5 @@ function filterOf(value: unknown): Filter | string {
   for (const key of ['resourcesListChanged', 'toolsListChanged', 'promptsListChanged'] as const) {
     if (filter[key] !== undefined && typeof filter[key] !== 'boolean') return `'notifications.${key}' must be true or false`;
   }
-  return filter as Filter;
+  return filter;
 }

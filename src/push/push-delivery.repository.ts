@@ -86,6 +86,6 @@ export class PushDeliveryRepository {
     if (existing) return existing;
     const fresh = await create();
     await this.sql.run('INSERT INTO push_signing_keys (name, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [name, fresh.privateJwk, fresh.publicJwk, now]);
-    return (await read())!;
+    return (await read());
   }
 }

@@ -234,7 +234,7 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
     const texts: string[] = [];
     let finalState: unknown;
     for await (const event of a2aOnA.resubscribeTask({ tenant: '', id: taskId })) {
-      cases.push(event.payload!.$case!);
+      cases.push(event.payload!.$case);
       if (event.payload?.$case === 'artifactUpdate' && event.payload.value.artifact?.name === 'answer') {
         const part = event.payload.value.artifact.parts[0].content;
         texts.push(part?.$case === 'text' ? part.value : '');

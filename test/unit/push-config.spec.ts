@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
 
 const problems = (raw: unknown) => {
   try {

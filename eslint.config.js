@@ -49,7 +49,11 @@ export default tseslint.config(
     // (/* global */) and what it gives (/* exported */), which only ESLint's own no-unused-vars reads.
     files: ['public/**/*.js'],
     languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
-    rules: { 'no-redeclare': ['error', { builtinGlobals: false }], '@typescript-eslint/no-unused-vars': 'off', 'no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }] },
+    rules: {
+      'no-redeclare': ['error', { builtinGlobals: false }],
+      '@typescript-eslint/no-unused-vars': 'off',
+      'no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
   },
   prettier,
 );

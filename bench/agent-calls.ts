@@ -19,7 +19,12 @@ import { ServiceProcess, writeConfig } from '../test/support/service-process.js'
 const PLANNING_CALL = process.env.BENCH_PLANNING_CALL === '1';
 /** Reasoning of a realistic size for a small model's step (about 150 tokens). */
 const reasoning = (about: string) => `Let me think about ${about}. `.padEnd(600, 'The request, the files and the last result matter here. ');
-const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 10, evalCount: 5, thinking: reasoning(name) });
+const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({
+  toolCalls: [{ name, arguments: args }],
+  promptEvalCount: 10,
+  evalCount: 5,
+  thinking: reasoning(name),
+});
 const say = (content: string): ScriptedReply => ({ content, promptEvalCount: 10, evalCount: 5, thinking: reasoning('the answer') });
 
 const SUBTASKS = [

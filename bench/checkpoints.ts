@@ -40,7 +40,11 @@ await take();
 
 const plain = join(base, 'plain.git');
 execFileSync('git', ['init', '-q', '--bare', plain]);
-const git = (args: string[]) => execFileSync('git', ['--git-dir', plain, '--work-tree', ws, ...args], { env: { PATH: '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }, maxBuffer: 1 << 28 });
+const git = (args: string[]) =>
+  execFileSync('git', ['--git-dir', plain, '--work-tree', ws, ...args], {
+    env: { PATH: '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+    maxBuffer: 1 << 28,
+  });
 git(['add', '-A']);
 git(['status', '--porcelain']);
 

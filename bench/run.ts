@@ -33,8 +33,7 @@ const headers = (name: string) => ({
   'Mcp-Method': 'tools/call',
   'Mcp-Name': name,
 });
-const callBody = (name: string, args: unknown) =>
-  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta(false) } });
+const callBody = (name: string, args: unknown) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta(false) } });
 
 async function call(url: string, name: string, args: unknown): Promise<string> {
   const res = await fetch(url, { method: 'POST', headers: headers(name), body: callBody(name, args) });
@@ -51,8 +50,7 @@ async function finished(url: string, taskId: string): Promise<void> {
   }
 }
 
-const row = (name: string, figures: Figures) =>
-  `| ${name} | ${figures.rps.toFixed(0)} | ${figures.p50} | ${figures.p99} | ${figures.errors} |`;
+const row = (name: string, figures: Figures) => `| ${name} | ${figures.rps.toFixed(0)} | ${figures.p50} | ${figures.p99} | ${figures.errors} |`;
 
 async function gatewayThroughput(ollama: ScriptedOllama, floorUrl: string) {
   const helloPort = await freePort();
@@ -100,7 +98,13 @@ async function acceptLatency(ollama: ScriptedOllama, floorUrl: string) {
   const accept = await loadWarm({ url: service.url, headers: headers('agent_run'), body: callBody('agent_run', { request: 'accept latency' }), connections: 16 });
   await service.stop();
   // The same concurrency against the protocol floor's trivial in-memory tool: the latency no MCP server on the SDK goes below here.
-  const floor = await load({ url: `${floorUrl}/mcp`, headers: headers('agent_status'), body: callBody('agent_status', { task_id: randomUUID() }), connections: 16, seconds: SECONDS });
+  const floor = await load({
+    url: `${floorUrl}/mcp`,
+    headers: headers('agent_status'),
+    body: callBody('agent_status', { task_id: randomUUID() }),
+    connections: 16,
+    seconds: SECONDS,
+  });
   return { accept, floor };
 }
 
@@ -116,7 +120,12 @@ async function surfaceAcceptLatency(ollama: ScriptedOllama) {
   const base = `http://127.0.0.1:${service.port}`;
   const json = { 'Content-Type': 'application/json' };
   const a2aBody = () =>
-    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'accept latency' }] }, configuration: { returnImmediately: true } } });
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'accept latency' }] }, configuration: { returnImmediately: true } },
+    });
   const chatBody = JSON.stringify({ model: 'ollama-agent', stream: true, messages: [{ role: 'user', content: 'accept latency' }] });
   const surfaces: Record<'mcp' | 'a2a' | 'chat', () => Promise<void>> = {
     mcp: async () => void (await (await fetch(service.url, { method: 'POST', headers: headers('agent_run'), body: callBody('agent_run', { request: 'accept latency' }) })).text()),
@@ -212,9 +221,7 @@ async function statusAtScale(ollama: ScriptedOllama, stored: number) {
   const at = new Date().toISOString();
   const session = randomUUID();
   db.prepare('INSERT INTO sessions (id, owner, created_at) VALUES (?, ?, ?)').run(session, 'local', at);
-  const insert = db.prepare(
-    "INSERT INTO tasks (id, session_id, owner, request, status, result, created_at, updated_at) VALUES (?, ?, 'local', 'bulk', 'completed', 'done', ?, ?)",
-  );
+  const insert = db.prepare("INSERT INTO tasks (id, session_id, owner, request, status, result, created_at, updated_at) VALUES (?, ?, 'local', 'bulk', 'completed', 'done', ?, ?)");
   const ids: string[] = [];
   db.transaction(() => {
     for (let n = 0; n < stored; n++) {
@@ -321,7 +328,9 @@ async function main() {
     const latencies = await firstDeltaLatency(ollama);
     await ollama.stop();
     const ms = (value: number) => value.toFixed(1);
-    process.stdout.write(`Chat API first content delta after the model's first chunk (no tools, ${latencies.length} Tasks): median ${ms(median(latencies))} ms, p95 ${ms(percentile(latencies, 95))} ms, max ${ms(Math.max(...latencies))} ms (target < 50)\n`);
+    process.stdout.write(
+      `Chat API first content delta after the model's first chunk (no tools, ${latencies.length} Tasks): median ${ms(median(latencies))} ms, p95 ${ms(percentile(latencies, 95))} ms, max ${ms(Math.max(...latencies))} ms (target < 50)\n`,
+    );
     return;
   }
   const ollama = await new ScriptedOllama().start();

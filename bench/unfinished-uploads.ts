@@ -23,7 +23,16 @@ function unfinishedUpload(port: number): Promise<Socket> {
     socket.on('error', () => resolve(socket));
     socket.once('close', () => resolve(socket));
     const upload = async () => {
-      const head = [`POST /mcp HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Content-Type: application/json', 'Accept: application/json, text/event-stream', `MCP-Protocol-Version: ${MODERN}`, 'Mcp-Method: tools/call', 'Mcp-Name: agent_run', `Content-Length: ${ANNOUNCED}`];
+      const head = [
+        `POST /mcp HTTP/1.1`,
+        `Host: 127.0.0.1:${port}`,
+        'Content-Type: application/json',
+        'Accept: application/json, text/event-stream',
+        `MCP-Protocol-Version: ${MODERN}`,
+        'Mcp-Method: tools/call',
+        'Mcp-Name: agent_run',
+        `Content-Length: ${ANNOUNCED}`,
+      ];
       socket.write(`${head.join('\r\n')}\r\n\r\n`);
       for (let sent = 0; sent < SENT && !socket.destroyed; sent += CHUNK.length) {
         if (!socket.write(CHUNK)) await writable(socket);

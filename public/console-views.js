@@ -21,19 +21,39 @@ async function refreshApprovalBadge() {
 async function approvalsView() {
   const list = h('ul', { id: 'approvals', className: 'approvals' });
   const note = h('p', { className: 'muted', role: 'status' }, 'Loading…');
-  setView(h('h2', {}, 'Waiting for approval'),
-    h('p', { className: 'muted' }, signedIn.admin ? 'Everyone’s pending approvals; each owner answers their own.' : 'Your Tasks’ pending approvals: approve or deny here, or answer 承認 / 拒否 in the conversation.'),
-    h('section', { className: 'card' }, note, list));
+  setView(
+    h('h2', {}, 'Waiting for approval'),
+    h(
+      'p',
+      { className: 'muted' },
+      signedIn.admin
+        ? 'Everyone’s pending approvals; each owner answers their own.'
+        : 'Your Tasks’ pending approvals: approve or deny here, or answer 承認 / 拒否 in the conversation.',
+    ),
+    h('section', { className: 'card' }, note, list),
+  );
   const load = async (refresh = false) => {
     try {
       const { items } = await api('approvals?limit=100', { refresh });
       note.textContent = items.length ? `${items.length} waiting · updated ${local(new Date().toISOString())}` : 'Nothing waits for an approval.';
-      list.replaceChildren(...items.map((item) => h('li', { dataset: { approvalId: item.approval_id } },
-        h('div', {}, h('a', { href: `#/tasks/${item.task_id}`, className: 'mono', title: item.task_id }, `Task ${short(item.task_id)}`), h('span', { className: 'muted' }, ` · ${item.owner}`)),
-        ...approvalItem(item, () => {
-          load(false);
-          refreshApprovalBadge();
-        }))));
+      list.replaceChildren(
+        ...items.map((item) =>
+          h(
+            'li',
+            { dataset: { approvalId: item.approval_id } },
+            h(
+              'div',
+              {},
+              h('a', { href: `#/tasks/${item.task_id}`, className: 'mono', title: item.task_id }, `Task ${short(item.task_id)}`),
+              h('span', { className: 'muted' }, ` · ${item.owner}`),
+            ),
+            ...approvalItem(item, () => {
+              load(false);
+              refreshApprovalBadge();
+            }),
+          ),
+        ),
+      );
     } catch (error) {
       if (!handleAuthError(error)) note.textContent = error.message;
       return;
@@ -46,13 +66,29 @@ async function approvalsView() {
 /** Tokens per user over all their Tasks (admins). */
 async function usageView() {
   const body = h('tbody', { id: 'usage' });
-  setView(h('h2', {}, 'Token usage per user'),
-    h('div', { className: 'card scroll' }, h('table', {}, h('thead', {}, h('tr', {}, ...['User', 'Tasks', 'Input tokens', 'Output tokens', 'Total'].map((c) => h('th', { scope: 'col' }, c)))), body)));
+  setView(
+    h('h2', {}, 'Token usage per user'),
+    h(
+      'div',
+      { className: 'card scroll' },
+      h('table', {}, h('thead', {}, h('tr', {}, ...['User', 'Tasks', 'Input tokens', 'Output tokens', 'Total'].map((c) => h('th', { scope: 'col' }, c)))), body),
+    ),
+  );
   try {
     const { items } = await api('usage?limit=1000');
-    body.replaceChildren(...items.map((row) => h('tr', {},
-      h('td', {}, h('a', { href: `#/tasks?owner=${encodeURIComponent(row.owner)}` }, row.owner)),
-      h('td', { className: 'num' }, row.tasks), h('td', { className: 'num' }, row.token_usage.input), h('td', { className: 'num' }, row.token_usage.output), h('td', { className: 'num' }, row.token_usage.total))));
+    body.replaceChildren(
+      ...items.map((row) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, h('a', { href: `#/tasks?owner=${encodeURIComponent(row.owner)}` }, row.owner)),
+          h('td', { className: 'num' }, row.tasks),
+          h('td', { className: 'num' }, row.token_usage.input),
+          h('td', { className: 'num' }, row.token_usage.output),
+          h('td', { className: 'num' }, row.token_usage.total),
+        ),
+      ),
+    );
     if (items.length === 0) body.append(h('tr', {}, h('td', { colSpan: 5, className: 'muted' }, 'No Tasks yet.')));
   } catch (error) {
     if (!handleAuthError(error)) body.replaceChildren(h('tr', {}, h('td', { colSpan: 5 }, banner(error.message))));

@@ -71,7 +71,11 @@ function age(iso) {
   const ms = Date.now() - Date.parse(iso);
   return ms < 5000 ? 'just now' : `${duration(ms).replace(/ \d+ s$/, '')} ago`;
 }
-const utc = (iso) => new Date(iso).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+const utc = (iso) =>
+  new Date(iso)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
 const two = (n) => String(n).padStart(2, '0');
 /** Local time everywhere (one zone for the whole console), the UTC instant on hover. */
 function local(iso, withMs = false) {
@@ -109,20 +113,24 @@ function banner(text, bad = true) {
 
 function cancelButton(task, after) {
   if (!ACTIVE.includes(task.status)) return null;
-  return h('button', {
-    type: 'button',
-    className: 'danger cancel',
-    onclick: async (event) => {
-      if (!confirm(`Cancel Task ${short(task.task_id)} (${task.status})?\n\n${task.request.slice(0, 200)}`)) return;
-      event.target.disabled = true;
-      try {
-        await api(`tasks/${encodeURIComponent(task.task_id)}/cancel`, { method: 'POST' });
-      } catch (error) {
-        alert(`Cancel failed: ${error.message}`);
-      }
-      after();
+  return h(
+    'button',
+    {
+      type: 'button',
+      className: 'danger cancel',
+      onclick: async (event) => {
+        if (!confirm(`Cancel Task ${short(task.task_id)} (${task.status})?\n\n${task.request.slice(0, 200)}`)) return;
+        event.target.disabled = true;
+        try {
+          await api(`tasks/${encodeURIComponent(task.task_id)}/cancel`, { method: 'POST' });
+        } catch (error) {
+          alert(`Cancel failed: ${error.message}`);
+        }
+        after();
+      },
     },
-  }, 'Cancel…');
+    'Cancel…',
+  );
 }
 
 // ---- Tasks view -------------------------------------------------------------------------------
@@ -134,17 +142,25 @@ const fieldTime = (iso) => local(iso).replace(' ', 'T');
 
 async function tasksView(params) {
   const admin = signedIn.admin;
-  const form = h('form', { className: 'filters card', id: 'task-filters', role: 'search' },
+  const form = h(
+    'form',
+    { className: 'filters card', id: 'task-filters', role: 'search' },
     h('label', {}, 'search', h('input', { name: 'q', type: 'search', size: 22, placeholder: 'words in request or result' })),
     h('label', {}, 'status', h('select', { name: 'status' }, h('option', { value: '' }, 'any'), ...STATUSES.map((s) => h('option', { value: s }, statusLabel(s))))),
-    h('label', {}, 'surface', h('select', { name: 'surface' }, h('option', { value: '' }, 'any'), ...Object.entries(SURFACES).map(([value, label]) => h('option', { value }, label)))),
+    h(
+      'label',
+      {},
+      'surface',
+      h('select', { name: 'surface' }, h('option', { value: '' }, 'any'), ...Object.entries(SURFACES).map(([value, label]) => h('option', { value }, label))),
+    ),
     admin ? h('label', {}, 'owner', h('input', { name: 'owner', size: 18 })) : null,
     h('label', {}, 'session', h('input', { name: 'session_id', size: 18, placeholder: 'session id' })),
     h('label', {}, `from (${ZONE})`, h('input', { name: 'from', type: 'datetime-local' })),
     h('label', {}, 'to', h('input', { name: 'to', type: 'datetime-local' })),
     h('button', { type: 'submit', className: 'primary' }, 'Filter'),
     h('span', { className: 'grow' }),
-    h('span', { id: 'tasks-status', role: 'status', className: 'muted' }));
+    h('span', { id: 'tasks-status', role: 'status', className: 'muted' }),
+  );
   for (const [key, value] of params) if (form.elements[key]) form.elements[key].value = key === 'from' || key === 'to' ? fieldTime(value) : value;
   const body = h('tbody', { id: 'tasks' });
   const more = h('button', { id: 'more-tasks', type: 'button', hidden: true }, `Next ${PAGE_SIZE}`);
@@ -158,17 +174,25 @@ async function tasksView(params) {
     location.hash = `#/tasks${query.size ? `?${query}` : ''}`;
   });
 
-  const row = (task) => h('tr', { dataset: { taskId: task.task_id, status: task.awaiting_approval ? 'awaiting_approval' : task.status } },
-    h('td', {}, status(task)),
-    h('td', { className: 'mono' }, h('a', { href: `#/tasks/${task.task_id}`, title: task.task_id }, short(task.task_id))),
-    h('td', { className: 'detail' }, clip(task.request, 140)),
-    h('td', {}, task.owner),
-    h('td', { className: 'surface' }, SURFACES[task.surface] ?? '—'),
-    h('td', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}`, title: task.session_id }, short(task.session_id))),
-    h('td', { title: `${local(task.created_at)} · ${utc(task.created_at)}` }, age(task.created_at)),
-    h('td', { className: 'progress' }, progressOf(task)),
-    h('td', {}, task.token_usage.total),
-    h('td', {}, cancelButton(task, () => load(true))));
+  const row = (task) =>
+    h(
+      'tr',
+      { dataset: { taskId: task.task_id, status: task.awaiting_approval ? 'awaiting_approval' : task.status } },
+      h('td', {}, status(task)),
+      h('td', { className: 'mono' }, h('a', { href: `#/tasks/${task.task_id}`, title: task.task_id }, short(task.task_id))),
+      h('td', { className: 'detail' }, clip(task.request, 140)),
+      h('td', {}, task.owner),
+      h('td', { className: 'surface' }, SURFACES[task.surface] ?? '—'),
+      h('td', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}`, title: task.session_id }, short(task.session_id))),
+      h('td', { title: `${local(task.created_at)} · ${utc(task.created_at)}` }, age(task.created_at)),
+      h('td', { className: 'progress' }, progressOf(task)),
+      h('td', {}, task.token_usage.total),
+      h(
+        'td',
+        {},
+        cancelButton(task, () => load(true)),
+      ),
+    );
   let cursor = null;
   let pages = 1;
   // The first page refreshes itself while it is the only one shown; pages further on stay as read.
@@ -185,7 +209,8 @@ async function tasksView(params) {
       if (body.children.length === 0) body.append(h('tr', {}, h('td', { colSpan: columns.length, className: 'muted' }, 'No Tasks match.')));
       if (append || pages === 1) cursor = page.next_cursor;
       more.hidden = !cursor;
-      document.getElementById('tasks-status').textContent = `${body.querySelectorAll('tr[data-task-id]').length} Tasks${cursor ? ' (more below)' : ''} · updated ${local(new Date().toISOString())}`;
+      document.getElementById('tasks-status').textContent =
+        `${body.querySelectorAll('tr[data-task-id]').length} Tasks${cursor ? ' (more below)' : ''} · updated ${local(new Date().toISOString())}`;
     } catch (error) {
       if (!handleAuthError(error)) document.getElementById('tasks-status').textContent = error.message;
       return;
@@ -231,25 +256,55 @@ async function taskView(taskId) {
 function taskPage(task, reload, files, diff) {
   const waited = between(task.created_at, task.started_at ?? (task.status === 'queued' ? new Date().toISOString() : null));
   const ran = between(task.started_at, task.finished_at ?? (ACTIVE.includes(task.status) ? new Date().toISOString() : null));
-  const facts = h('dl', { className: 'facts' },
-    h('dt', {}, 'Status'), h('dd', { id: 'task-status' }, status(task), task.status === 'queued' && task.queue_position ? ` #${task.queue_position} in queue` : '', task.awaiting_approval ? ` (the Task itself: ${task.status})` : ''),
-    h('dt', {}, 'Owner'), h('dd', {}, task.owner),
-    h('dt', {}, 'Surface'), h('dd', { id: 'task-surface' }, SURFACES[task.surface] ?? '—'),
-    h('dt', {}, 'Session'), h('dd', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}` }, task.session_id)),
-    h('dt', {}, 'Queued'), h('dd', {}, clock(task.created_at)),
-    h('dt', {}, 'Started'), h('dd', {}, task.started_at ? [clock(task.started_at), ` (waited ${duration(waited)})`] : waited !== null ? `not yet (waiting ${duration(waited)})` : '—'),
-    h('dt', {}, 'Finished'), h('dd', {}, task.finished_at ? clock(task.finished_at) : '—'),
-    h('dt', {}, 'Duration'), h('dd', { id: 'task-duration' }, ran !== null ? `${duration(ran)}${task.finished_at ? '' : ' so far'}` : '—'),
-    h('dt', {}, 'Progress'), h('dd', { id: 'task-progress' }, progressOf(task)),
-    h('dt', {}, 'Tokens'), h('dd', {}, `${task.token_usage.total} (${task.token_usage.input} in, ${task.token_usage.output} out)`),
-    h('dt', {}, 'Attempt'), h('dd', {}, task.attempt));
+  const facts = h(
+    'dl',
+    { className: 'facts' },
+    h('dt', {}, 'Status'),
+    h(
+      'dd',
+      { id: 'task-status' },
+      status(task),
+      task.status === 'queued' && task.queue_position ? ` #${task.queue_position} in queue` : '',
+      task.awaiting_approval ? ` (the Task itself: ${task.status})` : '',
+    ),
+    h('dt', {}, 'Owner'),
+    h('dd', {}, task.owner),
+    h('dt', {}, 'Surface'),
+    h('dd', { id: 'task-surface' }, SURFACES[task.surface] ?? '—'),
+    h('dt', {}, 'Session'),
+    h('dd', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}` }, task.session_id)),
+    h('dt', {}, 'Queued'),
+    h('dd', {}, clock(task.created_at)),
+    h('dt', {}, 'Started'),
+    h('dd', {}, task.started_at ? [clock(task.started_at), ` (waited ${duration(waited)})`] : waited !== null ? `not yet (waiting ${duration(waited)})` : '—'),
+    h('dt', {}, 'Finished'),
+    h('dd', {}, task.finished_at ? clock(task.finished_at) : '—'),
+    h('dt', {}, 'Duration'),
+    h('dd', { id: 'task-duration' }, ran !== null ? `${duration(ran)}${task.finished_at ? '' : ' so far'}` : '—'),
+    h('dt', {}, 'Progress'),
+    h('dd', { id: 'task-progress' }, progressOf(task)),
+    h('dt', {}, 'Tokens'),
+    h('dd', {}, `${task.token_usage.total} (${task.token_usage.input} in, ${task.token_usage.output} out)`),
+    h('dt', {}, 'Attempt'),
+    h('dd', {}, task.attempt),
+  );
   const sections = [
-    h('div', { className: 'toolbar' }, h('a', { href: '#/tasks' }, '← Tasks'), h('h2', { id: 'task-title', className: 'grow' }, `Task ${task.task_id}`), cancelButton(task, reload),
-      h('a', { href: `#/audit?task_id=${task.task_id}` }, 'Audit events')),
+    h(
+      'div',
+      { className: 'toolbar' },
+      h('a', { href: '#/tasks' }, '← Tasks'),
+      h('h2', { id: 'task-title', className: 'grow' }, `Task ${task.task_id}`),
+      cancelButton(task, reload),
+      h('a', { href: `#/audit?task_id=${task.task_id}` }, 'Audit events'),
+    ),
     h('section', { className: 'card', 'aria-labelledby': 'h-request' }, h('h3', { id: 'h-request' }, 'Request'), h('p', { className: 'request' }, task.request)),
     h('section', { className: 'card' }, facts),
-    h('section', { className: 'card', 'aria-labelledby': 'h-result' }, h('h3', { id: 'h-result' }, 'Result'),
-      task.result === null ? h('p', { className: 'muted' }, ACTIVE.includes(task.status) ? 'Not finished yet.' : 'No result.') : h('pre', { id: 'task-result' }, task.result)),
+    h(
+      'section',
+      { className: 'card', 'aria-labelledby': 'h-result' },
+      h('h3', { id: 'h-result' }, 'Result'),
+      task.result === null ? h('p', { className: 'muted' }, ACTIVE.includes(task.status) ? 'Not finished yet.' : 'No result.') : h('pre', { id: 'task-result' }, task.result),
+    ),
   ];
   if (Array.isArray(task.deliverables)) sections.push(listSection('Deliverables', task.deliverables, deliverableItem));
   sections.push(sessionFilesSection(task.session_id, files));
@@ -261,18 +316,36 @@ function taskPage(task, reload, files, diff) {
 }
 
 function listSection(title, items, render) {
-  return h('section', { className: 'card' }, h('h3', {}, title), items.length === 0 ? h('p', { className: 'muted' }, 'None.') : h('ul', {}, ...items.map((item) => h('li', {}, render(item)))));
+  return h(
+    'section',
+    { className: 'card' },
+    h('h3', {}, title),
+    items.length === 0 ? h('p', { className: 'muted' }, 'None.') : h('ul', {}, ...items.map((item) => h('li', {}, render(item)))),
+  );
 }
-const deliverableItem = (item) => [h('span', { className: 'mono' }, item.path ?? item.uri ?? item.name ?? JSON.stringify(item)), item.bytes !== undefined ? ` (${item.bytes} bytes)` : ''];
+const deliverableItem = (item) => [
+  h('span', { className: 'mono' }, item.path ?? item.uri ?? item.name ?? JSON.stringify(item)),
+  item.bytes !== undefined ? ` (${item.bytes} bytes)` : '',
+];
 /** The files the session's Tasks created or changed (newest first), each downloadable. */
 function sessionFilesSection(sessionId, files) {
   const title = h('h3', { id: 'h-files' }, 'Session files');
   if (files.error) return h('section', { className: 'card', 'aria-labelledby': 'h-files' }, title, banner(files.error));
   const rows = files.items.map((file) =>
-    h('li', {}, h('button', { type: 'button', className: 'link mono', onclick: () => download(sessionId, file) }, file.path), h('span', { className: 'muted' }, ` ${file.size} bytes · ${file.mime_type}`)));
-  return h('section', { className: 'card', id: 'session-files', 'aria-labelledby': 'h-files' }, title,
+    h(
+      'li',
+      {},
+      h('button', { type: 'button', className: 'link mono', onclick: () => download(sessionId, file) }, file.path),
+      h('span', { className: 'muted' }, ` ${file.size} bytes · ${file.mime_type}`),
+    ),
+  );
+  return h(
+    'section',
+    { className: 'card', id: 'session-files', 'aria-labelledby': 'h-files' },
+    title,
     rows.length === 0 ? h('p', { className: 'muted' }, 'None.') : h('ul', {}, ...rows),
-    files.next_cursor ? h('p', { className: 'muted' }, 'Only the 100 most recently changed files are shown.') : '');
+    files.next_cursor ? h('p', { className: 'muted' }, 'Only the 100 most recently changed files are shown.') : '',
+  );
 }
 
 // ---- Task diff (workspace history) -------------------------------------------------------------
@@ -281,7 +354,11 @@ const DIFF_MODE_KEY = 'oam-diff-mode';
 
 /** GET /admin/tasks/:id/diff as `{ text }`, or `{ error }` when it cannot be read. */
 async function diffOf(taskId) {
-  const res = await fetch(`${BASE}/admin/tasks/${encodeURIComponent(taskId)}/diff`, { headers: authHeaders(), credentials: 'same-origin' }).catch((error) => ({ ok: false, status: 0, statusText: error.message }));
+  const res = await fetch(`${BASE}/admin/tasks/${encodeURIComponent(taskId)}/diff`, { headers: authHeaders(), credentials: 'same-origin' }).catch((error) => ({
+    ok: false,
+    status: 0,
+    statusText: error.message,
+  }));
   if (!res.ok) return { error: `${res.status} ${res.statusText}` };
   return { text: await res.text() };
 }
@@ -292,8 +369,9 @@ function parseDiff(text) {
   const files = [];
   for (const line of text.split('\n')) {
     if (line.startsWith('diff --git ')) files.push({ title: line.slice('diff --git '.length), header: [], lines: [] });
-    else if (files.length === 0) { if (line) notes.push(line); }
-    else {
+    else if (files.length === 0) {
+      if (line) notes.push(line);
+    } else {
       const file = files[files.length - 1];
       if (file.lines.length === 0 && !line.startsWith('@@') && !line.startsWith('Binary files')) file.header.push(line);
       else if (line !== '' || file.lines.length > 0) file.lines.push(line);
@@ -302,7 +380,8 @@ function parseDiff(text) {
   return { notes, files };
 }
 
-const lineClass = (line) => (line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : line.startsWith('@@') ? 'hunk' : '');
+const lineClass = (line) =>
+  line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : line.startsWith('@@') ? 'hunk' : '';
 
 function inlineView(file) {
   return h('pre', { className: 'diff' }, ...file.lines.map((line) => h('span', { className: lineClass(line) }, `${line}\n`)));
@@ -344,21 +423,35 @@ function fileFacts(file) {
  */
 function historyButtons(task, changed) {
   if (ACTIVE.includes(task.status)) return [];
-  const act = (label, path, done) => h('button', { type: 'button', onclick: async (event) => {
-    if (!confirm(`${label} (Task ${short(task.task_id)})?`)) return;
-    event.target.disabled = true;
-    try {
-      done(await api(path, { method: 'POST' }));
-    } catch (error) {
-      if (!handleAuthError(error)) alert(`${label} failed: ${error.message}`);
-      event.target.disabled = false;
-    }
-  } }, `${label}…`);
+  const act = (label, path, done) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        onclick: async (event) => {
+          if (!confirm(`${label} (Task ${short(task.task_id)})?`)) return;
+          event.target.disabled = true;
+          try {
+            done(await api(path, { method: 'POST' }));
+          } catch (error) {
+            if (!handleAuthError(error)) alert(`${label} failed: ${error.message}`);
+            event.target.disabled = false;
+          }
+        },
+      },
+      `${label}…`,
+    );
   const query = `task_id=${encodeURIComponent(task.task_id)}`;
   const session = `sessions/${encodeURIComponent(task.session_id)}`;
   return [
-    changed ? act('Undo', `${session}/undo?${query}`, (queued) => { location.hash = `#/tasks/${queued.task_id}`; }) : '',
-    act('Fork', `${session}/fork?${query}`, (forked) => { location.hash = `#/tasks?session_id=${forked.session_id}`; }),
+    changed
+      ? act('Undo', `${session}/undo?${query}`, (queued) => {
+          location.hash = `#/tasks/${queued.task_id}`;
+        })
+      : '',
+    act('Fork', `${session}/fork?${query}`, (forked) => {
+      location.hash = `#/tasks?session_id=${forked.session_id}`;
+    }),
   ];
 }
 
@@ -370,22 +463,39 @@ function diffSection(diff, task) {
   const mode = sessionStorage.getItem(DIFF_MODE_KEY) === 'side' ? 'side' : 'inline';
   const body = h('div', { id: 'diff-files' });
   const render = (chosen) => {
-    body.replaceChildren(...files.map((file) =>
-      h('details', { className: 'diff-file', open: true },
-        h('summary', { className: 'mono' }, file.title.replace(/^a\/(.*) b\/\1$/, '$1'), fileFacts(file)),
-        chosen === 'side' ? sideBySideView(file) : inlineView(file))));
+    body.replaceChildren(
+      ...files.map((file) =>
+        h(
+          'details',
+          { className: 'diff-file', open: true },
+          h('summary', { className: 'mono' }, file.title.replace(/^a\/(.*) b\/\1$/, '$1'), fileFacts(file)),
+          chosen === 'side' ? sideBySideView(file) : inlineView(file),
+        ),
+      ),
+    );
   };
-  const toggle = h('button', { type: 'button', id: 'diff-mode', onclick: () => {
-    const next = sessionStorage.getItem(DIFF_MODE_KEY) === 'side' ? 'inline' : 'side';
-    sessionStorage.setItem(DIFF_MODE_KEY, next);
-    toggle.textContent = next === 'side' ? 'Inline' : 'Side by side';
-    render(next);
-  } }, mode === 'side' ? 'Inline' : 'Side by side');
+  const toggle = h(
+    'button',
+    {
+      type: 'button',
+      id: 'diff-mode',
+      onclick: () => {
+        const next = sessionStorage.getItem(DIFF_MODE_KEY) === 'side' ? 'inline' : 'side';
+        sessionStorage.setItem(DIFF_MODE_KEY, next);
+        toggle.textContent = next === 'side' ? 'Inline' : 'Side by side';
+        render(next);
+      },
+    },
+    mode === 'side' ? 'Inline' : 'Side by side',
+  );
   render(mode);
-  return h('section', { className: 'card', id: 'task-diff', 'aria-labelledby': 'h-diff' },
+  return h(
+    'section',
+    { className: 'card', id: 'task-diff', 'aria-labelledby': 'h-diff' },
     h('div', { className: 'toolbar' }, h('div', { className: 'grow' }, title), files.length > 0 ? toggle : '', ...historyButtons(task, files.length > 0)),
     ...notes.map((note) => h('p', { className: 'muted' }, note.replace(/^# /, ''))),
-    files.length === 0 ? h('p', { className: 'muted' }, 'No file changed.') : body);
+    files.length === 0 ? h('p', { className: 'muted' }, 'No file changed.') : body,
+  );
 }
 
 /** Fetched with the same credentials as every API call (a plain link could not carry the admin token). */
@@ -401,7 +511,12 @@ async function download(sessionId, file) {
 /** A pending approval: the command, or the path with its diff; its owner answers it here. */
 const approvalItem = (item, after) => [
   h('span', { className: 'mono' }, item.command !== undefined ? `$ ${item.command}` : `${item.tool} ${item.path}`),
-  h('span', { className: 'muted' }, ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for 承認 / 拒否 in the conversation'} · requested `, clock(item.created_at)),
+  h(
+    'span',
+    { className: 'muted' },
+    ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for 承認 / 拒否 in the conversation'} · requested `,
+    clock(item.created_at),
+  ),
   item.diff ? h('pre', { className: 'output' }, item.diff) : '',
   answerButtons(item, after),
 ];
@@ -418,33 +533,51 @@ function answerButtons(item, after) {
     }
     after();
   };
-  return h('div', { className: 'answer' },
+  return h(
+    'div',
+    { className: 'answer' },
     h('button', { type: 'button', className: 'primary approve', onclick: answer('approve') }, 'Approve'),
-    h('button', { type: 'button', className: 'danger deny', onclick: answer('deny') }, 'Deny'));
+    h('button', { type: 'button', className: 'danger deny', onclick: answer('deny') }, 'Deny'),
+  );
 }
 
 /** The trace as a timeline: one entry per step, numbered from 1, grouped under the subtask it served. */
 function timeline(task) {
   if (task.trace.length === 0) return h('p', { className: 'muted' }, ACTIVE.includes(task.status) ? 'No steps yet.' : 'No steps were recorded.');
   const titles = new Map();
-  for (const step of task.trace) if (step.kind === 'plan' && Array.isArray(step.detail?.subtasks)) for (const subtask of step.detail.subtasks) titles.set(subtask.id, subtask.title);
+  for (const step of task.trace)
+    if (step.kind === 'plan' && Array.isArray(step.detail?.subtasks)) for (const subtask of step.detail.subtasks) titles.set(subtask.id, subtask.title);
   const origin = Date.parse(task.started_at ?? task.trace[0].started_at);
   const items = [];
   let group = null;
   task.trace.forEach((step, index) => {
-    if (step.subtask && step.subtask !== group) items.push(h('li', { className: 'subtask-group', role: 'presentation' }, `Subtask ${step.subtask}: ${titles.get(step.subtask) ?? ''}`));
+    if (step.subtask && step.subtask !== group)
+      items.push(h('li', { className: 'subtask-group', role: 'presentation' }, `Subtask ${step.subtask}: ${titles.get(step.subtask) ?? ''}`));
     group = step.subtask || group;
     const offset = Date.parse(step.started_at) - origin;
     // A plan the model could not give is not a failure of the Task: it is told and goes on without one (the fallback).
     const fallback = step.kind === 'plan' && Boolean(step.detail?.fallback ?? (step.outcome === 'error' && step.detail?.error));
-    items.push(h('li', { className: `kind-${step.kind}${step.outcome === 'ok' || fallback ? '' : ' bad'}${fallback ? ' fallback' : ''}`, dataset: { step: index + 1, kind: step.kind } },
-      h('div', { className: 'step-head' },
-        h('span', { className: 'step-no' }, `#${index + 1}`),
-        h('span', { className: 'step-kind' }, step.kind.replace('_', ' ')),
-        h('span', { className: 'step-name' }, step.kind === 'command' ? `$ ${step.name}` : step.name),
-        fallback ? h('span', { className: 'fallback-text' }, 'fallback: no plan') : step.outcome === 'ok' ? null : h('span', { className: 'error-text' }, step.outcome),
-        h('span', { className: 'step-time' }, h('time', { dateTime: step.started_at, title: utc(step.started_at) }, local(step.started_at, true).slice(11)), ` (+${duration(Math.max(0, offset))}) · took ${duration(step.duration_ms)}`)),
-      ...stepBody(step)));
+    items.push(
+      h(
+        'li',
+        { className: `kind-${step.kind}${step.outcome === 'ok' || fallback ? '' : ' bad'}${fallback ? ' fallback' : ''}`, dataset: { step: index + 1, kind: step.kind } },
+        h(
+          'div',
+          { className: 'step-head' },
+          h('span', { className: 'step-no' }, `#${index + 1}`),
+          h('span', { className: 'step-kind' }, step.kind.replace('_', ' ')),
+          h('span', { className: 'step-name' }, step.kind === 'command' ? `$ ${step.name}` : step.name),
+          fallback ? h('span', { className: 'fallback-text' }, 'fallback: no plan') : step.outcome === 'ok' ? null : h('span', { className: 'error-text' }, step.outcome),
+          h(
+            'span',
+            { className: 'step-time' },
+            h('time', { dateTime: step.started_at, title: utc(step.started_at) }, local(step.started_at, true).slice(11)),
+            ` (+${duration(Math.max(0, offset))}) · took ${duration(step.duration_ms)}`,
+          ),
+        ),
+        ...stepBody(step),
+      ),
+    );
   });
   return h('ol', { className: 'timeline', id: 'trace' }, ...items);
 }
@@ -453,20 +586,50 @@ function stepBody(step) {
   const d = step.detail ?? {};
   switch (step.kind) {
     case 'plan':
-      if (Array.isArray(d.subtasks)) return [h('ol', { className: 'plan' }, ...d.subtasks.map((s) => h('li', {}, h('strong', {}, `${s.id}: ${s.title}`), s.dependsOn?.length ? h('span', { className: 'muted' }, ` (after ${s.dependsOn.join(', ')})`) : null, s.instructions ? h('div', { className: 'muted' }, s.instructions) : null)))];
-      if (d.mode === 'direct') return [h('p', { className: 'muted' }, d.fallback ? `The model's plan could not be read (${d.fallback}), so the Task went on directly, without a plan.` : 'Answered directly, without a plan.')];
+      if (Array.isArray(d.subtasks))
+        return [
+          h(
+            'ol',
+            { className: 'plan' },
+            ...d.subtasks.map((s) =>
+              h(
+                'li',
+                {},
+                h('strong', {}, `${s.id}: ${s.title}`),
+                s.dependsOn?.length ? h('span', { className: 'muted' }, ` (after ${s.dependsOn.join(', ')})`) : null,
+                s.instructions ? h('div', { className: 'muted' }, s.instructions) : null,
+              ),
+            ),
+          ),
+        ];
+      if (d.mode === 'direct')
+        return [
+          h(
+            'p',
+            { className: 'muted' },
+            d.fallback ? `The model's plan could not be read (${d.fallback}), so the Task went on directly, without a plan.` : 'Answered directly, without a plan.',
+          ),
+        ];
       if (d.error) return [h('p', { className: 'muted' }, `The model's plan could not be used (${d.error}); it was told so, and went on without one or planned again.`)];
       return d.notes ? [h('p', { className: 'muted' }, String(d.notes))] : [];
     case 'model_call':
       return [
-        h('div', { className: 'muted' }, `${step.input_tokens} tokens in, ${step.output_tokens} out${d.doneReason ? ` · ${d.doneReason}` : ''}${d.toolCalls?.length ? ` · asked for ${d.toolCalls.join(', ')}` : ''}`),
+        h(
+          'div',
+          { className: 'muted' },
+          `${step.input_tokens} tokens in, ${step.output_tokens} out${d.doneReason ? ` · ${d.doneReason}` : ''}${d.toolCalls?.length ? ` · asked for ${d.toolCalls.join(', ')}` : ''}`,
+        ),
         // The planning call's answer is the plan itself, shown as a list by the plan step.
         d.content && step.name !== 'plan' ? h('pre', {}, d.content) : null,
         d.error ? h('pre', { className: 'error-text' }, String(d.error)) : null,
       ];
     case 'command':
       return [
-        h('div', { className: 'muted' }, `exit code ${d.exitCode ?? '?'}${d.timedOut ? ' · timed out' : ''}${d.sandbox ? ` · sandbox ${d.sandbox}` : ''}${d.droppedBytes ? ` · ${d.droppedBytes} bytes not captured` : ''}`),
+        h(
+          'div',
+          { className: 'muted' },
+          `exit code ${d.exitCode ?? '?'}${d.timedOut ? ' · timed out' : ''}${d.sandbox ? ` · sandbox ${d.sandbox}` : ''}${d.droppedBytes ? ` · ${d.droppedBytes} bytes not captured` : ''}`,
+        ),
         h('pre', { className: 'output' }, d.output ? String(d.output).trimEnd() : '(no output)'),
       ];
     case 'tool_call':
@@ -489,7 +652,9 @@ function stepBody(step) {
 
 async function auditView(params) {
   const field = (name, label, props = {}) => h('label', {}, label, h('input', { name, ...props }));
-  const form = h('form', { className: 'filters card', id: 'filters', role: 'search' },
+  const form = h(
+    'form',
+    { className: 'filters card', id: 'filters', role: 'search' },
     field('actor', 'actor'),
     field('action', 'action (prefix)', { placeholder: 'agent_run, auth, task.status' }),
     h('label', {}, 'outcome', h('select', { name: 'outcome' }, h('option', { value: '' }, 'any'), ...['ok', 'rejected', 'error'].map((o) => h('option', {}, o)))),
@@ -499,15 +664,28 @@ async function auditView(params) {
     field('to', 'to', { type: 'datetime-local' }),
     h('label', {}, 'page size', h('select', { name: 'limit' }, ...['25', '50', '100'].map((n) => h('option', { selected: n === '50' }, n)))),
     h('button', { type: 'submit', className: 'primary' }, 'Search'),
-    h('span', { id: 'status', role: 'status', className: 'muted' }));
+    h('span', { id: 'status', role: 'status', className: 'muted' }),
+  );
   for (const [key, value] of params) if (form.elements[key]) form.elements[key].value = key === 'from' || key === 'to' ? fieldTime(value) : value;
   const verify = h('span', { id: 'verify', role: 'status' });
   const body = h('tbody', { id: 'events' });
   const more = h('button', { id: 'more', type: 'button', hidden: true }, 'Older events');
   setView(
-    h('div', { className: 'toolbar' }, h('h2', { className: 'grow' }, 'Audit log'), verify, h('button', { id: 'verify-button', type: 'button', onclick: verifyChain }, 'Verify chain')),
+    h(
+      'div',
+      { className: 'toolbar' },
+      h('h2', { className: 'grow' }, 'Audit log'),
+      verify,
+      h('button', { id: 'verify-button', type: 'button', onclick: verifyChain }, 'Verify chain'),
+    ),
     form,
-    h('div', { className: 'card scroll' }, h('table', {}, h('thead', {}, h('tr', {}, ...['seq', 'at', 'actor', 'source', 'action', 'outcome', 'task', 'detail'].map((c) => h('th', { scope: 'col' }, c)))), body), more));
+    h(
+      'div',
+      { className: 'card scroll' },
+      h('table', {}, h('thead', {}, h('tr', {}, ...['seq', 'at', 'actor', 'source', 'action', 'outcome', 'task', 'detail'].map((c) => h('th', { scope: 'col' }, c)))), body),
+      more,
+    ),
+  );
   let cursor = null;
   const search = async (append) => {
     const query = new URLSearchParams();
@@ -518,11 +696,20 @@ async function auditView(params) {
       const page = await api(`audit?${query}`);
       if (!append) body.replaceChildren();
       for (const event of page.items) {
-        body.append(h('tr', { dataset: { seq: event.seq } },
-          h('td', {}, event.seq), h('td', { className: 'mono' }, clock(event.at)), h('td', {}, event.actor), h('td', {}, event.source), h('td', {}, event.action),
-          h('td', { className: `outcome-${event.outcome}` }, event.outcome),
-          h('td', { className: 'mono' }, event.task_id ? h('a', { className: 'task', href: `#/tasks/${event.task_id}`, title: event.task_id }, short(event.task_id)) : ''),
-          h('td', { className: 'detail mono' }, JSON.stringify(event.detail))));
+        body.append(
+          h(
+            'tr',
+            { dataset: { seq: event.seq } },
+            h('td', {}, event.seq),
+            h('td', { className: 'mono' }, clock(event.at)),
+            h('td', {}, event.actor),
+            h('td', {}, event.source),
+            h('td', {}, event.action),
+            h('td', { className: `outcome-${event.outcome}` }, event.outcome),
+            h('td', { className: 'mono' }, event.task_id ? h('a', { className: 'task', href: `#/tasks/${event.task_id}`, title: event.task_id }, short(event.task_id)) : ''),
+            h('td', { className: 'detail mono' }, JSON.stringify(event.detail)),
+          ),
+        );
       }
       cursor = page.next_cursor;
       more.hidden = !cursor;
@@ -571,16 +758,27 @@ function handleAuthError(error) {
 
 function signInView(problem) {
   const input = h('input', { id: 'token', type: 'password', name: 'token', autocomplete: 'current-password', required: true, size: 40 });
-  const form = h('form', { id: 'sign-in' },
+  const form = h(
+    'form',
+    { id: 'sign-in' },
     h('label', {}, 'Admin token: open the sign-in URL from the start-up log ("admin sign-in: open …"), or paste auth.admin_token', input),
     h('div', {}, h('button', { type: 'submit', className: 'primary' }, 'Sign in')),
-    problem ? banner(problem) : null);
+    problem ? banner(problem) : null,
+  );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     sessionStorage.setItem(TOKEN_KEY, input.value);
     if (await signIn()) route();
   });
-  setView(h('section', { className: 'card sign-in' }, h('h2', {}, 'Sign in'), h('p', { className: 'muted' }, 'With auth.mode none the console is opened with the admin token; it stays in this browser tab only.'), form));
+  setView(
+    h(
+      'section',
+      { className: 'card sign-in' },
+      h('h2', {}, 'Sign in'),
+      h('p', { className: 'muted' }, 'With auth.mode none the console is opened with the admin token; it stays in this browser tab only.'),
+      form,
+    ),
+  );
   input.focus();
 }
 

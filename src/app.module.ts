@@ -32,7 +32,13 @@ export class CoreModule {
       global: true,
       imports: [DatabaseModule.forRoot(config.database), EventsModule, PushModule, ScheduleModule.forRoot(), McpModule, OllamaModule, McpClientModule],
       // The agent's extra tool sources are the MCP client's (issue 22): bound here, so agent/ never imports mcp-client/.
-      providers: [{ provide: AppConfig, useValue: config }, { provide: Clock, useValue: SYSTEM_CLOCK }, Metrics, OllamaStartupCheck, { provide: RunToolSources, useExisting: McpToolSources }],
+      providers: [
+        { provide: AppConfig, useValue: config },
+        { provide: Clock, useValue: SYSTEM_CLOCK },
+        Metrics,
+        OllamaStartupCheck,
+        { provide: RunToolSources, useExisting: McpToolSources },
+      ],
       exports: [AppConfig, Clock, Metrics, McpModule, RunToolSources],
     };
   }
@@ -42,6 +48,10 @@ export class CoreModule {
 @Module({})
 export class HttpAppModule {
   static forRoot(config: AgentConfig): DynamicModule {
-    return { module: HttpAppModule, imports: [CoreModule.forRoot(config), OAuthModule.forRoot(config), HttpSurfacesModule, AdminModule, HealthModule, ChatModule, A2aModule], providers: [{ provide: OffRouterEndpoint, useClass: McpHttpEndpoint }, HttpEdge] };
+    return {
+      module: HttpAppModule,
+      imports: [CoreModule.forRoot(config), OAuthModule.forRoot(config), HttpSurfacesModule, AdminModule, HealthModule, ChatModule, A2aModule],
+      providers: [{ provide: OffRouterEndpoint, useClass: McpHttpEndpoint }, HttpEdge],
+    };
   }
 }

@@ -29,7 +29,14 @@ async function main(): Promise<void> {
   // What the MCP servers' connections log (their stderr included) goes to stderr, as in the service.
   Logger.overrideLogger(new StderrLogger(config.log.format));
   const ollama = await new OllamaDiagnosis(new OllamaGateway(config), config).run(AbortSignal.timeout(OLLAMA_CHECK_MS));
-  const lines: CheckLine[] = [...ollama, checkStorage(config), checkSandbox(config.workspace), await checkDatabase(config.database), ...(await checkMcpServers(config.agent.mcpServers)), ...(await checkIssuer(config))];
+  const lines: CheckLine[] = [
+    ...ollama,
+    checkStorage(config),
+    checkSandbox(config.workspace),
+    await checkDatabase(config.database),
+    ...(await checkMcpServers(config.agent.mcpServers)),
+    ...(await checkIssuer(config)),
+  ];
   // This is its own command (dist/doctor.js), never the stdio server: its report is its output, on stdout so
   // that it can be piped or saved; anything the checks log goes to stderr as in the service.
   for (const line of lines) process.stdout.write(`${line.level.padEnd(4)}  ${line.name}: ${line.message}\n`);

@@ -84,7 +84,11 @@ export class A2aEndpoint {
     if (body.kind === 'busy') return refuse(req, res, 503, jsonRpcError(-32000, 'Service busy: too many request bodies in flight; retry shortly'), { 'Retry-After': '1' });
     if (body.kind !== 'json') {
       const [status, code, message] =
-        body.kind === 'too_large' ? [413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`] : body.kind === 'too_deep' ? [400, -32600, 'Invalid Request: JSON nested too deep'] : [400, -32700, 'Parse error: the body is not a JSON-RPC request'];
+        body.kind === 'too_large'
+          ? [413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`]
+          : body.kind === 'too_deep'
+            ? [400, -32600, 'Invalid Request: JSON nested too deep']
+            : [400, -32700, 'Parse error: the body is not a JSON-RPC request'];
       await this.audit.record({ caller: admission.caller, action: 'a2a.request_rejected', outcome: 'rejected', detail: { reason: message } });
       return refuse(req, res, status, jsonRpcError(code, message));
     }

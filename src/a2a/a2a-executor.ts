@@ -48,7 +48,16 @@ export class A2aExecutor implements AgentExecutor {
       // A target still a prefix of what was sent waits for more text (a retried call writing it again).
       if (!lastChunk && (common === target.length || target === shown)) return;
       const append = common === shown.length && shown !== '';
-      bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact: answerArtifact(task, append ? target.slice(common) : target), append, lastChunk, metadata: {} }));
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId: task.id,
+          contextId: task.sessionId,
+          artifact: answerArtifact(task, append ? target.slice(common) : target),
+          append,
+          lastChunk,
+          metadata: {},
+        }),
+      );
       shown = target;
     };
     for await (const { task, steps, moved, answer } of this.feed.follow(taskId)) {

@@ -27,7 +27,8 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: s
   message.parts.forEach((part, index) => {
     const content = part.content;
     if (content?.$case === 'text') texts.push(content.value);
-    else if (content?.$case === 'raw' && IMAGE_TYPES.includes(part.mediaType)) images.push({ mime_type: part.mediaType, data_base64: Buffer.from(content.value).toString('base64') });
+    else if (content?.$case === 'raw' && IMAGE_TYPES.includes(part.mediaType))
+      images.push({ mime_type: part.mediaType, data_base64: Buffer.from(content.value).toString('base64') });
     else if (content?.$case === 'raw') files.push({ name: part.filename ?? '', mediaType: part.mediaType ?? '', data: Buffer.from(content.value), at: `message.parts[${index}]` });
     else throw new RequestMalformedError(`message.parts[${index}]: must be text, or a file with its bytes (raw); ${content?.$case ?? 'an empty part'} is not accepted`);
   });
@@ -42,7 +43,12 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: s
     return files.length ? { ...chosen, files } : chosen;
   } catch (error) {
     if (!isAgentError(error)) throw error;
-    throw new RequestMalformedError(error.message.replace(/^request:/, 'message text:').replace(/^session_id:/, 'message.contextId:').replace(/^images/, 'message file parts'));
+    throw new RequestMalformedError(
+      error.message
+        .replace(/^request:/, 'message text:')
+        .replace(/^session_id:/, 'message.contextId:')
+        .replace(/^images/, 'message file parts'),
+    );
   }
 }
 

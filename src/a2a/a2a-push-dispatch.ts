@@ -68,7 +68,17 @@ export class A2aPushDispatch implements OnModuleInit, OnModuleDestroy {
     if (configs.length === 0) return;
     const payload: StreamResponse = ended
       ? { payload: { $case: 'task', value: a2aTaskOf(task, await this.conversations.deliverables(task.id)) } }
-      : { payload: { $case: 'statusUpdate', value: { taskId, contextId: task.sessionId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: task.updatedAt }, metadata: { status: task.status } } } };
+      : {
+          payload: {
+            $case: 'statusUpdate',
+            value: {
+              taskId,
+              contextId: task.sessionId,
+              status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: task.updatedAt },
+              metadata: { status: task.status },
+            },
+          },
+        };
     const { body } = serializer.serialize(payload);
     for (const config of configs) {
       await this.deliveries.enqueue({ kind: 'a2a', target: `${taskId}/${config.configId}`, taskId, owner: task.owner, url: config.url, payload: body });
@@ -81,7 +91,8 @@ export class A2aPushDispatch implements OnModuleInit, OnModuleDestroy {
     const headers: Record<string, string> = { 'Content-Type': 'application/a2a+json', 'X-A2A-Delivery': deliveryId };
     if (config.token) headers['X-A2A-Notification-Token'] = config.token;
     if (config.authScheme) headers.Authorization = `${config.authScheme} ${config.authCredentials}`;
-    else if (this.config.a2a.push.auth === 'jwt') headers.Authorization = `Bearer ${await this.signing.jwt({ issuer: a2aUrl(this.config), audience: config.url, body, taskId, id: deliveryId })}`;
+    else if (this.config.a2a.push.auth === 'jwt')
+      headers.Authorization = `Bearer ${await this.signing.jwt({ issuer: a2aUrl(this.config), audience: config.url, body, taskId, id: deliveryId })}`;
     return headers;
   }
 }

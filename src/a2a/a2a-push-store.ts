@@ -25,8 +25,14 @@ export class A2aPushStore implements PushNotificationStore {
   async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
     const checked = checkPushUrl(config.url, this.allowedUrls);
     if ('problem' in checked) throw new RequestMalformedError(`pushNotificationConfig.url: ${checked.problem}`);
-    for (const [name, value] of [['id', config.id], ['token', config.token], ['authentication.credentials', config.authentication?.credentials ?? ''], ['url', config.url]] as const) {
-      if (value.length > MAX_FIELD_CHARS || /[\r\n\0]/.test(value)) throw new RequestMalformedError(`pushNotificationConfig.${name}: at most ${MAX_FIELD_CHARS} characters on one line`);
+    for (const [name, value] of [
+      ['id', config.id],
+      ['token', config.token],
+      ['authentication.credentials', config.authentication?.credentials ?? ''],
+      ['url', config.url],
+    ] as const) {
+      if (value.length > MAX_FIELD_CHARS || /[\r\n\0]/.test(value))
+        throw new RequestMalformedError(`pushNotificationConfig.${name}: at most ${MAX_FIELD_CHARS} characters on one line`);
     }
     const owner = callerOf(context).user;
     if (!config.id) config.id = randomUUID();

@@ -1,4 +1,19 @@
-import type { CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
+import type {
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  TaskPushNotificationConfig,
+  GetTaskRequest,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+} from '@a2a-js/sdk';
 import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type AgentExecutionEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { AuditService } from '../audit/audit.service.js';
@@ -79,9 +94,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     const pending: AgentExecutionEvent[] = [];
     let wake: (() => void) | null = null;
     let done = false;
-    const following = new A2aExecutor(this.conversations, this.feed)
-      .follow(task.id, (event) => (pending.push(event), wake?.()))
-      .finally(() => ((done = true), wake?.()));
+    const following = new A2aExecutor(this.conversations, this.feed).follow(task.id, (event) => (pending.push(event), wake?.())).finally(() => ((done = true), wake?.()));
     for (;;) {
       for (let event = pending.shift(); event; event = pending.shift()) yield streamResponseOf(event);
       if (done) break;
@@ -92,7 +105,9 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   }
 
   override createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    return this.auditedPush(context, 'a2a CreateTaskPushNotificationConfig', params.taskId, () => super.createTaskPushNotificationConfig(params, context), { url: params.url.slice(0, 500) });
+    return this.auditedPush(context, 'a2a CreateTaskPushNotificationConfig', params.taskId, () => super.createTaskPushNotificationConfig(params, context), {
+      url: params.url.slice(0, 500),
+    });
   }
 
   override getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
@@ -139,7 +154,9 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       // Checked here for an A2A error; the queue checks again, exactly, when it stores the Task.
       const queued = await this.conversations.countOwned(callerOf(context), { status: ['queued'] });
       if (queued >= this.maxQueued) {
-        throw new UnsupportedOperationError(`queue_full: you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${this.maxQueued}); retry once some have started`);
+        throw new UnsupportedOperationError(
+          `queue_full: you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${this.maxQueued}); retry once some have started`,
+        );
       }
       input = await this.inputFiles.stage(callerOf(context), input).catch((error: unknown) => {
         throw isAgentError(error) ? new RequestMalformedError(error.message) : error;
@@ -161,7 +178,13 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     }
   }
 
-  private async audited<T extends Task | ListTasksResponse | undefined>(context: ServerCallContext, action: string, taskId: string | null, call: () => Promise<T>, detail: Record<string, unknown> = {}): Promise<T> {
+  private async audited<T extends Task | ListTasksResponse | undefined>(
+    context: ServerCallContext,
+    action: string,
+    taskId: string | null,
+    call: () => Promise<T>,
+    detail: Record<string, unknown> = {},
+  ): Promise<T> {
     let result: T;
     try {
       result = await call();
@@ -170,7 +193,14 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       throw error;
     }
     const task: Task | null = result && 'id' in result ? result : null;
-    await this.audit.record({ caller: callerOf(context), action, outcome: 'ok', taskId: task?.id ?? null, sessionId: task?.contextId ?? null, detail: { ...detail, version: context.requestedVersion } });
+    await this.audit.record({
+      caller: callerOf(context),
+      action,
+      outcome: 'ok',
+      taskId: task?.id ?? null,
+      sessionId: task?.contextId ?? null,
+      detail: { ...detail, version: context.requestedVersion },
+    });
     return result;
   }
 

@@ -38,7 +38,14 @@ export const jwksUrlOf = (a2a: string) => new URL('/.well-known/jwks.json', a2a)
 
 function pushExtensions(config: AgentConfig, url: string) {
   if (config.a2a.push.allowedUrls.length === 0 || config.a2a.push.auth !== 'jwt') return [];
-  return [{ uri: PUSH_JWKS_EXTENSION, description: 'Push notifications carry Authorization: Bearer <ES256 JWT>; verify it with this JWKS (request_body_sha256 is the body’s hash)', required: false, params: { jwks_url: jwksUrlOf(url) } }];
+  return [
+    {
+      uri: PUSH_JWKS_EXTENSION,
+      description: 'Push notifications carry Authorization: Bearer <ES256 JWT>; verify it with this JWKS (request_body_sha256 is the body’s hash)',
+      required: false,
+      params: { jwks_url: jwksUrlOf(url) },
+    },
+  ];
 }
 
 /**
@@ -55,11 +62,18 @@ function oauthSecurity(oauth: AgentConfig['auth']['oauth'], issuer: IssuerMetada
     oauth2: {
       scheme: {
         $case: 'oauth2SecurityScheme',
-        value: { description, oauth2MetadataUrl: issuer.documentUrl, flows: { flow: { $case: 'authorizationCode', value: { authorizationUrl, tokenUrl, refreshUrl: '', scopes, pkceRequired: true } } } },
+        value: {
+          description,
+          oauth2MetadataUrl: issuer.documentUrl,
+          flows: { flow: { $case: 'authorizationCode', value: { authorizationUrl, tokenUrl, refreshUrl: '', scopes, pkceRequired: true } } },
+        },
       },
     },
     oauth2_client_credentials: {
-      scheme: { $case: 'oauth2SecurityScheme', value: { description, oauth2MetadataUrl: issuer.documentUrl, flows: { flow: { $case: 'clientCredentials', value: { tokenUrl, refreshUrl: '', scopes } } } } },
+      scheme: {
+        $case: 'oauth2SecurityScheme',
+        value: { description, oauth2MetadataUrl: issuer.documentUrl, flows: { flow: { $case: 'clientCredentials', value: { tokenUrl, refreshUrl: '', scopes } } } },
+      },
     },
   };
   const requirements = Object.keys(securitySchemes).map((name) => ({ schemes: { [name]: { list: [scope] } } }));

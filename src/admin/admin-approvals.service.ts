@@ -20,7 +20,12 @@ export class AdminApprovalsService {
   /** Admins: everyone's; a user: their own. */
   async listPending(caller: Caller, limit: number) {
     const pending = await this.approvals.listPending(caller.admin ? limit : 1000);
-    return { items: pending.filter((row) => caller.admin || row.owner === caller.user).slice(0, limit).map(mapApproval) };
+    return {
+      items: pending
+        .filter((row) => caller.admin || row.owner === caller.user)
+        .slice(0, limit)
+        .map(mapApproval),
+    };
   }
 
   /**

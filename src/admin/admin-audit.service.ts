@@ -35,7 +35,8 @@ export class AdminAuditService {
   }
 
   async verify(query: AuditVerifyQueryDto) {
-    const checkpoint = query.checkpoint_seq !== undefined && query.checkpoint_hash !== undefined ? { seq: query.checkpoint_seq, hash: query.checkpoint_hash.toLowerCase() } : undefined;
+    const checkpoint =
+      query.checkpoint_seq !== undefined && query.checkpoint_hash !== undefined ? { seq: query.checkpoint_seq, hash: query.checkpoint_hash.toLowerCase() } : undefined;
     const result = await this.log.verify(checkpoint);
     return { ok: result.ok, checked: result.checked, first_bad_seq: result.firstBadSeq, reason: result.reason, head: result.head, anchor: result.anchor };
   }

@@ -61,7 +61,11 @@ export class AdminHistoryController {
     await this.history.assertOwned(caller.user, sessionId);
     const plan = await this.history.checkUndo(sessionId, body.task_id?.toLowerCase() ?? null);
     const request = body.task_id ? `undo ${body.task_id.toLowerCase()}` : 'undo';
-    const task = await this.queue.enqueue(caller, { request, sessionId, temperature: null, images: [] }, { action: 'agent_run', detail: { surface: 'admin', undo_of: plan.target } });
+    const task = await this.queue.enqueue(
+      caller,
+      { request, sessionId, temperature: null, images: [] },
+      { action: 'agent_run', detail: { surface: 'admin', undo_of: plan.target } },
+    );
     return { task_id: task.id, session_id: sessionId, status: task.status, undo_of: plan.target, paths: plan.paths };
   }
 

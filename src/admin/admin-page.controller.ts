@@ -13,8 +13,7 @@ const STYLE = asset('console.css');
 const ROOT = asset('index.html');
 
 /** No inline script or style anywhere, nothing from another origin, no framing. */
-const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /**
  * The admin console and the service's front page. Public by themselves: every piece of data the

@@ -46,7 +46,10 @@ export class AdminSignInController {
     this.redirectUri = `${base}${SIGN_IN_PATH}/callback`;
     this.home = `${base}/admin`;
     const { clientId, clientSecret } = this.settings.console;
-    this.client = clientId && metadata ? new client.Configuration(metadata.server, clientId, clientSecret || undefined, clientSecret ? client.ClientSecretBasic(clientSecret) : client.None()) : null;
+    this.client =
+      clientId && metadata
+        ? new client.Configuration(metadata.server, clientId, clientSecret || undefined, clientSecret ? client.ClientSecretBasic(clientSecret) : client.None())
+        : null;
     if (this.client && insecureAllowed(this.settings.issuer)) client.allowInsecureRequests(this.client);
   }
 

@@ -67,7 +67,11 @@ export function mapTask(task: TaskEntity, queuePosition: number | null = null) {
 /** A Task in a listing: its request and result cut (GET /admin/tasks/:id returns them whole). */
 export function mapListedTask(task: TaskEntity, queuePosition: number | null = null) {
   const view = mapTask(task, queuePosition);
-  return { ...view, request: cutText(view.request, LIST_TEXT_CHARS, { mark: 'cut' }), result: view.result === null ? null : cutText(view.result, LIST_TEXT_CHARS, { mark: 'cut' }) };
+  return {
+    ...view,
+    request: cutText(view.request, LIST_TEXT_CHARS, { mark: 'cut' }),
+    result: view.result === null ? null : cutText(view.result, LIST_TEXT_CHARS, { mark: 'cut' }),
+  };
 }
 
 export function mapStep(step: TaskStepEntity) {

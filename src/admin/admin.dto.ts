@@ -6,7 +6,11 @@ import { TASK_STATUSES, type TaskStatus } from '../queue/task-status.js';
 
 export class AuditQueryDto {
   @ApiPropertyOptional({ description: 'Actor (user) exactly' }) @IsOptional() @IsString() @MaxLength(320) actor?: string;
-  @ApiPropertyOptional({ description: 'Start of the action or of a word in it: `agent_run` finds `tools/call agent_run`, `task` finds `task.status`' }) @IsOptional() @IsString() @MaxLength(64) action?: string;
+  @ApiPropertyOptional({ description: 'Start of the action or of a word in it: `agent_run` finds `tools/call agent_run`, `task` finds `task.status`' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  action?: string;
   @ApiPropertyOptional({ enum: ['ok', 'rejected', 'error'] }) @IsOptional() @IsIn(['ok', 'rejected', 'error']) outcome?: string;
   @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() task_id?: string;
   @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() session_id?: string;

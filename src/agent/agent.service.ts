@@ -33,7 +33,6 @@ import { progressReporter, traceWriter } from './run-subscribers.js';
 import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox } from './workspace-toolbox.js';
 
-
 /**
  * The agent: one RunLoop per Task on a RunState that is new (a new turn of the session) or loaded from
  * the approval the session's last Task paused for (this request answers it). Tools come from the
@@ -57,7 +56,8 @@ export class AgentService extends AgentRunner {
   async run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome> {
     const events = this.hub.forRun([traceWriter(this.trace), progressReporter(report)]);
     const model = tierModels(this.config.ollama).get(task.tier);
-    if (!model) throw new AgentFailure(`The model tier "${task.tier}" is not configured (any more); the tiers are ${[...tierModels(this.config.ollama).keys()].join(', ')} (ollama.models).`);
+    if (!model)
+      throw new AgentFailure(`The model tier "${task.tier}" is not configured (any more); the tiers are ${[...tierModels(this.config.ollama).keys()].join(', ')} (ollama.models).`);
     const direct = task.mode === 'direct';
     const profile = await this.profile(task, model, signal);
     // The direct mode has no tools and no workspace: one answer from the model.
@@ -71,12 +71,20 @@ export class AgentService extends AgentRunner {
     const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task);
     const tools = [...routes.values()].map((route) => route.offered.definition);
     if (profile.notes.length > 0) {
-      await events.emit({ type: 'step', taskId: task.id, step: { taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(), detail: { notes: profile.notes } } });
+      await events.emit({
+        type: 'step',
+        taskId: task.id,
+        step: { taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(), detail: { notes: profile.notes } },
+      });
     }
     // A direct Task answers nothing pending: its request is a question for the model, not for the run.
     const answered = direct ? null : await this.approvals.takeAnswer(task);
     const state = answered ? this.resumedState(task, answered.approval) : this.newState(task, model);
-    const loop = new RunLoop(state, { ollama: this.ollama, executor, config: this.config, events }, { taskId: task.id, temperature: task.temperature, tools, profile, signal, workspace, caller });
+    const loop = new RunLoop(
+      state,
+      { ollama: this.ollama, executor, config: this.config, events },
+      { taskId: task.id, temperature: task.temperature, tools, profile, signal, workspace, caller },
+    );
     try {
       let outcome: RunOutcome;
       if (answered) {
@@ -174,7 +182,6 @@ export class AgentService extends AgentRunner {
     }
   }
 }
-
 
 /** Earlier turns of the session, then the request (with its images): the stable start of every prompt. */
 function conversationStart(task: AgentTask): ChatMessage[] {

@@ -88,7 +88,11 @@ export class ApprovalExecutor implements ToolExecutor {
     const read = readQuestion(call.function.arguments);
     const startedAt = nowIso();
     const step = (outcome: 'ok' | 'error', detail: Record<string, unknown>) =>
-      context.events.emit({ type: 'step', taskId: this.task.id, step: { taskId: this.task.id, subtask: context.subtask, kind: 'tool_call', name: QUESTION_TOOL, outcome, startedAt, durationMs: 0, detail } });
+      context.events.emit({
+        type: 'step',
+        taskId: this.task.id,
+        step: { taskId: this.task.id, subtask: context.subtask, kind: 'tool_call', name: QUESTION_TOOL, outcome, startedAt, durationMs: 0, detail },
+      });
     if ('problem' in read) {
       await step('error', { arguments: call.function.arguments, error: read.problem });
       return result({ output: `Error: ${read.problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true });

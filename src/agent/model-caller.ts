@@ -120,7 +120,9 @@ export class ModelCaller {
           continue;
         }
         if (error.kind === 'stalled') {
-          throw new AgentFailure(`${error.message}, twice: the model or Ollama is stuck. Check \`ollama ps\` and the Ollama server log, or raise ollama.stall_timeout_ms for a slow machine.`);
+          throw new AgentFailure(
+            `${error.message}, twice: the model or Ollama is stuck. Check \`ollama ps\` and the Ollama server log, or raise ollama.stall_timeout_ms for a slow machine.`,
+          );
         }
         const retriable = error.kind === 'http' && (error.status ?? 0) >= 500;
         if (!retriable || attempt >= MAX_ERROR_RETRIES) throw new AgentFailure(error.message);

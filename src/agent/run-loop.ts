@@ -184,7 +184,16 @@ export class RunLoop {
         await this.deps.events.emit({
           type: 'step',
           taskId: state.taskId,
-          step: { taskId: state.taskId, subtask: state.position.subtask, kind: 'tool_call', name: call.function.name, outcome: 'error', startedAt: nowIso(), durationMs: 0, detail: { arguments: call.function.arguments, error: problem } },
+          step: {
+            taskId: state.taskId,
+            subtask: state.position.subtask,
+            kind: 'tool_call',
+            name: call.function.name,
+            outcome: 'error',
+            startedAt: nowIso(),
+            durationMs: 0,
+            detail: { arguments: call.function.arguments, error: problem },
+          },
         });
         state.turn.results.push({ call, output: problem });
         continue;

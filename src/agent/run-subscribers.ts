@@ -18,10 +18,14 @@ export const progressReporter =
         return report({ status: event.status, currentTask: event.currentTask });
       case 'progress': {
         const { completedSubtasks, totalSubtasks, criticalPathTokens, currentTask } = event;
-        return report({ completedSubtasks, totalSubtasks, ...(criticalPathTokens !== undefined ? { criticalPathTokens } : {}), ...(currentTask !== undefined ? { currentTask } : {}) });
+        return report({
+          completedSubtasks,
+          totalSubtasks,
+          ...(criticalPathTokens !== undefined ? { criticalPathTokens } : {}),
+          ...(currentTask !== undefined ? { currentTask } : {}),
+        });
       }
       case 'tokens':
         return report({ inputTokens: event.inputTokens, outputTokens: event.outputTokens });
     }
   };
-

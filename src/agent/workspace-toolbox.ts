@@ -59,7 +59,11 @@ export class WorkspaceToolbox implements ToolSource {
     const startedAt = nowIso();
     const started = Date.now();
     const step = (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) =>
-      context.events.emit({ type: 'step', taskId: context.taskId, step: { taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: Date.now() - started, ...fields } });
+      context.events.emit({
+        type: 'step',
+        taskId: context.taskId,
+        step: { taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: Date.now() - started, ...fields },
+      });
     try {
       if (name === 'run_command') return await this.command(context.workspace.paths, typeof args.command === 'string' ? args.command : '', context.signal, step);
       const { output, change } = await this.file(context.workspace.paths, name, args);
@@ -123,7 +127,12 @@ export class WorkspaceToolbox implements ToolSource {
     }
   }
 
-  private async command(paths: WorkspacePaths, command: string, signal: AbortSignal, step: (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) => Promise<void>): Promise<ToolResult> {
+  private async command(
+    paths: WorkspacePaths,
+    command: string,
+    signal: AbortSignal,
+    step: (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) => Promise<void>,
+  ): Promise<ToolResult> {
     if (command.trim() === '') throw new WorkspaceError('invalid', 'command: must not be empty');
     const result = await this.workspace.run(paths, command, signal);
     const combined = [result.stdout, result.stderr && `[stderr]\n${result.stderr}`].filter(Boolean).join('\n');
@@ -142,9 +151,7 @@ export class WorkspaceToolbox implements ToolSource {
         ...(result.overQuota !== null ? { overQuotaBytes: result.overQuota } : {}),
       },
     });
-    const status = result.timedOut
-      ? `timed out after ${this.config.workspace.commandTimeoutMs} ms (exit code ${result.exitCode})`
-      : `exit code ${result.exitCode}`;
+    const status = result.timedOut ? `timed out after ${this.config.workspace.commandTimeoutMs} ms (exit code ${result.exitCode})` : `exit code ${result.exitCode}`;
     const dropped = result.droppedBytes > 0 ? `\n[${result.droppedBytes} more bytes of output were not captured]` : '';
     const output = `${status}\n${excerpt(combined, this.config.agent.toolOutputChars)}${dropped}`.trimEnd();
     // The command ran; what it left behind is over the quota, so the call fails and further writes are refused.
@@ -155,7 +162,5 @@ export class WorkspaceToolbox implements ToolSource {
 
 /** Argument summary for the trace: long strings (file contents) are cut. */
 function summarize(args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(args).map(([key, value]) => [key, typeof value === 'string' ? cutText(value, 200, { mark: 'chars' }) : value]),
-  );
+  return Object.fromEntries(Object.entries(args).map(([key, value]) => [key, typeof value === 'string' ? cutText(value, 200, { mark: 'chars' }) : value]));
 }

@@ -57,7 +57,11 @@ function describeAction(approval: Described): string {
 /** The form message of the in-place request (Tasks extension `inputRequests`). */
 export function elicitationMessage(approval: Described): string {
   const what =
-    approval.tool === 'run_command' ? 'The agent wants to run this command' : approval.tool === 'mcp_tool' ? "The agent wants to call another MCP server's tool" : 'The agent wants to change this file';
+    approval.tool === 'run_command'
+      ? 'The agent wants to run this command'
+      : approval.tool === 'mcp_tool'
+        ? "The agent wants to call another MCP server's tool"
+        : 'The agent wants to change this file';
   return `${what}. Approve?\n\n${describeAction(approval)}`;
 }
 
@@ -90,7 +94,8 @@ export const NOT_APPROVED_OUTPUT = 'Not run: the person did not approve this act
 
 export const SKIPPED_OUTPUT = 'Not run: an earlier call of this turn waited for approval. Call it again if you still need it.';
 
-export const CHANGED_SINCE_OUTPUT = 'Not applied: the file changed after the person saw the diff, so the approval does not cover it. Read the file again and propose the change anew.';
+export const CHANGED_SINCE_OUTPUT =
+  'Not applied: the file changed after the person saw the diff, so the approval does not cover it. Read the file again and propose the change anew.';
 
 /** The tool whose calls are questions with choices, not actions to approve. */
 export const QUESTION_TOOL = 'ask_user';

@@ -126,7 +126,10 @@ export class ApprovalsService implements OnModuleInit {
         if (left <= 0) {
           // Conditional: an answer that arrived in the meantime wins, and is read on the next turn.
           if (!(await this.approvals.stopWaiting(approval.id))) continue;
-          await this.audit.record({ ...this.event(SYSTEM_CALLER, actionOf(approval, 'expired'), approval), detail: { ...actionDetail(approval), wait_ms: this.config.agent.approvals.waitMs } });
+          await this.audit.record({
+            ...this.event(SYSTEM_CALLER, actionOf(approval, 'expired'), approval),
+            detail: { ...actionDetail(approval), wait_ms: this.config.agent.approvals.waitMs },
+          });
           return { state: 'expired' };
         }
         await sleep(Math.min(left, this.config.queue.pollIntervalMs), undefined, { signal });
@@ -146,9 +149,10 @@ export class ApprovalsService implements OnModuleInit {
   async inputRequestsOf(taskId: string): Promise<Record<string, unknown> | null> {
     const row = await this.approvals.waitingFor(taskId);
     if (!row) return null;
-    const params = row.tool === QUESTION_TOOL
-      ? { mode: 'form', message: questionMessage(row), requestedSchema: questionFormSchema(row) }
-      : { mode: 'form', message: elicitationMessage(row), requestedSchema: APPROVAL_FORM_SCHEMA };
+    const params =
+      row.tool === QUESTION_TOOL
+        ? { mode: 'form', message: questionMessage(row), requestedSchema: questionFormSchema(row) }
+        : { mode: 'form', message: elicitationMessage(row), requestedSchema: APPROVAL_FORM_SCHEMA };
     return { [row.id]: { method: 'elicitation/create', params } };
   }
 

@@ -21,7 +21,13 @@ export function unifiedDiff(path: string, before: string | null, after: string, 
   const from = before === null ? '/dev/null' : `a/${path}`;
   const patch = createTwoFilesPatch(from, `b/${path}`, before ?? '', after, undefined, undefined, { context: CONTEXT, maxEditLength: bounds.maxLines, timeout: SEARCH_MS });
   // Without the `Index:`/`====` banner, and without the final newline: the diff is shown as lines.
-  const lines = patch === undefined ? replaced(from, path, before ?? '', after) : patch.replace(/\n$/, '').split('\n').filter((line) => !/^={5,}$/.test(line));
+  const lines =
+    patch === undefined
+      ? replaced(from, path, before ?? '', after)
+      : patch
+          .replace(/\n$/, '')
+          .split('\n')
+          .filter((line) => !/^={5,}$/.test(line));
   return bound(lines, bounds);
 }
 
@@ -31,7 +37,10 @@ const SEARCH_MS = 200;
 function replaced(from: string, path: string, before: string, after: string): string[] {
   const side = (text: string, sign: string) => {
     if (text === '') return { count: 0, lines: [] };
-    const lines = text.replace(/\n$/, '').split('\n').map((line) => `${sign}${line}`);
+    const lines = text
+      .replace(/\n$/, '')
+      .split('\n')
+      .map((line) => `${sign}${line}`);
     return { count: lines.length, lines: text.endsWith('\n') ? lines : [...lines, NO_NEWLINE] };
   };
   const old = side(before, '-');

@@ -44,7 +44,9 @@ export interface Checkpoint {
   hash: string;
 }
 
-const exactly = (column: string) => (value: string): AuditConditions[number] => [`${column} = ?`, [value]];
+const exactly =
+  (column: string) =>
+  (value: string): AuditConditions[number] => [`${column} = ?`, [value]];
 const likeLiteral = (text: string) => text.replace(/[!%_]/g, (c) => `!${c}`);
 
 /**
@@ -137,7 +139,13 @@ export class AuditLogService {
     let previous = anchor.hash;
     let checked = 0;
     for (;;) {
-      const sizes = await this.repository.sizes([['seq >= ?', [expectedSeq]], ['seq <= ?', [headSeq]]], VERIFY_PAGE);
+      const sizes = await this.repository.sizes(
+        [
+          ['seq >= ?', [expectedSeq]],
+          ['seq <= ?', [headSeq]],
+        ],
+        VERIFY_PAGE,
+      );
       // Group by group, each checked in one synchronous loop (an await per event cost more than its hash).
       for await (const events of this.wholeEvents([], sizes)) {
         for (const event of events) {
@@ -169,7 +177,7 @@ export class AuditLogService {
    * unbounded events the log holds.
    */
   private async *wholeEvents(filters: AuditConditions, sizes: EventSize[]): AsyncGenerator<AuditEventEntity[]> {
-    for (let start = 0; start < sizes.length; ) {
+    for (let start = 0; start < sizes.length;) {
       let end = start + 1;
       for (let chars = sizes[start].size; end < sizes.length && chars + sizes[end].size <= READ_DETAIL_CHARS; end++) chars += sizes[end].size;
       yield await this.repository.between(filters, sizes[start].seq, sizes[end - 1].seq);

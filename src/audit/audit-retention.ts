@@ -29,7 +29,10 @@ export class AuditRetention implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     if (this.config.audit.retentionDays === 0) return;
-    const run = () => void this.purge(new Date(this.clock.now() - this.config.audit.retentionDays * 24 * HOUR)).catch((error) => this.logger.error(`audit purge failed: ${(error as Error).message}`));
+    const run = () =>
+      void this.purge(new Date(this.clock.now() - this.config.audit.retentionDays * 24 * HOUR)).catch((error) =>
+        this.logger.error(`audit purge failed: ${(error as Error).message}`),
+      );
     this.scheduler.addInterval('audit-retention', setInterval(run, HOUR));
     run();
   }

@@ -51,11 +51,7 @@ export class AuditRepository {
    * transaction (`inside`): lock and read the head, run `inside`, let `link` number and hash the
    * events after the head, insert them, move the head.
    */
-  *append(
-    events: AuditEventEntity[],
-    link: (head: ChainLink, events: AuditEventEntity[]) => ChainLink,
-    inside: TransactionSteps<void>,
-  ): TransactionSteps<void> {
+  *append(events: AuditEventEntity[], link: (head: ChainLink, events: AuditEventEntity[]) => ChainLink, inside: TransactionSteps<void>): TransactionSteps<void> {
     yield sqlStep.run(LOCK_HEAD);
     const [current] = (yield sqlStep.all(READ_HEAD)) as { seq: number | string; hash: string }[];
     yield* inside;

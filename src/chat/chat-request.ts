@@ -40,16 +40,22 @@ export function parseChatRequest(body: unknown, models: { select(fields: Record<
   if (fields.model === undefined) throw new ChatInputError('model: required.', 'model', 'missing_required_parameter');
   const { mode, tier } = models.select(fields);
   if (fields.stream !== undefined && fields.stream !== null && typeof fields.stream !== 'boolean') throw new ChatInputError('stream: must be a boolean.', 'stream', 'invalid_type');
-  if (fields.temperature !== undefined && fields.temperature !== null && typeof fields.temperature !== 'number') throw new ChatInputError('temperature: must be a number.', 'temperature', 'invalid_type');
-  if (fields.session_id !== undefined && fields.session_id !== null && typeof fields.session_id !== 'string') throw new ChatInputError('session_id: must be a string.', 'session_id', 'invalid_type');
+  if (fields.temperature !== undefined && fields.temperature !== null && typeof fields.temperature !== 'number')
+    throw new ChatInputError('temperature: must be a number.', 'temperature', 'invalid_type');
+  if (fields.session_id !== undefined && fields.session_id !== null && typeof fields.session_id !== 'string')
+    throw new ChatInputError('session_id: must be a string.', 'session_id', 'invalid_type');
   // Issue 24: `fork_from: <task_id>` starts a new session forked from one of the caller's Tasks.
-  if (fields.fork_from !== undefined && fields.fork_from !== null && (typeof fields.fork_from !== 'string' || !isUuid(fields.fork_from))) throw new ChatInputError('fork_from: must be a Task id (UUID).', 'fork_from', 'invalid_type');
-  if (typeof fields.fork_from === 'string' && fields.session_id !== undefined && fields.session_id !== null) throw new ChatInputError('fork_from: a fork starts a new session; send it without session_id.', 'fork_from');
-  if (fields.tools !== undefined && fields.tools !== null) throw new ChatInputError('tools: not supported; the agent uses its own workspace tools.', 'tools', 'unsupported_parameter');
+  if (fields.fork_from !== undefined && fields.fork_from !== null && (typeof fields.fork_from !== 'string' || !isUuid(fields.fork_from)))
+    throw new ChatInputError('fork_from: must be a Task id (UUID).', 'fork_from', 'invalid_type');
+  if (typeof fields.fork_from === 'string' && fields.session_id !== undefined && fields.session_id !== null)
+    throw new ChatInputError('fork_from: a fork starts a new session; send it without session_id.', 'fork_from');
+  if (fields.tools !== undefined && fields.tools !== null)
+    throw new ChatInputError('tools: not supported; the agent uses its own workspace tools.', 'tools', 'unsupported_parameter');
   if (!Array.isArray(fields.messages) || fields.messages.length === 0) throw new ChatInputError('messages: must be a non-empty array.', 'messages', 'invalid_type');
   const messages = fields.messages.map((message, index) => parseMessage(message, `messages[${index}]`));
   const last = messages[messages.length - 1];
-  if (last.role !== 'user') throw new ChatInputError(`messages[${messages.length - 1}].role: the last message must be the user's request (got "${last.role}").`, `messages[${messages.length - 1}].role`);
+  if (last.role !== 'user')
+    throw new ChatInputError(`messages[${messages.length - 1}].role: the last message must be the user's request (got "${last.role}").`, `messages[${messages.length - 1}].role`);
   const sessionId = fields.session_id ?? null;
   const { turns, pending } = sessionId === null ? conversation(messages.slice(0, -1)) : { turns: [], pending: [] };
   const request = [...pending, last.text].filter((text) => text !== '').join('\n\n');
@@ -84,7 +90,10 @@ function parseMessage(value: unknown, at: string): Message {
     if (type === 'text' && typeof text === 'string') return void texts.push(text);
     if (type === 'image_url') return void images.push(dataUrlImage(image, `${where}.image_url`));
     if (type === 'file') return void files.push(dataUrlFile(file, `${where}.file`));
-    throw new ChatInputError(`${where}: must be {"type":"text","text":...}, {"type":"image_url","image_url":{"url":"data:..."}} or {"type":"file","file":{"filename":...,"file_data":"data:..."}}.`, where);
+    throw new ChatInputError(
+      `${where}: must be {"type":"text","text":...}, {"type":"image_url","image_url":{"url":"data:..."}} or {"type":"file","file":{"filename":...,"file_data":"data:..."}}.`,
+      where,
+    );
   });
   return { role, text: texts.join('\n'), images, files };
 }
@@ -100,13 +109,15 @@ function dataUrlImage(image: unknown, at: string): Message['images'][number] {
 /** A `file` part: inline bytes as a data URL with a file name; uploaded `file_id`s do not exist here. */
 function dataUrlFile(file: unknown, at: string): TaskRequestFile {
   const { file_data: data, filename, file_id: id } = (typeof file === 'object' && file !== null ? file : {}) as Record<string, unknown>;
-  if (id !== undefined && data === undefined) throw new ChatInputError(`${at}.file_id: this service keeps no uploaded files; send the bytes as file_data (data:<type>;base64,...).`, `${at}.file_id`);
+  if (id !== undefined && data === undefined)
+    throw new ChatInputError(`${at}.file_id: this service keeps no uploaded files; send the bytes as file_data (data:<type>;base64,...).`, `${at}.file_id`);
   const match = typeof data === 'string' ? FILE_DATA_URL.exec(data) : null;
   if (!match) throw new ChatInputError(`${at}.file_data: must be a data URL (data:application/pdf;base64,...).`, `${at}.file_data`);
-  if (filename !== undefined && (typeof filename !== 'string' || filename.length > 255)) throw new ChatInputError(`${at}.filename: must be a string of at most 255 characters.`, `${at}.filename`);
+  if (filename !== undefined && (typeof filename !== 'string' || filename.length > 255))
+    throw new ChatInputError(`${at}.filename: must be a string of at most 255 characters.`, `${at}.filename`);
   const bytes = Buffer.from(match[2], 'base64');
   if (bytes.toString('base64') !== match[2]) throw new ChatInputError(`${at}.file_data: must be valid, padded Base64.`, `${at}.file_data`);
-  return { name: (filename) ?? '', mediaType: match[1], data: bytes, at: `${at}.file_data` };
+  return { name: filename ?? '', mediaType: match[1], data: bytes, at: `${at}.file_data` };
 }
 
 /**

@@ -64,7 +64,8 @@ export class ChatController {
     res.once('close', lease.release);
     const body = await readJsonBody(req, this.maxBodyBytes, lease);
     if (body.kind === 'aborted') return;
-    if (body.kind === 'busy') return refuse(req, res, 503, openAiError('Service busy: too many request bodies in flight; retry shortly.', 'server_error', null, 'busy'), { 'Retry-After': '1' });
+    if (body.kind === 'busy')
+      return refuse(req, res, 503, openAiError('Service busy: too many request bodies in flight; retry shortly.', 'server_error', null, 'busy'), { 'Retry-After': '1' });
     if (body.kind !== 'json') return this.chat.refuseBody(caller, body.kind, this.maxBodyBytes).then(({ status, error }) => refuse(req, res, status, error));
     const gone = new AbortController();
     res.on('close', () => gone.abort());

@@ -16,12 +16,17 @@ class ChatMessageDto {
 }
 
 export class ChatCompletionRequestDto {
-  @ApiProperty({ description: 'An id GET /v1/models lists: chat.model_id (the agent), <id>-direct (one answer, no tools), <id>-<tier> (a tier of ollama.models)', example: 'ollama-agent' }) model!: string;
+  @ApiProperty({
+    description: 'An id GET /v1/models lists: chat.model_id (the agent), <id>-direct (one answer, no tools), <id>-<tier> (a tier of ollama.models)',
+    example: 'ollama-agent',
+  })
+  model!: string;
   @ApiProperty({ type: [ChatMessageDto], description: 'The last message is the request (role user); earlier ones start a new session’s history' }) messages!: ChatMessageDto[];
   @ApiPropertyOptional({ minimum: 0, maximum: 2, nullable: true }) temperature?: number | null;
   @ApiPropertyOptional({ default: false }) stream?: boolean;
   @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'Extension: continue this session (one of the caller’s, from any surface)' }) session_id?: string | null;
-  @ApiPropertyOptional({ nullable: true, description: 'Extension: false answers in one model call without tools or workspace (as the model id <id>-direct)' }) agent_mode?: boolean | null;
+  @ApiPropertyOptional({ nullable: true, description: 'Extension: false answers in one model call without tools or workspace (as the model id <id>-direct)' }) agent_mode?:
+    boolean | null;
   @ApiPropertyOptional({ nullable: true, description: 'Extension: the model tier (default, or a key of ollama.models)', example: 'default' }) agent_level?: string | null;
 }
 

@@ -70,7 +70,10 @@ export class ChatService {
 
   async models(caller: Caller) {
     await this.audit.record({ caller, action: 'chat.models', outcome: 'ok' });
-    return modelsList(this.catalog.list.map((model) => model.id), this.since);
+    return modelsList(
+      this.catalog.list.map((model) => model.id),
+      this.since,
+    );
   }
 
   /** Validates and queues; a refused request is audited and stores nothing else. */
@@ -139,7 +142,13 @@ export class ChatService {
   /** Cancels the session's queued or running Task (404 when the session is not the caller's). */
   async cancel(caller: Caller, sessionId: string) {
     const cancelled = isUuid(sessionId) ? await this.conversations.cancelSession(caller, sessionId) : null;
-    await this.audit.record({ caller, action: 'chat.cancel', outcome: cancelled ? 'ok' : 'rejected', sessionId: cancelled ? sessionId : null, detail: cancelled ? { tasks: cancelled.map((task) => task.id) } : { reason: 'session not found', session_id: sessionId.slice(0, 64) } });
+    await this.audit.record({
+      caller,
+      action: 'chat.cancel',
+      outcome: cancelled ? 'ok' : 'rejected',
+      sessionId: cancelled ? sessionId : null,
+      detail: cancelled ? { tasks: cancelled.map((task) => task.id) } : { reason: 'session not found', session_id: sessionId.slice(0, 64) },
+    });
     if (!cancelled) throw new ChatError(404, `session ${sessionId.slice(0, 64)} does not exist.`, 'invalid_request_error', 'session_id', 'session_not_found');
     return { object: 'chat.cancellation', session_id: sessionId, tasks: cancelled.map(agentOf) };
   }
@@ -172,5 +181,9 @@ function withoutImageData(value: unknown, key = '', depth = 0): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (depth >= 8) return '(nested too deep)';
   if (Array.isArray(value)) return value.slice(0, 64).map((item) => withoutImageData(item, '', depth + 1));
-  return Object.fromEntries(Object.entries(value).slice(0, 64).map(([k, v]) => [k, withoutImageData(v, k, depth + 1)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .slice(0, 64)
+      .map(([k, v]) => [k, withoutImageData(v, k, depth + 1)]),
+  );
 }

@@ -7,7 +7,11 @@ import { configSchema } from './config.schema.js';
 import { closestKey } from './key-suggestion.js';
 
 /** Keys that name a place on disk; relative values resolve as described on loadConfig. */
-const PATH_KEYS = [['database', 'path'], ['workspace', 'root'], ['workspace', 'template']] as const;
+const PATH_KEYS = [
+  ['database', 'path'],
+  ['workspace', 'root'],
+  ['workspace', 'template'],
+] as const;
 
 /** The installation's own folder (the one with package.json), from src/config or dist/config alike. */
 const INSTALLATION = fileURLToPath(new URL('../../', import.meta.url));
@@ -148,7 +152,7 @@ function overridesFromEnv(env: NodeJS.ProcessEnv) {
     if (!name.startsWith('AGENT__') || text === undefined) continue;
     const path = name.slice('AGENT__'.length).toLowerCase().split('__');
     let node = document;
-    for (const part of path.slice(0, -1)) node = (node[part] = isPlainObject(node[part]) ? node[part] : {});
+    for (const part of path.slice(0, -1)) node = node[part] = isPlainObject(node[part]) ? node[part] : {};
     node[path[path.length - 1]] = parse(text);
     variables.set(path.join('.'), name);
   }

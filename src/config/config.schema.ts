@@ -33,8 +33,7 @@ function text(fallback: string, rules: { nonEmpty?: boolean; httpUrl?: boolean }
 function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
   return z
     .enum(values, {
-      error: (issue) =>
-        typeof issue.input === 'string' ? `must be one of ${values.join(', ')} (got "${issue.input}")` : 'expected a string',
+      error: (issue) => (typeof issue.input === 'string' ? `must be one of ${values.join(', ')} (got "${issue.input}")` : 'expected a string'),
     })
     .default(values[0] as T[0]);
 }
@@ -42,9 +41,7 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
 function bounded(kind: 'an integer' | 'a number', fallback: number, min: number, max: number) {
   let schema = z.number({ error: `expected ${kind}` });
   if (kind === 'an integer') schema = schema.refine(Number.isInteger, { error: 'expected an integer', abort: true });
-  return schema
-    .refine((value) => value >= min && value <= max, { error: (issue) => `must be between ${min} and ${max} (got ${String(issue.input)})` })
-    .default(fallback);
+  return schema.refine((value) => value >= min && value <= max, { error: (issue) => `must be between ${min} and ${max} (got ${String(issue.input)})` }).default(fallback);
 }
 const integer = (fallback: number, min: number, max: number) => bounded('an integer', fallback, min, max);
 const decimal = (fallback: number, min: number, max: number) => bounded('a number', fallback, min, max);
@@ -86,8 +83,7 @@ const tierModels = z
 
 const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
 /** A list of strings, refused as a whole (one message for the key, not one per item). */
-const list = (fallback: readonly string[]) =>
-  z.custom<string[]>(isStringList, { error: 'expected a list of strings' }).default(() => [...fallback]);
+const list = (fallback: readonly string[]) => z.custom<string[]>(isStringList, { error: 'expected a list of strings' }).default(() => [...fallback]);
 
 /** `agent.approvals.allow`: each command pattern is checked, and a bad one is named by its index. */
 const commandPatterns = z
@@ -141,7 +137,9 @@ function section<S extends z.ZodRawShape>(shape: S) {
 
 /** A scope name as RFC 6749 allows it (no spaces, quotes or backslashes: it goes in a WWW-Authenticate quoted string). */
 const scopeName = (fallback: string) =>
-  text(fallback, { nonEmpty: true }).refine((value) => /^[\x21\x23-\x5B\x5D-\x7E]+$/.test(value), { error: 'must be one scope name (printable ASCII, no spaces, quotes or backslashes)' });
+  text(fallback, { nonEmpty: true }).refine((value) => /^[\x21\x23-\x5B\x5D-\x7E]+$/.test(value), {
+    error: 'must be one scope name (printable ASCII, no spaces, quotes or backslashes)',
+  });
 
 /**
  * `auth.oauth`: the service as an OAuth 2.1 resource server (`auth.mode: oauth`). The issuer's metadata
@@ -426,8 +424,7 @@ function oauthProblems(oauth: ConfigDocument['auth']['oauth']): Problem[] {
 
 /** Rules across keys, checked in order once every key is valid on its own; the first that fails is reported. */
 function crossKeyProblems(config: ConfigDocument): Problem[] {
-  if (config.database.type === 'postgres' && !config.database.url)
-    return [{ path: ['database', 'url'], message: 'required when database.type is postgres' }];
+  if (config.database.type === 'postgres' && !config.database.url) return [{ path: ['database', 'url'], message: 'required when database.type is postgres' }];
   if (config.mcp.images.max_bytes_per_image > config.mcp.images.max_total_bytes)
     return [{ path: ['mcp', 'images', 'max_bytes_per_image'], message: 'must not exceed mcp.images.max_total_bytes' }];
   if (config.ollama.num_predict > config.ollama.num_ctx / 2)
@@ -450,10 +447,11 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
 function serverProblems({ server, mcp }: ConfigDocument): Problem[] {
   const largest = maxRequestBodyBytes(mcp.images.max_total_bytes, mcp.files.max_bytes);
   if (server.max_buffered_bytes < largest)
-    return [{ path: ['server', 'max_buffered_bytes'], message: `must be at least the largest request body, ${largest} bytes (from mcp.images.max_total_bytes and mcp.files.max_bytes)` }];
+    return [
+      { path: ['server', 'max_buffered_bytes'], message: `must be at least the largest request body, ${largest} bytes (from mcp.images.max_total_bytes and mcp.files.max_bytes)` },
+    ];
   // node:http refuses to start with a header timeout longer than the whole request's.
-  if (server.headers_timeout_ms > server.request_timeout_ms)
-    return [{ path: ['server', 'headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' }];
+  if (server.headers_timeout_ms > server.request_timeout_ms) return [{ path: ['server', 'headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' }];
   return [];
 }
 

@@ -39,7 +39,11 @@ export class InputFilesStager {
     const inputs = [];
     try {
       // All of them or none: the whole batch against the quota first, then each write (confined, atomic) checks again.
-      await assertRoom(paths, checked.reduce((sum, file) => sum + file.data.length, 0), checked.length);
+      await assertRoom(
+        paths,
+        checked.reduce((sum, file) => sum + file.data.length, 0),
+        checked.length,
+      );
       for (const file of checked) {
         const path = `${INPUTS_DIR}/${file.name}`;
         await this.workspace.files.writeFile(paths, path, file.data);

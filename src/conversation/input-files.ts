@@ -13,7 +13,17 @@ const MAX_NAME_CHARS = 120;
 /** Types a client may declare for any content: they claim nothing about it. */
 const UNSPECIFIC = ['', 'application/octet-stream', 'binary/octet-stream'];
 /** Declared types that mean text (besides text/*): checked as UTF-8 when no binary format is recognised. */
-const TEXT_TYPES = ['application/json', 'application/xml', 'application/yaml', 'application/x-yaml', 'application/javascript', 'application/x-sh', 'application/sql', 'application/toml', 'application/x-ndjson'];
+const TEXT_TYPES = [
+  'application/json',
+  'application/xml',
+  'application/yaml',
+  'application/x-yaml',
+  'application/javascript',
+  'application/x-sh',
+  'application/sql',
+  'application/toml',
+  'application/x-ndjson',
+];
 /** Aliases file-type does not know: a declared one matches the detected type. */
 const SAME_TYPE: Record<string, string> = { 'image/jpg': 'image/jpeg', 'application/x-zip-compressed': 'application/zip', 'application/x-pdf': 'application/pdf' };
 
@@ -34,7 +44,8 @@ const refuse = (at: string, message: string) => new AgentError('invalid_input', 
  * `._-+()@,` (no path, no leading dot), unique within the request.
  */
 export async function checkInputFiles(files: TaskRequestFile[], limits: AgentConfig['mcp']['files']): Promise<CheckedInputFile[]> {
-  if (files.length > limits.maxCount) throw refuse(files[limits.maxCount].at, `at most ${limits.maxCount} files are accepted with a request (mcp.files.max_count; got ${files.length})`);
+  if (files.length > limits.maxCount)
+    throw refuse(files[limits.maxCount].at, `at most ${limits.maxCount} files are accepted with a request (mcp.files.max_count; got ${files.length})`);
   const total = files.reduce((sum, file) => sum + file.data.length, 0);
   if (total > limits.maxBytes) throw refuse(files[0].at, `the files hold ${total} bytes together, more than mcp.files.max_bytes (${limits.maxBytes})`);
   const taken = new Set<string>();
@@ -76,7 +87,11 @@ function isText(data: Buffer): boolean {
 /** The last path segment, NFC, unsafe characters as `_`, no leading dots, at most 120 characters with the extension kept. */
 export function safeName(name: string, index: number): string {
   const base = name.normalize('NFC').split(/[/\\]/).pop() ?? '';
-  let safe = base.replace(/[^\p{L}\p{N}._\-+()@, ]/gu, '_').replace(/\s+/g, ' ').trim().replace(/^[.\s]+/, '');
+  let safe = base
+    .replace(/[^\p{L}\p{N}._\-+()@, ]/gu, '_')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^[.\s]+/, '');
   if (safe.replace(/[_.]/g, '') === '') safe = `file-${index + 1}${extname(safe)}`;
   if (safe.length > MAX_NAME_CHARS) {
     const ext = extname(safe).slice(0, 16);

@@ -19,11 +19,7 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       imports: [TypeOrmModule.forRoot({ ...dataSourceOptions(database), autoLoadEntities: true })],
-      providers: [
-        { provide: PlainSql, inject: [getDataSourceToken()], useFactory: (dataSource: DataSource) => new PlainSql(dataSource) },
-        UnitOfWork,
-        WalCheckpointer,
-      ],
+      providers: [{ provide: PlainSql, inject: [getDataSourceToken()], useFactory: (dataSource: DataSource) => new PlainSql(dataSource) }, UnitOfWork, WalCheckpointer],
       exports: [PlainSql, UnitOfWork],
     };
   }

@@ -102,7 +102,9 @@ export class UnitOfWork {
       else shared.set(step, [item]);
     }
     const body = [...shared].reduce<() => TransactionSteps<void>>(
-      (inside, [step, items]) => () => step.steps(items, inside()),
+      (inside, [step, items]) =>
+        () =>
+          step.steps(items, inside()),
       function* () {
         for (const write of writes) {
           const rows = yield write;

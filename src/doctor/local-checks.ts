@@ -21,7 +21,8 @@ export function checkSandbox(workspace: AgentConfig['workspace']): CheckLine {
   if (workspace.sandbox === 'none') return { name: 'sandbox', level: 'warn', message: 'workspace.sandbox is none: commands run unsandboxed' };
   const probe = probeBubblewrap(resolve(workspace.root));
   if (probe.ok) return { name: 'sandbox', level: 'ok', message: probe.detail };
-  const fix = 'install bubblewrap (`apt-get install bubblewrap`) and allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04 also an AppArmor profile for bwrap)';
+  const fix =
+    'install bubblewrap (`apt-get install bubblewrap`) and allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04 also an AppArmor profile for bwrap)';
   return workspace.sandbox === 'bubblewrap'
     ? { name: 'sandbox', level: 'fail', message: `${probe.detail}: the service will not start (workspace.sandbox: bubblewrap); ${fix}` }
     : { name: 'sandbox', level: 'warn', message: `${probe.detail}: run_command will be disabled; ${fix}` };

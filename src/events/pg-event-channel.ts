@@ -47,7 +47,9 @@ export class PgEventChannel {
     this.sending = this.sending.then(async () => {
       const client = this.client;
       if (!client) return;
-      await client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]).catch((error: Error) => this.logger.warn(`NOTIFY failed (followers catch up from the database): ${error.message}`));
+      await client
+        .query('SELECT pg_notify($1, $2)', [CHANNEL, payload])
+        .catch((error: Error) => this.logger.warn(`NOTIFY failed (followers catch up from the database): ${error.message}`));
     });
   }
 

@@ -35,7 +35,13 @@ export class TaskEvents implements RunEvents, OnModuleInit, OnApplicationShutdow
   ) {
     this.channel =
       config.database.type === 'postgres'
-        ? new PgEventChannel(config.database.url, this.origin, (event) => this.dispatch(event, 'remote'), () => this.gap(), this.logger)
+        ? new PgEventChannel(
+            config.database.url,
+            this.origin,
+            (event) => this.dispatch(event, 'remote'),
+            () => this.gap(),
+            this.logger,
+          )
         : null;
   }
 

@@ -55,7 +55,11 @@ export class ReadinessService {
     const required = Object.values(this.config.agent.mcpServers).some((server) => server.required);
     const down = this.mcpServers.requiredDown();
     const mcp = down.length > 0 ? down.join('; ') : null;
-    return { ready: database === null && ollama === null && files === null && mcp === null, reasons: { database, ollama, files, ...(required ? { mcp_servers: mcp } : {}) }, warnings };
+    return {
+      ready: database === null && ollama === null && files === null && mcp === null,
+      reasons: { database, ollama, files, ...(required ? { mcp_servers: mcp } : {}) },
+      warnings,
+    };
   }
 
   private async probe(name: Dependency, probe: () => Promise<void>): Promise<string | null> {
@@ -83,8 +87,6 @@ export function readinessBody({ ready, reasons, warnings }: Readiness, withReaso
     if (reason !== null) return { ok: false, error: reason };
     return name === 'ollama' && warnings.length > 0 ? { ok: true, warnings } : { ok: true };
   };
-  const checks = Object.fromEntries(
-    Object.entries(reasons).map(([name, reason]) => [name, withReasons ? detailed(name, reason) : reason === null ? 'ok' : 'unavailable']),
-  );
+  const checks = Object.fromEntries(Object.entries(reasons).map(([name, reason]) => [name, withReasons ? detailed(name, reason) : reason === null ? 'ok' : 'unavailable']));
   return { status: ready ? 'ready' : 'not_ready', checks };
 }

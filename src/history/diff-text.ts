@@ -60,8 +60,7 @@ function renderFile(change: FileChange, blobs: Map<string, Buffer>, bounds: Diff
   const oldText = before && !before.large ? textOf(blobs.get(before.oid)) : null;
   const newText = after && !after.large ? textOf(blobs.get(after.oid)) : null;
   if (large || (before && oldText === null) || (after && newText === null)) {
-    const describe = (side: FileSide | null) =>
-      side ? `${sizeOf(side, blobs)} bytes${side.large ? `, sha256 ${side.large.sha256}` : ''}` : 'none';
+    const describe = (side: FileSide | null) => (side ? `${sizeOf(side, blobs)} bytes${side.large ? `, sha256 ${side.large.sha256}` : ''}` : 'none');
     lines.push(
       `Binary files ${before ? `a/${oldPath}` : '/dev/null'} and ${after ? `b/${change.path}` : '/dev/null'} differ (${describe(before)} -> ${describe(after)}${large ? '; large files are recorded by hash, not kept' : ''})`,
     );

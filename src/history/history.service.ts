@@ -364,7 +364,8 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
       await store.repo.git(['gc', '--quiet', '--prune=now']);
       size = await repositoryBytes(store.repo);
     }
-    for (const taskId of dropped) await this.journal(store, { at: nowIso(), taskId, event: 'dropped', note: `history.max_bytes (${limit} bytes) reached; this Task's checkpoints were removed` });
+    for (const taskId of dropped)
+      await this.journal(store, { at: nowIso(), taskId, event: 'dropped', note: `history.max_bytes (${limit} bytes) reached; this Task's checkpoints were removed` });
   }
 }
 

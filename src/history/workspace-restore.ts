@@ -52,7 +52,10 @@ export async function restoreCheckpoint(repo: GitRepository, commit: string, roo
   const blobs = await repo.blobs(present.map((path) => tree.get(path)!.oid));
   const outcome: RestoreOutcome = { restored: [], notRestorable: [] };
   // Removals first (deepest first), so a directory the checkpoint wants where a file is now can be made.
-  for (const path of wanted.filter((candidate) => !tree.has(candidate)).sort().reverse()) {
+  for (const path of wanted
+    .filter((candidate) => !tree.has(candidate))
+    .sort()
+    .reverse()) {
     checkedPath(path);
     await rm(join(root, path), { recursive: true, force: true });
     await pruneEmptyParents(root, path, meta);

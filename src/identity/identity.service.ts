@@ -75,7 +75,10 @@ export class IdentityService {
     for (const read of [user, email, groups]) if (read && 'refused' in read) return refuse(read.refused, address);
     const name = valueOf(user) ?? valueOf(email);
     if (name === undefined) return refuse('the trusted proxy sent no identity', address);
-    const groupList = (valueOf(groups) ?? '').split(',').map((group) => group.trim()).filter(Boolean);
+    const groupList = (valueOf(groups) ?? '')
+      .split(',')
+      .map((group) => group.trim())
+      .filter(Boolean);
     return { caller: this.caller(name.trim(), groupList, this.isAdmin(groupList), address) };
   }
 

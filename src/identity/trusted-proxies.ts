@@ -32,7 +32,10 @@ export class TrustedProxies {
    */
   clientAddress(peer: string, forwardedFor: string | undefined): string {
     if (!forwardedFor || !this.trusts(peer)) return peer;
-    const hops = forwardedFor.split(',').map((hop) => hop.trim()).filter(Boolean);
+    const hops = forwardedFor
+      .split(',')
+      .map((hop) => hop.trim())
+      .filter(Boolean);
     for (let index = hops.length - 1; index >= 0; index--) {
       if (isIP(hops[index]) === 0) return peer;
       if (!this.trusts(hops[index])) return hops[index];

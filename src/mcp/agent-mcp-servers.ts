@@ -15,12 +15,7 @@ import { AgentRunTool } from '../tools/agent-run.tool.js';
 import { AgentStatusTool } from '../tools/agent-status.tool.js';
 import { formatAcceptedText, formatNotFoundText, formatStatusText } from '../tools/status-text.js';
 import { ToolPipeline } from '../tools/tool-pipeline.js';
-import {
-  AGENT_RUN_INPUT_SCHEMA,
-  AGENT_RUN_TOOL,
-  AGENT_STATUS_INPUT_SCHEMA,
-  AGENT_STATUS_TOOL,
-} from '../tools/tool-schemas.js';
+import { AGENT_RUN_INPUT_SCHEMA, AGENT_RUN_TOOL, AGENT_STATUS_INPUT_SCHEMA, AGENT_STATUS_TOOL } from '../tools/tool-schemas.js';
 import { createTaskResult } from './task-mapping.js';
 import { declaresTasks, envelopeClientInfo } from './envelope.js';
 import { McpResources } from './resources.js';
@@ -69,8 +64,7 @@ export class AgentMcpServers {
     server.registerTool(
       AGENT_RUN_TOOL.name,
       { ...AGENT_RUN_TOOL, inputSchema: AGENT_RUN_SCHEMA },
-      async (args, ctx) =>
-        <CallToolResult>await this.pipeline.execute(AGENT_RUN_TOOL.name, callerOf(ctx), args, async (accepted) => {
+      async (args, ctx) => <CallToolResult>await this.pipeline.execute(AGENT_RUN_TOOL.name, callerOf(ctx), args, async (accepted) => {
           // Only a request that declared the extension may get a task (legacy requests have no envelope).
           const tasksAware = context.era === 'modern' && declaresTasks(ctx);
           const view = await this.agentRun.call(callerOf(ctx), args, accepted, tasksAware);
@@ -83,8 +77,7 @@ export class AgentMcpServers {
     server.registerTool(
       AGENT_STATUS_TOOL.name,
       { ...AGENT_STATUS_TOOL, inputSchema: AGENT_STATUS_SCHEMA },
-      async (args, ctx) =>
-        <CallToolResult>await this.pipeline.execute(AGENT_STATUS_TOOL.name, callerOf(ctx), args, async (accepted) => {
+      async (args, ctx) => <CallToolResult>await this.pipeline.execute(AGENT_STATUS_TOOL.name, callerOf(ctx), args, async (accepted) => {
           const { taskId, view } = await this.agentStatus.call(callerOf(ctx), args, accepted);
           return text(view ? formatStatusText(view, this.config.mcp.locale) : formatNotFoundText(taskId, this.config.mcp.locale));
         }),

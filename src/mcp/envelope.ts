@@ -10,7 +10,6 @@ interface RequestEnvelope {
 const envelopeOf = (ctx: ServerContext) => (ctx.mcpReq.envelope ?? {}) as RequestEnvelope;
 
 /** Whether this very request declared the Tasks extension (legacy requests have no envelope). */
-export const declaresTasks = (ctx: ServerContext) =>
-  envelopeOf(ctx)['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXTENSION] !== undefined;
+export const declaresTasks = (ctx: ServerContext) => envelopeOf(ctx)['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXTENSION] !== undefined;
 
 export const envelopeClientInfo = (ctx: ServerContext) => envelopeOf(ctx)['io.modelcontextprotocol/clientInfo'];

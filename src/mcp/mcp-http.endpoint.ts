@@ -44,10 +44,11 @@ export class McpHttpEndpoint extends OffRouterEndpoint {
     super();
     this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes);
     const onerror = (error: Error) => this.logger.debug?.(`MCP request rejected: ${error.message}`);
-    this.handler = createMcpHandler(
-      ({ era, authInfo }) => servers.create({ era }, (authInfo?.extra as { caller: Caller }).caller, true),
-      { legacy: 'stateless', onerror, maxRequestBodySize: this.maxBodyBytes },
-    );
+    this.handler = createMcpHandler(({ era, authInfo }) => servers.create({ era }, (authInfo?.extra as { caller: Caller }).caller, true), {
+      legacy: 'stateless',
+      onerror,
+      maxRequestBodySize: this.maxBodyBytes,
+    });
   }
 
   refusalBody(refusal: EdgeRefusal): unknown {

@@ -7,12 +7,7 @@ import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
  * SDK's own `toNodeHandler` does: status and headers, then the body with backpressure; a client that
  * goes away aborts the exchange (request-scoped cancellation).
  */
-export async function serveParsed(
-  handler: McpHttpHandler,
-  req: IncomingMessage,
-  res: ServerResponse,
-  options: { authInfo: AuthInfo; parsedBody: unknown },
-): Promise<void> {
+export async function serveParsed(handler: McpHttpHandler, req: IncomingMessage, res: ServerResponse, options: { authInfo: AuthInfo; parsedBody: unknown }): Promise<void> {
   const abort = new AbortController();
   let finished = false;
   res.on('close', () => {

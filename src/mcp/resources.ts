@@ -1,12 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import {
-  ProtocolError,
-  ProtocolErrorCode,
-  ResourceNotFoundError,
-  type McpServer,
-  type ReadResourceResult,
-  type ServerContext,
-} from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type McpServer, type ReadResourceResult, type ServerContext } from '@modelcontextprotocol/server';
 import { AuditService, type AuditRecord } from '../audit/audit.service.js';
 import { z } from 'zod';
 import { AgentError, isAgentError, type AgentErrorCode } from '../common/agent-error.js';

@@ -54,7 +54,7 @@ export class LineLimitedStdioTransport implements Transport {
   }
 
   private readonly onData = (chunk: Buffer) => {
-    for (let start = 0; start < chunk.length; ) {
+    for (let start = 0; start < chunk.length;) {
       const newline = chunk.indexOf(0x0a, start);
       const end = newline === -1 ? chunk.length : newline;
       if (!this.skipping) this.append(chunk.subarray(start, end));

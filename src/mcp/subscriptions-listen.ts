@@ -67,7 +67,9 @@ export class SubscriptionsListen implements BeforeApplicationShutdown {
   async serve(req: IncomingMessage, res: ServerResponse, caller: Caller, request: { id: Id; params: Record<string, unknown> }): Promise<void> {
     const refuse = async (code: number, message: string, data?: unknown) => {
       await this.audit.record({ caller, action: 'subscriptions/listen', outcome: 'rejected', detail: { reason: message } });
-      res.writeHead(code === -32021 || code === -32020 ? 400 : 200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: request.id, error: { code, message, ...(data ? { data } : {}) } }));
+      res
+        .writeHead(code === -32021 || code === -32020 ? 400 : 200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: request.id, error: { code, message, ...(data ? { data } : {}) } }));
     };
     // The routing headers the SDK's ladder checks on every other request (-32020 HeaderMismatch).
     if (req.headers['mcp-protocol-version'] !== MODERN) return refuse(-32020, `Header mismatch: MCP-Protocol-Version must be ${MODERN}, as in _meta`);
@@ -80,10 +82,16 @@ export class SubscriptionsListen implements BeforeApplicationShutdown {
       return refuse(-32021, 'Missing required client capability', { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
     }
     const honored = await this.honor(caller, filter);
-    await this.audit.record({ caller, action: 'subscriptions/listen', outcome: 'ok', detail: { notifications: { ...honored, taskIds: honored.taskIds?.length, resourceSubscriptions: honored.resourceSubscriptions?.length } } });
+    await this.audit.record({
+      caller,
+      action: 'subscriptions/listen',
+      outcome: 'ok',
+      detail: { notifications: { ...honored, taskIds: honored.taskIds?.length, resourceSubscriptions: honored.resourceSubscriptions?.length } },
+    });
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     const send = (message: object) => res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...message })}\n\n`);
-    const notify = (method: string, params: Record<string, unknown>) => send({ method, params: { ...params, _meta: { ...(params._meta as object), [SUBSCRIPTION_ID_META_KEY]: request.id } } });
+    const notify = (method: string, params: Record<string, unknown>) =>
+      send({ method, params: { ...params, _meta: { ...(params._meta as object), [SUBSCRIPTION_ID_META_KEY]: request.id } } });
     notify('notifications/subscriptions/acknowledged', { notifications: honored });
     if (Object.keys(honored).length === 0) {
       send({ id: request.id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_META_KEY]: request.id, [SERVER_INFO_META_KEY]: SERVER_INFO } } });
@@ -155,7 +163,11 @@ export class SubscriptionsListen implements BeforeApplicationShutdown {
       if (open.has(event.taskId) && ['status', 'progress', 'paused', 'ended', 'accepted'].includes(event.type)) enqueue(() => pushTask(event.taskId));
       const change = fileChangeOf(event);
       if (change && (honored.resourceSubscriptions || honored.resourcesListChanged)) {
-        if (!sessionOf.has(event.taskId)) sessionOf.set(event.taskId, this.queue.find(event.taskId).then((task) => task && { sessionId: task.sessionId, owner: task.owner }));
+        if (!sessionOf.has(event.taskId))
+          sessionOf.set(
+            event.taskId,
+            this.queue.find(event.taskId).then((task) => task && { sessionId: task.sessionId, owner: task.owner }),
+          );
         enqueue(async () => {
           const task = await sessionOf.get(event.taskId);
           if (!task || task.owner !== caller.user) return;

@@ -32,13 +32,9 @@ export class TasksExtension {
   register(server: McpServer, callerOf: (ctx: ServerContext) => Caller): void {
     server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
     const low = server.server;
-    low.setRequestHandler('tasks/get', LOOSE, (params, ctx) =>
-      this.handle('tasks/get', params, ctx, callerOf(ctx), (caller, taskId) => this.detailedTask(caller, taskId)),
-    );
+    low.setRequestHandler('tasks/get', LOOSE, (params, ctx) => this.handle('tasks/get', params, ctx, callerOf(ctx), (caller, taskId) => this.detailedTask(caller, taskId)));
     low.setRequestHandler('tasks/cancel', LOOSE, (params, ctx) =>
-      this.handle('tasks/cancel', params, ctx, callerOf(ctx), async (caller, taskId) =>
-        (await this.queue.cancel(caller, taskId)) && {},
-      ),
+      this.handle('tasks/cancel', params, ctx, callerOf(ctx), async (caller, taskId) => (await this.queue.cancel(caller, taskId)) && {}),
     );
     low.setRequestHandler('tasks/update', LOOSE, (params, ctx) =>
       // Answers to anything but the request the Task waits for are acknowledged and ignored, as the extension requires.

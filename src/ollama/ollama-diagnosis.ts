@@ -72,7 +72,11 @@ export class OllamaDiagnosis {
     lines.push(
       warning
         ? { name: `context${suffix}`, level: 'warn', message: warning }
-        : { name: `context${suffix}`, level: 'ok', message: `ollama.num_ctx ${numCtx}${facts.contextLength ? ` within the trained context of ${facts.contextLength}` : ' (the model does not report its trained context)'}` },
+        : {
+            name: `context${suffix}`,
+            level: 'ok',
+            message: `ollama.num_ctx ${numCtx}${facts.contextLength ? ` within the trained context of ${facts.contextLength}` : ' (the model does not report its trained context)'}`,
+          },
     );
     return lines;
   }

@@ -1,15 +1,6 @@
 import type { AgentConfig } from '../config/agent-config.js';
 
-export type OllamaErrorKind =
-  | 'unreachable'
-  | 'model_not_found'
-  | 'no_tools'
-  | 'no_thinking'
-  | 'http'
-  | 'timeout'
-  | 'stalled'
-  | 'aborted'
-  | 'bad_response';
+export type OllamaErrorKind = 'unreachable' | 'model_not_found' | 'no_tools' | 'no_thinking' | 'http' | 'timeout' | 'stalled' | 'aborted' | 'bad_response';
 
 /** The one domain error of the gateway; `message` is a reason fit for a Task result, naming the fix. */
 export class OllamaError extends Error {
@@ -34,7 +25,10 @@ export function toOllamaError(error: unknown, signal: AbortSignal, ollama: Agent
   const detail = (error as Error).message ?? String(error);
   // Ollama v0.1.21+: 404 `model 'x' not found` from /api/show and /api/chat.
   if (status === 404) {
-    return new OllamaError('model_not_found', `Ollama model "${ollama.model}" was not found at ${ollama.host} (${detail}): run \`ollama pull ${ollama.model}\` or set ollama.model to a pulled model (\`ollama list\`).`);
+    return new OllamaError(
+      'model_not_found',
+      `Ollama model "${ollama.model}" was not found at ${ollama.host} (${detail}): run \`ollama pull ${ollama.model}\` or set ollama.model to a pulled model (\`ollama list\`).`,
+    );
   }
   // Ollama v0.3.0+: 400 `registry.ollama.ai/library/x:latest does not support tools`.
   if (status === 400 && /does not support tools/.test(detail)) return new OllamaError('no_tools', detail, status);

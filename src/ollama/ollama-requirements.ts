@@ -16,7 +16,12 @@ export function tooOld(version: string, minimum: string, feature: string, host: 
 
 /** Compares dotted numeric versions (`0.12.10` > `0.9.0`); a pre-release suffix is ignored. */
 function compareVersions(a: string, b: string): number {
-  const parts = (version: string) => version.replace(/^v/, '').split(/[-+]/)[0].split('.').map((part) => Number.parseInt(part, 10) || 0);
+  const parts = (version: string) =>
+    version
+      .replace(/^v/, '')
+      .split(/[-+]/)[0]
+      .split('.')
+      .map((part) => Number.parseInt(part, 10) || 0);
   const [left, right] = [parts(a), parts(b)];
   for (let i = 0; i < Math.max(left.length, right.length); i++) {
     const difference = (left[i] ?? 0) - (right[i] ?? 0);

@@ -108,7 +108,11 @@ export class PushDeliveries implements OnApplicationBootstrap, OnApplicationShut
     const checked = checkPushUrl(row.url, this.config.a2a.push.allowedUrls);
     const headers = 'problem' in checked ? null : await this.headers.get(row.kind)?.(row);
     const outcome =
-      'problem' in checked ? { error: checked.problem } : !headers ? { error: 'the push target no longer exists' } : await postPush(checked.target, row.payload, headers, this.config.a2a.push.timeoutMs);
+      'problem' in checked
+        ? { error: checked.problem }
+        : !headers
+          ? { error: 'the push target no longer exists' }
+          : await postPush(checked.target, row.payload, headers, this.config.a2a.push.timeoutMs);
     const delivered = 'status' in outcome && outcome.status >= 200 && outcome.status < 300;
     const error = delivered ? null : 'status' in outcome ? `HTTP ${outcome.status}` : outcome.error;
     const permanent = 'problem' in checked || !headers || ('refused' in outcome && outcome.refused === true);
@@ -119,7 +123,14 @@ export class PushDeliveries implements OnApplicationBootstrap, OnApplicationShut
       action: row.kind === 'a2a' ? 'a2a.push' : 'webhook.delivery',
       outcome: delivered ? 'ok' : permanent ? 'rejected' : 'error',
       taskId: row.taskId,
-      detail: { delivery: row.id, url: row.url, attempt, ...('status' in outcome ? { status: outcome.status } : {}), ...(error ? { reason: error } : {}), ...(givenUp ? { given_up: true } : {}) },
+      detail: {
+        delivery: row.id,
+        url: row.url,
+        attempt,
+        ...('status' in outcome ? { status: outcome.status } : {}),
+        ...(error ? { reason: error } : {}),
+        ...(givenUp ? { given_up: true } : {}),
+      },
     });
     if (delivered) await this.repository.settle(row.id, 'delivered', attempt, null);
     else if (givenUp) await this.repository.settle(row.id, 'failed', attempt, error);

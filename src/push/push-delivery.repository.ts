@@ -81,11 +81,19 @@ export class PushDeliveryRepository {
 
   /** The named signing key, created by whichever replica asks first. */
   async signingKey(name: string, create: () => Promise<{ privateJwk: string; publicJwk: string }>, now: string): Promise<{ privateJwk: string; publicJwk: string }> {
-    const read = async () => (await this.sql.all<{ privateJwk: string; publicJwk: string }>('SELECT private_jwk AS "privateJwk", public_jwk AS "publicJwk" FROM push_signing_keys WHERE name = ?', [name]))[0];
+    const read = async () =>
+      (
+        await this.sql.all<{ privateJwk: string; publicJwk: string }>('SELECT private_jwk AS "privateJwk", public_jwk AS "publicJwk" FROM push_signing_keys WHERE name = ?', [name])
+      )[0];
     const existing = await read();
     if (existing) return existing;
     const fresh = await create();
-    await this.sql.run('INSERT INTO push_signing_keys (name, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [name, fresh.privateJwk, fresh.publicJwk, now]);
-    return (await read());
+    await this.sql.run('INSERT INTO push_signing_keys (name, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [
+      name,
+      fresh.privateJwk,
+      fresh.publicJwk,
+      now,
+    ]);
+    return await read();
   }
 }

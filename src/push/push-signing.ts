@@ -42,12 +42,16 @@ export class PushSigning {
 
   private loadKey() {
     this.key ??= (async () => {
-      const stored = await this.repository.signingKey(KEY_NAME, async () => {
-        const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
-        const publicJwk = await exportJWK(publicKey);
-        const kid = createHash('sha256').update(JSON.stringify(publicJwk)).digest('base64url').slice(0, 16);
-        return { privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: ALG }), publicJwk: JSON.stringify({ ...publicJwk, kid, alg: ALG, use: 'sig' }) };
-      }, nowIso());
+      const stored = await this.repository.signingKey(
+        KEY_NAME,
+        async () => {
+          const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
+          const publicJwk = await exportJWK(publicKey);
+          const kid = createHash('sha256').update(JSON.stringify(publicJwk)).digest('base64url').slice(0, 16);
+          return { privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: ALG }), publicJwk: JSON.stringify({ ...publicJwk, kid, alg: ALG, use: 'sig' }) };
+        },
+        nowIso(),
+      );
       return { privateKey: (await importJWK(JSON.parse(stored.privateJwk) as JWK, ALG)) as CryptoKey, publicJwk: JSON.parse(stored.publicJwk) as JWK };
     })().catch((error: unknown) => {
       this.key = null;

@@ -16,14 +16,16 @@ for (const [network, prefix] of [
   ['198.18.0.0', 15],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(network, prefix, 'ipv4');
+] as const)
+  BLOCKED.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
   ['::', 128],
   ['::1', 128],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
-] as const) BLOCKED.addSubnet(network, prefix, 'ipv6');
+] as const)
+  BLOCKED.addSubnet(network, prefix, 'ipv6');
 
 const unbracket = (host: string) => (host.startsWith('[') ? host.slice(1, -1) : host);
 
@@ -58,7 +60,8 @@ export function checkPushUrl(raw: string, prefixes: readonly string[]): { proble
   if (matching.length === 0) return { problem: 'the url is not under a2a.push.allowed_urls' };
   const listedAddresses = matching.map((prefix) => (URL.canParse(prefix) ? unbracket(new URL(prefix).hostname) : '')).filter((host) => isIP(host) !== 0);
   const host = unbracket(url.hostname);
-  if (isIP(host) !== 0 && isBlockedAddress(host) && !listedAddresses.includes(host)) return { problem: `the url names a loopback, link-local or private address (${host}) no allowlist prefix names` };
+  if (isIP(host) !== 0 && isBlockedAddress(host) && !listedAddresses.includes(host))
+    return { problem: `the url names a loopback, link-local or private address (${host}) no allowlist prefix names` };
   return { target: { url, listedAddresses } };
 }
 
@@ -72,7 +75,9 @@ export function guardedLookup(listed: readonly string[]): LookupFunction {
       if (error) return callback(error, '', 0);
       const usable = addresses.filter((entry) => !isBlockedAddress(entry.address) || listed.includes(entry.address));
       if (usable.length === 0) {
-        const refused = Object.assign(new Error(`${hostname} resolves only to loopback, link-local or private addresses (${addresses.map((entry) => entry.address).join(', ')})`), { code: 'EPUSHBLOCKED' });
+        const refused = Object.assign(new Error(`${hostname} resolves only to loopback, link-local or private addresses (${addresses.map((entry) => entry.address).join(', ')})`), {
+          code: 'EPUSHBLOCKED',
+        });
         return callback(refused, '', 0);
       }
       if (options.all) return (callback as unknown as (error: null, addresses: typeof usable) => void)(null, usable);

@@ -59,7 +59,15 @@ export class Webhooks implements OnModuleInit, OnModuleDestroy {
     if (urls.length === 0) return;
     const task = await this.repository.taskFacts(event.taskId);
     if (!task) return;
-    const payload = JSON.stringify({ type: 'task.ended', task_id: event.taskId, session_id: task.sessionId, owner: task.owner, status: event.status, result: event.result, at: nowIso() });
+    const payload = JSON.stringify({
+      type: 'task.ended',
+      task_id: event.taskId,
+      session_id: task.sessionId,
+      owner: task.owner,
+      status: event.status,
+      result: event.result,
+      at: nowIso(),
+    });
     for (const url of urls) await this.deliveries.enqueue({ kind: 'webhook', target: url, taskId: event.taskId, owner: task.owner, url, payload });
   }
 }

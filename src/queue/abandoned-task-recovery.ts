@@ -5,8 +5,7 @@ import { TaskStatusJournal } from './task-status-journal.js';
 import { TasksRepository } from './tasks.repository.js';
 import { WORKER_LOG_CONTEXT } from './worker-log.js';
 
-const INTERRUPTED =
-  'Interrupted: the service stopped while this task was running; it was not resumed because its actions may not be repeatable.';
+const INTERRUPTED = 'Interrupted: the service stopped while this task was running; it was not resumed because its actions may not be repeatable.';
 const INTERRUPTED_PLANNING_TWICE = 'Interrupted: the service stopped twice while this task was being planned.';
 
 /**

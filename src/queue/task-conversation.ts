@@ -18,11 +18,7 @@ export class TaskConversation {
   ) {}
 
   async agentInput(task: TaskEntity): Promise<AgentTask> {
-    const [images, prelude, history] = await Promise.all([
-      this.tasks.imageData(task.id),
-      this.sessions.prelude(task.sessionId),
-      this.tasks.history(task.sessionId, task.seq),
-    ]);
+    const [images, prelude, history] = await Promise.all([this.tasks.imageData(task.id), this.sessions.prelude(task.sessionId), this.tasks.history(task.sessionId, task.seq)]);
     const historyImages = await this.tasks.imagesOf(history.map((turn) => turn.id));
     return {
       id: task.id,

@@ -19,18 +19,7 @@ import { TasksRepository } from './tasks.repository.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule, HistoryModule],
-  providers: [
-    TasksRepository,
-    RunnerIdentity,
-    TaskStatusJournal,
-    TaskConversation,
-    LeaseKeeper,
-    TaskExecution,
-    AbandonedTaskRecovery,
-    TaskWorker,
-    TaskQueueService,
-    SessionFork,
-  ],
+  providers: [TasksRepository, RunnerIdentity, TaskStatusJournal, TaskConversation, LeaseKeeper, TaskExecution, AbandonedTaskRecovery, TaskWorker, TaskQueueService, SessionFork],
   exports: [TaskQueueService, SessionFork, HistoryModule],
 })
 export class TaskQueueModule {}

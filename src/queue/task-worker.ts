@@ -36,7 +36,10 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   async onApplicationBootstrap(): Promise<void> {
     await this.audit.record({ caller: SYSTEM_CALLER, action: 'system.start', outcome: 'ok', detail: { runner: this.identity.id } });
     await this.recovery.recover();
-    this.scheduler.addInterval('task-worker', setInterval(() => this.tick(), this.config.queue.pollIntervalMs));
+    this.scheduler.addInterval(
+      'task-worker',
+      setInterval(() => this.tick(), this.config.queue.pollIntervalMs),
+    );
     this.wake();
   }
 

@@ -136,7 +136,10 @@ export class TasksRepository {
   /** Which of `taskIds` have an approval nobody has answered yet. */
   async awaitingApproval(taskIds: string[]): Promise<Set<string>> {
     if (taskIds.length === 0) return new Set();
-    const rows = await this.sql.all<{ task_id: string }>(`SELECT DISTINCT task_id FROM approvals WHERE state = 'pending' AND task_id IN (${taskIds.map(() => '?').join(', ')})`, taskIds);
+    const rows = await this.sql.all<{ task_id: string }>(
+      `SELECT DISTINCT task_id FROM approvals WHERE state = 'pending' AND task_id IN (${taskIds.map(() => '?').join(', ')})`,
+      taskIds,
+    );
     return new Set(rows.map((row) => row.task_id));
   }
 
@@ -212,10 +215,12 @@ export class TasksRepository {
   /** Cancels a queued Task at once; returns false when it was not queued. */
   async cancelQueued(id: string, reason: string): Promise<boolean> {
     const at = nowIso();
-    const rows = await this.sql.changed(
-      "UPDATE tasks SET status = 'cancelled', result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND status = 'queued' RETURNING id",
-      [reason, at, at, id],
-    );
+    const rows = await this.sql.changed("UPDATE tasks SET status = 'cancelled', result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND status = 'queued' RETURNING id", [
+      reason,
+      at,
+      at,
+      id,
+    ]);
     return rows.length > 0;
   }
 
@@ -235,9 +240,7 @@ export class TasksRepository {
       `SELECT *, CASE WHEN lease_expires_at < ${this.sql.clock.now()} THEN 1 ELSE 0 END AS expired FROM tasks WHERE status IN ${ACTIVE.sql}`,
       ACTIVE.params,
     );
-    return rows
-      .filter((row) => Number(row.expired) === 1 || row.lease_owner === null || deadOwner(row.lease_owner as string))
-      .map((row) => this.sql.hydrate(TaskEntity, row));
+    return rows.filter((row) => Number(row.expired) === 1 || row.lease_owner === null || deadOwner(row.lease_owner as string)).map((row) => this.sql.hydrate(TaskEntity, row));
   }
 
   /**

@@ -20,9 +20,7 @@ export class SessionFilesRepository {
     // JSON functions refuse an escaped NUL anywhere in the document (older steps may hold one in their
     // argument summary): such a row gives no path instead of failing the whole listing.
     const path =
-      this.sql.dialect === 'postgres'
-        ? "(CASE WHEN strpos(step.detail, '\\u0000') = 0 THEN CAST(step.detail AS json) ->> 'path' END)"
-        : "json_extract(step.detail, '$.path')";
+      this.sql.dialect === 'postgres' ? "(CASE WHEN strpos(step.detail, '\\u0000') = 0 THEN CAST(step.detail AS json) ->> 'path' END)" : "json_extract(step.detail, '$.path')";
     const [condition, value] = 'owner' in scope ? ['task.owner = ?', scope.owner] : ['task.session_id = ?', scope.sessionId];
     const rows = await this.sql.all<{ session_id: string; path: string | null; seq: number | string }>(
       `SELECT task.session_id AS session_id, ${path} AS path, MAX(step.seq) AS seq FROM task_steps step INNER JOIN tasks task ON task.id = step.task_id ` +

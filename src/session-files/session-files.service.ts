@@ -68,7 +68,10 @@ export class SessionFilesService {
   private async read(sessionId: string, path: string, uri: string): Promise<SessionFileContent> {
     const files = await this.workspace.forReading(sessionId);
     if (files.state === 'expired') {
-      throw new AgentError('files_expired', `the files of session ${sessionId} expired: its workspace was removed after ${this.config.workspace.retentionDays} idle days (workspace.retention_days)`);
+      throw new AgentError(
+        'files_expired',
+        `the files of session ${sessionId} expired: its workspace was removed after ${this.config.workspace.retentionDays} idle days (workspace.retention_days)`,
+      );
     }
     if (files.state === 'absent') throw notFound(uri);
     const max = this.config.mcp.resources.maxReadBytes;

@@ -32,7 +32,9 @@ export function firstRunAdminToken(config: AgentConfig): FirstRunToken | null {
     chmodSync(file, 0o600);
     return { token, file, created: true };
   } catch (error) {
-    throw new StartupError(`auth.admin_token: cannot keep a first-run token in ${file} (${errnoReason((error as NodeJS.ErrnoException).code)}); set auth.admin_token (at least ${MIN_CHARS} characters) instead`);
+    throw new StartupError(
+      `auth.admin_token: cannot keep a first-run token in ${file} (${errnoReason((error as NodeJS.ErrnoException).code)}); set auth.admin_token (at least ${MIN_CHARS} characters) instead`,
+    );
   }
 }
 

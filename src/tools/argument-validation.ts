@@ -5,12 +5,7 @@ import { AgentError } from '../common/agent-error.js';
 import { cutText } from '../common/cut-text.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { TaskRequest, TaskRequestImage } from '../queue/task-request.js';
-import {
-  AGENT_RUN_INPUT_SCHEMA,
-  AGENT_STATUS_INPUT_SCHEMA,
-  type AgentRunArguments,
-  type AgentStatusArguments,
-} from './tool-schemas.js';
+import { AGENT_RUN_INPUT_SCHEMA, AGENT_STATUS_INPUT_SCHEMA, type AgentRunArguments, type AgentStatusArguments } from './tool-schemas.js';
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 // eslint-disable-next-line @typescript-eslint/no-unsafe-call -- the SDK re-exports ajv-formats' plugin without its types
@@ -46,7 +41,9 @@ export function validateAgentRun(args: unknown, limits: AgentRunLimits): TaskReq
   if (!agentRunSchema(args)) throw invalid(agentRunSchema.errors);
   if (args.request.trim() === '') throw invalidInput('request: must not be empty or whitespace only.');
   if (args.request.length > limits.maxRequestChars) {
-    throw invalidInput(`request: ${args.request.length} characters exceeds the limit of ${limits.maxRequestChars} characters (the model's context, ollama.num_ctx, at 4 characters per token).`);
+    throw invalidInput(
+      `request: ${args.request.length} characters exceeds the limit of ${limits.maxRequestChars} characters (the model's context, ollama.num_ctx, at 4 characters per token).`,
+    );
   }
   if (args.request.includes('\0') || !args.request.isWellFormed()) {
     throw invalidInput('request: must be text without NUL characters or unpaired surrogates.');

@@ -35,12 +35,7 @@ export class ToolPipeline {
 
   constructor(private readonly audit: AuditService) {}
 
-  async execute<R>(
-    tool: string,
-    caller: Caller,
-    args: unknown,
-    handler: (accepted: AuditDraft) => Promise<R>,
-  ): Promise<R | ToolErrorResult> {
+  async execute<R>(tool: string, caller: Caller, args: unknown, handler: (accepted: AuditDraft) => Promise<R>): Promise<R | ToolErrorResult> {
     const call: AuditDraft = { action: `tools/call ${tool}`, detail: { arguments: args } };
     try {
       return await handler(call);

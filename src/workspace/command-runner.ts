@@ -53,7 +53,16 @@ export function runCommand(command: string, options: CommandOptions): Promise<Co
   const script = withLimits(command, options);
   const sandboxed = options.sandbox.mode === 'bubblewrap';
   const [file, args] = sandboxed
-    ? ['bwrap', ['--json-status-fd', '3', ...bubblewrapArgs(options.workspaceRoot, options.maxMemoryBytes), ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]), ...sandboxShell(script)]]
+    ? [
+        'bwrap',
+        [
+          '--json-status-fd',
+          '3',
+          ...bubblewrapArgs(options.workspaceRoot, options.maxMemoryBytes),
+          ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]),
+          ...sandboxShell(script),
+        ],
+      ]
     : ['/bin/sh', ['-c', script]];
   const started = Date.now();
   return new Promise((resolve, reject) => {
@@ -138,7 +147,7 @@ function watchSandboxInit(status: Readable): { pid: number | null } {
  */
 async function namespaceGone(initPid: number | null): Promise<void> {
   if (initPid === null) return;
-  for (const deadline = Date.now() + 2000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 2000; Date.now() < deadline;) {
     const stat = await readFile(`/proc/${initPid}/stat`, 'utf8').catch(() => null);
     if (stat === null || /\) [ZX] /.test(stat)) return;
     await new Promise((done) => setTimeout(done, 10));

@@ -26,14 +26,25 @@ const serviceIsRoot = () => process.getuid?.() === 0;
  * (CAP_DAC_OVERRIDE, CAP_FOWNER). Mounts bound read-only stay read-only whatever the capabilities.
  */
 const AS_ROOT = [
-  '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try',
-  '--cap-drop', 'ALL',
+  '--unshare-ipc',
+  '--unshare-pid',
+  '--unshare-net',
+  '--unshare-uts',
+  '--unshare-cgroup-try',
+  '--cap-drop',
+  'ALL',
   ...['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_DAC_OVERRIDE', 'CAP_FOWNER'].flatMap((cap) => ['--cap-add', cap]),
 ];
 const KEPT_CAPS = '-all,+dac_override,+fowner';
 const DROP_TO_SANDBOX_USER = [
-  '/usr/bin/setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups',
-  `--inh-caps=${KEPT_CAPS}`, `--ambient-caps=${KEPT_CAPS}`, `--bounding-set=${KEPT_CAPS}`, '--',
+  '/usr/bin/setpriv',
+  `--reuid=${SANDBOX_UID}`,
+  `--regid=${SANDBOX_UID}`,
+  '--clear-groups',
+  `--inh-caps=${KEPT_CAPS}`,
+  `--ambient-caps=${KEPT_CAPS}`,
+  `--bounding-set=${KEPT_CAPS}`,
+  '--',
 ];
 
 /** The shell that runs `script` inside the sandbox: as SANDBOX_UID when the service is root. */
@@ -52,29 +63,61 @@ export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYT
     '--die-with-parent',
     '--new-session',
     '--clearenv',
-    '--ro-bind', '/usr', '/usr',
-    '--symlink', 'usr/bin', '/bin',
-    '--symlink', 'usr/sbin', '/sbin',
-    '--symlink', 'usr/lib', '/lib',
-    '--symlink', 'usr/lib64', '/lib64',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/sbin',
+    '/sbin',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
     // Made by bwrap as root with mode 0700 otherwise: a command as SANDBOX_UID could read nothing below it.
-    '--perms', '0755', '--dir', '/etc',
-    '--ro-bind-try', '/etc/alternatives', '/etc/alternatives',
-    '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
-    '--ro-bind-try', '/etc/ssl', '/etc/ssl',
-    '--ro-bind-try', '/etc/localtime', '/etc/localtime',
-    '--proc', '/proc',
-    '--dev', '/dev',
+    '--perms',
+    '0755',
+    '--dir',
+    '/etc',
+    '--ro-bind-try',
+    '/etc/alternatives',
+    '/etc/alternatives',
+    '--ro-bind-try',
+    '/etc/ld.so.cache',
+    '/etc/ld.so.cache',
+    '--ro-bind-try',
+    '/etc/ssl',
+    '/etc/ssl',
+    '--ro-bind-try',
+    '/etc/localtime',
+    '/etc/localtime',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
     // bwrap's /dev is an unsized tmpfs (half the host's memory) the command could fill: read-only, with a
     // sized /dev/shm (POSIX shared memory) of its own. Device nodes stay usable on a read-only mount.
-    '--size', String(tmpBytes), '--tmpfs', '/dev/shm',
-    '--remount-ro', '/dev',
+    '--size',
+    String(tmpBytes),
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
+    '/dev',
     // Sized: an unsized tmpfs may take half the host's memory, outside any per-process limit.
-    '--size', String(tmpBytes), '--tmpfs', '/tmp',
+    '--size',
+    String(tmpBytes),
+    '--tmpfs',
+    '/tmp',
     // The directories above the workspace, which bwrap would make 0700 root: git refuses a work tree it
     // cannot reach with access(2), which ignores the capabilities of a command running as SANDBOX_UID.
     ...ancestors(workspaceRoot).flatMap((dir) => ['--perms', '0755', '--dir', dir]),
-    '--bind', workspaceRoot, workspaceRoot,
+    '--bind',
+    workspaceRoot,
+    workspaceRoot,
   ];
   // Codex-style protected path: the repository metadata (hooks, config) stays read-only.
   if (existsSync(join(workspaceRoot, '.git'))) args.push('--ro-bind', join(workspaceRoot, '.git'), join(workspaceRoot, '.git'));
@@ -121,7 +164,12 @@ export function commandEnvironment(workspaceRoot: string): Record<string, string
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_CONFIG_COUNT: String(git.length),
-    ...Object.fromEntries(git.flatMap(([key, value], index) => [[`GIT_CONFIG_KEY_${index}`, key], [`GIT_CONFIG_VALUE_${index}`, value]])),
+    ...Object.fromEntries(
+      git.flatMap(([key, value], index) => [
+        [`GIT_CONFIG_KEY_${index}`, key],
+        [`GIT_CONFIG_VALUE_${index}`, value],
+      ]),
+    ),
     NPM_CONFIG_USERCONFIG: '/dev/null',
     NPM_CONFIG_SCRIPT_SHELL: '/bin/sh',
   };

@@ -58,7 +58,10 @@ export class WorkspaceFiles {
     if (from > to && lines.length > 0 && !(lines.length === 1 && lines[0] === '')) {
       throw new WorkspaceError('invalid', `${path}: line range ${from}-${to} is outside 1-${lines.length}`);
     }
-    return lines.slice(from - 1, to).map((line, index) => `${from + index}\t${line}`).join('\n');
+    return lines
+      .slice(from - 1, to)
+      .map((line, index) => `${from + index}\t${line}`)
+      .join('\n');
   }
 
   /** A regular file's whole text (UTF-8). */
@@ -137,7 +140,11 @@ export class WorkspaceFiles {
     if (occurrences !== 1) {
       throw new WorkspaceError('invalid', `${path}: old_text occurs ${occurrences} times; it must occur exactly once`);
     }
-    const change = await this.writeFile(paths, path, source.replace(oldText, () => newText));
+    const change = await this.writeFile(
+      paths,
+      path,
+      source.replace(oldText, () => newText),
+    );
     return { ...change, created: false };
   }
 
@@ -194,12 +201,7 @@ export class WorkspaceFiles {
 }
 
 /** Runs `use` on the path's regular file, opened race-free; anything else is `notRegular` (or not found). */
-async function withRegularFile<T>(
-  paths: WorkspacePaths,
-  path: string,
-  notRegular: 'invalid' | 'not_found',
-  use: (handle: FileHandle, info: Stats) => Promise<T>,
-): Promise<T> {
+async function withRegularFile<T>(paths: WorkspacePaths, path: string, notRegular: 'invalid' | 'not_found', use: (handle: FileHandle, info: Stats) => Promise<T>): Promise<T> {
   const { handle, info } = await openBeneath(paths.root, paths.segments(path), path);
   try {
     if (!info.isFile()) throw new WorkspaceError(notRegular, `${path}: not a regular file`);

@@ -3,7 +3,6 @@ import { at, openRoot, walkBeneath } from './beneath.js';
 import { WorkspaceError } from './workspace-error.js';
 import type { Usage, WorkspacePaths } from './workspace-paths.js';
 
-
 /**
  * Walks the tree once, race-free (beneath.ts), and stops after `stopAfter` entries: a workspace with
  * more is over its limit whatever the rest holds, and the walk stays bounded however many files a

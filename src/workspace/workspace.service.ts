@@ -94,9 +94,10 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
     const problem = !stillOver ? null : already && !cleaned ? `${stillOver}; while it is over, a command may only delete files` : cleaned ? null : stillOver;
     const overQuota = paths.maxBytes !== null && after.bytes > paths.maxBytes ? after.bytes : null;
     // The model reads stderr: say which limit it ran into, so it does not retry the same thing blindly.
-    const memoryNote = result.exitCode !== 0 && !result.timedOut && OUT_OF_MEMORY.test(result.stderr)
-      ? `\n[the command ran out of memory: each process may use at most ${maxMemoryBytes} bytes (workspace.max_memory_bytes)]`
-      : '';
+    const memoryNote =
+      result.exitCode !== 0 && !result.timedOut && OUT_OF_MEMORY.test(result.stderr)
+        ? `\n[the command ran out of memory: each process may use at most ${maxMemoryBytes} bytes (workspace.max_memory_bytes)]`
+        : '';
     return { ...result, stderr: result.stderr + memoryNote, overQuota, overLimit: problem };
   }
 

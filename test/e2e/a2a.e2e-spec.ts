@@ -52,11 +52,19 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
     const second = (await client.sendMessage(send([text('second question')], { contextId: first.contextId }))) as Task;
     expect(second.contextId).toBe(first.contextId);
     expect(answerOf(second)).toEqual({ $case: 'text', value: 'second answer' });
-    expect(ollama.workChats.at(-1)!.body.messages.filter((m) => m.role !== 'system').map((m) => m.content)).toEqual(['first question', 'first answer', 'second question']);
+    expect(
+      ollama.workChats
+        .at(-1)!
+        .body.messages.filter((m) => m.role !== 'system')
+        .map((m) => m.content),
+    ).toEqual(['first question', 'first answer', 'second question']);
   });
 
   it('SendStreamingMessage: the submitted Task, WORKING updates with the trace steps, the artifacts, then COMPLETED', async () => {
-    ollama.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: 'a2a/out.txt', content: 'hi' } }], promptEvalCount: 3, evalCount: 2 }, { content: 'wrote it', delayMs: 200 });
+    ollama.enqueue(
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'a2a/out.txt', content: 'hi' } }], promptEvalCount: 3, evalCount: 2 },
+      { content: 'wrote it', delayMs: 200 },
+    );
     const events = [];
     for await (const event of client.sendMessageStream(send([text('write a file')]))) events.push(event.payload!);
     // The first event is the Task as stored when it is sent: submitted, or already being worked on.
@@ -69,7 +77,10 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
     const artifacts = events.filter((event) => event.$case === 'artifactUpdate').map((event) => (event.value as { artifact: { name: string; parts: Part[] } }).artifact);
     // The answer streams in chunks (push.e2e-spec.ts); the deliverables come whole at the end.
     expect([...new Set(artifacts.map((artifact) => artifact.name))]).toEqual(['answer', 'deliverables']);
-    expect(artifacts.at(-1)!.parts[0]).toMatchObject({ filename: 'a2a/out.txt', content: { $case: 'url', value: expect.stringMatching(/^agent-session:\/\/[0-9a-f-]{36}\/files\/a2a\/out\.txt$/) } });
+    expect(artifacts.at(-1)!.parts[0]).toMatchObject({
+      filename: 'a2a/out.txt',
+      content: { $case: 'url', value: expect.stringMatching(/^agent-session:\/\/[0-9a-f-]{36}\/files\/a2a\/out\.txt$/) },
+    });
     expect(updates.at(-1)!.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
@@ -114,7 +125,12 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
     const res = await fetch(`${base}/a2a`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'old client' }] } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'old client' }] } },
+      }),
     });
     const body = await res.json();
     expect(body.result).toMatchObject({ kind: 'task', status: { state: 'completed' } });

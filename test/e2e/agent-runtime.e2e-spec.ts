@@ -73,7 +73,10 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     expect(commands[0].output).toContain('FAIL: add(2, 3) = -1');
     expect(commands[1].output).toContain('PASS');
     expect(commands[0].sandbox).toBe('bubblewrap');
-    const toolResults = ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+    const toolResults = ollama.workChats
+      .at(-1)!
+      .body.messages.filter((message) => message.role === 'tool')
+      .map((message) => message.content);
     expect(toolResults[0]).toMatch(/^exit code 1/);
     expect(toolResults.at(-1)).toMatch(/^exit code 0\nPASS/);
     const full = textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
@@ -159,11 +162,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
   });
 
   it('refuses escapes from the workspace through the tools, and the model sees the refusal', async () => {
-    ollama.enqueue(
-      call('read_file', { path: '../../../etc/passwd' }),
-      call('write_file', { path: '/tmp/escaped-by-agent', content: 'x' }),
-      { content: 'could not' },
-    );
+    ollama.enqueue(call('read_file', { path: '../../../etc/passwd' }), call('write_file', { path: '/tmp/escaped-by-agent', content: 'x' }), { content: 'could not' });
     const taskId = await submit('Read /etc/passwd.');
     await finish(taskId);
     const denied = (await steps(taskId)).filter((step) => step.outcome === 'denied');
@@ -178,7 +177,10 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     const read = (n: number) => ({ ...call('read_file', { path: 'big.txt', start_line: 1, end_line: n }), promptEvalCount: 27_000 });
     ollama.enqueue(read(1), read(2), read(3), read(4), read(5), read(6), { content: 'done' });
     await finish(await submit('Read big.txt many times.'));
-    const tools = ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+    const tools = ollama.workChats
+      .at(-1)!
+      .body.messages.filter((message) => message.role === 'tool')
+      .map((message) => message.content);
     expect(tools).toHaveLength(6);
     // Each reply's prompt_eval_count (27 000 of 32 768) triggers a compaction, and teaches the pre-flight
     // estimate that these prompts are larger than their characters suggest: before the last request, all
@@ -190,7 +192,10 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
   it('bounds a huge tool output for the model with a truncation marker', async () => {
     ollama.enqueue(call('run_command', { command: 'seq 1 100000' }), { content: 'counted' });
     await finish(await submit('Count.'));
-    const output = ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').at(-1)!.content;
+    const output = ollama.workChats
+      .at(-1)!
+      .body.messages.filter((message) => message.role === 'tool')
+      .at(-1)!.content;
     expect(output.length).toBeLessThanOrEqual(16_000 + 100);
     expect(output).toMatch(/characters omitted/);
     expect(output).toMatch(/\n100000$/);
@@ -200,7 +205,10 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
     ollama.enqueue(call('run_command', { command: 'env; cat /proc/self/environ' }), { content: 'ok' });
     const taskId = await submit('Show the environment.');
     await finish(taskId);
-    const output = ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').at(-1)!.content;
+    const output = ollama.workChats
+      .at(-1)!
+      .body.messages.filter((message) => message.role === 'tool')
+      .at(-1)!.content;
     expect(output).toMatch(/^exit code 0/);
     for (const canary of Object.values(CANARIES)) expect(output).not.toContain(canary);
   });

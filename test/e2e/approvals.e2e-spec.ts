@@ -138,39 +138,42 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     return { task_id: accepted.task_id, session_id: accepted.session_id, text };
   }
 
-  it.each(['承認', 'はい', 'approve', ' YES '])('ends with the request when the client cannot answer in place; %j runs it and the model continues the same conversation', async (word) => {
-    const name = `approved-${Buffer.from(word).toString('hex')}.txt`;
-    const command = `echo hi > ${name}`;
-    const first = await paused(command, 'write hi into a file');
-    expect(fieldsOf(first.text)).toMatchObject({ status: 'completed', current_task: '' });
-    expect(first.text).toContain(`command: ${command}`);
-    expect(first.text).toContain(`session_id (${first.session_id})`);
-    expect(first.text).toContain('「承認」');
-    expect(existsSync(h.file(name))).toBe(false);
-    const [pending] = await h.approvalsOf(first.task_id);
-    expect(pending).toMatchObject({ state: 'pending' });
-    expect(Boolean(pending.waiting)).toBe(false);
+  it.each(['承認', 'はい', 'approve', ' YES '])(
+    'ends with the request when the client cannot answer in place; %j runs it and the model continues the same conversation',
+    async (word) => {
+      const name = `approved-${Buffer.from(word).toString('hex')}.txt`;
+      const command = `echo hi > ${name}`;
+      const first = await paused(command, 'write hi into a file');
+      expect(fieldsOf(first.text)).toMatchObject({ status: 'completed', current_task: '' });
+      expect(first.text).toContain(`command: ${command}`);
+      expect(first.text).toContain(`session_id (${first.session_id})`);
+      expect(first.text).toContain('「承認」');
+      expect(existsSync(h.file(name))).toBe(false);
+      const [pending] = await h.approvalsOf(first.task_id);
+      expect(pending).toMatchObject({ state: 'pending' });
+      expect(Boolean(pending.waiting)).toBe(false);
 
-    h.ollama.enqueue({ content: 'wrote the file', promptEvalCount: 20, evalCount: 4 });
-    const chatsBefore = h.ollama.workChats.length;
-    const second = await h.submit(word, first.session_id);
-    const final = await h.finished(second.task_id);
-    expect(fieldsOf(final)).toMatchObject({ status: 'completed', result: 'wrote the file' });
-    expect(readFileSync(h.file(name), 'utf8')).toBe('hi\n');
-    // The resumed conversation is the one the model had: its tool call, then the command's real result.
-    const messages = h.ollama.workChats[chatsBefore].body.messages;
-    expect(messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool']);
-    expect(messages[1].content).toBe('write hi into a file');
-    expect(JSON.stringify(messages[2].tool_calls)).toContain(command.replace(/"/g, '\\"'));
-    expect(messages[3]).toMatchObject({ tool_name: 'run_command' });
-    expect(messages[3].content).toMatch(/^exit code 0/);
-    expect(h.ollama.workChats.length).toBe(chatsBefore + 1);
-    const [answered] = await h.approvalsOf(first.task_id);
-    expect(answered).toMatchObject({ state: 'granted', answered_by: await h.ownerOf(second.task_id), answered_via: 'conversation', answered_client: 'e2e/1.0.0' });
-    const [granted] = await h.audit('approval.granted', first.task_id);
-    expect(granted.client).toBe('e2e/1.0.0');
-    expect(JSON.parse(granted.detail)).toMatchObject({ command, via: 'conversation', answer_task_id: second.task_id });
-  });
+      h.ollama.enqueue({ content: 'wrote the file', promptEvalCount: 20, evalCount: 4 });
+      const chatsBefore = h.ollama.workChats.length;
+      const second = await h.submit(word, first.session_id);
+      const final = await h.finished(second.task_id);
+      expect(fieldsOf(final)).toMatchObject({ status: 'completed', result: 'wrote the file' });
+      expect(readFileSync(h.file(name), 'utf8')).toBe('hi\n');
+      // The resumed conversation is the one the model had: its tool call, then the command's real result.
+      const messages = h.ollama.workChats[chatsBefore].body.messages;
+      expect(messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+      expect(messages[1].content).toBe('write hi into a file');
+      expect(JSON.stringify(messages[2].tool_calls)).toContain(command.replace(/"/g, '\\"'));
+      expect(messages[3]).toMatchObject({ tool_name: 'run_command' });
+      expect(messages[3].content).toMatch(/^exit code 0/);
+      expect(h.ollama.workChats.length).toBe(chatsBefore + 1);
+      const [answered] = await h.approvalsOf(first.task_id);
+      expect(answered).toMatchObject({ state: 'granted', answered_by: await h.ownerOf(second.task_id), answered_via: 'conversation', answered_client: 'e2e/1.0.0' });
+      const [granted] = await h.audit('approval.granted', first.task_id);
+      expect(granted.client).toBe('e2e/1.0.0');
+      expect(JSON.parse(granted.detail)).toMatchObject({ command, via: 'conversation', answer_task_id: second.task_id });
+    },
+  );
 
   it.each(['拒否', 'いいえ', 'deny', 'No'])('%j: the model is told the person refused, and goes on without running it', async (word) => {
     const name = `denied-${Buffer.from(word).toString('hex')}.txt`;
@@ -237,7 +240,10 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     const auth = { Authorization: `Bearer ${ADMIN_TOKEN}` };
     const base = `http://127.0.0.1:${h.service.port}`;
     const ofSession = await (await fetch(`${base}/admin/sessions/${first.session_id}/approval`, { headers: auth })).json();
-    expect(ofSession).toMatchObject({ session_id: first.session_id, pending: { task_id: first.task_id, tool: 'run_command', command: 'echo admin > admin.txt', state: 'pending', waiting_in_place: false } });
+    expect(ofSession).toMatchObject({
+      session_id: first.session_id,
+      pending: { task_id: first.task_id, tool: 'run_command', command: 'echo admin > admin.txt', state: 'pending', waiting_in_place: false },
+    });
     expect(JSON.stringify(ofSession)).not.toContain('messages');
     const task = await (await fetch(`${base}/admin/tasks/${first.task_id}`, { headers: auth })).json();
     expect(task.pending_approvals).toMatchObject([{ command: 'echo admin > admin.txt', waiting_in_place: false }]);
@@ -328,7 +334,9 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     const waiting = await h.taskStatus(taskId, ['input_required']);
     const [key] = Object.keys(waiting.inputRequests);
     const chatsBefore = h.ollama.workChats.length;
-    expect(await h.withTasks('tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: false, reason: 'not on a Friday' } } } })).toMatchObject({ kind: 'result' });
+    expect(await h.withTasks('tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: false, reason: 'not on a Friday' } } } })).toMatchObject({
+      kind: 'result',
+    });
     const final = await h.taskStatus(taskId, ['completed']);
     expect(fieldsOf(final.result.content[0].text)).toMatchObject({ result: 'fine, not doing it' });
     expect(existsSync(h.file('nope.txt'))).toBe(false);
@@ -482,7 +490,10 @@ describe('approvals behind an SSO proxy: only the session owner answers', () => 
     const taskId = (created as { result: { taskId: string } }).result.taskId;
     const waiting = await h.taskStatus(taskId, ['input_required']);
     const [key] = Object.keys(waiting.inputRequests);
-    const bobUpdate = await bobRaw({ method: 'tasks/update', params: { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } }, _meta: modernMeta(true) } });
+    const bobUpdate = await bobRaw({
+      method: 'tasks/update',
+      params: { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } }, _meta: modernMeta(true) },
+    });
     expect(bobUpdate).toMatchObject({ kind: 'error', error: { code: -32602 } });
     expect((await h.taskStatus(taskId, ['input_required'])).status).toBe('input_required');
     await h.withTasks('tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } } });
@@ -531,7 +542,7 @@ describeOnPostgres('approvals across two replicas on one PostgreSQL database', (
     const created = await a({ method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'across replicas' }, ...meta } });
     const taskId = (created as { result: { taskId: string } }).result.taskId;
     let waiting: any;
-    for (const deadline = Date.now() + 15_000; ; ) {
+    for (const deadline = Date.now() + 15_000; ;) {
       const got = await b({ method: 'tasks/get', params: { taskId, ...meta } });
       if (got.kind === 'result' && got.result.status === 'input_required') {
         waiting = got.result;
@@ -545,7 +556,7 @@ describeOnPostgres('approvals across two replicas on one PostgreSQL database', (
     const answerer = [a, b][other];
     const [key] = Object.keys(waiting.inputRequests);
     await answerer({ method: 'tasks/update', params: { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } }, ...meta } });
-    for (const deadline = Date.now() + 15_000; ; ) {
+    for (const deadline = Date.now() + 15_000; ;) {
       const got = await a({ method: 'tasks/get', params: { taskId, ...meta } });
       if (got.kind === 'result' && got.result.status === 'completed') break;
       if (Date.now() > deadline) throw new Error(`never completed: ${JSON.stringify(got)}`);

@@ -22,8 +22,14 @@ describe('ask_user: a question with choices pauses the run like an approval', ()
     await waitForTerminal(statusText, taskId);
     return statusText(taskId);
   };
-  const audit = (action: string, taskId: string) => probe<{ detail: string }>(config.database, 'SELECT detail FROM audit_events WHERE action = ? AND task_id = ? ORDER BY seq', action, taskId);
-  const rows = (taskId: string) => probe<{ tool: string; state: string; reason: string | null; options: string; answered_via: string | null }>(config.database, 'SELECT * FROM approvals WHERE task_id = ?', taskId);
+  const audit = (action: string, taskId: string) =>
+    probe<{ detail: string }>(config.database, 'SELECT detail FROM audit_events WHERE action = ? AND task_id = ? ORDER BY seq', action, taskId);
+  const rows = (taskId: string) =>
+    probe<{ tool: string; state: string; reason: string | null; options: string; answered_via: string | null }>(
+      config.database,
+      'SELECT * FROM approvals WHERE task_id = ?',
+      taskId,
+    );
   const withTasks = (method: string, params: Record<string, unknown>): Promise<RawResponse> => raw({ method, params: { ...params, _meta: modernMeta(true) } });
   const lastPrompt = () => ollama.workChats.at(-1)!.body.messages;
 
@@ -56,7 +62,11 @@ describe('ask_user: a question with choices pauses the run like an approval', ()
     const second = await submit('2', first.session_id);
     expect(fieldsOf(await finished(second.task_id))).toMatchObject({ status: 'completed', result: 'Here it is in Go.' });
     expect(lastPrompt().at(-1)).toMatchObject({ role: 'tool', tool_name: 'ask_user', content: 'The user chose: Go' });
-    expect(lastPrompt().filter((message) => message.role === 'user').map((message) => message.content)).toEqual(['Write a hello world.']);
+    expect(
+      lastPrompt()
+        .filter((message) => message.role === 'user')
+        .map((message) => message.content),
+    ).toEqual(['Write a hello world.']);
     expect(await rows(first.task_id)).toMatchObject([{ state: 'granted', reason: 'Go', answered_via: 'conversation' }]);
     expect(JSON.parse((await audit('question.answered', first.task_id))[0].detail)).toMatchObject({ answer: 'choice', answer_task_id: second.task_id });
   });

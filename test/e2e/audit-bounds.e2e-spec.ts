@@ -5,7 +5,7 @@ import { useStack } from '../support/e2e-stack.js';
 import type { ServiceProcess } from '../support/service-process.js';
 
 /** Bytes stored for the latest audit event of `action`: its detail and short columns. */
-const STORED = "SELECT length(detail) + length(actor) + coalesce(length(client), 0) AS n, outcome, detail FROM audit_events WHERE action = ? ORDER BY seq DESC LIMIT 1";
+const STORED = 'SELECT length(detail) + length(actor) + coalesce(length(client), 0) AS n, outcome, detail FROM audit_events WHERE action = ? ORDER BY seq DESC LIMIT 1';
 
 describe('what one call can store in the audit log is bounded (issue 9, finding 3)', () => {
   const stack = useStack({ config: { ollama: { model: 'test-model', num_ctx: 1024 } } });
@@ -16,7 +16,13 @@ describe('what one call can store in the audit log is bounded (issue 9, finding 
   const post = async (method: string, params: Record<string, unknown>) => {
     const res = await fetch(service.url, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...(method === 'tools/call' ? { 'Mcp-Name': String(params.name) } : {}) },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN,
+        'Mcp-Method': method,
+        ...(method === 'tools/call' ? { 'Mcp-Name': String(params.name) } : {}),
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
     });
     return { status: res.status, rpc: parseRpc(await res.text(), res.headers.get('content-type')) };
@@ -58,7 +64,9 @@ describe('what one call can store in the audit log is bounded (issue 9, finding 
   it('refuses a request longer than the model could ever take (ollama.num_ctx) as a Tool error, queueing nothing', async () => {
     const { rpc } = await post('tools/call', { name: 'agent_run', arguments: { request: 'y'.repeat(1024 * 4 + 1) }, _meta: modernMeta(false) });
     expect(rpc).toMatchObject({ kind: 'result', result: { isError: true } });
-    expect((rpc as { result: { content: { text: string }[] } }).result.content[0].text).toMatch(/^Invalid arguments: request: 4097 characters exceeds the limit of 4096 characters/);
+    expect((rpc as { result: { content: { text: string }[] } }).result.content[0].text).toMatch(
+      /^Invalid arguments: request: 4097 characters exceeds the limit of 4096 characters/,
+    );
     expect(await probe(db, 'SELECT id FROM tasks')).toEqual([]);
   });
 });

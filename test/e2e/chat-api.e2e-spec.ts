@@ -84,13 +84,12 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
     ollama.enqueue({ content: 'Then 8.' });
     const next = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'And 4+4?' }], session_id: extra.session_id } as never);
     expect((next as unknown as { session_id: string }).session_id).toBe(extra.session_id);
-    expect(ollama.workChats.at(-1)!.body.messages.filter((m) => m.role !== 'system').map((m) => m.content)).toEqual([
-      'Be brief.\n\nWhat is 1+1?',
-      '2',
-      'And 2+2?',
-      'The answer is 4.',
-      'And 4+4?',
-    ]);
+    expect(
+      ollama.workChats
+        .at(-1)!
+        .body.messages.filter((m) => m.role !== 'system')
+        .map((m) => m.content),
+    ).toEqual(['Be brief.\n\nWhat is 1+1?', '2', 'And 2+2?', 'The answer is 4.', 'And 4+4?']);
   });
 
   it('streams chunks: role and agent first, execution steps as they happen, the answer, finish reason and usage, [DONE]', async () => {
@@ -182,7 +181,15 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
     ollama.enqueue({ content: 'a pixel' });
     const completion = await openai.chat.completions.create({
       model: MODEL,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_1x1}` } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_1x1}` } },
+          ],
+        },
+      ],
     });
     expect(completion.choices[0].message.content).toBe('a pixel');
     expect(ollama.workChats.at(-1)!.body.messages.at(-1)).toMatchObject({ content: 'what is this?', images: [PNG_1x1] });
@@ -193,12 +200,71 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
   const invalid: [string, Record<string, unknown>, string | null, RegExp][] = [
     ['an unknown model', { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }, 'model', /does not exist/],
     ['no messages', { model: MODEL, messages: [] }, 'messages', /non-empty array/],
-    ['a last message that is not the user’s', { model: MODEL, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }] }, 'messages[1].role', /last message must be the user/],
+    [
+      'a last message that is not the user’s',
+      {
+        model: MODEL,
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: 'y' },
+        ],
+      },
+      'messages[1].role',
+      /last message must be the user/,
+    ],
     ['an unknown role', { model: MODEL, messages: [{ role: 'wizard', content: 'x' }] }, 'messages[0].role', /must be one of/],
     ['an empty request', { model: MODEL, messages: [{ role: 'user', content: '  ' }] }, 'messages[0].content', /must not be empty/],
-    ['a remote image URL', { model: MODEL, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] }, 'messages[0].content[1].image_url.url', /must be a data URL/],
-    ['an unsupported image type', { model: MODEL, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: `data:image/gif;base64,${PNG_1x1}` } }] }] }, 'messages[0].content', /mime_type: must be one of/],
-    ['an image over the per-image limit', { model: MODEL, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${Buffer.alloc(81).toString('base64')}` } }] }] }, 'messages[0].content', /exceeds the per-image limit/],
+    [
+      'a remote image URL',
+      {
+        model: MODEL,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            ],
+          },
+        ],
+      },
+      'messages[0].content[1].image_url.url',
+      /must be a data URL/,
+    ],
+    [
+      'an unsupported image type',
+      {
+        model: MODEL,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'image_url', image_url: { url: `data:image/gif;base64,${PNG_1x1}` } },
+            ],
+          },
+        ],
+      },
+      'messages[0].content',
+      /mime_type: must be one of/,
+    ],
+    [
+      'an image over the per-image limit',
+      {
+        model: MODEL,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${Buffer.alloc(81).toString('base64')}` } },
+            ],
+          },
+        ],
+      },
+      'messages[0].content',
+      /exceeds the per-image limit/,
+    ],
     ['a temperature above 2', { model: MODEL, temperature: 3, messages: [{ role: 'user', content: 'x' }] }, 'temperature', /between 0.0 and 2.0/],
     ['a malformed session_id', { model: MODEL, session_id: 'nope', messages: [{ role: 'user', content: 'x' }] }, 'session_id', /must be a uuid/],
     ['an unknown session_id', { model: MODEL, session_id: '2a8105cc-84f9-4d37-a5bd-e48e04654eb7', messages: [{ role: 'user', content: 'x' }] }, 'session_id', /does not exist/],

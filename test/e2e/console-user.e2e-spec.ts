@@ -50,7 +50,15 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     bob = await modernClient(service.url, as('bob@example.com'));
     // Alice: a plain answer, one whose plan could not be read (the fallback), and one paused for approval.
     // A plan call the core cannot use (as a small model makes at times): the model is told and answers without one.
-    ollama.enqueue(call('plan', { subtasks: [{ id: 'a', title: 'Read', instructions: 'Read it.', depends_on: ['nowhere'] }, { id: 'b', title: 'Fix', instructions: 'Fix it.', depends_on: ['a'] }] }), { content: 'The tests fail because of a typo. 日本語の説明もできます。', promptEvalCount: 90, evalCount: 30 });
+    ollama.enqueue(
+      call('plan', {
+        subtasks: [
+          { id: 'a', title: 'Read', instructions: 'Read it.', depends_on: ['nowhere'] },
+          { id: 'b', title: 'Fix', instructions: 'Fix it.', depends_on: ['a'] },
+        ],
+      }),
+      { content: 'The tests fail because of a typo. 日本語の説明もできます。', promptEvalCount: 90, evalCount: 30 },
+    );
     planless = (await submit(alice, 'Why do the tests fail?')).task_id;
     ollama.enqueue(call('run_command', { command: 'npm test' }));
     paused = await submit(alice, 'Run the tests please');

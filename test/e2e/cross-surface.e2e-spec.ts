@@ -31,7 +31,11 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
   const chat: Record<string, OpenAI> = {};
 
   const status = async (user: string, taskId: string) => textOf(await mcp[user].callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
-  const userMessages = () => ollama.workChats.at(-1)!.body.messages.filter((m) => m.role !== 'system').map((m) => m.content);
+  const userMessages = () =>
+    ollama.workChats
+      .at(-1)!
+      .body.messages.filter((m) => m.role !== 'system')
+      .map((m) => m.content);
 
   beforeAll(async () => {
     ({ service, database: db, base } = stack);
@@ -42,7 +46,6 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
     }
     a2a = await new ClientFactory().createFromUrl(base);
   });
-
 
   it('continues one session from MCP to the Chat API to A2A for its owner, and hides it from everyone else on all three', async () => {
     ollama.enqueue({ content: 'answer over MCP' }, { content: 'answer over the Chat API' }, { content: 'answer over A2A' });
@@ -66,7 +69,10 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
 
     // Bob sees none of it, on any surface, exactly as if it did not exist.
     expect(fieldsOf(await status('bob', task.id)).message).toMatch(/が見つかりません/);
-    await expect(chat.bob.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hijack' }], session_id: sessionId } as never)).rejects.toMatchObject({ status: 400, code: 'session_not_found' });
+    await expect(chat.bob.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hijack' }], session_id: sessionId } as never)).rejects.toMatchObject({
+      status: 400,
+      code: 'session_not_found',
+    });
     const cancel = await fetch(`http://127.0.0.1:${service.port}/v1/chat/completions/${sessionId}/cancel`, { method: 'POST', headers: as('bob') });
     expect(cancel.status).toBe(404);
     await expect(a2a.getTask({ tenant: '', id: task.id, historyLength: undefined }, { serviceParameters: as('bob') })).rejects.toThrow(/not found/i);
@@ -82,7 +88,11 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
     const chatRes = await fetch(`${base}/v1/models`);
     expect(chatRes.status).toBe(401);
     expect((await chatRes.json()).error).toMatchObject({ type: 'authentication_error' });
-    const a2aRes = await fetch(`${base}/a2a`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: randomUUID() } }) });
+    const a2aRes = await fetch(`${base}/a2a`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: randomUUID() } }),
+    });
     expect(a2aRes.status).toBe(401);
     expect((await a2aRes.json()).error.message).toMatch(/Unauthorized/);
   });
@@ -92,20 +102,43 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
     ollama.maxConcurrentChats = 0;
     const requests = Array.from({ length: 4 }, (_, n) => n);
     const results = await Promise.all([
-      ...requests.map((n) => mcp.alice.callTool({ name: 'agent_run', arguments: { request: `mcp ${n}` } }).then((result) => waitForTerminal((id) => status('alice', id), fieldsOf(textOf(result)).task_id, 60_000))),
-      ...requests.map((n) => chat.alice.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `chat ${n}` }] }).then((done) => ({ status: (done as unknown as { status: string }).status }))),
-      ...requests.map((n) => a2a.sendMessage(a2aSendText(`a2a ${n}`), { serviceParameters: as('alice') }).then((done) => ({ status: (done as Task).status?.state === TaskState.TASK_STATE_COMPLETED ? 'completed' : 'other' }))),
+      ...requests.map((n) =>
+        mcp.alice
+          .callTool({ name: 'agent_run', arguments: { request: `mcp ${n}` } })
+          .then((result) => waitForTerminal((id) => status('alice', id), fieldsOf(textOf(result)).task_id, 60_000)),
+      ),
+      ...requests.map((n) =>
+        chat.alice.chat.completions
+          .create({ model: MODEL, messages: [{ role: 'user', content: `chat ${n}` }] })
+          .then((done) => ({ status: (done as unknown as { status: string }).status })),
+      ),
+      ...requests.map((n) =>
+        a2a
+          .sendMessage(a2aSendText(`a2a ${n}`), { serviceParameters: as('alice') })
+          .then((done) => ({ status: (done as Task).status?.state === TaskState.TASK_STATE_COMPLETED ? 'completed' : 'other' })),
+      ),
     ]);
     expect(results.map((result) => result.status)).toEqual(Array(12).fill('completed'));
     expect(ollama.maxConcurrentChats).toBe(1);
-    const order = await probe<{ seq: number; started_at: string }>(db, "SELECT seq, started_at FROM tasks WHERE request LIKE 'mcp %' OR request LIKE 'chat %' OR request LIKE 'a2a %' ORDER BY seq");
+    const order = await probe<{ seq: number; started_at: string }>(
+      db,
+      "SELECT seq, started_at FROM tasks WHERE request LIKE 'mcp %' OR request LIKE 'chat %' OR request LIKE 'a2a %' ORDER BY seq",
+    );
     const starts = order.map((row) => row.started_at);
     expect(starts).toEqual([...starts].sort());
   }, 90_000);
 
   it('audits every surface with its transport: mcp-http, chat, a2a, and stdio', async () => {
     const stdio = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
-    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: ['dist/stdio.js'], cwd: service.root, env: { PATH: process.env.PATH ?? '', AGENT_CONFIG: configFile }, stderr: 'pipe' }));
+    await stdio.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['dist/stdio.js'],
+        cwd: service.root,
+        env: { PATH: process.env.PATH ?? '', AGENT_CONFIG: configFile },
+        stderr: 'pipe',
+      }),
+    );
     await stdio.callTool({ name: 'agent_status', arguments: { task_id: randomUUID() } });
     await stdio.close();
     const rows = await probe<{ action: string; transport: string }>(db, 'SELECT DISTINCT action, transport FROM audit_events');

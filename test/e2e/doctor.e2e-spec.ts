@@ -64,7 +64,9 @@ describe('npm run doctor, the boot log and /readyz say what the model and the ma
 
     ollama.capabilities = ['completion'];
     const noTools = await doctor();
-    expect(noTools.lines[2]).toMatch(/^warn  capabilities: tools no, thinking no, vision no: tools go through the text tool protocol \(agent\.text_tools\), less reliable; models that call tools natively: qwen3:8b/);
+    expect(noTools.lines[2]).toMatch(
+      /^warn  capabilities: tools no, thinking no, vision no: tools go through the text tool protocol \(agent\.text_tools\), less reliable; models that call tools natively: qwen3:8b/,
+    );
     ollama.capabilities = ['completion', 'tools'];
   });
 
@@ -90,7 +92,10 @@ describe('npm run doctor, the boot log and /readyz say what the model and the ma
       expect(service.stderr).toContain(warning);
       const ready = await fetch(`http://127.0.0.1:${service.port}/admin/readyz`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready', checks: { database: { ok: true }, ollama: { ok: true, warnings: [expect.stringContaining(warning)] }, files: { ok: true } } });
+      expect(await ready.json()).toEqual({
+        status: 'ready',
+        checks: { database: { ok: true }, ollama: { ok: true, warnings: [expect.stringContaining(warning)] }, files: { ok: true } },
+      });
       // Anonymous probes learn only that it is ready, as for every other reason.
       expect(await (await fetch(`http://127.0.0.1:${service.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
     } finally {

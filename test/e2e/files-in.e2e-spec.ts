@@ -23,7 +23,11 @@ describe('files brought along with a request (Chat API and A2A)', () => {
   let a2a: Client;
 
   const chat = (content: unknown[], extra: Record<string, unknown> = {}) =>
-    fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'ollama-agent', messages: [{ role: 'user', content }], ...extra }) });
+    fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'ollama-agent', messages: [{ role: 'user', content }], ...extra }),
+    });
   const inputsOf = (sessionId: string) => join(workspace, 'sessions', sessionId, 'inputs');
 
   beforeAll(async () => {
@@ -101,6 +105,8 @@ describe('files brought along with a request (Chat API and A2A)', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(existsSync(join(inputsOf(task.contextId), 'bundle.zip'))).toBe(true);
     expect(ollama.workChats.at(-1)!.body.messages.at(-1)!.content).toContain('- inputs/bundle.zip (50 bytes, application/zip)');
-    await expect(a2a.sendMessage(a2aSend([a2aText('x'), a2aFile('notes.pdf', 'application/pdf', Buffer.from('just text'))]))).rejects.toThrow(/message\.parts\[1\]: declared as application\/pdf, but its content is plain text/);
+    await expect(a2a.sendMessage(a2aSend([a2aText('x'), a2aFile('notes.pdf', 'application/pdf', Buffer.from('just text'))]))).rejects.toThrow(
+      /message\.parts\[1\]: declared as application\/pdf, but its content is plain text/,
+    );
   });
 });

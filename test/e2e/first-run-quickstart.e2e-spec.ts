@@ -14,7 +14,12 @@ const ROOT = join(import.meta.dirname, '../..');
 /** The shell blocks of the README's "Quick start" section, in order, each as its command lines. */
 function quickStartBlocks(readme: string): string[][] {
   const section = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1].replace(/\\\n\s*/g, ' ').split('\n').filter((line) => line.trim() !== ''));
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) =>
+    match[1]
+      .replace(/\\\n\s*/g, ' ')
+      .split('\n')
+      .filter((line) => line.trim() !== ''),
+  );
 }
 
 /**
@@ -41,7 +46,8 @@ describe('the README quick start, verbatim on the defaults', () => {
     return out;
   };
   // Asynchronous: the scripted Ollama answers from this very process while a line (the curl) waits.
-  const run = async (line: string, cwd: string) => (await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', substitute(line)], { cwd, env, encoding: 'utf8', timeout: 300_000 })).stdout;
+  const run = async (line: string, cwd: string) =>
+    (await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', substitute(line)], { cwd, env, encoding: 'utf8', timeout: 300_000 })).stdout;
 
   beforeAll(async () => {
     ollama.models = ['qwen3:8b'];

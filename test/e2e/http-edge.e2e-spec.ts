@@ -9,8 +9,7 @@ const TOKEN = 'edge-admin-token-0123456789';
 /** Every kind of route the service serves, and one it does not. */
 const ROUTES = ['/mcp', '/admin', '/admin/audit', '/admin/tasks', '/admin/metrics', '/admin/openapi.json', '/healthz', '/readyz', '/no/such/path'];
 const MCP_HEADERS = ['Content-Type: application/json', 'Accept: application/json, text/event-stream', `MCP-Protocol-Version: ${MODERN}`, 'Mcp-Method: tools/list'];
-const rejections = async (db: DatabaseTarget) =>
-  probe<{ detail: string }>(db, "SELECT detail FROM audit_events WHERE action = 'http.request_rejected' ORDER BY seq");
+const rejections = async (db: DatabaseTarget) => probe<{ detail: string }>(db, "SELECT detail FROM audit_events WHERE action = 'http.request_rejected' ORDER BY seq");
 
 describe('HTTP edge: one Host/Origin guard for every route, methods, malformed requests, early refusal', () => {
   const ollama = new ScriptedOllama();
@@ -51,7 +50,16 @@ describe('HTTP edge: one Host/Origin guard for every route, methods, malformed r
 
   it('refuses a cross-site POST to an admin route before it acts, even with a valid admin token', async () => {
     const cancel = (lines: string[]) =>
-      rawExchange(service.port, head('POST /admin/tasks/00000000-0000-0000-0000-000000000000/cancel HTTP/1.1', [`Host: 127.0.0.1:${service.port}`, `Authorization: Bearer ${TOKEN}`, 'Content-Length: 0', 'Connection: close', ...lines]));
+      rawExchange(
+        service.port,
+        head('POST /admin/tasks/00000000-0000-0000-0000-000000000000/cancel HTTP/1.1', [
+          `Host: 127.0.0.1:${service.port}`,
+          `Authorization: Bearer ${TOKEN}`,
+          'Content-Length: 0',
+          'Connection: close',
+          ...lines,
+        ]),
+      );
     for (const lines of [['Sec-Fetch-Site: cross-site'], ['Sec-Fetch-Site: same-site'], [`Origin: http://localhost:${service.port + 1}`], ['Origin: https://ide.example.com']]) {
       const refused = await cancel(lines);
       expect([lines, refused.status]).toEqual([lines, 403]);
@@ -89,7 +97,10 @@ describe('HTTP edge: one Host/Origin guard for every route, methods, malformed r
     const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'MKCOL', 'LOCK', 'PURGE', 'SEARCH', 'QUERY'];
     for (const path of ROUTES) {
       for (const method of methods) {
-        const reply = await rawExchange(service.port, head(`${method} ${path} HTTP/1.1`, [`Host: 127.0.0.1:${service.port}`, ...MCP_HEADERS, 'Content-Length: 0', 'Connection: close']));
+        const reply = await rawExchange(
+          service.port,
+          head(`${method} ${path} HTTP/1.1`, [`Host: 127.0.0.1:${service.port}`, ...MCP_HEADERS, 'Content-Length: 0', 'Connection: close']),
+        );
         expect([method, path, reply.status >= 200 && reply.status < 500]).toEqual([method, path, true]);
         if (!['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'].includes(method)) expect([method, path, reply.status]).toEqual([method, path, 405]);
       }
@@ -109,12 +120,16 @@ describe('HTTP edge: one Host/Origin guard for every route, methods, malformed r
     try {
       const before = (await requestRejections()).length;
       const tasks = await count(db, 'tasks');
-      await expect(client.callTool({ name: 'agent_run', arguments: { request: 'deep', extra: JSON.parse(nestedText(1_000)) as unknown } })).rejects.toThrow(/nested deeper than 64/);
+      await expect(client.callTool({ name: 'agent_run', arguments: { request: 'deep', extra: JSON.parse(nestedText(1_000)) as unknown } })).rejects.toThrow(
+        /nested deeper than 64/,
+      );
       // Legit nesting right at the envelope's usual depth still works.
       const ok = await client.callTool({ name: 'agent_status', arguments: { task_id: '00000000-0000-0000-0000-000000000000' } });
       expect(ok.isError).toBeFalsy();
       expect(await count(db, 'tasks')).toBe(tasks);
-      expect((await requestRejections()).slice(before)).toEqual([expect.objectContaining({ method: 'tools/call', tool: 'agent_run', reason: expect.stringContaining('nested deeper') })]);
+      expect((await requestRejections()).slice(before)).toEqual([
+        expect.objectContaining({ method: 'tools/call', tool: 'agent_run', reason: expect.stringContaining('nested deeper') }),
+      ]);
     } finally {
       await client.close();
     }
@@ -123,7 +138,13 @@ describe('HTTP edge: one Host/Origin guard for every route, methods, malformed r
   const post = (body: string | Buffer, method: string, name?: string) =>
     fetch(service.url, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...(name ? { 'Mcp-Name': name } : {}) },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN,
+        'Mcp-Method': method,
+        ...(name ? { 'Mcp-Name': name } : {}),
+      },
       body: typeof body === 'string' ? body : new Uint8Array(body),
     });
 
@@ -132,7 +153,10 @@ describe('HTTP edge: one Host/Origin guard for every route, methods, malformed r
     const params = `{"name":"agent_run","arguments":{"request":"deep","extra":${nestedText(5_000)}},"_meta":${JSON.stringify(modernMeta(false))}}`;
     const res = await post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":${params}}`, 'tools/call', 'agent_run');
     expect(res.status).toBe(400);
-    expect(parseRpc(await res.text(), res.headers.get('content-type'))).toMatchObject({ kind: 'error', error: { code: -32600, message: expect.stringContaining('nested deeper than 64') } });
+    expect(parseRpc(await res.text(), res.headers.get('content-type'))).toMatchObject({
+      kind: 'error',
+      error: { code: -32600, message: expect.stringContaining('nested deeper than 64') },
+    });
     expect((await requestRejections()).slice(before)).toEqual([expect.objectContaining({ method: 'tools/call', tool: 'agent_run' })]);
     expect(service.stderr).not.toMatch(/Maximum call stack/);
   });
@@ -238,7 +262,12 @@ describe('HTTP edge: what all connections together may hold, and for how long', 
     });
     expect(busy).toBe(true);
     holder.destroy();
-    const small = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } } });
+    const small = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/list',
+      params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } },
+    });
     const served = await eventually(async () => {
       const reply = await rawExchange(service.port, upload(Buffer.byteLength(small)).replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n') + small);
       return reply.status === 200 || (await settle(), false);

@@ -50,14 +50,7 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     expect(accepted.structuredContent).toBeUndefined();
     const text = textOf(accepted);
     const { task_id: taskId, session_id: sessionId } = fieldsOf(text);
-    expect(text).toBe(
-      [
-        `task_id: ${taskId}`,
-        `session_id: ${sessionId}`,
-        'status: queued',
-        `message: タスク ${taskId} をセッション ${sessionId} に登録しました。`,
-      ].join('\n'),
-    );
+    expect(text).toBe([`task_id: ${taskId}`, `session_id: ${sessionId}`, 'status: queued', `message: タスク ${taskId} をセッション ${sessionId} に登録しました。`].join('\n'));
     const final = await waitForTerminal((id) => status(id), taskId);
     expect(await status(taskId)).toBe(
       [
@@ -135,7 +128,17 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     ['an unsupported MIME type', { request: 'x', images: [{ mime_type: 'image/gif', data_base64: PNG_1x1 }] }, /mime_type: must be one of image\/png, image\/jpeg, image\/webp/],
     ['invalid Base64', { request: 'x', images: [{ mime_type: 'image/png', data_base64: 'not base64!' }] }, /data_base64: must be non-empty, valid Base64/],
     ['an image over the per-image limit', { request: 'x', images: [{ mime_type: 'image/png', data_base64: imageOf(81) }] }, /81 bytes exceeds the per-image limit of 80 bytes/],
-    ['images over the total limit', { request: 'x', images: [{ mime_type: 'image/png', data_base64: imageOf(70) }, { mime_type: 'image/png', data_base64: imageOf(70) }] }, /total size exceeds the limit of 120 bytes/],
+    [
+      'images over the total limit',
+      {
+        request: 'x',
+        images: [
+          { mime_type: 'image/png', data_base64: imageOf(70) },
+          { mime_type: 'image/png', data_base64: imageOf(70) },
+        ],
+      },
+      /total size exceeds the limit of 120 bytes/,
+    ],
     ['too many images', { request: 'x', images: [1, 2, 3].map(() => ({ mime_type: 'image/png', data_base64: imageOf(4) })) }, /at most 2 images/],
   ];
 
@@ -220,9 +223,7 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
     const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'audited' })));
     await waitForTerminal((id) => status(id), taskId);
     const events = await probe<{ action: string; detail: string }>(db, 'SELECT action, detail FROM audit_events WHERE task_id = ? ORDER BY seq', taskId);
-    expect(events.map((event) => event.action)).toEqual(
-      expect.arrayContaining(['tools/call agent_run', 'task.status', 'tools/call agent_status']),
-    );
+    expect(events.map((event) => event.action)).toEqual(expect.arrayContaining(['tools/call agent_run', 'task.status', 'tools/call agent_status']));
     const statuses = events.filter((event) => event.action === 'task.status').map((event) => JSON.parse(event.detail).status);
     expect(statuses).toEqual(['planning', 'running', 'completed']);
   });

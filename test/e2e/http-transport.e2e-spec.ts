@@ -22,8 +22,7 @@ describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
     'Mcp-Method': method,
     ...(name ? { 'Mcp-Name': name } : {}),
   });
-  const post = (body: unknown, headers: Record<string, string>) =>
-    fetch(service.url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const post = (body: unknown, headers: Record<string, string>) => fetch(service.url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
   const call = (params: Record<string, unknown>, id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params });
 
   beforeAll(() => {
@@ -36,10 +35,10 @@ describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
       expect(res.status).toBe(405);
       expect(res.headers.get('mcp-session-id')).toBeNull();
     }
-    const res = await post(
-      call({ name: 'agent_status', arguments: { task_id: '00000000-0000-0000-0000-000000000000' }, _meta: modernMeta(false) }),
-      { ...headersFor('tools/call', 'agent_status'), 'Mcp-Session-Id': 'client-made-up' },
-    );
+    const res = await post(call({ name: 'agent_status', arguments: { task_id: '00000000-0000-0000-0000-000000000000' }, _meta: modernMeta(false) }), {
+      ...headersFor('tools/call', 'agent_status'),
+      'Mcp-Session-Id': 'client-made-up',
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('mcp-session-id')).toBeNull();
   });
@@ -54,9 +53,8 @@ describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
     const rebinding = await new Promise<number>((resolve, reject) => {
       // fetch does not let a test forge Host, so use a raw request.
       import('node:http').then(({ request }) => {
-        const req = request(
-          { host: '127.0.0.1', port: service.port, path: '/mcp', method: 'POST', headers: { ...headers, Host: 'attacker.example' } },
-          (res) => resolve(res.statusCode ?? 0),
+        const req = request({ host: '127.0.0.1', port: service.port, path: '/mcp', method: 'POST', headers: { ...headers, Host: 'attacker.example' } }, (res) =>
+          resolve(res.statusCode ?? 0),
         );
         req.on('error', reject);
         req.end(JSON.stringify(body));
@@ -127,10 +125,7 @@ describe('Streamable HTTP edge: raw requests, malformed input, limits', () => {
     );
     expect(ok.status).toBe(200);
     const tasksBefore = await count(db, 'tasks');
-    const tooBig = await post(
-      call({ name: 'agent_run', arguments: { request: 'x'.repeat(4 * 1024 * 1024) }, _meta: modernMeta(false) }),
-      headersFor('tools/call', 'agent_run'),
-    );
+    const tooBig = await post(call({ name: 'agent_run', arguments: { request: 'x'.repeat(4 * 1024 * 1024) }, _meta: modernMeta(false) }), headersFor('tools/call', 'agent_run'));
     expect(tooBig.status).toBe(413);
     expect(await count(db, 'tasks')).toBe(tasksBefore);
   });

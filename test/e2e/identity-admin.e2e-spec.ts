@@ -11,7 +11,6 @@ import { startBehindProxy } from '../support/proxy-service.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
-
 /** A raw HTTP request, for what fetch cannot send (repeated header lines). */
 function rawRequest(port: number, path: string, headers: Record<string, string | string[]>, body?: string) {
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -33,7 +32,8 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
   let bob: Client;
   let base: string;
 
-  const admin = (path: string, headers: Record<string, string> = ADMIN, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { ...headers, ...(init.headers ?? {}) } });
+  const admin = (path: string, headers: Record<string, string> = ADMIN, init: RequestInit = {}) =>
+    fetch(`${base}${path}`, { ...init, headers: { ...headers, ...(init.headers ?? {}) } });
   const statusFor = (client: Client) => async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
 
   beforeAll(async () => {
@@ -86,9 +86,16 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
   it('decodes identity headers as UTF-8 (raw bytes on the wire, as oauth2-proxy sends them), refuses bytes that are not, and stores only IP addresses as the source', async () => {
     // Node writes header strings as Latin-1: a UTF-8 name re-encoded that way goes out as its UTF-8 bytes.
     const wire = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
-    const ok = await rawRequest(service.port, '/admin/audit/verify', { 'X-Forwarded-User': wire('山田 太郎'), 'X-Forwarded-Groups': wire(`開発, ${ADMIN_GROUP}`), 'X-Forwarded-For': '<svg onload=alert(1)>' });
+    const ok = await rawRequest(service.port, '/admin/audit/verify', {
+      'X-Forwarded-User': wire('山田 太郎'),
+      'X-Forwarded-Groups': wire(`開発, ${ADMIN_GROUP}`),
+      'X-Forwarded-For': '<svg onload=alert(1)>',
+    });
     expect(ok.status).toBe(200);
-    const [event] = await probe<{ actor: string; groups: string; source: string }>(db, "SELECT actor, groups, source FROM audit_events WHERE action = 'admin.audit_verify' ORDER BY seq DESC LIMIT 1");
+    const [event] = await probe<{ actor: string; groups: string; source: string }>(
+      db,
+      "SELECT actor, groups, source FROM audit_events WHERE action = 'admin.audit_verify' ORDER BY seq DESC LIMIT 1",
+    );
     expect({ ...event, groups: JSON.parse(event.groups) }).toEqual({ actor: '山田 太郎', groups: ['開発', ADMIN_GROUP], source: '127.0.0.1' });
     expect((await rawRequest(service.port, '/admin/audit/verify', { 'X-Forwarded-User': '\xff\xfeyamada', 'X-Forwarded-Groups': ADMIN_GROUP })).status).toBe(401);
   });
@@ -113,7 +120,9 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
 
   it('refuses every admin route to a non-admin (403) and to no identity (401), enumerated from the OpenAPI document (T2.9); own views (x-own-view) answer a user with their own data only', async () => {
     const document = (await (await fetch(`${base}/admin/openapi.json`)).json()) as { paths: Record<string, Record<string, { 'x-own-view'?: boolean }>> };
-    const routes = Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, own: operation['x-own-view'] === true })));
+    const routes = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ path, method, own: operation['x-own-view'] === true })),
+    );
     const adminRoutes = routes.filter((route) => route.path.startsWith('/admin/'));
     expect(adminRoutes.length).toBeGreaterThanOrEqual(8);
     const concrete = (path: string) => path.replace('{id}', '00000000-0000-4000-8000-000000000000').replace('{seq}', '1');
@@ -135,7 +144,10 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     const taskId = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: '=HYPERLINK("http://evil")' } }))).task_id;
     await waitForTerminal(statusFor(alice), taskId);
 
-    const page = (await (await admin(`/admin/audit?task_id=${taskId}&actor=alice@example.com&limit=1`)).json()) as { items: { action: string; source: string; groups: string[] }[]; next_cursor: string };
+    const page = (await (await admin(`/admin/audit?task_id=${taskId}&actor=alice@example.com&limit=1`)).json()) as {
+      items: { action: string; source: string; groups: string[] }[];
+      next_cursor: string;
+    };
     expect(page.items).toHaveLength(1);
     expect(page.items[0]).toMatchObject({ source: '127.0.0.1', groups: ['dev'] });
     const next = (await (await admin(`/admin/audit?task_id=${taskId}&actor=alice@example.com&limit=1&cursor=${page.next_cursor}`)).json()) as { items: unknown[] };
@@ -150,7 +162,10 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     }
 
     const jsonl = await (await admin(`/admin/audit/export?format=jsonl&task_id=${taskId}`)).text();
-    const lines = jsonl.trimEnd().split('\n').map((line) => JSON.parse(line) as { action: string });
+    const lines = jsonl
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { action: string });
     expect(lines.map((line) => line.action)).toEqual(expect.arrayContaining(['tools/call agent_run', 'task.status']));
     const csv = await (await admin(`/admin/audit/export?format=csv&task_id=${taskId}&action=tools/call%20agent_run`)).text();
     expect(csv.split('\n')[0]).toBe('seq,at,actor,groups,source,transport,client,action,outcome,task_id,session_id,detail,prev_hash,hash');
@@ -169,7 +184,10 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     expect(task.trace.map((step) => `${step.kind}:${step.name}`)).toEqual(expect.arrayContaining(['tool_call:list_dir', 'model_call:chat']));
     const list = (await (await admin('/admin/tasks?owner=alice@example.com&status=completed')).json()) as { items: { task_id: string }[] };
     expect(list.items.map((item) => item.task_id)).toContain(taskId);
-    const reads = await probe<{ n: number }>(db, "SELECT COUNT(*) AS n FROM audit_events WHERE action IN ('admin.audit_read', 'admin.audit_export', 'admin.audit_verify', 'admin.task_read') AND outcome = 'ok'");
+    const reads = await probe<{ n: number }>(
+      db,
+      "SELECT COUNT(*) AS n FROM audit_events WHERE action IN ('admin.audit_read', 'admin.audit_export', 'admin.audit_verify', 'admin.task_read') AND outcome = 'ok'",
+    );
     expect(Number(reads[0].n)).toBeGreaterThanOrEqual(5);
   });
 
@@ -195,7 +213,10 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     expect(await notReady.text()).toBe(JSON.stringify({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable', files: 'ok' } }));
     const detailed = await admin('/admin/readyz');
     expect(detailed.status).toBe(503);
-    expect(await detailed.json()).toEqual({ status: 'not_ready', checks: { database: { ok: true }, ollama: { ok: false, error: 'model test-model is not pulled' }, files: { ok: true } } });
+    expect(await detailed.json()).toEqual({
+      status: 'not_ready',
+      checks: { database: { ok: true }, ollama: { ok: false, error: 'model test-model is not pulled' }, files: { ok: true } },
+    });
     expect(service.stderr).toMatch(/ollama: not ready: model test-model is not pulled/);
     ollama.models = ['test-model:latest'];
     expect((await admin('/admin/readyz')).status).toBe(200);
@@ -221,7 +242,15 @@ describe('identity headers from an untrusted peer (T2.1, T2.5)', () => {
 
   it('refuses a spoofed identity, audits it, creates nothing, and X-Forwarded-For does not make the peer trusted', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'spoof' }, _meta: modernMeta(false) } });
-    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'agent_run', 'X-Forwarded-User': 'admin', 'X-Forwarded-For': '10.9.9.9' };
+    const headers = {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'tools/call',
+      'Mcp-Name': 'agent_run',
+      'X-Forwarded-User': 'admin',
+      'X-Forwarded-For': '10.9.9.9',
+    };
     const response = await fetch(`http://127.0.0.1:${service.port}/mcp`, { method: 'POST', headers, body });
     expect(response.status).toBe(401);
     const [event] = await probe<{ action: string; source: string }>(db, "SELECT action, source FROM audit_events WHERE action = 'auth.untrusted_identity_header'");

@@ -70,12 +70,18 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
     const [header, payload] = valid.split('.');
     const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${payload}.`;
     const hs256 = await new SignJWT({ email: 'dana@example.com', groups: ['admins'] })
-      .setProtectedHeader({ alg: 'HS256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m')
+      .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime('5m')
       .sign(new TextEncoder().encode(JSON.stringify(keys.publicJwk)));
     const cases: [string, string | null][] = [
       ['missing', null],
       ['bad signature', await token({}, { key: otherKey })],
-      ['tampered payload', `${header}.${Buffer.from(JSON.stringify({ email: 'eve@example.com', groups: ['admins'], iss: ISSUER, aud: AUDIENCE, exp: 9999999999 })).toString('base64url')}.${valid.split('.')[2]}`],
+      [
+        'tampered payload',
+        `${header}.${Buffer.from(JSON.stringify({ email: 'eve@example.com', groups: ['admins'], iss: ISSUER, aud: AUDIENCE, exp: 9999999999 })).toString('base64url')}.${valid.split('.')[2]}`,
+      ],
       ['wrong audience', await token({}, { audience: 'other.example.com' })],
       ['wrong issuer', await token({}, { issuer: 'https://evil.example.com' })],
       ['expired beyond tolerance', await token({}, { expiresAt: Math.floor(Date.now() / 1000) - 300 })],
@@ -123,7 +129,12 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
 describe('startup refuses identity settings that would let anyone in (T1.3, T2.8)', () => {
   const start = async (auth: Record<string, unknown>, server: Record<string, unknown> = {}) => {
     const config = await writeConfig('http://127.0.0.1:9', { auth, server });
-    return spawnSync(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { PATH: process.env.PATH, AGENT_CONFIG: config.file, AGENT__SERVER__PORT: String(await freePort()) }, timeout: 15_000, encoding: 'utf8' });
+    return spawnSync(process.execPath, ['dist/main.js'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, AGENT_CONFIG: config.file, AGENT__SERVER__PORT: String(await freePort()) },
+      timeout: 15_000,
+      encoding: 'utf8',
+    });
   };
 
   it.each([
@@ -140,7 +151,12 @@ describe('startup refuses identity settings that would let anyone in (T1.3, T2.8
 
   it('refuses credentials in ollama.host, saying how to send them instead, without printing them', async () => {
     const config = await writeConfig('http://ollama-user:hunter2-secret@127.0.0.1:9');
-    const result = spawnSync(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { PATH: process.env.PATH, AGENT_CONFIG: config.file, AGENT__SERVER__PORT: String(await freePort()) }, timeout: 15_000, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, ['dist/main.js'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, AGENT_CONFIG: config.file, AGENT__SERVER__PORT: String(await freePort()) },
+      timeout: 15_000,
+      encoding: 'utf8',
+    });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/ollama.host: must not hold credentials .*ollama.headers/);
     expect(result.stderr + result.stdout).not.toContain('hunter2-secret');

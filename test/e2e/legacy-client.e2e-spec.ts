@@ -27,10 +27,7 @@ describe('legacy 2025-11-25 client (v1 SDK) over stateless HTTP', () => {
     ollama.enqueue({ content: 'legacy answer', promptEvalCount: 3, evalCount: 4 });
     const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'hello from 2025' } })));
     expect(accepted.status).toBe('queued');
-    const final = await waitForTerminal(
-      async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })),
-      accepted.task_id,
-    );
+    const final = await waitForTerminal(async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })), accepted.task_id);
     expect(final).toMatchObject({ status: 'completed', result: 'legacy answer', token_usage: 'input=3 output=4 total=7' });
   });
 

@@ -75,10 +75,13 @@ describe('process lifecycle: kill -9 and graceful shutdown', () => {
     expect(status.status).toBe('queued');
     expect(await exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(3000 + 5000);
-    const database = (await probe<{ id: string; status: string; result: string | null }>(
-      graceful.database, 'SELECT id, status, result FROM tasks WHERE id IN (?, ?)', running, queued,
-    )).sort((a, b) => (a.id === running ? -1 : b.id === running ? 1 : 0));
-    expect(database.map((row) => [row.status, row.result])).toEqual([['completed', 'finished in time'], ['queued', null]]);
+    const database = (
+      await probe<{ id: string; status: string; result: string | null }>(graceful.database, 'SELECT id, status, result FROM tasks WHERE id IN (?, ?)', running, queued)
+    ).sort((a, b) => (a.id === running ? -1 : b.id === running ? 1 : 0));
+    expect(database.map((row) => [row.status, row.result])).toEqual([
+      ['completed', 'finished in time'],
+      ['queued', null],
+    ]);
     await client.close().catch(() => undefined);
   });
 

@@ -19,7 +19,11 @@ const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ 
 async function startService(overrides: Record<string, Record<string, unknown>> = {}) {
   const ollama = await new ScriptedOllama().start();
   // The cases put files into the workspace root themselves: one shared local project.
-  const config = await writeConfig(ollama.url, { ...overrides, ollama: { stall_timeout_ms: 500, ...overrides.ollama }, workspace: { isolation: 'shared', ...overrides.workspace } });
+  const config = await writeConfig(ollama.url, {
+    ...overrides,
+    ollama: { stall_timeout_ms: 500, ...overrides.ollama },
+    workspace: { isolation: 'shared', ...overrides.workspace },
+  });
   mkdirSync(config.workspace, { recursive: true });
   const service = await new ServiceProcess(config.file).start();
   const client = await modernClient(service.url);
@@ -154,12 +158,19 @@ describe('local models as they really behave (scripted with the bytes real model
 
   describe('4. unknown tools and invalid arguments', () => {
     it('answers each with an error naming the problem and the schema; the model retries and succeeds', async () => {
-      env.ollama.enqueue(call('read_files', { path: 'math.js' }), call('read_file', { file: 'math.js', start_line: '1' }), call('read_file', { path: 'math.js' }), { content: 'read it' });
+      env.ollama.enqueue(call('read_files', { path: 'math.js' }), call('read_file', { file: 'math.js', start_line: '1' }), call('read_file', { path: 'math.js' }), {
+        content: 'read it',
+      });
       const taskId = await env.submit('Read math.js.');
       expect(await env.finish(taskId)).toMatchObject({ status: 'completed', result: 'read it' });
-      const results = env.ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+      const results = env.ollama.workChats
+        .at(-1)!
+        .body.messages.filter((message) => message.role === 'tool')
+        .map((message) => message.content);
       expect(results[0]).toBe('Error: unknown tool "read_files". The tools are: list_dir, read_file, write_file, edit_file, glob, grep, run_command, plan, ask_user.');
-      expect(results[1]).toMatch(/^Error: invalid arguments for read_file: missing required argument "path"; unknown argument "file"; "start_line" must be integer \(got string\)\. Schema: \{"type":"object"/);
+      expect(results[1]).toMatch(
+        /^Error: invalid arguments for read_file: missing required argument "path"; unknown argument "file"; "start_line" must be integer \(got string\)\. Schema: \{"type":"object"/,
+      );
       expect(results[2]).toMatch(/^1\texport const add/);
     });
 
@@ -168,7 +179,9 @@ describe('local models as they really behave (scripted with the bytes real model
       env.ollama.enqueue(bad, bad, bad);
       const final = await env.finish(await env.submit('Edit math.js.'));
       expect(final.status).toBe('failed');
-      expect(final.result).toMatch(/^Stopped: the model made invalid tool calls 3 rounds in a row; the last: Error: invalid arguments for edit_file: missing required argument "old_text"/);
+      expect(final.result).toMatch(
+        /^Stopped: the model made invalid tool calls 3 rounds in a row; the last: Error: invalid arguments for edit_file: missing required argument "old_text"/,
+      );
     });
   });
 
@@ -231,7 +244,15 @@ describe('local models as they really behave (scripted with the bytes real model
     });
 
     it('answers an unusable plan with the reason as the tool error, and reads a plan whose arguments came as a JSON string', async () => {
-      env.ollama.enqueue(call('plan', { subtasks: [{ id: 'a', title: 'A', instructions: 'a', depends_on: ['b'] }, { id: 'b', title: 'B', instructions: 'b', depends_on: ['a'] }] }), { content: 'done directly' });
+      env.ollama.enqueue(
+        call('plan', {
+          subtasks: [
+            { id: 'a', title: 'A', instructions: 'a', depends_on: ['b'] },
+            { id: 'b', title: 'B', instructions: 'b', depends_on: ['a'] },
+          ],
+        }),
+        { content: 'done directly' },
+      );
       const direct = await env.submit('Fix the bug.');
       expect(await env.finish(direct)).toMatchObject({ status: 'completed', completed_tasks: '1/1', result: 'done directly' });
       const planStep = (await env.steps(direct)).find((step) => step.kind === 'plan')!;
@@ -289,7 +310,9 @@ describe('6. context limits: nothing over num_ctx is ever sent', () => {
     // (num_ctx × 4 = 8 192 characters), so it is the agent that refuses it.
     const long = await env.finish(await env.submit('Summarise this: ' + 'lorem ipsum '.repeat(560)));
     expect(long.status).toBe('failed');
-    expect(long.result).toMatch(/^The request needs about \d+ tokens, more than fits ollama\.num_ctx 2048 with room for the answer \(1792\)\. Raise ollama\.num_ctx \(the model was trained for 40960\)/);
+    expect(long.result).toMatch(
+      /^The request needs about \d+ tokens, more than fits ollama\.num_ctx 2048 with room for the answer \(1792\)\. Raise ollama\.num_ctx \(the model was trained for 40960\)/,
+    );
     env.ollama.capabilities = ['completion', 'tools', 'vision'];
     const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString('base64');
     const images = [1, 2, 3].map(() => ({ mime_type: 'image/png', data_base64: png }));
@@ -301,12 +324,20 @@ describe('6. context limits: nothing over num_ctx is ever sent', () => {
 
   it('compacts old tool output before a request would pass the limit, and keeps every prompt within num_ctx', async () => {
     const read = call('read_file', { path: 'big.txt' });
-    env.ollama.enqueue(read, { ...read, toolCalls: [{ name: 'read_file', arguments: { path: 'big.txt', start_line: 1 } }] }, { ...read, toolCalls: [{ name: 'read_file', arguments: { path: 'big.txt', end_line: 2 } }] }, { content: 'read three times' });
+    env.ollama.enqueue(
+      read,
+      { ...read, toolCalls: [{ name: 'read_file', arguments: { path: 'big.txt', start_line: 1 } }] },
+      { ...read, toolCalls: [{ name: 'read_file', arguments: { path: 'big.txt', end_line: 2 } }] },
+      { content: 'read three times' },
+    );
     const final = await env.finish(await env.submit('Read big.txt three times.'));
     expect(final).toMatchObject({ status: 'completed', result: 'read three times' });
     expect(env.ollama.chats.length).toBeGreaterThan(0);
     for (const chat of env.ollama.chats) expect(chat.promptTokens).toBeLessThanOrEqual(2048);
-    const tools = env.ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+    const tools = env.ollama.workChats
+      .at(-1)!
+      .body.messages.filter((message) => message.role === 'tool')
+      .map((message) => message.content);
     expect(tools[0]).toBe('[earlier tool output removed to save context]');
     expect(tools.at(-1)).toMatch(/^1\tword/);
     expect(new Set(env.ollama.chats.map((chat) => JSON.stringify(chat.body.options))).size).toBe(1);

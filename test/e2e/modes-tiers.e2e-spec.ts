@@ -39,8 +39,9 @@ describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Ch
     await ollama.stop();
   });
 
-  it('checks every tier\'s model at start, each line named by its tier', async () => {
-    for (const deadline = Date.now() + 5000; !service.stderr.includes('context (tier high_performance)') && Date.now() < deadline; ) await new Promise((done) => setTimeout(done, 50));
+  it("checks every tier's model at start, each line named by its tier", async () => {
+    for (const deadline = Date.now() + 5000; !service.stderr.includes('context (tier high_performance)') && Date.now() < deadline;)
+      await new Promise((done) => setTimeout(done, 50));
     expect(service.stderr).toContain('model: test-model is pulled');
     expect(service.stderr).toContain('model (tier high_performance): big-model is pulled');
     expect(service.stderr).toMatch(/capabilities \(tier high_performance\): tools yes/);
@@ -67,10 +68,19 @@ describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Ch
     ollama.enqueue({ content: 'Yes, a lock.' });
     const before = ollama.chats.length;
     const sessionId = (direct as unknown as { session_id: string }).session_id;
-    const again = await openai.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content: 'So it is a lock?' }], agent_mode: false, session_id: sessionId } as never);
+    const again = await openai.chat.completions.create({
+      model: 'ollama-agent',
+      messages: [{ role: 'user', content: 'So it is a lock?' }],
+      agent_mode: false,
+      session_id: sessionId,
+    } as never);
     expect(again.choices[0].message.content).toBe('Yes, a lock.');
     expect(ollama.chats.length).toBe(before + 1);
-    expect(lastChat().messages.map((message) => message.content).slice(1)).toEqual(['What is a mutex?', 'A mutex lets one thread in at a time.', 'So it is a lock?']);
+    expect(
+      lastChat()
+        .messages.map((message) => message.content)
+        .slice(1),
+    ).toEqual(['What is a mutex?', 'A mutex lets one thread in at a time.', 'So it is a lock?']);
   });
 
   it('runs a tier on its own model, by model id or agent_level, with the tier in current_task', async () => {
@@ -93,11 +103,21 @@ describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Ch
   it('refuses an unknown model id, an unknown tier and contradicting fields with 400, storing nothing', async () => {
     const [{ n }] = await probe<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM tasks');
     const refused = async (body: Record<string, unknown>) => {
-      const res = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }) });
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
+      });
       return { status: res.status, error: ((await res.json()) as { error: { message: string; param: string } }).error };
     };
-    expect(await refused({ model: 'ollama-agent-huge' })).toMatchObject({ status: 400, error: { param: 'model', message: expect.stringContaining('"ollama-agent-high_performance"') } });
-    expect(await refused({ model: 'ollama-agent', agent_level: 'huge' })).toMatchObject({ status: 400, error: { param: 'agent_level', message: 'agent_level: unknown tier "huge"; the tiers are default, high_performance.' } });
+    expect(await refused({ model: 'ollama-agent-huge' })).toMatchObject({
+      status: 400,
+      error: { param: 'model', message: expect.stringContaining('"ollama-agent-high_performance"') },
+    });
+    expect(await refused({ model: 'ollama-agent', agent_level: 'huge' })).toMatchObject({
+      status: 400,
+      error: { param: 'agent_level', message: 'agent_level: unknown tier "huge"; the tiers are default, high_performance.' },
+    });
     expect(await refused({ model: 'ollama-agent-direct', agent_mode: true })).toMatchObject({ status: 400, error: { param: 'agent_mode' } });
     expect(await refused({ model: 'ollama-agent', agent_mode: 'no' })).toMatchObject({ status: 400, error: { param: 'agent_mode', message: 'agent_mode: must be a boolean.' } });
     expect((await probe<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM tasks'))[0].n).toBe(n);
@@ -113,7 +133,9 @@ describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Ch
     expect(lastChat().tools).toBeUndefined();
     expect(lastChat().model).toBe('big-model');
     expect((await tasksOf())[0]).toMatchObject({ mode: 'direct', tier: 'high_performance' });
-    await expect(a2a.sendMessage({ ...message, message: { ...message.message, messageId: 'm-2', metadata: { agentLevel: 'huge' } } })).rejects.toThrow(/agentLevel: must be one of default, high_performance/);
+    await expect(a2a.sendMessage({ ...message, message: { ...message.message, messageId: 'm-2', metadata: { agentLevel: 'huge' } } })).rejects.toThrow(
+      /agentLevel: must be one of default, high_performance/,
+    );
   });
 
   it('runs MCP agent_run on the default tier and model, its schema unchanged', async () => {

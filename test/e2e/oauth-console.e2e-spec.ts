@@ -30,13 +30,23 @@ describe('auth.mode oauth: the console signs a person in at the issuer', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     issuer = await new OidcIssuer([
-      { client_id: CONSOLE.id, client_secret: CONSOLE.secret, redirect_uris: [`${base}/admin/oauth/callback`], post_logout_redirect_uris: [`${base}/admin`], grant_types: ['authorization_code'], response_types: ['code'] },
+      {
+        client_id: CONSOLE.id,
+        client_secret: CONSOLE.secret,
+        redirect_uris: [`${base}/admin/oauth/callback`],
+        post_logout_redirect_uris: [`${base}/admin`],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
     ]).start();
     issuer.groups = { alice: ['agent-admins'], bob: ['dev'] };
     await ollama.start();
     const oauth = { issuer: issuer.url, resource: base, admin_groups: ['agent-admins'], console: { client_id: CONSOLE.id, client_secret: CONSOLE.secret } };
     service = await new ServiceProcess((await writeConfig(ollama.url, { auth: { mode: 'oauth', oauth } })).file).start(port);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
   });
 
   afterAll(async () => {

@@ -29,7 +29,13 @@ class TestClientProvider implements OAuthClientProvider {
   authorizationUrl: URL | null = null;
   private saved: Record<string, unknown> = {};
   readonly redirectUrl = REDIRECT;
-  readonly clientMetadata = { client_name: 'oauth-e2e', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  readonly clientMetadata = {
+    client_name: 'oauth-e2e',
+    redirect_uris: [REDIRECT],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
   clientInformation = () => (this.saved.client as never) ?? { client_id: 'mcp-cli' };
   saveClientInformation = (info: unknown) => void (this.saved.client = info);
   tokens = () => this.saved.tokens as never;
@@ -70,8 +76,21 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
   const mcpPost = (token?: string) =>
     fetch(`${base}/mcp`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/list', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': CLIENT_INFO, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN,
+        'Mcp-Method': 'tools/list',
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: {
+          _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': CLIENT_INFO, 'io.modelcontextprotocol/clientCapabilities': {} },
+        },
+      }),
     });
   /** A JWT as the issuer would sign it (its own key unless told otherwise), for the cases no issuer would mint. */
   const forged = async (claims: Record<string, unknown>, options: { key?: CryptoKey; expiresAt?: number } = {}) =>
@@ -86,12 +105,17 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
   const a2aFor = (token: string) => {
     const fetchImpl = createAuthenticatingFetchWithRetry(fetch, { headers: async () => ({ Authorization: `Bearer ${token}` }), shouldRetryWithHeaders: async () => undefined });
     return new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })], cardResolver: new DefaultAgentCardResolver({ fetchImpl }) }),
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ fetchImpl })],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      }),
     ).createFromUrl(base);
   };
   const audit = async (query: string) => {
     const admin = await machineToken('admin');
-    return (await (await fetch(`${base}/admin/audit?${query}`, { headers: { Authorization: `Bearer ${admin}` } })).json()) as { items: { action: string; actor: string; detail: Record<string, unknown> }[] };
+    return (await (await fetch(`${base}/admin/audit?${query}`, { headers: { Authorization: `Bearer ${admin}` } })).json()) as {
+      items: { action: string; actor: string; detail: Record<string, unknown> }[];
+    };
   };
 
   beforeAll(async () => {
@@ -128,7 +152,13 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
     expect(bare.status).toBe(401);
     expect(bare.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource", scope="mcp:exec"`);
     const metadata = await (await fetch(`${base}/.well-known/oauth-protected-resource`)).json();
-    expect(metadata).toEqual({ resource: base, authorization_servers: [issuer.url], scopes_supported: ['mcp:exec', 'chat:exec', 'a2a:exec', 'admin'], resource_name: 'ollama-agent-mcp', bearer_methods_supported: ['header'] });
+    expect(metadata).toEqual({
+      resource: base,
+      authorization_servers: [issuer.url],
+      scopes_supported: ['mcp:exec', 'chat:exec', 'a2a:exec', 'admin'],
+      resource_name: 'ollama-agent-mcp',
+      bearer_methods_supported: ['header'],
+    });
     expect(await (await fetch(`${base}/.well-known/oauth-protected-resource/mcp`)).json()).toEqual(metadata);
 
     const client = await signedInClient('alice');
@@ -172,7 +202,9 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
       const res = await mcpPost(token);
       expect({ name, status: res.status }).toEqual({ name, status: 401 });
       const challenge = res.headers.get('www-authenticate')!;
-      expect(challenge).toMatch(/^Bearer error="invalid_token", error_description="[^"]+", scope="mcp:exec", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"$/);
+      expect(challenge).toMatch(
+        /^Bearer error="invalid_token", error_description="[^"]+", scope="mcp:exec", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"$/,
+      );
       expect({ name, body: await res.json() }).toMatchObject({ name, body: { error: { code: -32600, message: expect.stringMatching(reason) } } });
     }
     const refused = (await audit('action=auth.fail&limit=20')).items;
@@ -213,7 +245,9 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
     ollama.enqueue({ content: 'alice over the Chat API' });
     const continued = await aliceChat.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content: 'second' }], session_id: accepted.session_id } as never);
     expect(continued).toMatchObject({ session_id: accepted.session_id, status: 'completed' });
-    await expect(bobChat.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content: 'hijack' }], session_id: accepted.session_id } as never)).rejects.toMatchObject({
+    await expect(
+      bobChat.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content: 'hijack' }], session_id: accepted.session_id } as never),
+    ).rejects.toMatchObject({
       status: 400,
       code: 'session_not_found',
     });
@@ -251,22 +285,37 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
     }
   });
 
-  it("describes the same security on the Agent Card: the OAuth 2.0 authorization-code and client-credentials flows with the a2a scope", async () => {
-    const card = await (await fetch(`${base}/.well-known/agent-card.json`, { headers: { Authorization: `Bearer ${await machineToken('a2a:exec')}`, 'A2A-Version': '1.0' } })).json();
+  it('describes the same security on the Agent Card: the OAuth 2.0 authorization-code and client-credentials flows with the a2a scope', async () => {
+    const card = await (
+      await fetch(`${base}/.well-known/agent-card.json`, { headers: { Authorization: `Bearer ${await machineToken('a2a:exec')}`, 'A2A-Version': '1.0' } })
+    ).json();
     const flows = { tokenUrl: `${issuer.url}/token`, scopes: { 'a2a:exec': expect.any(String) } };
     // The A2A 1.0 JSON (protobuf JSON) form: each scheme and flow named by its oneof field.
     expect(card.securitySchemes).toEqual({
-      oauth2: { oauth2SecurityScheme: { description: expect.any(String), oauth2MetadataUrl: `${issuer.url}/.well-known/oauth-authorization-server`, flows: { authorizationCode: { authorizationUrl: `${issuer.url}/auth`, pkceRequired: true, ...flows } } } },
-      oauth2_client_credentials: { oauth2SecurityScheme: { description: expect.any(String), oauth2MetadataUrl: `${issuer.url}/.well-known/oauth-authorization-server`, flows: { clientCredentials: flows } } },
+      oauth2: {
+        oauth2SecurityScheme: {
+          description: expect.any(String),
+          oauth2MetadataUrl: `${issuer.url}/.well-known/oauth-authorization-server`,
+          flows: { authorizationCode: { authorizationUrl: `${issuer.url}/auth`, pkceRequired: true, ...flows } },
+        },
+      },
+      oauth2_client_credentials: {
+        oauth2SecurityScheme: { description: expect.any(String), oauth2MetadataUrl: `${issuer.url}/.well-known/oauth-authorization-server`, flows: { clientCredentials: flows } },
+      },
     });
     expect(card.securityRequirements).toEqual([{ schemes: { oauth2: { list: ['a2a:exec'] } } }, { schemes: { oauth2_client_credentials: { list: ['a2a:exec'] } } }]);
     expect((await fetch(`${base}/.well-known/agent-card.json`)).headers.get('www-authenticate')).toContain('scope="a2a:exec"');
   });
 
   it('has the doctor check that the issuer metadata and keys can be fetched', async () => {
-    const { stdout } = await run(process.execPath, ['dist/doctor.js'], { env: { PATH: process.env.PATH, AGENT_CONFIG: configFile }, timeout: 60_000 }).catch((failed: { stdout: string }) => failed);
+    const { stdout } = await run(process.execPath, ['dist/doctor.js'], { env: { PATH: process.env.PATH, AGENT_CONFIG: configFile }, timeout: 60_000 }).catch(
+      (failed: { stdout: string }) => failed,
+    );
     const lines = stdout.split('\n').filter((line) => / issuer/.test(line));
-    expect(lines).toEqual([`ok    issuer: metadata of ${issuer.url} read from ${issuer.url}/.well-known/oauth-authorization-server`, `ok    issuer keys: 1 signing key at ${issuer.url}/jwks`]);
+    expect(lines).toEqual([
+      `ok    issuer: metadata of ${issuer.url} read from ${issuer.url}/.well-known/oauth-authorization-server`,
+      `ok    issuer keys: 1 signing key at ${issuer.url}/jwks`,
+    ]);
   });
 
   it('does not start when the issuer cannot be read, naming the key', async () => {

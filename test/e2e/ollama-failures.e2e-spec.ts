@@ -14,10 +14,8 @@ describe('Ollama failures end the Task with a clear reason, and the worker goes 
     const client = await modernClient(service.url);
     services.push(service);
     clients.push(client);
-    const submit = async (request: string) =>
-      fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request } }))).task_id;
-    const finish = (taskId: string) =>
-      waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), taskId);
+    const submit = async (request: string) => fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request } }))).task_id;
+    const finish = (taskId: string) => waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), taskId);
     return { submit, finish };
   }
 

@@ -105,7 +105,10 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
 
   it('says pushNotifications: true on the card, with the JWKS push JWTs verify against', async () => {
     const card = await (await fetch(`${base}/.well-known/agent-card.json`)).json();
-    expect(card.capabilities).toMatchObject({ pushNotifications: true, extensions: [{ uri: 'urn:ollama-agent-mcp:a2a-push-jwks', params: { jwks_url: `${base}/.well-known/jwks.json` } }] });
+    expect(card.capabilities).toMatchObject({
+      pushNotifications: true,
+      extensions: [{ uri: 'urn:ollama-agent-mcp:a2a-push-jwks', params: { jwks_url: `${base}/.well-known/jwks.json` } }],
+    });
     const jwks = await (await fetch(`${base}/.well-known/jwks.json`)).json();
     expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'EC', alg: 'ES256', kid: expect.any(String) })]);
     expect(JSON.stringify(jwks)).not.toMatch(/"d"/);
@@ -141,7 +144,9 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     ollama.enqueue({ content: 'x', delayMs: 300 });
     const task = await submit('refuse pushes');
     await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'https://example.com/hook'))).rejects.toThrow(/not under a2a.push.allowed_urls/);
-    await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'http://169.254.169.254/latest/meta-data'))).rejects.toThrow(/link-local or private address \(169\.254\.169\.254\)/);
+    await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'http://169.254.169.254/latest/meta-data'))).rejects.toThrow(
+      /link-local or private address \(169\.254\.169\.254\)/,
+    );
     await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'http://[::ffff:127.0.0.1]:9/'))).rejects.toThrow(/private address/);
     expect(await probe(db, 'SELECT * FROM a2a_push_configs WHERE task_id = ?', task.id)).toEqual([]);
     // Delete takes back a config; another's Task (here: a made-up id) is not found.
@@ -149,7 +154,10 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     await a2a.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: kept.id });
     expect(await probe(db, 'SELECT * FROM a2a_push_configs WHERE task_id = ?', task.id)).toEqual([]);
     await expect(a2a.createTaskPushNotificationConfig(pushConfig('00000000-0000-4000-8000-000000000000', `${receiver.url}/x`))).rejects.toThrow(/not found/i);
-    const refused = await probe<{ outcome: string }>(db, "SELECT outcome FROM audit_events WHERE action = 'a2a CreateTaskPushNotificationConfig' AND detail LIKE '%169.254.169.254%'");
+    const refused = await probe<{ outcome: string }>(
+      db,
+      "SELECT outcome FROM audit_events WHERE action = 'a2a CreateTaskPushNotificationConfig' AND detail LIKE '%169.254.169.254%'",
+    );
     expect(refused.map((row) => row.outcome)).toEqual(['rejected']);
   });
 
@@ -203,7 +211,11 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.status === 200 && entry.body.includes('TASK_STATE_COMPLETED')));
     let done = { state: '', attempts: 0 };
     for (let n = 0; n < 100 && done.state !== 'delivered'; n++) {
-      [done] = await probe<{ state: string; attempts: number }>(db, "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'", task.id);
+      [done] = await probe<{ state: string; attempts: number }>(
+        db,
+        "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'",
+        task.id,
+      );
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(done.state).toBe('delivered');

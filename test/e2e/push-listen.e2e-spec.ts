@@ -43,7 +43,10 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
     const listen = await new Listen().open(service.url, ALICE, { taskIds: [mine.task_id, theirs.task_id] });
     await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks' && message.params?.status === 'completed'), 15_000);
     const [ack] = listen.messages;
-    expect(ack).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { taskIds: [mine.task_id] }, _meta: { [SUBSCRIPTION_ID]: 'sub-1' } } });
+    expect(ack).toMatchObject({
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { taskIds: [mine.task_id] }, _meta: { [SUBSCRIPTION_ID]: 'sub-1' } },
+    });
     const updates = listen.of('notifications/tasks');
     expect(updates.every((update) => update.params!.taskId === mine.task_id && update.params!._meta[SUBSCRIPTION_ID] === 'sub-1')).toBe(true);
     expect(updates.map((update) => update.params!.status)).toEqual([...updates.slice(0, -1).map(() => 'working'), 'completed']);
@@ -71,7 +74,14 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
     const get = (name: string) =>
       fetch(service.url, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tasks/get', 'Mcp-Name': name, ...ALICE },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': 'tasks/get',
+          'Mcp-Name': name,
+          ...ALICE,
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { taskId, _meta: modernMeta(true) } }),
       });
     const wrong = await get('00000000-0000-4000-8000-000000000000');
@@ -85,13 +95,21 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
   it('pushes notifications/resources/updated for a subscribed session file a Task changed, and list_changed when the session gains one', async () => {
     ollama.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'one' } }] }, { content: 'wrote' });
     const first = await run(alice, 'write notes');
-    for (let n = 0; n < 200 && !(await alice.callTool({ name: 'agent_status', arguments: { task_id: first.task_id } }).then((r) => fieldsOf(textOf(r)).status === 'completed')); n++) await new Promise((done) => setTimeout(done, 25));
+    for (
+      let n = 0;
+      n < 200 && !(await alice.callTool({ name: 'agent_status', arguments: { task_id: first.task_id } }).then((r) => fieldsOf(textOf(r)).status === 'completed'));
+      n++
+    )
+      await new Promise((done) => setTimeout(done, 25));
     const uri = `agent-session://${first.session_id}/files/notes.txt`;
     const bobsView = await new Listen().open(service.url, BOB, { resourceSubscriptions: [uri], resourcesListChanged: true });
     const listen = await new Listen().open(service.url, ALICE, { resourceSubscriptions: [uri], resourcesListChanged: true });
     opened.push(listen, bobsView);
     await listen.until((messages) => messages.length > 0);
-    expect(listen.messages[0]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: [uri], resourcesListChanged: true } } });
+    expect(listen.messages[0]).toMatchObject({
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { resourceSubscriptions: [uri], resourcesListChanged: true } },
+    });
     ollama.enqueue(
       { toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'two' } }] },
       { toolCalls: [{ name: 'write_file', arguments: { path: 'more.txt', content: 'new' } }] },

@@ -46,7 +46,10 @@ export const streamChat = async (base: string, content: string) => (await stream
 /** The content deltas before the finish chunk, and the text a client shows once it applied them all. */
 export function contentOf(chunks: Chunk[]) {
   const finish = chunks.findIndex((chunk) => chunk.choices[0].finish_reason !== null);
-  const deltas = chunks.slice(0, finish).map((chunk) => chunk.choices[0].delta).filter((delta) => delta.content);
+  const deltas = chunks
+    .slice(0, finish)
+    .map((chunk) => chunk.choices[0].delta)
+    .filter((delta) => delta.content);
   let shown = '';
   for (const delta of deltas) shown = (delta.agent_answer_offset !== undefined ? shown.slice(0, delta.agent_answer_offset) : shown) + delta.content;
   return { deltas, shown, finish: chunks[finish] };

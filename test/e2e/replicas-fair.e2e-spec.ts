@@ -56,8 +56,7 @@ describeOnPostgres('fair scheduling on three replicas of one PostgreSQL database
     // mallory's first Task holds the worker while the rest of the flood and bob's two Tasks arrive.
     ollama.enqueue({ content: 'first', delayMs: 600 });
     ollama.setFallback({ content: 'done', delayMs: 40, promptEvalCount: 1, evalCount: 1 });
-    const submit = async (clients: Client[], n: number, request: string) =>
-      fieldsOf(textOf(await clients[n % 3].callTool({ name: 'agent_run', arguments: { request } }))).task_id;
+    const submit = async (clients: Client[], n: number, request: string) => fieldsOf(textOf(await clients[n % 3].callTool({ name: 'agent_run', arguments: { request } }))).task_id;
     const ids: [Client[], string][] = [];
     for (let n = 0; n < 6; n++) ids.push([mallory, await submit(mallory, n, `mallory ${n}`)]);
     for (let n = 0; n < 2; n++) ids.push([bob, await submit(bob, n + 1, `bob ${n}`)]);

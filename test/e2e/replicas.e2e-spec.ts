@@ -112,7 +112,11 @@ describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () 
     const sampler = startSampler();
     const accepted = await Promise.all(Array.from({ length: 6 }, (_, n) => clients[n % 3].callTool({ name: 'agent_run', arguments: { request: `burst ${n}` } })));
     for (const result of accepted) {
-      const final = await waitForTerminal(async (taskId) => textOf(await clients[0].callTool({ name: 'agent_status', arguments: { task_id: taskId } })), fieldsOf(textOf(result)).task_id, 30_000);
+      const final = await waitForTerminal(
+        async (taskId) => textOf(await clients[0].callTool({ name: 'agent_status', arguments: { task_id: taskId } })),
+        fieldsOf(textOf(result)).task_id,
+        30_000,
+      );
       expect(final.status).toBe('completed');
     }
     // 1, not 0: the sampler saw the Tasks run, so "never 2" means something.

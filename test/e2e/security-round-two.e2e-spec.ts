@@ -36,7 +36,11 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
     const final = await waitForTerminal(status, accepted.task_id);
     return { task_id: accepted.task_id, session_id: accepted.session_id, final };
   };
-  const toolResults = () => ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+  const toolResults = () =>
+    ollama.workChats
+      .at(-1)!
+      .body.messages.filter((message) => message.role === 'tool')
+      .map((message) => message.content);
   const sessionDir = (sessionId: string) => join(root, 'sessions', sessionId);
 
   beforeAll(async () => {
@@ -69,10 +73,14 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
     const uri = `agent-session://${session_id}/files/d/passwd`;
     let leaked = 0;
     let served = 0;
-    for (const until = Date.now() + RACE_SECONDS * 1000; Date.now() < until; ) {
+    for (const until = Date.now() + RACE_SECONDS * 1000; Date.now() < until;) {
       const [read, download] = await Promise.allSettled([
         bob.readResource({ uri }),
-        fetch(`${base}/admin/sessions/${session_id}/files/d/passwd`, { headers: ADMIN }).then(async (res) => ({ status: res.status, text: await res.text(), nosniff: res.headers.get('x-content-type-options') })),
+        fetch(`${base}/admin/sessions/${session_id}/files/d/passwd`, { headers: ADMIN }).then(async (res) => ({
+          status: res.status,
+          text: await res.text(),
+          nosniff: res.headers.get('x-content-type-options'),
+        })),
       ]);
       const texts = [read.status === 'fulfilled' ? JSON.stringify(read.value) : String(read.reason), download.status === 'fulfilled' ? download.value.text : ''];
       leaked += texts.filter((text) => text.includes('root:')).length;
@@ -87,7 +95,10 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
   it('finding 2: answers reads of FIFOs as not found at once, and a Task still writes files; /readyz stays ready', async () => {
     ollama.enqueue(call('write_file', { path: 'x.txt', content: 'x' }), { content: 'ok' });
     const { session_id } = await run(alice, 'make a session');
-    execFileSync('mkfifo', ['p1.txt', 'p2.txt', 'p3.txt', 'p4.txt', 'p5.txt'].map((name) => join(sessionDir(session_id), name)));
+    execFileSync(
+      'mkfifo',
+      ['p1.txt', 'p2.txt', 'p3.txt', 'p4.txt', 'p5.txt'].map((name) => join(sessionDir(session_id), name)),
+    );
     const started = Date.now();
     const reads = await Promise.allSettled([1, 2, 3, 4, 5].map((n) => alice.readResource({ uri: `agent-session://${session_id}/files/p${n}.txt` })));
     expect(Date.now() - started).toBeLessThan(3000);
@@ -118,7 +129,9 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
     expect(results[1]).toMatch(/^Error: after this command the session workspace holds \d+ bytes, more than its quota .*; while it is over, a command may only delete files/);
     expect(results[1]).toMatch(/exit=153/);
     expect(results[2]).toBe('exit code 0');
-    expect(results[3]).toMatch(new RegExp(`^Error: after this command the session workspace holds \\d+ files and directories, more than its limit of ${MAX_FILES} \\(workspace.max_session_files\\)`));
+    expect(results[3]).toMatch(
+      new RegExp(`^Error: after this command the session workspace holds \\d+ files and directories, more than its limit of ${MAX_FILES} \\(workspace.max_session_files\\)`),
+    );
     expect(results[4]).toMatch(/while it is over, a command may only delete files/);
     expect(results[5]).toBe('exit code 0');
     expect(results[6]).toBe('Created fine.txt (10 bytes)');
@@ -142,7 +155,10 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
       expect(error.code).toBe(-32602);
       expect(error.message).toMatch(/^uri: must be a string \(got (a number|null|an object|an array)\)$/);
     }
-    const events = await probe<{ detail: string }>(db, "SELECT detail FROM audit_events WHERE action = 'resources/read' AND outcome = 'rejected' AND detail LIKE '%invalid_input%' ORDER BY seq");
+    const events = await probe<{ detail: string }>(
+      db,
+      "SELECT detail FROM audit_events WHERE action = 'resources/read' AND outcome = 'rejected' AND detail LIKE '%invalid_input%' ORDER BY seq",
+    );
     expect(events.map((event) => JSON.parse(event.detail).uri)).toEqual(['a number', 'null', 'an object', 'an array']);
   });
 
@@ -166,16 +182,25 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
     const a2a = await fetch(`${base}/a2a`, {
       method: 'POST',
       headers: { ...as('alice@example.com'), 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'a2a flood' }] }, configuration: { returnImmediately: true } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'a2a flood' }] }, configuration: { returnImmediately: true } },
+      }),
     });
     expect(JSON.stringify(await a2a.json())).toMatch(/queue_full: you already have 3 tasks waiting/);
     const rejected = await probe<{ action: string }>(db, "SELECT action FROM audit_events WHERE outcome = 'rejected' AND detail LIKE '%max_queued_per_user%' ORDER BY seq");
     expect(rejected.map((event) => event.action)).toEqual(['tools/call agent_run', 'chat.completions', 'a2a SendMessage']);
     // Bob's one Task waits behind one of alice's at most: alice is being served, bob was never.
     const bobs = fieldsOf(textOf(await bob.callTool({ name: 'agent_run', arguments: { request: 'bob waits' } })));
-    const position = async (taskId: string) => ((await (await fetch(`${base}/admin/tasks/${taskId}`, { headers: ADMIN })).json()) as { queue_position: number | null }).queue_position;
+    const position = async (taskId: string) =>
+      ((await (await fetch(`${base}/admin/tasks/${taskId}`, { headers: ADMIN })).json()) as { queue_position: number | null }).queue_position;
     expect(await position(bobs.task_id)).toBe(1);
-    expect(fieldsOf(textOf(await bob.callTool({ name: 'agent_status', arguments: { task_id: bobs.task_id } })))).toMatchObject({ status: 'queued', current_task: 'queue position 1' });
+    expect(fieldsOf(textOf(await bob.callTool({ name: 'agent_status', arguments: { task_id: bobs.task_id } })))).toMatchObject({
+      status: 'queued',
+      current_task: 'queue position 1',
+    });
     expect(await Promise.all(queued.map(position))).toEqual([2, 3, 4]);
     for (const id of queued) expect((await fetch(`${base}/admin/tasks/${id}/cancel`, { headers: ADMIN, method: 'POST' })).status).toBe(200);
     ollama.enqueue({ content: 'bob served' });
@@ -186,10 +211,18 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
 
   it('also seen: refuses a POST that a browser calls cross-site without an Origin on Chat and A2A', async () => {
     for (const path of ['/v1/chat/completions', '/a2a']) {
-      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { ...as('alice@example.com'), 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'cross-site' }, body: '{}' });
+      const res = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { ...as('alice@example.com'), 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'cross-site' },
+        body: '{}',
+      });
       expect([path, res.status]).toEqual([path, 403]);
     }
-    const sameOrigin = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { ...as('alice@example.com'), 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'same-origin' }, body: '{}' });
+    const sameOrigin = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...as('alice@example.com'), 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'same-origin' },
+      body: '{}',
+    });
     expect(sameOrigin.status).toBe(400);
   });
 });

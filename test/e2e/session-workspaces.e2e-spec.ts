@@ -45,7 +45,11 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     const final = await waitForTerminal(status, accepted.task_id);
     return { task_id: accepted.task_id, session_id: accepted.session_id, final, text: await status(accepted.task_id) };
   };
-  const toolResults = () => ollama.workChats.at(-1)!.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+  const toolResults = () =>
+    ollama.workChats
+      .at(-1)!
+      .body.messages.filter((message) => message.role === 'tool')
+      .map((message) => message.content);
   const sessionDir = (sessionId: string) => join(root, 'sessions', sessionId);
 
   beforeAll(async () => {
@@ -83,7 +87,9 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     ollama.enqueue(
       call('read_file', { path: `../${bobSession}/secret.txt` }),
       call('read_file', { path: join(bobDir, 'secret.txt') }),
-      call('run_command', { command: `cat ${bobDir}/secret.txt; cat ../${bobSession}/secret.txt; ls ..; ln ${bobDir}/secret.txt hard.txt; ln -s ${bobDir} bobdir; ln -s ../${bobSession} rel; echo planted` }),
+      call('run_command', {
+        command: `cat ${bobDir}/secret.txt; cat ../${bobSession}/secret.txt; ls ..; ln ${bobDir}/secret.txt hard.txt; ln -s ${bobDir} bobdir; ln -s ../${bobSession} rel; echo planted`,
+      }),
       call('write_file', { path: 'src/math.js', content: MATH }),
       { content: 'done' },
     );
@@ -122,7 +128,11 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     ollama.enqueue(call('edit_file', { path: 'src/math.js', old_text: 'a + b', new_text: 'b + a' }), { content: 'swapped' });
     const { final, text } = await run(alice, 'swap', aliceSession);
     expect(final.status).toBe('completed');
-    expect(text).toMatch(new RegExp(`result: swapped\n\nFiles created or changed:\n- src/math.js \\(changed, 36 bytes\\) agent-session://${aliceSession}/files/src/math.js\n\ndiff: agent-session://${aliceSession}/tasks/[0-9a-f-]{36}/diff$`));
+    expect(text).toMatch(
+      new RegExp(
+        `result: swapped\n\nFiles created or changed:\n- src/math.js \\(changed, 36 bytes\\) agent-session://${aliceSession}/files/src/math.js\n\ndiff: agent-session://${aliceSession}/tasks/[0-9a-f-]{36}/diff$`,
+      ),
+    );
   });
 
   it('writes image inputs into the session workspace where the tools can open them', async () => {
@@ -193,7 +203,10 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     expect(over.code).toBe(-32602);
     expect(over.message).toMatch(/4097 bytes, more than the 4096 bytes .*mcp\.resources\.max_read_bytes/);
 
-    const [event] = await probe<{ detail: string; session_id: string }>(db, "SELECT detail, session_id FROM audit_events WHERE action = 'resources/read' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1");
+    const [event] = await probe<{ detail: string; session_id: string }>(
+      db,
+      "SELECT detail, session_id FROM audit_events WHERE action = 'resources/read' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1",
+    );
     expect(JSON.parse(event.detail)).toEqual({ uri: `agent-session://${aliceSession}/files/at-limit.txt`, size: MAX_READ, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(event.session_id).toBe(aliceSession);
   });
@@ -213,7 +226,10 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     // Alice's own session, through the links she planted: also not found.
     const viaLink = `agent-session://${aliceSession}/files/bobdir/secret.txt`;
     expect(await rpcError(alice.readResource({ uri: viaLink }))).toEqual({ code: -32602, message: `Resource not found: ${viaLink}`, data: { uri: viaLink } });
-    const rejected = await probe<{ detail: string; actor: string }>(db, "SELECT detail, actor FROM audit_events WHERE action = 'resources/read' AND outcome = 'rejected' ORDER BY seq DESC LIMIT 6");
+    const rejected = await probe<{ detail: string; actor: string }>(
+      db,
+      "SELECT detail, actor FROM audit_events WHERE action = 'resources/read' AND outcome = 'rejected' ORDER BY seq DESC LIMIT 6",
+    );
     expect(rejected.reverse().map((event) => [event.actor, JSON.parse(event.detail)])).toEqual([
       ...uris.map((uri) => ['bob@example.com', { uri, reason: 'resource_not_found' }]),
       ['alice@example.com', { uri: viaLink, reason: 'resource_not_found' }],
@@ -235,7 +251,9 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     const { final, session_id } = await run(bob, 'fill the disk');
     expect(final).toMatchObject({ status: 'completed', result: expect.stringMatching(/^quota seen/) });
     const results = toolResults();
-    expect(results[0]).toMatch(/^Error: the session workspace would hold \d+ bytes, more than its quota of 16384 bytes \(workspace.max_session_bytes\); delete files to make room$/);
+    expect(results[0]).toMatch(
+      /^Error: the session workspace would hold \d+ bytes, more than its quota of 16384 bytes \(workspace.max_session_bytes\); delete files to make room$/,
+    );
     expect(results[1]).toMatch(/^Error: after this command the session workspace holds \d+ bytes, more than its quota of 16384 bytes/);
     expect(results[2]).toMatch(/^Error: the session workspace would hold/);
     expect(results[3]).toBe('exit code 0');
@@ -245,7 +263,10 @@ describe('session workspaces and deliverables as MCP resources, two users behind
   });
 
   it('lets an admin list and download the files of any session, audited', async () => {
-    const list = (await (await fetch(`${base}/admin/sessions/${aliceSession}/files`, { headers: ADMIN })).json()) as { items: { path: string; size: number }[]; next_cursor: string | null };
+    const list = (await (await fetch(`${base}/admin/sessions/${aliceSession}/files`, { headers: ADMIN })).json()) as {
+      items: { path: string; size: number }[];
+      next_cursor: string | null;
+    };
     expect(list.items).toHaveLength(100);
     expect(list.next_cursor).toEqual(expect.any(String));
     const download = await fetch(`${base}/admin/sessions/${aliceSession}/files/src/math.js`, { headers: ADMIN });
@@ -256,7 +277,12 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     // The console's own view: to another user, alice's session does not exist.
     expect((await fetch(`${base}/admin/sessions/${aliceSession}/files/src/math.js`, { headers: as('bob@example.com') })).status).toBe(404);
     const events = await probe<{ action: string; outcome: string }>(db, "SELECT action, outcome FROM audit_events WHERE action LIKE 'admin.session_file%' ORDER BY seq");
-    expect(events.map((event) => `${event.action}:${event.outcome}`)).toEqual(['admin.session_files:ok', 'admin.session_file_download:ok', 'admin.session_file_download:error', 'admin.session_file_download:error']);
+    expect(events.map((event) => `${event.action}:${event.outcome}`)).toEqual([
+      'admin.session_files:ok',
+      'admin.session_file_download:ok',
+      'admin.session_file_download:error',
+      'admin.session_file_download:error',
+    ]);
   });
 
   it('removes session workspaces idle past retention_days; the session, its Tasks and a new Task stay usable', async () => {

@@ -11,8 +11,7 @@ import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const CARD_SCHEMA = JSON.parse(readFileSync(join(import.meta.dirname, '../support/a2a-1.0-agent-card.schema.json'), 'utf8'));
-const hasCase = (value: unknown): boolean =>
-  typeof value === 'object' && value !== null && (Object.hasOwn(value, '$case') || Object.values(value).some(hasCase));
+const hasCase = (value: unknown): boolean => typeof value === 'object' && value !== null && (Object.hasOwn(value, '$case') || Object.values(value).some(hasCase));
 
 /** The smaller points of the first-run trial, each against the built service. */
 describe('first-run details', () => {
@@ -55,7 +54,11 @@ describe('first-run details', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'List the files' }] } } }),
     });
     const reply = await rpc.json();
-    expect(reply.result.task).toMatchObject({ status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text: 'listed' }] }], metadata: { token_usage: expect.any(Object) } });
+    expect(reply.result.task).toMatchObject({
+      status: { state: 'TASK_STATE_COMPLETED' },
+      artifacts: [{ parts: [{ text: 'listed' }] }],
+      metadata: { token_usage: expect.any(Object) },
+    });
     expect(hasCase(reply)).toBe(false);
     const legacy = await (await fetch(`${base}/.well-known/agent-card.json`)).json();
     expect(legacy).toMatchObject({ protocolVersion: '0.3', securitySchemes: { sso_proxy: { type: 'apiKey', in: 'header', name: 'X-Forwarded-User' } } });
@@ -69,7 +72,11 @@ describe('first-run details', () => {
     const done = await waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), accepted.task_id);
     expect(done).toMatchObject({ status: 'completed', message: 'The task has completed.' });
     const [resource] = (await client.listResources()).resources;
-    expect(resource).toMatchObject({ name: 'calc.js', title: `calc.js (session ${accepted.session_id.slice(0, 8)})`, description: `calc.js in the workspace of session ${accepted.session_id}` });
+    expect(resource).toMatchObject({
+      name: 'calc.js',
+      title: `calc.js (session ${accepted.session_id.slice(0, 8)})`,
+      description: `calc.js in the workspace of session ${accepted.session_id}`,
+    });
     await client.close();
   });
 

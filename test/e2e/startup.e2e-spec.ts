@@ -48,7 +48,10 @@ function failedStart(file: string, cwd: string, env: Record<string, string> = {}
 /** A failure is reported as `ollama-agent-mcp: …` lines only: no stack frame, no framework banner. */
 function expectOneLineFailure(result: { status: number | null; stderr: string }, message: RegExp) {
   expect(result.status).toBe(1);
-  const lines = result.stderr.trim().split('\n').filter((line) => !line.includes('[Startup]'));
+  const lines = result.stderr
+    .trim()
+    .split('\n')
+    .filter((line) => !line.includes('[Startup]'));
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatch(/^ollama-agent-mcp: /);
   expect(lines[0]).toMatch(message);
@@ -184,7 +187,15 @@ describe('one local user in auth.mode none', () => {
     const { file } = await writeConfig(ollama.url);
     service = await new ServiceProcess(file).start();
     const stdio = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
-    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'dist/stdio.js')], cwd: ROOT, env: { PATH: process.env.PATH ?? '', AGENT_CONFIG: file }, stderr: 'pipe' }));
+    await stdio.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [join(ROOT, 'dist/stdio.js')],
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', AGENT_CONFIG: file },
+        stderr: 'pipe',
+      }),
+    );
     ollama.enqueue({ content: 'made over stdio' });
     const taskId = fieldsOf(textOf(await stdio.callTool({ name: 'agent_run', arguments: { request: 'over stdio' } }))).task_id;
     const http = await modernClient(service.url);

@@ -40,10 +40,7 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
     expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
     ollama.enqueue({ content: 'stdio answer', promptEvalCount: 5, evalCount: 6 });
     const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'over stdio' } })));
-    const final = await waitForTerminal(
-      async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })),
-      accepted.task_id,
-    );
+    const final = await waitForTerminal(async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })), accepted.task_id);
     expect(final).toMatchObject({ status: 'completed', result: 'stdio answer' });
     const [{ owner }] = await probe<{ owner: string }>(config.database, 'SELECT owner FROM tasks WHERE id = ?', accepted.task_id);
     expect(owner).toBe(userInfo().username);
@@ -111,7 +108,11 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
     let stdout = '';
     child.stderr.resume();
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    const frames = () => stdout.split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line) as { id: unknown; result?: unknown; error?: { code: number; message: string } });
+    const frames = () =>
+      stdout
+        .split('\n')
+        .filter((line) => line.length > 0)
+        .map((line) => JSON.parse(line) as { id: unknown; result?: unknown; error?: { code: number; message: string } });
     const answered = (count: number) =>
       new Promise<ReturnType<typeof frames>>((done) => {
         const check = () => frames().length >= count && (child.stdout.off('data', onData), done(frames()));

@@ -3,16 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { probe } from '../support/database-probe.js';
 import type { DatabaseTarget } from '../support/database-probe.js';
-import {
-  fieldsOf,
-  httpRawDispatch,
-  legacyClient,
-  modernClient,
-  modernMeta,
-  tasksSession,
-  textOf,
-  type RawDispatch,
-} from '../support/mcp-clients.js';
+import { fieldsOf, httpRawDispatch, legacyClient, modernClient, modernMeta, tasksSession, textOf, type RawDispatch } from '../support/mcp-clients.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../support/service-process.js';
 

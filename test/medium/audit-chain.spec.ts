@@ -151,7 +151,11 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     await source.query('DELETE FROM audit_events WHERE seq > 20');
     await source.query(kind === 'sqlite' ? 'UPDATE audit_head SET seq = 20, hash = ? WHERE id = 1' : 'UPDATE audit_head SET seq = 20, hash = $1 WHERE id = 1', [earlier.hash]);
     expect(await log.verify()).toMatchObject({ ok: true, checked: 20 });
-    expect(await log.verify({ seq: 30, hash: logged.hash })).toMatchObject({ ok: false, firstBadSeq: 21, reason: 'the logged checkpoint 30 is beyond the head 20: events were removed from the end' });
+    expect(await log.verify({ seq: 30, hash: logged.hash })).toMatchObject({
+      ok: false,
+      firstBadSeq: 21,
+      reason: 'the logged checkpoint 30 is beyond the head 20: events were removed from the end',
+    });
     expect(await log.verify({ seq: 20, hash: earlier.hash })).toMatchObject({ ok: true });
     expect(await log.verify({ seq: 20, hash: logged.hash })).toMatchObject({ ok: false, firstBadSeq: 20, reason: 'event 20 does not match the logged checkpoint' });
   });
@@ -224,7 +228,19 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('hash-chained audit log on %
     const big = JSON.stringify({ arguments: { ['x'.repeat(600_000)]: 1 } });
     await Promise.all(
       Array.from({ length: 55 }, () => {
-        const event = Object.assign(new AuditEventEntity(), { at: new Date().toISOString(), actor: 'mallory', groups: null, source: null, transport: 'http', client: null, action: 'tools/call agent_run', outcome: 'rejected', taskId: null, sessionId: null, detail: big });
+        const event = Object.assign(new AuditEventEntity(), {
+          at: new Date().toISOString(),
+          actor: 'mallory',
+          groups: null,
+          source: null,
+          transport: 'http',
+          client: null,
+          action: 'tools/call agent_run',
+          outcome: 'rejected',
+          taskId: null,
+          sessionId: null,
+          detail: big,
+        });
         return writer.append(event);
       }),
     );

@@ -70,9 +70,13 @@ describe('commands under bubblewrap (T3.6 to T3.10)', () => {
   it('T3.8: gets exactly the allowlisted environment (canaries of the service env: see the agent e2e test)', async () => {
     const result = await runCommand('env | sort', options());
     // Besides these, only the settings that keep git and npm from reading agent-written config (issue 20).
-    const configGuards = Object.entries(commandEnvironment(root)).filter(([key]) => /^(GIT|NPM)_CONFIG_/.test(key)).map(([key, value]) => `${key}=${value}`);
+    const configGuards = Object.entries(commandEnvironment(root))
+      .filter(([key]) => /^(GIT|NPM)_CONFIG_/.test(key))
+      .map(([key, value]) => `${key}=${value}`);
     expect(configGuards.length).toBeGreaterThan(4);
-    expect(result.stdout.trim().split('\n')).toEqual([`HOME=${root}`, 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PWD=' + root, 'TERM=dumb', 'TZ=UTC', ...configGuards].sort());
+    expect(result.stdout.trim().split('\n')).toEqual(
+      [`HOME=${root}`, 'LANG=C.UTF-8', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PWD=' + root, 'TERM=dumb', 'TZ=UTC', ...configGuards].sort(),
+    );
   });
 
   it('T3.9: a timeout kills the whole tree, daemonised children included', async () => {

@@ -69,7 +69,10 @@ describe('the file plane against a command swapping a directory for a link (issu
 
   it('answers reads, sizes and listings of FIFOs as "not found" at once, and file writes go on (issue 20, finding 2)', async () => {
     const fifos = ['p1.txt', 'p2.txt', 'p3.txt', 'p4.txt', 'p5.txt'];
-    execFileSync('mkfifo', fifos.map((name) => join(root, name)));
+    execFileSync(
+      'mkfifo',
+      fifos.map((name) => join(root, name)),
+    );
     const within = <T>(ms: number, promise: Promise<T>) =>
       Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms))]);
     const reads = await within(3000, Promise.allSettled(fifos.flatMap((name) => [files.readBytes(paths, name, 1024), files.readFile(paths, name)])));

@@ -104,6 +104,17 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
     const { a } = await twoConnections();
     expect(a.options.synchronize).toBe(false);
     const names = (await a.query('SELECT name FROM migrations ORDER BY id')).map((row: { name: string }) => row.name);
-    expect(names).toEqual(['InitialSchema1764633600000', 'TaskSteps1764720000000', 'TaskLeases1764806400000', 'AuditChain1764892800000', 'TaskImageBytes1764979200000', 'SessionPrelude1765068000000', 'Approvals1765152000000', 'QuestionsModesTiers1765238400000', 'FairQueueIndex1765240000000', 'TaskOwnerGroups1765324800000']);
+    expect(names).toEqual([
+      'InitialSchema1764633600000',
+      'TaskSteps1764720000000',
+      'TaskLeases1764806400000',
+      'AuditChain1764892800000',
+      'TaskImageBytes1764979200000',
+      'SessionPrelude1765068000000',
+      'Approvals1765152000000',
+      'QuestionsModesTiers1765238400000',
+      'FairQueueIndex1765240000000',
+      'TaskOwnerGroups1765324800000',
+    ]);
   });
 });

@@ -35,7 +35,10 @@ async function fuzzChatAndA2a(base: string, requests: number, random: () => numb
   const chatMessage = () =>
     pick<() => unknown>([
       () => ({ role: pick(['user', 'assistant', 'system', 'tool', junk()]), content: pick([junk(), 'hello']) }),
-      () => ({ role: 'user', content: [{ type: pick(['text', 'image_url', junk()]), text: junk(), image_url: pick([{ url: junk() }, junk(), { url: 'data:image/png;base64,iVBORw0KGgo=' }]) }] }),
+      () => ({
+        role: 'user',
+        content: [{ type: pick(['text', 'image_url', junk()]), text: junk(), image_url: pick([{ url: junk() }, junk(), { url: 'data:image/png;base64,iVBORw0KGgo=' }]) }],
+      }),
       junk,
     ])();
   const chatBody = () => ({
@@ -57,7 +60,13 @@ async function fuzzChatAndA2a(base: string, requests: number, random: () => numb
     ])();
   const a2aBody = () => {
     const method = pick(['SendMessage', 'SendStreamingMessage', 'GetTask', 'ListTasks', 'CancelTask', 'SubscribeToTask', 'message/send', 'tasks/get', 'tasks/cancel', junk()]);
-    const message = { messageId: pick([crypto.randomUUID(), junk()]), role: pick(['ROLE_USER', 'user', junk()]), parts: pick([[part()], [part(), part()], junk()]), contextId: pick([undefined, junk()]), taskId: pick([undefined, undefined, junk()]) };
+    const message = {
+      messageId: pick([crypto.randomUUID(), junk()]),
+      role: pick(['ROLE_USER', 'user', junk()]),
+      parts: pick([[part()], [part(), part()], junk()]),
+      contextId: pick([undefined, junk()]),
+      taskId: pick([undefined, undefined, junk()]),
+    };
     const params = pick([
       () => ({ message, configuration: { returnImmediately: true } }),
       () => ({ id: pick([crypto.randomUUID(), junk()]) }),
@@ -124,12 +133,30 @@ const INVALID_UTF8 = [[0xff], [0xc0, 0xaf], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0
 
 /** A tools/call envelope as bytes, with `inside` placed raw where the request text goes. */
 function toolsCall(inside: Buffer, extraArgument = ''): Buffer {
-  const [before, after] = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'MARK' }, _meta: modernMeta(false) } }).split('"MARK"');
+  const [before, after] = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'agent_run', arguments: { request: 'MARK' }, _meta: modernMeta(false) },
+  }).split('"MARK"');
   return Buffer.concat([Buffer.from(`${before}"`), inside, Buffer.from(`"${extraArgument}${after}`)]);
 }
 
 const post = (port: number, body: Buffer, lines: string[] = []) =>
-  Buffer.concat([Buffer.from(head('POST /mcp HTTP/1.1', [`Host: 127.0.0.1:${port}`, ...MCP_LINES, 'Mcp-Method: tools/call', 'Mcp-Name: agent_run', `Content-Length: ${body.length}`, 'Connection: close', ...lines])), body]);
+  Buffer.concat([
+    Buffer.from(
+      head('POST /mcp HTTP/1.1', [
+        `Host: 127.0.0.1:${port}`,
+        ...MCP_LINES,
+        'Mcp-Method: tools/call',
+        'Mcp-Name: agent_run',
+        `Content-Length: ${body.length}`,
+        'Connection: close',
+        ...lines,
+      ]),
+    ),
+    body,
+  ]);
 
 /** The request classes the edge must refuse cleanly (or serve): never a 5xx, never a crash. */
 function edgeCase(random: () => number): EdgeCase {
@@ -153,7 +180,11 @@ function edgeCase(random: () => number): EdgeCase {
     },
     () => {
       const bad = Buffer.from(pick(INVALID_UTF8));
-      return { kind: 'invalid UTF-8', send: exchange((port) => post(port, toolsCall(Buffer.concat([Buffer.from('fix '), bad, Buffer.from(' it')])))), ok: (status, body) => status === 400 && body.includes('-32700') };
+      return {
+        kind: 'invalid UTF-8',
+        send: exchange((port) => post(port, toolsCall(Buffer.concat([Buffer.from('fix '), bad, Buffer.from(' it')])))),
+        ok: (status, body) => status === 400 && body.includes('-32700'),
+      };
     },
     () => {
       const method = pick(METHODS);
@@ -188,8 +219,19 @@ function edgeCase(random: () => number): EdgeCase {
     () => {
       // A field far longer than anything the spec allows, up to 4 MB, or a body over the limit (29 MB announced).
       const size = int(4_000_000);
-      if (random() < 0.2) return { kind: 'oversized body', send: exchange((port) => head('POST /mcp HTTP/1.1', [`Host: 127.0.0.1:${port}`, ...MCP_LINES, 'Mcp-Method: tools/call', 'Content-Length: 40000000', 'Connection: close'])), ok: (status) => status === 413 };
-      return { kind: 'oversized field', send: exchange((port) => post(port, toolsCall(Buffer.from('big'), `,"${pick(['extra', 'session_id', 'temperature'])}":"${'x'.repeat(size)}"`))), ok: below500 };
+      if (random() < 0.2)
+        return {
+          kind: 'oversized body',
+          send: exchange((port) =>
+            head('POST /mcp HTTP/1.1', [`Host: 127.0.0.1:${port}`, ...MCP_LINES, 'Mcp-Method: tools/call', 'Content-Length: 40000000', 'Connection: close']),
+          ),
+          ok: (status) => status === 413,
+        };
+      return {
+        kind: 'oversized field',
+        send: exchange((port) => post(port, toolsCall(Buffer.from('big'), `,"${pick(['extra', 'session_id', 'temperature'])}":"${'x'.repeat(size)}"`))),
+        ok: below500,
+      };
     },
     () => ({
       kind: 'slow body',
@@ -339,7 +381,18 @@ describe('load, order and malformed input against one service', () => {
           const res = await post(body, headers);
           const text = await res.text();
           if (res.status >= 500) return void failures.push(`${res.status} for ${body.slice(0, 200)}`);
-          const json = text.startsWith('event:') || text.includes('\ndata:') ? JSON.parse(text.split('\n').filter((l) => l.startsWith('data:')).at(-1)!.slice(5)) : text ? JSON.parse(text) : null;
+          const json =
+            text.startsWith('event:') || text.includes('\ndata:')
+              ? JSON.parse(
+                  text
+                    .split('\n')
+                    .filter((l) => l.startsWith('data:'))
+                    .at(-1)!
+                    .slice(5),
+                )
+              : text
+                ? JSON.parse(text)
+                : null;
           if (json?.error) rpcErrors++;
           else if (json?.result?.isError === true) toolErrors++;
           else if (json?.result?.resultType === 'task' || String(json?.result?.content?.[0]?.text ?? '').includes('status: queued')) {
@@ -355,7 +408,9 @@ describe('load, order and malformed input against one service', () => {
     expect(failures).toEqual([]);
     const health = await fetch(service.url, { method: 'GET' });
     expect(health.status).toBe(405);
-    process.stderr.write(`fuzz: ${FUZZ_REQUESTS} requests, ${toolErrors} Tool errors, ${rpcErrors} JSON-RPC errors, ${accepted} valid calls accepted, 0 5xx; tasks stored: ${(await count(config.database, 'tasks')) - tasksBefore}\n`);
+    process.stderr.write(
+      `fuzz: ${FUZZ_REQUESTS} requests, ${toolErrors} Tool errors, ${rpcErrors} JSON-RPC errors, ${accepted} valid calls accepted, 0 5xx; tasks stored: ${(await count(config.database, 'tasks')) - tasksBefore}\n`,
+    );
   });
 
   it(`answers ${SURFACE_FUZZ_REQUESTS} malformed Chat API and A2A calls with their errors, answers or streams: 0 5xx, nothing but JSON or SSE`, async () => {
@@ -462,11 +517,18 @@ describe('identity headers and oversized fields against a service behind an SSO 
   const ollama = new ScriptedOllama();
   let service: ServiceProcess;
   let config: Awaited<ReturnType<typeof writeConfig>>;
-  const mcpHeaders = (method: string) => ({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method });
+  const mcpHeaders = (method: string) => ({
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': MODERN,
+    'Mcp-Method': method,
+  });
 
   beforeAll(async () => {
     await ollama.start();
-    config = await writeConfig(ollama.url, { auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: ['platform-admins'], email_header: 'X-Forwarded-Email' } });
+    config = await writeConfig(ollama.url, {
+      auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32', '::1/128'], admin_groups: ['platform-admins'], email_header: 'X-Forwarded-Email' },
+    });
     service = await new ServiceProcess(config.file).start();
   });
 
@@ -498,7 +560,12 @@ describe('identity headers and oversized fields against a service behind an SSO 
     const failures: string[] = [];
     for (let n = 0; n < OVERSIZED_CASES; n++) {
       const { method, body } = oversizedCase(random);
-      const { status } = await rawPost(service.port, '/mcp', { ...mcpHeaders(method), ...(method === 'tools/call' ? { 'Mcp-Name': 'agent_run' } : {}), 'X-Forwarded-User': 'fuzzer' }, body);
+      const { status } = await rawPost(
+        service.port,
+        '/mcp',
+        { ...mcpHeaders(method), ...(method === 'tools/call' ? { 'Mcp-Name': 'agent_run' } : {}), 'X-Forwarded-User': 'fuzzer' },
+        body,
+      );
       if (status >= 500) failures.push(`${status} for ${body.slice(0, 200)}`);
     }
     expect(failures).toEqual([]);

@@ -4,7 +4,16 @@ import { randomUUID } from 'node:crypto';
 /** A text part, in the SDK's (protobuf-shaped) form. */
 export const a2aText = (value: string): Part => ({ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: {} });
 
-export const a2aMessage = (parts: Part[], contextId = ''): Message => ({ messageId: randomUUID(), contextId, taskId: '', role: Role.ROLE_USER, parts, metadata: {}, extensions: [], referenceTaskIds: [] });
+export const a2aMessage = (parts: Part[], contextId = ''): Message => ({
+  messageId: randomUUID(),
+  contextId,
+  taskId: '',
+  role: Role.ROLE_USER,
+  parts,
+  metadata: {},
+  extensions: [],
+  referenceTaskIds: [],
+});
 
 /** SendMessage / SendStreamingMessage params: a new message, blocking unless `returnImmediately`. */
 export const a2aSend = (parts: Part[], options: { contextId?: string; returnImmediately?: boolean } = {}) => ({

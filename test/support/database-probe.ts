@@ -21,12 +21,14 @@ export async function probe<T = Record<string, unknown>>(target: DatabaseTarget,
   await client.connect();
   try {
     let index = 0;
-    const result = await client.query(sql.replace(/\?/g, () => `$${++index}`), params);
+    const result = await client.query(
+      sql.replace(/\?/g, () => `$${++index}`),
+      params,
+    );
     return result.rows as T[];
   } finally {
     await client.end();
   }
 }
 
-export const count = async (target: DatabaseTarget, table: string) =>
-  Number((await probe<{ n: number | string }>(target, `SELECT COUNT(*) AS n FROM ${table}`))[0].n);
+export const count = async (target: DatabaseTarget, table: string) => Number((await probe<{ n: number | string }>(target, `SELECT COUNT(*) AS n FROM ${table}`))[0].n);

@@ -16,7 +16,13 @@ export class Listen {
     const res = await fetch(url, {
       method: 'POST',
       signal: this.abort.signal,
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'subscriptions/listen', ...headers },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2026-07-28',
+        'Mcp-Method': 'subscriptions/listen',
+        ...headers,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'subscriptions/listen', params: { notifications, _meta: modernMeta(tasks) } }),
     });
     this.status = res.status;
@@ -65,4 +71,3 @@ export class Listen {
     await this.done;
   }
 }
-

@@ -59,7 +59,13 @@ export function httpRawDispatch(url: string, extraHeaders: Record<string, string
 
 export function parseRpc(text: string, contentType: string | null): RawResponse {
   const json = /event-stream/.test(contentType ?? '')
-    ? JSON.parse(text.split('\n').filter((line) => line.startsWith('data:')).at(-1)!.slice(5))
+    ? JSON.parse(
+        text
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .at(-1)!
+          .slice(5),
+      )
     : JSON.parse(text);
   return json.error ? { kind: 'error', error: json.error } : { kind: 'result', result: json.result };
 }
@@ -78,12 +84,15 @@ export type InputRequestHandler = (request: { kind: string; params: any }, conte
 
 /** A Tasks-aware session (ext-tasks client) over an already connected pinned v2 client. */
 export function tasksSession(client: Client, rawDispatch: RawDispatch, onInputRequest?: InputRequestHandler) {
-  return createTaskSessionFromClient(client as never, {
-    endpointId: 'e2e',
-    rawDispatch: rawDispatch as never,
-    v2RequestFraming: { protocolVersion: MODERN, clientInfo: CLIENT_INFO, clientCapabilities: {} },
-    ...(onInputRequest ? { onInputRequest } : {}),
-  } as never);
+  return createTaskSessionFromClient(
+    client as never,
+    {
+      endpointId: 'e2e',
+      rawDispatch: rawDispatch as never,
+      v2RequestFraming: { protocolVersion: MODERN, clientInfo: CLIENT_INFO, clientCapabilities: {} },
+      ...(onInputRequest ? { onInputRequest } : {}),
+    } as never,
+  );
 }
 
 /**
@@ -107,8 +116,7 @@ export function stdioRawDispatch(transport: Transport): RawDispatch {
     });
 }
 
-export const textOf = (result: unknown) =>
-  (((result as { content?: { text: string }[] }).content) ?? []).map((block) => block.text).join('\n');
+export const textOf = (result: unknown) => ((result as { content?: { text: string }[] }).content ?? []).map((block) => block.text).join('\n');
 
 /** Parses the `key: value` lines of an agent_status / agent_run text. */
 export function fieldsOf(text: string): Record<string, string> {
@@ -121,11 +129,7 @@ export function fieldsOf(text: string): Record<string, string> {
 }
 
 /** Polls agent_status until the Task reaches a terminal state. */
-export async function waitForTerminal(
-  call: (taskId: string) => Promise<string>,
-  taskId: string,
-  timeoutMs = 15_000,
-): Promise<Record<string, string>> {
+export async function waitForTerminal(call: (taskId: string) => Promise<string>, taskId: string, timeoutMs = 15_000): Promise<Record<string, string>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const fields = fieldsOf(await call(taskId));

@@ -80,7 +80,12 @@ export class OidcIssuer {
           enabled: true,
           defaultResource: () => undefined,
           useGrantedResource: () => true,
-          getResourceServerInfo: () => ({ scope: RESOURCE_SCOPES.join(' '), accessTokenFormat: this.opaque ? 'opaque' : 'jwt', accessTokenTTL: 300, jwt: { sign: { alg: 'RS256' } } }),
+          getResourceServerInfo: () => ({
+            scope: RESOURCE_SCOPES.join(' '),
+            accessTokenFormat: this.opaque ? 'opaque' : 'jwt',
+            accessTokenTTL: 300,
+            jwt: { sign: { alg: 'RS256' } },
+          }),
         },
       },
       findAccount: (_ctx: KoaContextWithOIDC, sub: string) => ({ accountId: sub, claims: () => ({ sub, email: `${sub}@example.com`, name: sub }) }),
@@ -136,7 +141,14 @@ export async function userToken(issuer: string, login: string, params: { clientI
   const response = await fetch(`${issuer}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: params.redirectUri, client_id: params.clientId, code_verifier: verifier, resource: params.resource }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: params.redirectUri,
+      client_id: params.clientId,
+      code_verifier: verifier,
+      resource: params.resource,
+    }),
   });
   const body = (await response.json()) as { access_token?: string };
   if (!body.access_token) throw new Error(`no token: ${JSON.stringify(body)}`);
@@ -167,7 +179,12 @@ export async function signInAt(authorizationUrl: string | URL, login: string): P
   let url = new URL(authorizationUrl);
   let body: URLSearchParams | undefined;
   for (let hop = 0; hop < 20; hop++) {
-    const response = await fetch(url, { method: body ? 'POST' : 'GET', body, redirect: 'manual', headers: { cookie: cookies.header(), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) } });
+    const response = await fetch(url, {
+      method: body ? 'POST' : 'GET',
+      body,
+      redirect: 'manual',
+      headers: { cookie: cookies.header(), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    });
     cookies.take(response);
     body = undefined;
     const location = response.headers.get('location');

@@ -157,7 +157,14 @@ export class ScriptedOllama {
         return json(res, 200, { version: this.version });
       case '/api/tags':
         return json(res, 200, {
-          models: this.models.map((name) => ({ name, model: name, modified_at: '2026-11-30T09:12:44.5+01:00', size: 5_225_388_164, digest: 'a3de86cd1c13', details: this.details() })),
+          models: this.models.map((name) => ({
+            name,
+            model: name,
+            modified_at: '2026-11-30T09:12:44.5+01:00',
+            size: 5_225_388_164,
+            digest: 'a3de86cd1c13',
+            details: this.details(),
+          })),
         });
       case '/api/show':
         // v0.1.21 to v0.33: 404 with the model name as given, in single quotes.
@@ -240,7 +247,8 @@ export class ScriptedOllama {
       // `<think>…</think>`, as deepseek-r1 and qwen3 templates before v0.9.0 did (ollama-python#529).
       const separate = thinkingModel && body.think !== false;
       const thinking = separate ? (reply.thinking ?? '') : '';
-      const content = !separate && reply.thinking ? `<think>${reply.thinking}</think>\n\n${reply.content ?? reply.chunks?.join('') ?? ''}` : (reply.content ?? reply.chunks?.join('') ?? '');
+      const content =
+        !separate && reply.thinking ? `<think>${reply.thinking}</think>\n\n${reply.content ?? reply.chunks?.join('') ?? ''}` : (reply.content ?? reply.chunks?.join('') ?? '');
       // Tool call ids are "call_" and 8 random lower-case characters (v0.12.10+).
       const toolCalls = reply.toolCalls?.map((call, index) => ({ id: `call_${randomId()}`, function: { index, name: call.name, arguments: call.arguments } }));
       const createdAt = new Date().toISOString();
@@ -263,7 +271,8 @@ export class ScriptedOllama {
         return json(res, 200, { ...final, message });
       }
       res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
-      const chunk = (message: Record<string, unknown>) => `${JSON.stringify({ model: body.model, created_at: createdAt, message: { role: 'assistant', content: '', ...message }, done: false })}\n`;
+      const chunk = (message: Record<string, unknown>) =>
+        `${JSON.stringify({ model: body.model, created_at: createdAt, message: { role: 'assistant', content: '', ...message }, done: false })}\n`;
       // Thinking streams first, in chunks of its own with empty content (v0.9.0+).
       if (thinking) res.write(chunk({ thinking }));
       const half = Math.ceil(content.length / 2);

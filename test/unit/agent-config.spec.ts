@@ -118,7 +118,9 @@ describe('configuration', () => {
     expect(problemsOf({ server: { max_buffered_bytes: 16 * 1024 * 1024 } })).toEqual([
       'server.max_buffered_bytes: must be at least the largest request body, 56972632 bytes (from mcp.images.max_total_bytes and mcp.files.max_bytes)',
     ]);
-    expect(problemsOf({ server: { max_buffered_bytes: 16 * 1024 * 1024 }, mcp: { images: { max_bytes_per_image: 1024, max_total_bytes: 1024 }, files: { max_bytes: 1024 } } })).toEqual([]);
+    expect(
+      problemsOf({ server: { max_buffered_bytes: 16 * 1024 * 1024 }, mcp: { images: { max_bytes_per_image: 1024, max_total_bytes: 1024 }, files: { max_bytes: 1024 } } }),
+    ).toEqual([]);
     expect(problemsOf({ server: { headers_timeout_ms: 60_000, request_timeout_ms: 30_000 } })).toEqual(['server.headers_timeout_ms: must not exceed server.request_timeout_ms']);
     expect(problemsOf({ server: { max_connections: 0, keep_alive_timeout_ms: 10 } })).toEqual([
       'server.max_connections: must be between 1 and 65536 (got 0)',

@@ -28,7 +28,9 @@ describe('approval texts escape control and bidi characters', () => {
   });
 
   it('leaves ordinary text, Japanese included, as it is', () => {
-    expect(elicitationMessage({ tool: 'run_command', subject: 'echo "こんにちは" | wc -c', diff: null })).toBe('The agent wants to run this command. Approve?\n\ncommand: echo "こんにちは" | wc -c');
+    expect(elicitationMessage({ tool: 'run_command', subject: 'echo "こんにちは" | wc -c', diff: null })).toBe(
+      'The agent wants to run this command. Approve?\n\ncommand: echo "こんにちは" | wc -c',
+    );
   });
 });
 

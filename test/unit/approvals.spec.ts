@@ -50,7 +50,7 @@ describe('command allowlist', () => {
     '{ npm test; }',
     'ls *.ts',
     'ls src/?',
-    'npm test \'unterminated',
+    "npm test 'unterminated",
     'npm test "unterminated',
     'npm test \\',
     'git status --porcelain',
@@ -175,6 +175,10 @@ describe('unified diff', () => {
 describe('allow patterns that name programs running other programs (issue 20, finding 3)', () => {
   it('are named for the boot warning; plain programs are not', async () => {
     const { patternsRunningOtherPrograms } = await import('../../src/approvals/command-pattern.js');
-    expect(patternsRunningOtherPrograms(['npm test*', 'git status', 'ls *', '/usr/bin/find . -name x', 'wc -l *', 'cat *'])).toEqual(['npm test*', 'git status', '/usr/bin/find . -name x']);
+    expect(patternsRunningOtherPrograms(['npm test*', 'git status', 'ls *', '/usr/bin/find . -name x', 'wc -l *', 'cat *'])).toEqual([
+      'npm test*',
+      'git status',
+      '/usr/bin/find . -name x',
+    ]);
   });
 });

@@ -22,8 +22,18 @@ describe('which configuration file the service reads, and why', () => {
 
 describe('mcp.locale', () => {
   const view: TaskView = {
-    taskId: 't1', sessionId: 's1', status: 'completed', completedSubtasks: 1, totalSubtasks: 1, currentTask: '',
-    inputTokens: 1, outputTokens: 2, criticalPathTokens: 3, result: 'ok', createdAt: '', updatedAt: '',
+    taskId: 't1',
+    sessionId: 's1',
+    status: 'completed',
+    completedSubtasks: 1,
+    totalSubtasks: 1,
+    currentTask: '',
+    inputTokens: 1,
+    outputTokens: 2,
+    criticalPathTokens: 3,
+    result: 'ok',
+    createdAt: '',
+    updatedAt: '',
   };
 
   it('keeps the specified Japanese texts by default and changes only the message values in en', () => {
@@ -32,7 +42,11 @@ describe('mcp.locale', () => {
     expect(formatNotFoundText('t1')).toBe('task_id: t1\nstatus: failed\nmessage: タスク t1 が見つかりません。');
     const en = formatStatusText(view, 'en');
     expect(en).toContain('message: The task has completed.');
-    expect(en.split('\n').map((line) => line.split(':')[0])).toEqual(formatStatusText(view).split('\n').map((line) => line.split(':')[0]));
+    expect(en.split('\n').map((line) => line.split(':')[0])).toEqual(
+      formatStatusText(view)
+        .split('\n')
+        .map((line) => line.split(':')[0]),
+    );
     expect(formatNotFoundText('t1', 'en')).toBe('task_id: t1\nstatus: failed\nmessage: Task t1 was not found.');
   });
 });

@@ -10,15 +10,16 @@ function fromProxy(headers: Record<string, string>): IncomingMessage {
   return { headers, headersDistinct: distinct, rawHeaders: raw, socket: { remoteAddress: '127.0.0.1' } } as unknown as IncomingMessage;
 }
 
-const service = (auth: Record<string, unknown> = {}) =>
-  new IdentityService(validateConfig({ auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32'], ...auth } }));
+const service = (auth: Record<string, unknown> = {}) => new IdentityService(validateConfig({ auth: { mode: 'proxy_headers', trusted_proxies: ['127.0.0.1/32'], ...auth } }));
 
 /** Issue 20, also seen: only the identity headers the configuration names are honoured. */
 describe('identity headers are explicit in auth config', () => {
   it('by default honours the user header alone: an email header a client passes through names no one', async () => {
     const identity = service();
     expect(await identity.forHttp(fromProxy({ 'x-forwarded-email': 'mallory@example.com' }))).toMatchObject({ refusal: { reason: 'the trusted proxy sent no identity' } });
-    expect(await identity.forHttp(fromProxy({ 'x-forwarded-user': 'alice@example.com', 'x-forwarded-email': 'mallory@example.com' }))).toMatchObject({ caller: { user: 'alice@example.com' } });
+    expect(await identity.forHttp(fromProxy({ 'x-forwarded-user': 'alice@example.com', 'x-forwarded-email': 'mallory@example.com' }))).toMatchObject({
+      caller: { user: 'alice@example.com' },
+    });
   });
 
   it('falls back to the email header only where auth.email_header names it', async () => {

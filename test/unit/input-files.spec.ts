@@ -19,7 +19,10 @@ describe('attached file names and types', () => {
 
   it('names duplicates apart and takes the type from the content', async () => {
     const checked = await checkInputFiles([file('a.txt', '', 'one'), file('A.txt', 'text/markdown', '# two')], limits);
-    expect(checked.map(({ name, mimeType }) => [name, mimeType])).toEqual([['a.txt', 'text/plain'], ['A-2.txt', 'text/markdown']]);
+    expect(checked.map(({ name, mimeType }) => [name, mimeType])).toEqual([
+      ['a.txt', 'text/plain'],
+      ['A-2.txt', 'text/markdown'],
+    ]);
   });
 
   it('refuses too many, too large, empty, contradicted and unrecognised files, naming the part', async () => {

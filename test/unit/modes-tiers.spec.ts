@@ -6,7 +6,11 @@ import { tierModels } from '../../src/ollama/model-tiers.js';
 describe('tiers and modes', () => {
   it('reads ollama.models as tiers beside the default, keeping tier names as written', () => {
     const config = validateConfig({ ollama: { model: 'qwen3:8b', models: { high_performance: 'qwen3:32b', fast_1: 'qwen3:1.7b' } } });
-    expect([...tierModels(config.ollama)]).toEqual([['default', 'qwen3:8b'], ['high_performance', 'qwen3:32b'], ['fast_1', 'qwen3:1.7b']]);
+    expect([...tierModels(config.ollama)]).toEqual([
+      ['default', 'qwen3:8b'],
+      ['high_performance', 'qwen3:32b'],
+      ['fast_1', 'qwen3:1.7b'],
+    ]);
     const refused = (models: unknown) => () => validateConfig({ ollama: { models } });
     expect(refused({ default: 'x' })).toThrow(/ollama\.models: tier names are 1 to 32 lower-case letters/);
     expect(refused({ direct: 'x' })).toThrow(/not default or direct/);

@@ -61,17 +61,53 @@ describe('module dependencies of src/', () => {
 
 describe('the cycle finder', () => {
   it('finds no cycle in a graph without one, diamonds included', () => {
-    expect(findCycle(graphOf([['tools', 'queue'], ['queue', 'agent'], ['tools', 'sessions'], ['agent', 'sessions'], ['agent', 'database']]))).toBeNull();
+    expect(
+      findCycle(
+        graphOf([
+          ['tools', 'queue'],
+          ['queue', 'agent'],
+          ['tools', 'sessions'],
+          ['agent', 'sessions'],
+          ['agent', 'database'],
+        ]),
+      ),
+    ).toBeNull();
     expect(findCycle(new Map())).toBeNull();
   });
 
   it('names the path of a cycle, however long', () => {
-    expect(findCycle(graphOf([['database', 'queue'], ['queue', 'database']]))).toEqual(['database', 'queue', 'database']);
-    expect(findCycle(graphOf([['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'b'], ['a', 'e']]))).toEqual(['b', 'c', 'd', 'b']);
+    expect(
+      findCycle(
+        graphOf([
+          ['database', 'queue'],
+          ['queue', 'database'],
+        ]),
+      ),
+    ).toEqual(['database', 'queue', 'database']);
+    expect(
+      findCycle(
+        graphOf([
+          ['a', 'b'],
+          ['b', 'c'],
+          ['c', 'd'],
+          ['d', 'b'],
+          ['a', 'e'],
+        ]),
+      ),
+    ).toEqual(['b', 'c', 'd', 'b']);
   });
 
   it('finds a cycle reached only through acyclic nodes, and a node importing itself', () => {
-    expect(findCycle(graphOf([['a', 'b'], ['b', 'x'], ['x', 'y'], ['y', 'x']]))).toEqual(['x', 'y', 'x']);
+    expect(
+      findCycle(
+        graphOf([
+          ['a', 'b'],
+          ['b', 'x'],
+          ['x', 'y'],
+          ['y', 'x'],
+        ]),
+      ),
+    ).toEqual(['x', 'y', 'x']);
     expect(findCycle(graphOf([['a', 'a']]))).toEqual(['a', 'a']);
   });
 
@@ -85,7 +121,7 @@ describe('the cycle finder', () => {
       "import './f.js';",
       "import { Module } from '@nestjs/common';",
       "// import { G } from './g.js';",
-      "const text = \"from './h.js'\";",
+      'const text = "from \'./h.js\'";',
     ].join('\n');
     expect(relativeSpecifiers(source).sort()).toEqual(['../b/b.js', './a.js', './c.js', './d.js', './e.js', './f.js']);
   });

@@ -21,7 +21,13 @@ const settingsWith = (oauth: Record<string, unknown> = {}) =>
 function request(headers: Record<string, string | string[]> = {}, target: { method?: string; url?: string } = {}): IncomingMessage {
   const distinct = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value : [value]]));
   const joined = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
-  return { headersDistinct: distinct, headers: joined, socket: { remoteAddress: '10.0.0.7' }, method: target.method ?? 'POST', url: target.url ?? '/mcp' } as unknown as IncomingMessage;
+  return {
+    headersDistinct: distinct,
+    headers: joined,
+    socket: { remoteAddress: '10.0.0.7' },
+    method: target.method ?? 'POST',
+    url: target.url ?? '/mcp',
+  } as unknown as IncomingMessage;
 }
 
 describe('OAuth bearer admission (token checks, challenges, scopes per surface)', () => {
@@ -44,7 +50,8 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
     const metadata = new IssuerMetadata({ issuer: ISSUER }, `${ISSUER}/.well-known/openid-configuration`);
     return new BearerAdmission(settings, metadata, new AccessTokenVerifier(settings, metadata, createLocalJWKSet({ keys: [jwk] })));
   };
-  const identify = (headers: Record<string, string | string[]>, surface: Surface = 'mcp-http', target?: { method?: string; url?: string }, using = admission) => using.identify(request(headers, target), surface);
+  const identify = (headers: Record<string, string | string[]>, surface: Surface = 'mcp-http', target?: { method?: string; url?: string }, using = admission) =>
+    using.identify(request(headers, target), surface);
   const refusalOf = async (...args: Parameters<typeof identify>): Promise<IdentityRefusal> => {
     const identified = await identify(...args);
     if (!('refusal' in identified)) throw new Error(`admitted ${identified.caller.user}`);
@@ -65,7 +72,12 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
   });
 
   it('answers no token with the RFC 9728 challenge and no error code (RFC 6750 §3.1)', async () => {
-    expect(await refusalOf({})).toEqual({ reason: 'no bearer token', action: 'auth.fail', address: '10.0.0.7', headers: { 'WWW-Authenticate': `Bearer resource_metadata="${METADATA_URL}", scope="mcp:exec"` } });
+    expect(await refusalOf({})).toEqual({
+      reason: 'no bearer token',
+      action: 'auth.fail',
+      address: '10.0.0.7',
+      headers: { 'WWW-Authenticate': `Bearer resource_metadata="${METADATA_URL}", scope="mcp:exec"` },
+    });
     expect((await refusalOf({}, 'chat')).headers!['WWW-Authenticate']).toContain('scope="chat:exec"');
   });
 
@@ -78,13 +90,19 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
     ['signed by an unknown key id', () => token({}, { kid: 'k2' }), /not signed by one of the issuer's keys/],
     ['HS256 with the public key as secret', async () => token({}, { alg: 'HS256', key: new TextEncoder().encode(JSON.stringify(jwk)) }), /algorithm is not allowed/],
     ['alg none', async () => `${Buffer.from('{"alg":"none"}').toString('base64url')}.${(await token()).split('.')[1]}.`, /algorithm is not allowed|not a valid/],
-    ['without exp', async () => new SignJWT({ scope: 'mcp:exec' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(ISSUER).setAudience(RESOURCE).setSubject('alice').sign(key), /exp/],
+    [
+      'without exp',
+      async () => new SignJWT({ scope: 'mcp:exec' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(ISSUER).setAudience(RESOURCE).setSubject('alice').sign(key),
+      /exp/,
+    ],
     ['opaque, with no introspection configured', async () => 'opaque-token-value', /not a JWT access token/],
   ])('refuses a token %s: 401 invalid_token, audited by a hash', async (_name, make, reason) => {
     const refusal = await refusalOf(bearer(await make()));
     expect(refusal).toMatchObject({ action: 'auth.fail', reason: expect.stringMatching(reason), token: expect.stringMatching(/^sha256:[0-9a-f]{16}$/) });
     expect(refusal.status ?? 401).toBe(401);
-    expect(refusal.headers!['WWW-Authenticate']).toMatch(new RegExp(`^Bearer error="invalid_token", error_description="[^"]*", scope="mcp:exec", resource_metadata="${METADATA_URL}"$`));
+    expect(refusal.headers!['WWW-Authenticate']).toMatch(
+      new RegExp(`^Bearer error="invalid_token", error_description="[^"]*", scope="mcp:exec", resource_metadata="${METADATA_URL}"$`),
+    );
   });
 
   it('accepts a token expired within clock_skew_s', async () => {
@@ -95,25 +113,38 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
   it('answers a valid token without the surface scope 403 insufficient_scope, naming the caller and the jti', async () => {
     const refusal = await refusalOf(bearer(await token({ scope: 'chat:exec' })));
     expect(refusal).toMatchObject({ status: 403, action: 'auth.insufficient_scope', caller: { user: 'alice' }, token: 'jti:token-1' });
-    expect(refusal.headers!['WWW-Authenticate']).toBe(`Bearer error="insufficient_scope", error_description="Insufficient scope", scope="mcp:exec", resource_metadata="${METADATA_URL}"`);
+    expect(refusal.headers!['WWW-Authenticate']).toBe(
+      `Bearer error="insufficient_scope", error_description="Insufficient scope", scope="mcp:exec", resource_metadata="${METADATA_URL}"`,
+    );
     expect(await identify(bearer(await token({ scope: 'chat:exec' })), 'chat')).toHaveProperty('caller.user', 'alice');
   });
 
   it('reads scopes from scope, scp (a list or a string) and roles', async () => {
-    for (const claims of [{ scope: undefined, scp: ['mcp:exec'] }, { scope: undefined, scp: 'openid mcp:exec' }, { scope: undefined, roles: ['mcp:exec'] }]) {
+    for (const claims of [
+      { scope: undefined, scp: ['mcp:exec'] },
+      { scope: undefined, scp: 'openid mcp:exec' },
+      { scope: undefined, roles: ['mcp:exec'] },
+    ]) {
       expect(await identify(bearer(await token(claims)))).toHaveProperty('caller.user', 'alice');
     }
   });
 
   it('takes renamed scopes, the configured user and groups claims, and names machine callers by client', async () => {
     const renamed = admissionWith({ scopes: { mcp: 'Agent.Mcp' }, user_claim: 'preferred_username', groups_claim: 'grp' });
-    expect(await identify(bearer(await token({ scope: 'Agent.Mcp', preferred_username: 'alice.smith', grp: ['x'] })), 'mcp-http', undefined, renamed)).toMatchObject({ caller: { user: 'alice.smith', groups: ['x'] } });
+    expect(await identify(bearer(await token({ scope: 'Agent.Mcp', preferred_username: 'alice.smith', grp: ['x'] })), 'mcp-http', undefined, renamed)).toMatchObject({
+      caller: { user: 'alice.smith', groups: ['x'] },
+    });
     expect((await refusalOf(bearer(await token({ scope: 'Agent.Mcp' })), 'mcp-http', undefined, renamed)).reason).toMatch(/no preferred_username claim/);
     // Entra ID: clients ask for the full name, the token carries the short one.
     const entra = admissionWith({ scopes: { mcp: `${RESOURCE}/Mcp.Exec` } });
     expect(await identify(bearer(await token({ scope: undefined, scp: 'Mcp.Exec' })), 'mcp-http', undefined, entra)).toHaveProperty('caller.user', 'alice');
     expect(await identify(bearer(await token({ scope: undefined, scp: 'Chat.Exec' })), 'mcp-http', undefined, entra)).toHaveProperty('refusal.status', 403);
-    const machine = await new SignJWT({ scope: 'mcp:exec', client_id: 'ci-bot' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(ISSUER).setAudience(RESOURCE).setExpirationTime('5m').sign(key);
+    const machine = await new SignJWT({ scope: 'mcp:exec', client_id: 'ci-bot' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setAudience(RESOURCE)
+      .setExpirationTime('5m')
+      .sign(key);
     expect(await identify(bearer(machine))).toHaveProperty('caller.user', 'client:ci-bot');
   });
 
@@ -158,13 +189,22 @@ describe('auth.oauth configuration', () => {
   };
 
   it('has defaults for everything but the issuer and the resource, which it requires', () => {
-    expect(settingsWith()).toMatchObject({ userClaim: 'sub', groupsClaim: 'groups', scopes: { mcp: 'mcp:exec', chat: 'chat:exec', a2a: 'a2a:exec', admin: 'admin' }, clockSkewS: 60, algorithms: ['RS256', 'PS256', 'ES256'], publicRoutes: [] });
+    expect(settingsWith()).toMatchObject({
+      userClaim: 'sub',
+      groupsClaim: 'groups',
+      scopes: { mcp: 'mcp:exec', chat: 'chat:exec', a2a: 'a2a:exec', admin: 'admin' },
+      clockSkewS: 60,
+      algorithms: ['RS256', 'PS256', 'ES256'],
+      publicRoutes: [],
+    });
     expect(problemsOf({})).toEqual([expect.stringMatching(/^auth\.oauth\.issuer: required/), expect.stringMatching(/^auth\.oauth\.resource: required/)]);
   });
 
   it('refuses what would weaken the checks', () => {
     const valid = { issuer: ISSUER, resource: RESOURCE };
-    expect(problemsOf({ ...valid, issuer: 'http://sso.example.com' })).toEqual([expect.stringMatching(/^auth\.oauth\.issuer: must be an https:\/\/ URL \(http:\/\/ only on loopback/)]);
+    expect(problemsOf({ ...valid, issuer: 'http://sso.example.com' })).toEqual([
+      expect.stringMatching(/^auth\.oauth\.issuer: must be an https:\/\/ URL \(http:\/\/ only on loopback/),
+    ]);
     expect(problemsOf({ ...valid, issuer: `${ISSUER}?x=1` })).toEqual(['auth.oauth.issuer: must not have a query string']);
     expect(problemsOf({ ...valid, algorithms: ['RS256', 'HS256', 'none'] })).toEqual(['auth.oauth.algorithms: HS256, none not allowed (asymmetric algorithms only)']);
     expect(problemsOf({ ...valid, scopes: { mcp: 'mcp exec' } })).toEqual([expect.stringMatching(/^auth\.oauth\.scopes\.mcp: must be one scope name/)]);
@@ -183,9 +223,26 @@ describe('the Agent Card in auth.mode oauth', () => {
     const discovery = `${ISSUER}/.well-known/openid-configuration`;
     const card = agentCardOf(config, new IssuerMetadata(server, discovery));
     expect(Object.keys(card.securitySchemes)).toEqual(['oauth2', 'oauth2_client_credentials', 'openid']);
-    expect(card.securitySchemes.oauth2.scheme).toMatchObject({ value: { oauth2MetadataUrl: discovery, flows: { flow: { $case: 'authorizationCode', value: { authorizationUrl: server.authorization_endpoint, tokenUrl: server.token_endpoint, pkceRequired: true, scopes: { 'Agent.A2a': expect.any(String) } } } } } });
-    expect(card.securitySchemes.openid.scheme).toEqual({ $case: 'openIdConnectSecurityScheme', value: { description: expect.stringContaining('Agent.A2a'), openIdConnectUrl: discovery } });
-    expect(card.securityRequirements.map((requirement) => requirement.schemes)).toEqual([{ oauth2: { list: ['Agent.A2a'] } }, { oauth2_client_credentials: { list: ['Agent.A2a'] } }, { openid: { list: ['Agent.A2a'] } }]);
+    expect(card.securitySchemes.oauth2.scheme).toMatchObject({
+      value: {
+        oauth2MetadataUrl: discovery,
+        flows: {
+          flow: {
+            $case: 'authorizationCode',
+            value: { authorizationUrl: server.authorization_endpoint, tokenUrl: server.token_endpoint, pkceRequired: true, scopes: { 'Agent.A2a': expect.any(String) } },
+          },
+        },
+      },
+    });
+    expect(card.securitySchemes.openid.scheme).toEqual({
+      $case: 'openIdConnectSecurityScheme',
+      value: { description: expect.stringContaining('Agent.A2a'), openIdConnectUrl: discovery },
+    });
+    expect(card.securityRequirements.map((requirement) => requirement.schemes)).toEqual([
+      { oauth2: { list: ['Agent.A2a'] } },
+      { oauth2_client_credentials: { list: ['Agent.A2a'] } },
+      { openid: { list: ['Agent.A2a'] } },
+    ]);
     const rfc8414 = agentCardOf(config, new IssuerMetadata(server, `https://sso.example.com/.well-known/oauth-authorization-server/realms/acme`));
     expect(Object.keys(rfc8414.securitySchemes)).toEqual(['oauth2', 'oauth2_client_credentials']);
   });

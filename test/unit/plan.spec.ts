@@ -3,7 +3,7 @@ import { criticalPathTokens, executionOrder, readPlan, type Subtask } from '../.
 
 const subtask = (id: string, dependsOn: string[] = []) => ({ id, title: `do ${id}`, instructions: `instructions for ${id}`, depends_on: dependsOn });
 
-describe('readPlan (the plan tool\'s subtasks)', () => {
+describe("readPlan (the plan tool's subtasks)", () => {
   it('reads a plan of subtasks, trimming ids and titles and cutting titles at 200 characters', () => {
     const items = [{ ...subtask(' a '), title: ` ${'t'.repeat(250)} ` }, subtask('b', ['a'])];
     expect(readPlan(items, 8)).toEqual({

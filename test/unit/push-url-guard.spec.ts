@@ -2,7 +2,21 @@ import { describe, expect, it } from '@jest/globals';
 import { checkPushUrl, guardedLookup, isBlockedAddress } from '../../src/push/url-guard.js';
 
 describe('push URL guard (SSRF)', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254', 'not-an-ip'])('blocks %s', (address) => {
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+    '::ffff:169.254.169.254',
+    'not-an-ip',
+  ])('blocks %s', (address) => {
     expect(isBlockedAddress(address)).toBe(true);
   });
 

@@ -70,8 +70,19 @@ const profile = (): ModelProfile => ({ facts: { capabilities: ['completion', 'to
 const call = (name: string, args: Record<string, unknown> | string = {}): Scripted => ({ calls: [{ name, arguments: args }] });
 
 const newState = (): RunState => ({
-  version: 1, taskId: 't1', sessionId: 's1', tier: 'default', model: 'qwen3:8b', mode: 'agent', messages: [], plan: null,
-  position: { subtask: '', phase: 'working' }, turn: { calls: [], results: [] }, changes: {}, tokens: { input: 0, output: 0, bySubtask: {} }, rounds: 0,
+  version: 1,
+  taskId: 't1',
+  sessionId: 's1',
+  tier: 'default',
+  model: 'qwen3:8b',
+  mode: 'agent',
+  messages: [],
+  plan: null,
+  position: { subtask: '', phase: 'working' },
+  turn: { calls: [], results: [] },
+  changes: {},
+  tokens: { input: 0, output: 0, bySubtask: {} },
+  rounds: 0,
 });
 
 function harness(script: Scripted[], tools = new MemoryTools(), options: { numCtx?: number; state?: RunState } = {}) {
@@ -82,7 +93,15 @@ function harness(script: Scripted[], tools = new MemoryTools(), options: { numCt
   const loop = new RunLoop(
     state,
     { ollama: model.gateway, executor: tools, config, events: { emit: async (event) => void events.push(event) } },
-    { taskId: 't1', temperature: 0.7, tools: TOOLS, profile: profile(), signal: new AbortController().signal, workspace: { sessionId: 's1', paths: {} as never }, caller: { user: 'alice', email: null, groups: [] } },
+    {
+      taskId: 't1',
+      temperature: 0.7,
+      tools: TOOLS,
+      profile: profile(),
+      signal: new AbortController().signal,
+      workspace: { sessionId: 's1', paths: {} as never },
+      caller: { user: 'alice', email: null, groups: [] },
+    },
   );
   const start = () => {
     loop.begin([{ role: 'user', content: 'the request' }], 'SYSTEM');
@@ -148,7 +167,18 @@ describe('RunLoop with a scripted model', () => {
 
   it('pauses at a call that needs a person, stores a state that survives JSON, and resumes where it stood', async () => {
     const tools = new MemoryTools({ pauseOn: 'run_command' });
-    const h = harness([{ calls: [{ name: 'list_dir', arguments: {} }, { name: 'run_command', arguments: { command: 'npm test' } }, { name: 'glob', arguments: { pattern: '*' } }] }], tools);
+    const h = harness(
+      [
+        {
+          calls: [
+            { name: 'list_dir', arguments: {} },
+            { name: 'run_command', arguments: { command: 'npm test' } },
+            { name: 'glob', arguments: { pattern: '*' } },
+          ],
+        },
+      ],
+      tools,
+    );
     const outcome = await h.start();
     expect(outcome).toMatchObject({ kind: 'pause', pause: { kind: 'approval', approvalId: 'approval-1' } });
     expect(h.of('paused')).toEqual([{ type: 'paused', taskId: 't1', kind: 'approval', id: 'approval-1' }]);
@@ -159,7 +189,11 @@ describe('RunLoop with a scripted model', () => {
     const resumed = harness([{ content: 'tests pass' }], new MemoryTools(), { state: stored });
     expect(answerOf(await resumed.loop.resume({ output: 'exit code 0\nPASS' }, null))).toBe('tests pass');
     const tail = resumed.model.requests[0].slice(-3).map((message) => `${message.tool_name}: ${message.content.split('\n')[0]}`);
-    expect(tail).toEqual(['list_dir: list_dir ok', 'run_command: exit code 0', 'glob: Not run: an earlier call of this turn waited for approval. Call it again if you still need it.']);
+    expect(tail).toEqual([
+      'list_dir: list_dir ok',
+      'run_command: exit code 0',
+      'glob: Not run: an earlier call of this turn waited for approval. Call it again if you still need it.',
+    ]);
     expect(resumed.state.pause).toBeUndefined();
   });
 
@@ -167,14 +201,23 @@ describe('RunLoop with a scripted model', () => {
     const legacy = JSON.stringify({
       call: { function: { name: 'run_command', arguments: { command: 'ls' } } },
       baseSha256: null,
-      messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'look', images_base64: ['iVBORw=='] }],
+      messages: [
+        { role: 'system', content: 'S' },
+        { role: 'user', content: 'look', images_base64: ['iVBORw=='] },
+      ],
       turnCalls: [{ function: { name: 'run_command', arguments: { command: 'ls' } } }],
       turnResults: [],
       plan: null,
       subtask: '',
     });
     const state = decodeRunState(legacy, { taskId: 't9', sessionId: 's9', tier: 'default', model: 'm' });
-    expect(state).toMatchObject({ version: 1, taskId: 't9', plan: null, position: { subtask: '', phase: 'working' }, pause: { kind: 'approval', call: { function: { name: 'run_command' } } } });
+    expect(state).toMatchObject({
+      version: 1,
+      taskId: 't9',
+      plan: null,
+      position: { subtask: '', phase: 'working' },
+      pause: { kind: 'approval', call: { function: { name: 'run_command' } } },
+    });
     expect(Buffer.isBuffer(state.messages[1].images![0])).toBe(true);
     expect(() => decodeRunState(JSON.stringify({ version: 7, messages: [] }), state)).toThrow(/format version 7 is unknown/);
     expect(() => decodeRunState('{', state)).toThrow(/not JSON/);
@@ -185,7 +228,10 @@ describe('RunLoop with a scripted model', () => {
     const read = (n: number): Scripted => ({ ...call('read_file', { path: 'big', start_line: n }), promptEvalCount: 27_000 });
     const h = harness([read(1), read(2), read(3), read(4), read(5), read(6), { content: 'done' }], new MemoryTools(big));
     await h.start();
-    const outputs = h.model.requests.at(-1)!.filter((message) => message.role === 'tool').map((message) => message.content);
+    const outputs = h.model.requests
+      .at(-1)!
+      .filter((message) => message.role === 'tool')
+      .map((message) => message.content);
     expect(outputs.slice(0, 2)).toEqual(['[earlier tool output removed to save context]', '[earlier tool output removed to save context]']);
     expect(outputs.slice(2).every((output) => output.length === 5000)).toBe(true);
   });
@@ -206,7 +252,15 @@ describe('RunLoop with a scripted model', () => {
     ]);
     expect(answerOf(await h.start())).toBe('the answer');
     const deltas = h.of('answer_delta').map(({ offset, text }) => [offset, text]);
-    expect(deltas).toEqual([[0, 'Let me'], [6, ' look.'], [0, ''], [0, 'half a'], [0, ''], [0, 'the a'], [5, 'nswer']]);
+    expect(deltas).toEqual([
+      [0, 'Let me'],
+      [6, ' look.'],
+      [0, ''],
+      [0, 'half a'],
+      [0, ''],
+      [0, 'the a'],
+      [5, 'nswer'],
+    ]);
     expect(assembled(h.of('answer_delta'))).toBe('the answer');
     expect(h.model.requests[2].at(-1)!.content).toMatch(/^Your previous response caused an error/);
   });
@@ -218,7 +272,11 @@ describe('RunLoop with a scripted model', () => {
     stream.keep();
     for (const piece of ['<', 'b>bold</b>']) stream.onContent(piece);
     await stream.flushed();
-    expect(deltas).toEqual([{ offset: 0, text: 'the ' }, { offset: 4, text: 'answer' }, { offset: 10, text: '<b>bold</b>' }]);
+    expect(deltas).toEqual([
+      { offset: 0, text: 'the ' },
+      { offset: 4, text: 'answer' },
+      { offset: 10, text: '<b>bold</b>' },
+    ]);
   });
 
   it('never streams reasoning that leaked into the content as a <think> block', async () => {
@@ -243,11 +301,24 @@ describe('RunLoop with a scripted model', () => {
     expect(h.model.requests).toHaveLength(5);
     // No user turn after the request: every instruction arrived as the plan tool's result.
     for (const request of h.model.requests) expect(request.filter((message) => message.role === 'user')).toHaveLength(1);
-    const toolResults = h.model.requests.at(-1)!.filter((message) => message.tool_name === 'plan').map((message) => message.content.split('\n')[0]);
-    expect(toolResults).toEqual(['Plan accepted: 2 subtasks.', 'Subtask 2/2 (fix): Fix', 'All subtasks are done. Write the final answer for the user: what was done, what was found, and the result of any checks. Answer in the language of the original request.']);
+    const toolResults = h.model.requests
+      .at(-1)!
+      .filter((message) => message.tool_name === 'plan')
+      .map((message) => message.content.split('\n')[0]);
+    expect(toolResults).toEqual([
+      'Plan accepted: 2 subtasks.',
+      'Subtask 2/2 (fix): Fix',
+      'All subtasks are done. Write the final answer for the user: what was done, what was found, and the result of any checks. Answer in the language of the original request.',
+    ]);
     expect(h.model.requests[1].at(-1)!.content).toMatch(/\nSubtask 1\/2 \(inspect\): Inspect\nRead the code\./);
     expect(h.of('progress').map((event) => `${event.completedSubtasks}/${event.totalSubtasks}${event.currentTask ? ` ${event.currentTask}` : ''}`)).toEqual([
-      '0/1 ollama chat', '0/2 Inspect', '1/2', '1/2 Fix', '2/2', '2/2 summary', '2/2',
+      '0/1 ollama chat',
+      '0/2 Inspect',
+      '1/2',
+      '1/2 Fix',
+      '2/2',
+      '2/2 summary',
+      '2/2',
     ]);
     expect(h.of('status').map((event) => event.currentTask)).toContain('Inspect / read_file: a');
     // inspect: 150 + 20 (its done call), then fix: 300, on the critical path; '' holds the plan call and the summary.
@@ -256,17 +327,26 @@ describe('RunLoop with a scripted model', () => {
   });
 
   it('takes a subtask finished in prose as done and gives the next instruction as a user turn', async () => {
-    const subtasks = [{ id: 'a', title: 'A', instructions: 'do a', depends_on: [] }, { id: 'b', title: 'B', instructions: 'do b', depends_on: [] }];
+    const subtasks = [
+      { id: 'a', title: 'A', instructions: 'do a', depends_on: [] },
+      { id: 'b', title: 'B', instructions: 'do b', depends_on: [] },
+    ];
     const h = harness([call('plan', { subtasks }), { content: 'a done' }, { content: 'b done' }, { content: 'all done' }]);
     expect(answerOf(await h.start())).toBe('all done');
-    const users = h.model.requests.at(-1)!.filter((message) => message.role === 'user').map((message) => message.content.split('\n')[0]);
+    const users = h.model.requests
+      .at(-1)!
+      .filter((message) => message.role === 'user')
+      .map((message) => message.content.split('\n')[0]);
     expect(users).toEqual(['the request', 'Subtask 2/2 (b): B', expect.stringMatching(/^All subtasks are done/)]);
     // Subtask notes are not the answer: nothing of them reaches the answer stream.
     expect(assembled(h.of('answer_delta'))).toBe('all done');
   });
 
   it('refuses an unusable plan as a tool error, and a second plan while one runs', async () => {
-    const cycle = [{ id: 'a', title: 'A', instructions: 'a', depends_on: ['b'] }, { id: 'b', title: 'B', instructions: 'b', depends_on: ['a'] }];
+    const cycle = [
+      { id: 'a', title: 'A', instructions: 'a', depends_on: ['b'] },
+      { id: 'b', title: 'B', instructions: 'b', depends_on: ['a'] },
+    ];
     const h = harness([call('plan', { subtasks: cycle }), { content: 'did it directly' }]);
     expect(answerOf(await h.start())).toBe('did it directly');
     expect(h.model.requests[1].at(-1)!.content).toMatch(/^Error: the dependencies form a cycle/);

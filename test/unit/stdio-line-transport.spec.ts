@@ -37,7 +37,12 @@ describe('LineLimitedStdioTransport (MCP stdio: one JSON-RPC message per line, w
   it('accepts a line as long as the default image limits allow (one 8 MiB PNG in a tools/call), whole', async () => {
     const { stdin, received, frames, drained } = await open(maxRequestBodyBytes(20 * 1024 * 1024));
     const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(8 * 1024 * 1024 - 8, 7)]).toString('base64');
-    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'describe it', images: [{ mime_type: 'image/png', data_base64: png }] } } };
+    const call = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'agent_run', arguments: { request: 'describe it', images: [{ mime_type: 'image/png', data_base64: png }] } },
+    };
     const line = `${JSON.stringify(call)}\n`;
     expect(line.length).toBeGreaterThan(11_000_000);
     // In pieces, as a pipe delivers it.

@@ -6,8 +6,12 @@ const parse = (text: string) => parseToolCallsFromText(text, KNOWN).map((call) =
 
 describe('parseToolCallsFromText: tool calls models write into their text', () => {
   it('reads Qwen / Hermes <tool_call> blocks, several of them, with prose around', () => {
-    const text = 'First the file.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.ts"}}\n</tool_call>\n<tool_call>\n{"name": "list_dir", "arguments": {}}\n</tool_call>';
-    expect(parse(text)).toEqual([['read_file', { path: 'a.ts' }], ['list_dir', {}]]);
+    const text =
+      'First the file.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.ts"}}\n</tool_call>\n<tool_call>\n{"name": "list_dir", "arguments": {}}\n</tool_call>';
+    expect(parse(text)).toEqual([
+      ['read_file', { path: 'a.ts' }],
+      ['list_dir', {}],
+    ]);
   });
 
   it('reads Mistral [TOOL_CALLS] arrays (v0.3) and name[ARGS] pairs (Devstral, Mistral Small 3.2)', () => {

@@ -27,7 +27,7 @@ describe('trusted proxy addresses (T2.4, T2.5)', () => {
   });
 
   it('stores only IP addresses as the source: a hop that is not one ends the walk at the peer', () => {
-    expect(proxies.clientAddress('127.0.0.1', "<script>alert(1)</script>, 10.1.0.5")).toBe('127.0.0.1');
+    expect(proxies.clientAddress('127.0.0.1', '<script>alert(1)</script>, 10.1.0.5')).toBe('127.0.0.1');
     expect(proxies.clientAddress('127.0.0.1', '203.0.113.9, =cmd|x')).toBe('127.0.0.1');
     expect(proxies.clientAddress('127.0.0.1', 'unknown')).toBe('127.0.0.1');
     expect(proxies.clientAddress('127.0.0.1', '2001:db9::7')).toBe('2001:db9::7');

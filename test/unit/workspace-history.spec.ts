@@ -45,7 +45,10 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     await mkdir(join(ws, '.git'));
     // What an agent could plant to make a git that looked at the workspace run its code or change bytes.
     const pwned = join(base, 'pwned');
-    await writeFile(join(ws, '.git', 'config'), `[core]\n\tfsmonitor = touch ${pwned}-fsmonitor\n[filter "evil"]\n\tclean = touch ${pwned}-clean\n\tsmudge = touch ${pwned}-smudge\n[diff "evil"]\n\ttextconv = touch ${pwned}-textconv\n`);
+    await writeFile(
+      join(ws, '.git', 'config'),
+      `[core]\n\tfsmonitor = touch ${pwned}-fsmonitor\n[filter "evil"]\n\tclean = touch ${pwned}-clean\n\tsmudge = touch ${pwned}-smudge\n[diff "evil"]\n\ttextconv = touch ${pwned}-textconv\n`,
+    );
     await mkdir(join(ws, '.git', 'hooks'));
     await writeFile(join(ws, '.git', 'hooks', 'post-commit'), `#!/bin/sh\ntouch ${pwned}-hook\n`, { mode: 0o755 });
     await writeFile(join(ws, '.gitattributes'), '* filter=evil diff=evil text eol=crlf working-tree-encoding=UTF-16\n');
@@ -66,17 +69,19 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     const after = await take('after');
 
     const { changes, text } = await diffOf(before.commit, after.commit);
-    expect(changes.map((change) => [change.status, change.path])).toEqual([
-      ['added', 'big.dat'],
-      ['changed', 'a.txt'],
-      ['changed', 'b.txt'],
-      ['renamed', 'dir with space/renamed.txt'],
-      ['deleted', 'gone.txt'],
-      ['added', 'image.bin'],
-      ['added', 'link'],
-      ['mode', 'run.sh'],
-      ['mode', 'secret'],
-    ].sort((x, y) => (x[1] < y[1] ? -1 : 1)));
+    expect(changes.map((change) => [change.status, change.path])).toEqual(
+      [
+        ['added', 'big.dat'],
+        ['changed', 'a.txt'],
+        ['changed', 'b.txt'],
+        ['renamed', 'dir with space/renamed.txt'],
+        ['deleted', 'gone.txt'],
+        ['added', 'image.bin'],
+        ['added', 'link'],
+        ['mode', 'run.sh'],
+        ['mode', 'secret'],
+      ].sort((x, y) => (x[1] < y[1] ? -1 : 1)),
+    );
     expect(text).toContain('diff --git a/a.txt b/a.txt\nindex ');
     expect(text).toContain('-two\n+TWO\n');
     expect(text).toContain('diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n');
@@ -200,7 +205,7 @@ describe('HistoryService: the history.max_bytes bound', () => {
   });
 });
 
-describe('workspace history: what a checkpoint costs (the issue\'s goal; `npm run bench:history` measures 200 MiB)', () => {
+describe("workspace history: what a checkpoint costs (the issue's goal; `npm run bench:history` measures 200 MiB)", () => {
   it('checkpoints 10 000 files with 10 changed in under a second', async () => {
     const base = await mkdtemp(join(tmpdir(), 'oam-history-cost-'));
     const ws = join(base, 'ws');

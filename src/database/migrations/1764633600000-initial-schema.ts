@@ -35,9 +35,7 @@ export class InitialSchema1764633600000 implements MigrationInterface {
       updated_at VARCHAR(30) NOT NULL,
       started_at VARCHAR(30),
       finished_at VARCHAR(30))`);
-    await queryRunner.query(
-      `CREATE UNIQUE INDEX idx_tasks_one_active ON tasks ((1)) WHERE status IN ('planning','running')`,
-    );
+    await queryRunner.query(`CREATE UNIQUE INDEX idx_tasks_one_active ON tasks ((1)) WHERE status IN ('planning','running')`);
     await queryRunner.query(`CREATE INDEX idx_tasks_status_seq ON tasks (status, seq)`);
     await queryRunner.query(`CREATE INDEX idx_tasks_session ON tasks (session_id, seq)`);
     await queryRunner.query(`CREATE TABLE task_images (

@@ -28,22 +28,16 @@ export class AuditChain1764892800000 implements MigrationInterface {
       purging INTEGER NOT NULL DEFAULT 0)`);
     // Events written before the chain existed are the chain's prehistory: the anchor starts after them.
     const [{ last }] = (await queryRunner.query(`SELECT COALESCE(MAX(seq), 0) AS last FROM audit_events`)) as [{ last: number | string }];
-    await queryRunner.query(
-      `INSERT INTO audit_head (id, seq, hash, anchor_seq, anchor_hash, purging) VALUES (1, ${Number(last)}, '${GENESIS}', ${Number(last)}, '${GENESIS}', 0)`,
-    );
+    await queryRunner.query(`INSERT INTO audit_head (id, seq, hash, anchor_seq, anchor_hash, purging) VALUES (1, ${Number(last)}, '${GENESIS}', ${Number(last)}, '${GENESIS}', 0)`);
     if (postgres) {
       await queryRunner.query(`CREATE FUNCTION audit_append_only() RETURNS trigger AS $$
         BEGIN
           IF TG_OP = 'DELETE' AND (SELECT purging FROM audit_head WHERE id = 1) = 1 THEN RETURN OLD; END IF;
           RAISE EXCEPTION 'audit_events is append-only';
         END $$ LANGUAGE plpgsql`);
-      await queryRunner.query(
-        `CREATE TRIGGER audit_events_append_only BEFORE UPDATE OR DELETE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_append_only()`,
-      );
+      await queryRunner.query(`CREATE TRIGGER audit_events_append_only BEFORE UPDATE OR DELETE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_append_only()`);
     } else {
-      await queryRunner.query(
-        `CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END`,
-      );
+      await queryRunner.query(`CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END`);
       await queryRunner.query(`CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
         WHEN (SELECT purging FROM audit_head WHERE id = 1) = 0
         BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END`);

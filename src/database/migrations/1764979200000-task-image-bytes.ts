@@ -48,8 +48,10 @@ async function rebuildSqlite(queryRunner: QueryRunner, newColumn: string, oldCol
       ${newColumn},
       PRIMARY KEY (task_id, position))`);
   const placeholders = '?, ?, ?, ?, ?, ?';
-  for (let after = 0; ; ) {
-    const rows = (await queryRunner.query(`SELECT rowid AS id, ${COLUMNS}, ${oldColumn} AS value FROM task_images WHERE rowid > ? ORDER BY rowid LIMIT ${BATCH}`, [after])) as Record<string, unknown>[];
+  for (let after = 0; ;) {
+    const rows = (await queryRunner.query(`SELECT rowid AS id, ${COLUMNS}, ${oldColumn} AS value FROM task_images WHERE rowid > ? ORDER BY rowid LIMIT ${BATCH}`, [
+      after,
+    ])) as Record<string, unknown>[];
     if (rows.length === 0) break;
     for (const row of rows) {
       await queryRunner.query(`INSERT INTO task_images_next VALUES (${placeholders})`, [row.task_id, row.position, row.mime_type, row.bytes, row.sha256, convert(row.value)]);

@@ -75,7 +75,8 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
   }
 
   private jwtFailure(error: unknown): Error {
-    if (error instanceof errors.JWKSTimeout || !(error instanceof errors.JOSEError)) return new IssuerUnavailable(`the issuer's keys could not be fetched (${(error as Error).message})`);
+    if (error instanceof errors.JWKSTimeout || !(error instanceof errors.JOSEError))
+      return new IssuerUnavailable(`the issuer's keys could not be fetched (${(error as Error).message})`);
     // A JWKS answer that is not a key set (an HTML error page, a 5xx) surfaces as the generic error.
     if (error.code === 'ERR_JOSE_GENERIC') return new IssuerUnavailable(`the issuer's keys could not be fetched (${error.message})`);
     if (error instanceof errors.JWTClaimValidationFailed) return invalid(`the token's ${error.claim} claim is not accepted (${error.reason})`);

@@ -39,7 +39,9 @@ export class BearerAdmission {
   async identify(req: IncomingMessage, surface: Surface): Promise<Identified> {
     const address = req.socket.remoteAddress || null;
     const scope = scopeOf(surface, this.settings.scopes);
-    const refusal = (fields: Omit<IdentityRefusal, 'action' | 'address'> & { action?: IdentityRefusal['action'] }): Identified => ({ refusal: { action: 'auth.fail', address, ...fields } });
+    const refusal = (fields: Omit<IdentityRefusal, 'action' | 'address'> & { action?: IdentityRefusal['action'] }): Identified => ({
+      refusal: { action: 'auth.fail', address, ...fields },
+    });
     const header = req.headersDistinct.authorization;
     if (header && header.length > 1) return refusal({ reason: 'Authorization sent more than once', headers: this.challenge(scope) });
     const presented = header?.[0] ?? sessionToken(req, surface);
@@ -49,7 +51,8 @@ export class BearerAdmission {
       return refusal({ reason: 'no bearer token', headers: this.challenge(scope) });
     }
     const fingerprint = `sha256:${createHash('sha256').update(presented).digest('hex').slice(0, 16)}`;
-    if (Buffer.byteLength(presented) > MAX_AUTHORIZATION_BYTES) return refusal({ reason: `Authorization longer than ${MAX_AUTHORIZATION_BYTES} bytes`, headers: this.challenge(scope), token: fingerprint });
+    if (Buffer.byteLength(presented) > MAX_AUTHORIZATION_BYTES)
+      return refusal({ reason: `Authorization longer than ${MAX_AUTHORIZATION_BYTES} bytes`, headers: this.challenge(scope), token: fingerprint });
     // The verifier's answer is kept: a token short of the scope still names whom the refusal is for.
     let info: AuthInfo | undefined;
     const verifier = { verifyAccessToken: async (token: string) => (info = await this.verifier.verifyAccessToken(token)) };

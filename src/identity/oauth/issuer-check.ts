@@ -21,7 +21,11 @@ export async function checkIssuer(config: AgentConfig): Promise<CheckLine[]> {
   const lines: CheckLine[] = [{ name: 'issuer', level: 'ok', message: `metadata of ${settings.issuer} read from ${metadata.documentUrl}` }];
   const jwksUrl = metadata.jwksUrl(settings);
   if (!jwksUrl) {
-    lines.push({ name: 'issuer keys', level: settings.introspection.clientId ? 'warn' : 'fail', message: 'the issuer publishes no jwks_uri and auth.oauth.jwks_url is empty: JWT access tokens cannot be verified' });
+    lines.push({
+      name: 'issuer keys',
+      level: settings.introspection.clientId ? 'warn' : 'fail',
+      message: 'the issuer publishes no jwks_uri and auth.oauth.jwks_url is empty: JWT access tokens cannot be verified',
+    });
   } else {
     lines.push(await checkKeys(jwksUrl, settings.algorithms));
   }

@@ -28,7 +28,11 @@ export class IssuerMetadata {
     const failures: string[] = [];
     for (const algorithm of ALGORITHMS) {
       try {
-        const response = await oauth.discoveryRequest(issuer, { algorithm, signal: AbortSignal.timeout(timeoutMs), [oauth.allowInsecureRequests]: insecureAllowed(settings.issuer) });
+        const response = await oauth.discoveryRequest(issuer, {
+          algorithm,
+          signal: AbortSignal.timeout(timeoutMs),
+          [oauth.allowInsecureRequests]: insecureAllowed(settings.issuer),
+        });
         const server = await oauth.processDiscoveryResponse(issuer, response);
         return new IssuerMetadata(server, response.url);
       } catch (error) {

@@ -115,6 +115,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
       'QuestionsModesTiers1765238400000',
       'FairQueueIndex1765240000000',
       'TaskOwnerGroups1765324800000',
+      'TaskSurface1765411200000',
+      'Push1765497600000',
     ]);
   });
 });

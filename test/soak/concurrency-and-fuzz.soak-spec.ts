@@ -282,7 +282,9 @@ describe('load, order and malformed input against one service', () => {
   beforeAll(async () => {
     await ollama.start();
     ollama.setFallback({ content: 'ok', promptEvalCount: 1, evalCount: 1 });
-    config = await writeConfig(ollama.url, { queue: { poll_interval_ms: 1000 } });
+    // One user submits the whole burst: the per-user queue limit (its own tests are in security-round-two) is
+    // raised above it so that this suite measures acceptance and order.
+    config = await writeConfig(ollama.url, { queue: { poll_interval_ms: 1000, max_queued_per_user: 2000 } });
     service = await new ServiceProcess(config.file).start();
   });
 

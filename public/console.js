@@ -508,18 +508,53 @@ async function download(sessionId, file) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** A pending approval: the command, or the path with its diff; its owner answers it here. */
-const approvalItem = (item, after) => [
-  h('span', { className: 'mono' }, item.command !== undefined ? `$ ${item.command}` : `${item.tool} ${item.path}`),
+/** A pending question of the agent (ask_user): its text and numbered options, all as text; its owner picks one here. */
+const questionItem = (item, after) => [
+  h('span', { className: 'question' }, `The agent asks: ${item.question}`),
+  h('ol', { className: 'options' }, ...item.options.map((option) => h('li', {}, option))),
   h(
     'span',
     { className: 'muted' },
-    ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for 承認 / 拒否 in the conversation'} · requested `,
+    ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for an answer in the conversation'} · asked `,
     clock(item.created_at),
   ),
-  item.diff ? h('pre', { className: 'output' }, item.diff) : '',
-  answerButtons(item, after),
+  choiceButtons(item, after),
 ];
+
+/** A pending approval: the command, or the path with its diff; its owner answers it here. */
+const approvalItem = (item, after) =>
+  item.question !== undefined
+    ? questionItem(item, after)
+    : [
+        h('span', { className: 'mono' }, item.command !== undefined ? `$ ${item.command}` : `${item.tool} ${item.path}`),
+        h(
+          'span',
+          { className: 'muted' },
+          ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for 承認 / 拒否 in the conversation'} · requested `,
+          clock(item.created_at),
+        ),
+        item.diff ? h('pre', { className: 'output' }, item.diff) : '',
+        answerButtons(item, after),
+      ];
+
+/** One button per option for the question's owner (an admin sees others' but does not answer for them). */
+function choiceButtons(item, after) {
+  if (!signedIn || item.owner !== signedIn.user) return null;
+  const choose = (number) => async (event) => {
+    for (const button of event.target.parentElement.querySelectorAll('button')) button.disabled = true;
+    try {
+      await api(`approvals/${encodeURIComponent(item.approval_id)}/choices/${number}`, { method: 'POST' });
+    } catch (error) {
+      if (!handleAuthError(error)) alert(`Answer failed: ${error.message}`);
+    }
+    after();
+  };
+  return h(
+    'div',
+    { className: 'answer' },
+    ...item.options.map((option, index) => h('button', { type: 'button', className: 'choice', onclick: choose(index + 1) }, `${index + 1}. ${option}`)),
+  );
+}
 
 /** Approve / Deny for the approval's owner (an admin sees others' but does not answer for them). */
 function answerButtons(item, after) {

@@ -70,7 +70,7 @@ export class A2aExecutor implements AgentExecutor {
           else bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact, append: false, lastChunk: true, metadata: {} }));
         }
         if (task.status !== 'completed' && shown !== '') chunk(task, '', true);
-        const final = a2aTaskOf(task, []);
+        const final = a2aTaskOf(task, [], await this.conversations.asking(task.id));
         bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.sessionId, status: final.status, metadata: { ...final.metadata, agent_steps: agentSteps } }));
         return;
       }

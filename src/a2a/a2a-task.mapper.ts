@@ -1,5 +1,6 @@
-import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Artifact, type Message, type Part, type Task, type TaskStatus as A2aTaskStatus } from '@a2a-js/sdk';
 import type { AgentStep } from '../conversation/agent-steps.js';
+import type { InputRequest } from '../conversation/input-request.js';
 import type { TaskStatus } from '../queue/task-status.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { mimeTypeOf, sessionFileUri } from '../workspace/session-file-uri.js';
@@ -57,11 +58,25 @@ export function progressMessage(task: TaskEntity, steps: AgentStep[]): Message {
 const endMessage = (task: TaskEntity): Message | undefined =>
   task.status === 'failed' || task.status === 'cancelled' ? agentMessage(task, `${task.id}/end`, [textPart(task.result ?? '')]) : undefined;
 
+/** A paused Task's status message: the question or action with its numbered options, the request itself in metadata. */
+const inputMessage = (task: TaskEntity, asking: InputRequest): Message => {
+  const options = asking.kind === 'question' ? '' : `\n\n${asking.options.map((option, index) => `${index + 1}. ${option}`).join('\n')}`;
+  const hint = `\n\n(Answer with a new message in the same contextId (${task.sessionId}): an option's number or text; any other text becomes the new instruction.)`;
+  return { ...agentMessage(task, `${task.id}/input/${asking.approval_id}`, [textPart(`${asking.message}${options}${hint}`)]), metadata: { input_request: asking } };
+};
+
+/** The A2A status: `input-required` with the question while the Task waits for a person, else the Task's own. */
+export function a2aStatusOf(task: TaskEntity, asking: InputRequest | null = null): A2aTaskStatus {
+  if (asking) return { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: inputMessage(task, asking), timestamp: task.updatedAt };
+  return { state: A2A_STATE[task.status], message: endMessage(task), timestamp: task.updatedAt };
+}
+
 /**
  * An agent Task as an A2A Task: id = Task id, contextId = session id, the request as the one history
- * message, the answer and deliverables as artifacts, progress and token usage in metadata.
+ * message, the answer and deliverables as artifacts, progress and token usage in metadata. `asking`:
+ * what it waits for when it paused for a person (ConversationService.asking).
  */
-export function a2aTaskOf(task: TaskEntity, deliverables: string[]): Task {
+export function a2aTaskOf(task: TaskEntity, deliverables: string[], asking: InputRequest | null = null): Task {
   const request: Message = {
     messageId: `${task.id}/request`,
     contextId: task.sessionId,
@@ -75,7 +90,7 @@ export function a2aTaskOf(task: TaskEntity, deliverables: string[]): Task {
   return {
     id: task.id,
     contextId: task.sessionId,
-    status: { state: A2A_STATE[task.status], message: endMessage(task), timestamp: task.updatedAt },
+    status: a2aStatusOf(task, asking),
     artifacts: artifactsOf(task, deliverables),
     history: [request],
     metadata: {

@@ -2,7 +2,7 @@ import { Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
 import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
 import { AdminApprovalsService } from './admin-approvals.service.js';
-import { ApprovalAnswerParamDto, ApprovalListQueryDto, UuidParamDto } from './admin.dto.js';
+import { ApprovalAnswerParamDto, ApprovalListQueryDto, QuestionChoiceParamDto, UuidParamDto } from './admin.dto.js';
 import { AdminRoutes } from './admin-routes.decorator.js';
 import { found } from './found.js';
 
@@ -28,6 +28,18 @@ export class AdminApprovalsController {
   })
   async answer(@Param() { id, decision }: ApprovalAnswerParamDto, @Req() req: AdminRequest) {
     return found(await this.approvals.answer(req.caller!, id, decision), `no pending approval ${id} of yours`);
+  }
+
+  @Post('approvals/:id/choices/:option')
+  @HttpCode(200)
+  @OwnView()
+  @AdminAction('console.question_answer')
+  @ApiOperation({
+    summary:
+      "The owner's answer to an agent's question (ask_user) from the console: its option by number; a Task waiting in place continues at once, otherwise the number becomes the next turn of its session",
+  })
+  async choose(@Param() { id, option }: QuestionChoiceParamDto, @Req() req: AdminRequest) {
+    return found(await this.approvals.choose(req.caller!, id, option), `no pending question ${id} of yours with an option ${option}`);
   }
 
   @Get('sessions/:id/approval')

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
 import { mapApproval } from '../approvals/approval-view.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import type { Caller } from '../identity/caller.js';
@@ -44,6 +45,27 @@ export class AdminApprovalsService {
     const request = { request: CONVERSATION_WORD[decision], sessionId: row.sessionId, temperature: null, images: [] };
     const task = await this.queue.enqueue(caller, request, { action: 'console.approval_answer', detail: { approval_id: id, decision } });
     return { approval_id: id, decision, via: 'conversation', state: 'answered_by_task', task_id: task.id };
+  }
+
+  /**
+   * The owner's choice of an option (1-based) of a pending question, by the same paths as `answer`:
+   * in place as tasks/update would answer it, else as the next turn of its session (the option's
+   * number, which the conversation reads back). Null when it is not the caller's pending question or
+   * has no such option.
+   */
+  async choose(caller: Caller, id: string, option: number) {
+    const row = await this.approvals.find(id);
+    if (!row || row.state !== 'pending' || row.owner !== caller.user || row.tool !== QUESTION_TOOL) return null;
+    const choice = optionsOf(row)[option - 1];
+    if (choice === undefined) return null;
+    if (row.waiting) {
+      await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: { action: 'accept', content: { choice } } });
+      const after = await this.approvals.find(id);
+      return { approval_id: id, option, via: 'in_place', state: after?.state ?? row.state, task_id: row.taskId };
+    }
+    const request = { request: String(option), sessionId: row.sessionId, temperature: null, images: [] };
+    const task = await this.queue.enqueue(caller, request, { action: 'console.question_answer', detail: { approval_id: id, option } });
+    return { approval_id: id, option, via: 'conversation', state: 'answered_by_task', task_id: task.id };
   }
 
   /** A session's pending action (`pending: null` when nothing waits); null when there is no such session. */

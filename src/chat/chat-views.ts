@@ -1,4 +1,5 @@
 import type { AgentStep } from '../conversation/agent-steps.js';
+import type { InputRequest } from '../conversation/input-request.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import { sessionFileUri } from '../workspace/session-file-uri.js';
 
@@ -22,8 +23,14 @@ const usageOf = (task: TaskEntity) => ({
 /** The extension object on the first and last chunk, and the fields of a non-streamed completion. */
 export const agentOf = (task: TaskEntity) => ({ task_id: task.id, session_id: task.sessionId, status: task.status });
 
+/**
+ * A Task paused for a person: `agent_state: "input_required"` and what it asks (`agent_input`: the
+ * message and the options); `finish_reason` stays `stop`, and the session's next message answers it.
+ */
+const pausedOf = (asking: InputRequest | null) => (asking ? { agent_state: 'input_required' as const, agent_input: asking } : {});
+
 /** A terminal Task as a `chat.completion`, with the agent's extension fields beside OpenAI's (deliverables as session-file URIs). */
-export function completionOf(task: TaskEntity, model: string, deliverables: string[]) {
+export function completionOf(task: TaskEntity, model: string, deliverables: string[], asking: InputRequest | null = null) {
   return {
     id: completionId(task),
     object: 'chat.completion',
@@ -33,20 +40,23 @@ export function completionOf(task: TaskEntity, model: string, deliverables: stri
     usage: usageOf(task),
     ...agentOf(task),
     deliverables: deliverables.map((path) => sessionFileUri(task.sessionId, path)),
+    ...pausedOf(asking),
   };
 }
 
 type Delta = { role?: 'assistant'; content?: string; agent_answer_offset?: number; agent?: ReturnType<typeof agentOf>; agent_steps?: AgentStep[] };
 
 /** One `chat.completion.chunk`; `last` carries the finish reason, usage and deliverables (session-file URIs, readable as MCP resources). */
-export function chunkOf(task: TaskEntity, model: string, delta: Delta, last?: { deliverables: string[] }) {
+export function chunkOf(task: TaskEntity, model: string, delta: Delta, last?: { deliverables: string[]; asking?: InputRequest | null }) {
   return {
     id: completionId(task),
     object: 'chat.completion.chunk',
     created: created(task),
     model,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: last ? finishReason(task) : null }],
-    ...(last ? { usage: usageOf(task), ...agentOf(task), deliverables: last.deliverables.map((path) => sessionFileUri(task.sessionId, path)) } : {}),
+    ...(last
+      ? { usage: usageOf(task), ...agentOf(task), deliverables: last.deliverables.map((path) => sessionFileUri(task.sessionId, path)), ...pausedOf(last.asking ?? null) }
+      : {}),
   };
 }
 

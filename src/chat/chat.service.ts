@@ -106,7 +106,7 @@ export class ChatService {
   /** The `chat.completion` once the Task is terminal; null when the client went away first. */
   async completion(task: TaskEntity, signal: AbortSignal) {
     const done = await this.feed.untilTerminal(task.id, signal);
-    return done && completionOf(done, this.catalog.idOf(done), await this.conversations.deliverables(done.id));
+    return done && completionOf(done, this.catalog.idOf(done), await this.conversations.deliverables(done.id), await this.conversations.asking(done.id));
   }
 
   /**
@@ -136,7 +136,7 @@ export class ChatService {
     if (!isTerminal(last.status)) return;
     const delta = contentDelta(shown, last.result ?? '', true);
     if (delta) yield chunkOf(last, this.catalog.idOf(task), delta);
-    yield chunkOf(last, this.catalog.idOf(task), {}, { deliverables: await this.conversations.deliverables(last.id) });
+    yield chunkOf(last, this.catalog.idOf(task), {}, { deliverables: await this.conversations.deliverables(last.id), asking: await this.conversations.asking(last.id) });
   }
 
   /** Cancels the session's queued or running Task (404 when the session is not the caller's). */

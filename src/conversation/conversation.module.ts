@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module.js';
+import { ApprovalsModule } from '../approvals/approvals.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
@@ -10,7 +11,7 @@ import { TaskFeed } from './task-feed.js';
 
 /** What the Chat API and A2A surfaces share: conversations over the TaskQueue and the progress feed. */
 @Module({
-  imports: [TaskQueueModule, SessionsModule, AgentModule, AuditModule, WorkspaceModule],
+  imports: [ApprovalsModule, TaskQueueModule, SessionsModule, AgentModule, AuditModule, WorkspaceModule],
   providers: [ConversationService, TaskFeed, InputFilesStager],
   exports: [ConversationService, TaskFeed, InputFilesStager, AuditModule],
 })

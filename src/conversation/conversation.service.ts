@@ -1,3 +1,5 @@
+import { ApprovalsService } from '../approvals/approvals.service.js';
+import { inputRequestOf, type InputRequest } from './input-request.js';
 import { Injectable } from '@nestjs/common';
 import { TraceRepository } from '../agent/trace.repository.js';
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
@@ -28,6 +30,7 @@ export class ConversationService {
     private readonly sessions: SessionsService,
     private readonly trace: TraceRepository,
     private readonly forks: SessionFork,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   /** Issue 24: a new session of the caller forked from one of the caller's Tasks; its id. */
@@ -84,6 +87,12 @@ export class ConversationService {
   /** Trace steps written after `afterSeq`. */
   stepsAfter(taskId: string, afterSeq: number): Promise<TaskStepEntity[]> {
     return this.trace.after(taskId, afterSeq);
+  }
+
+  /** What the Task asked a person and nobody has answered yet (a question or an approval), or null: the Task then waits for input. */
+  async asking(taskId: string): Promise<InputRequest | null> {
+    const [pending] = await this.approvals.pendingOfTask(taskId);
+    return pending ? inputRequestOf(pending) : null;
   }
 
   /** The workspace files the Task created or changed, in the order it first wrote them. */

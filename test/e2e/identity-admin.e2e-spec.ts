@@ -125,7 +125,7 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
     );
     const adminRoutes = routes.filter((route) => route.path.startsWith('/admin/'));
     expect(adminRoutes.length).toBeGreaterThanOrEqual(8);
-    const concrete = (path: string) => path.replace('{id}', '00000000-0000-4000-8000-000000000000').replace('{seq}', '1');
+    const concrete = (path: string) => path.replace('{id}', '00000000-0000-4000-8000-000000000000').replace('{seq}', '1').replace('{option}', '1');
     for (const { path, method, own } of adminRoutes) {
       const url = `${base}${concrete(path).replace('{decision}', 'approve')}${path.endsWith('/export') ? '?format=jsonl' : ''}`;
       const asAlice = (await fetch(url, { method: method.toUpperCase(), headers: as('alice@example.com') })).status;

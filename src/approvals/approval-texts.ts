@@ -1,4 +1,3 @@
-import type { Locale } from '../tools/status-text.js';
 import type { ApprovalEntity } from './approval.entity.js';
 
 /** What the next request of a session means for its pending action (trimmed, any case). */
@@ -13,6 +12,9 @@ export function conversationAnswer(request: string): ConversationAnswer {
   if (DENY_WORDS.has(word)) return 'deny';
   return 'instruction';
 }
+
+/** `mcp.locale` (the same values as `Locale` of tools/status-text; not imported: tools depends on approvals). */
+type Locale = 'ja' | 'en';
 
 type Described = Pick<ApprovalEntity, 'tool' | 'subject' | 'diff'>;
 

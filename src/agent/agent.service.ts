@@ -159,7 +159,9 @@ export class AgentService extends AgentRunner {
 
   private pauseText(executor: ApprovalExecutor, state: RunState, task: AgentTask): string {
     const request = executor.requested.get(state.pause!.id)!;
-    return state.pause!.kind === 'question' ? questionRequestResult(request, task.sessionId) : approvalRequestResult(request, task.sessionId);
+    return state.pause!.kind === 'question'
+      ? questionRequestResult(request, task.sessionId, this.config.mcp.locale)
+      : approvalRequestResult(request, task.sessionId, this.config.mcp.locale);
   }
 
   private async openWorkspace(task: AgentTask) {

@@ -13,6 +13,9 @@ export function conversationAnswer(request: string): ConversationAnswer {
   return 'instruction';
 }
 
+/** `mcp.locale` (the same values as `Locale` of tools/status-text; not imported: tools depends on approvals). */
+type Locale = 'ja' | 'en';
+
 type Described = Pick<ApprovalEntity, 'tool' | 'subject' | 'diff'>;
 
 /**
@@ -75,8 +78,16 @@ export const APPROVAL_FORM_SCHEMA = {
   required: ['approve'],
 } as const;
 
-/** The result of a Task that ended to wait for an answer in the conversation. */
-export function approvalRequestResult(approval: Described, sessionId: string): string {
+/** The result of a Task that ended to wait for an answer in the conversation (`mcp.locale`; `ja` is the spec's text). */
+export function approvalRequestResult(approval: Described, sessionId: string, locale: Locale = 'ja'): string {
+  if (locale === 'en') {
+    return [
+      'Approval needed. The agent wants to do the following.',
+      describeAction(approval),
+      '',
+      `To approve, call agent_run with the same session_id (${sessionId}) and the request "approve"; to deny, "deny". Any other request drops the action and becomes the new instruction.`,
+    ].join('\n');
+  }
   return [
     '承認が必要です。エージェントは次の操作を行おうとしています。',
     describeAction(approval),
@@ -131,16 +142,22 @@ export function chosenOption(request: string, question: Pick<ApprovalEntity, 'op
   return options.find((option) => option.trim().toLowerCase() === answer.toLowerCase()) ?? null;
 }
 
-/** The result of a Task that ended with a question for the conversation. */
-export function questionRequestResult(question: Question, sessionId: string): string {
+/** The result of a Task that ended with a question for the conversation (`mcp.locale`; `ja` is the spec's text). */
+export function questionRequestResult(question: Question, sessionId: string, locale: Locale = 'ja'): string {
+  const answer =
+    locale === 'en'
+      ? [`To answer, call agent_run with the same session_id (${sessionId}) and the option's number or text as the request; any other request becomes the new instruction.`]
+      : [
+          `回答するには同じ session_id (${sessionId}) で agent_run を呼び、request に選択肢の番号または文言を指定してください。それ以外の依頼を送ると、その依頼が新しい指示になります。`,
+          `(The agent asks a question. Call agent_run with session_id ${sessionId} and the option's number or text as the request; any other request becomes the new instruction.)`,
+        ];
   return [
-    'エージェントから質問があります。',
+    locale === 'en' ? 'The agent has a question.' : 'エージェントから質問があります。',
     shownEscaped(question.subject, ['\n']),
     '',
     ...numbered(question),
     '',
-    `回答するには同じ session_id (${sessionId}) で agent_run を呼び、request に選択肢の番号または文言を指定してください。それ以外の依頼を送ると、その依頼が新しい指示になります。`,
-    `(The agent asks a question. Call agent_run with session_id ${sessionId} and the option's number or text as the request; any other request becomes the new instruction.)`,
+    ...answer,
   ].join('\n');
 }
 

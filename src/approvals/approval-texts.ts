@@ -1,3 +1,4 @@
+import type { AppConfig } from '../config/app-config.js';
 import type { ApprovalEntity } from './approval.entity.js';
 
 /** What the next request of a session means for its pending action (trimmed, any case). */
@@ -13,8 +14,8 @@ export function conversationAnswer(request: string): ConversationAnswer {
   return 'instruction';
 }
 
-/** `mcp.locale` (the same values as `Locale` of tools/status-text; not imported: tools depends on approvals). */
-type Locale = 'ja' | 'en';
+/** `mcp.locale`: the texts a person reads come in the spec's Japanese (`ja`) or in English. */
+type Locale = AppConfig['mcp']['locale'];
 
 type Described = Pick<ApprovalEntity, 'tool' | 'subject' | 'diff'>;
 

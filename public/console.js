@@ -537,18 +537,23 @@ const approvalItem = (item, after) =>
         answerButtons(item, after),
       ];
 
-/** One button per option for the question's owner (an admin sees others' but does not answer for them). */
-function choiceButtons(item, after) {
-  if (!signedIn || item.owner !== signedIn.user) return null;
-  const choose = (number) => async (event) => {
+/** A click handler that posts one answer to a pending approval or question (its buttons disabled meanwhile), then `after`. */
+function postAnswer(item, action, after) {
+  return async (event) => {
     for (const button of event.target.parentElement.querySelectorAll('button')) button.disabled = true;
     try {
-      await api(`approvals/${encodeURIComponent(item.approval_id)}/choices/${number}`, { method: 'POST' });
+      await api(`approvals/${encodeURIComponent(item.approval_id)}/${action}`, { method: 'POST' });
     } catch (error) {
       if (!handleAuthError(error)) alert(`Answer failed: ${error.message}`);
     }
     after();
   };
+}
+
+/** One button per option for the question's owner (an admin sees others' but does not answer for them). */
+function choiceButtons(item, after) {
+  if (!signedIn || item.owner !== signedIn.user) return null;
+  const choose = (number) => postAnswer(item, `choices/${number}`, after);
   return h(
     'div',
     { className: 'answer' },
@@ -559,15 +564,7 @@ function choiceButtons(item, after) {
 /** Approve / Deny for the approval's owner (an admin sees others' but does not answer for them). */
 function answerButtons(item, after) {
   if (!signedIn || item.owner !== signedIn.user) return null;
-  const answer = (decision) => async (event) => {
-    for (const button of event.target.parentElement.querySelectorAll('button')) button.disabled = true;
-    try {
-      await api(`approvals/${encodeURIComponent(item.approval_id)}/${decision}`, { method: 'POST' });
-    } catch (error) {
-      if (!handleAuthError(error)) alert(`Answer failed: ${error.message}`);
-    }
-    after();
-  };
+  const answer = (decision) => postAnswer(item, decision, after);
   return h(
     'div',
     { className: 'answer' },

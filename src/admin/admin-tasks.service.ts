@@ -5,7 +5,7 @@ import { ApprovalsService } from '../approvals/approvals.service.js';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import type { ListedTask } from '../queue/task-read-model.js';
 import type { TaskFilters } from '../queue/tasks.repository.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import type { TaskListQueryDto } from './admin.dto.js';
@@ -60,12 +60,12 @@ export class AdminTasksService {
     return { items: rows.map(({ owner, tasks, input, output }) => ({ owner, tasks, token_usage: { input, output, total: input + output } })) };
   }
 
-  private async visible(caller: Caller, id: string): Promise<TaskEntity | null> {
+  private async visible(caller: Caller, id: string): Promise<ListedTask | null> {
     const task = await this.queue.find(id);
     return task && (caller.admin || task.owner === caller.user) ? task : null;
   }
 
-  private async listed(tasks: TaskEntity[]) {
+  private async listed(tasks: ListedTask[]) {
     const [positions, awaiting] = await Promise.all([this.queue.queuePositions(tasks), this.queue.awaitingApproval(tasks)]);
     return tasks.map((task) => ({ ...mapListedTask(task, positions.get(task.id) ?? null), awaiting_approval: awaiting.has(task.id) }));
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { PlainSql } from '../database/plain-sql.js';
+import { PlainSql, sqlStep } from '../database/plain-sql.js';
+import type { FileChangeKind } from './task-file-change.entity.js';
 import { TaskStepEntity, type StepKind } from './task-step.entity.js';
 
 export interface StepRecord {
@@ -15,11 +16,24 @@ export interface StepRecord {
   detail: Record<string, unknown>;
 }
 
-/** Stores the execution trace of Tasks (`task_steps`). */
+/**
+ * The file change a step records, or null: an `ok` file_op step whose detail names a path (a file
+ * tool's write or edit, or an undo's restore). The migration that created task_file_changes backfilled
+ * it from the stored steps by the same rule.
+ */
+export function fileChangeOf(step: StepRecord): { path: string; kind: FileChangeKind; bytes: number | null } | null {
+  const { path, undoOf, created, bytes } = step.detail;
+  if (step.kind !== 'file_op' || step.outcome !== 'ok' || typeof path !== 'string') return null;
+  const kind = undoOf !== undefined ? 'restored' : created === true ? 'created' : 'modified';
+  return { path, kind, bytes: typeof bytes === 'number' && Number.isInteger(bytes) ? bytes : null };
+}
+
+/** Stores the execution trace of Tasks (`task_steps`) and the file changes its steps record (`task_file_changes`). */
 @Injectable()
 export class TraceRepository {
   constructor(private readonly sql: PlainSql) {}
 
+  /** One step; a step that changed a file also becomes its task_file_changes row, in the same transaction. */
   async append(step: StepRecord): Promise<void> {
     const row = new TaskStepEntity();
     Object.assign(row, {
@@ -35,7 +49,16 @@ export class TraceRepository {
       // No NUL in the stored JSON (a model may write one into a file): PostgreSQL's JSON functions refuse it.
       detail: JSON.stringify(step.detail, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)),
     } satisfies Omit<TaskStepEntity, 'seq'>);
-    await this.sql.insert(TaskStepEntity, [row]);
+    const change = fileChangeOf(step);
+    if (!change) return this.sql.insert(TaskStepEntity, [row]);
+    await this.sql.transaction(function* () {
+      yield sqlStep.insert(TaskStepEntity, [row]);
+      // The Task's session and owner from its row: the change is listed by them without a join.
+      yield sqlStep.run(
+        'INSERT INTO task_file_changes (task_id, session_id, owner, path, kind, bytes, changed_at) SELECT id, session_id, owner, ?, ?, ?, ? FROM tasks WHERE id = ?',
+        [change.path, change.kind, change.bytes, step.startedAt, step.taskId],
+      );
+    });
   }
 
   forTask(taskId: string): Promise<TaskStepEntity[]> {
@@ -45,5 +68,17 @@ export class TraceRepository {
   /** The steps written after `afterSeq`, oldest first: what a streaming surface has not sent yet. */
   after(taskId: string, afterSeq: number): Promise<TaskStepEntity[]> {
     return this.sql.entities(TaskStepEntity, 'SELECT * FROM task_steps WHERE task_id = ? AND seq > ? ORDER BY seq ASC', [taskId, afterSeq]);
+  }
+
+  /** The files each Task created or changed, each path once, in the order the Task first changed them. */
+  async filesOf(taskIds: readonly string[]): Promise<Map<string, string[]>> {
+    const files = new Map(taskIds.map((id) => [id, [] as string[]]));
+    if (taskIds.length === 0) return files;
+    const rows = await this.sql.all<{ task_id: string; path: string }>(
+      `SELECT task_id, path FROM task_file_changes WHERE task_id IN (${taskIds.map(() => '?').join(', ')}) GROUP BY task_id, path ORDER BY MIN(seq)`,
+      [...taskIds],
+    );
+    for (const row of rows) files.get(row.task_id)?.push(row.path);
+    return files;
   }
 }

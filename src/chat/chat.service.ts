@@ -10,11 +10,11 @@ import { commonPrefix } from '../common/common-prefix.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
 import { tierModels } from '../ollama/model-tiers.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import type { TaskReadModel } from '../queue/task-read-model.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { ChatInputError, parseChatRequest } from './chat-request.js';
 import { ChatModels } from './chat-models.js';
-import { agentOf, chunkOf, completionOf, modelsList, openAiError } from './chat-views.js';
+import { agentOf, chunkOf, completionOf, lastChunkOf, modelsList, openAiError } from './chat-views.js';
 import { isUuid } from '../common/uuid.js';
 
 /** An error the Chat API answers with: HTTP status plus OpenAI's error fields. */
@@ -77,7 +77,7 @@ export class ChatService {
   }
 
   /** Validates and queues; a refused request is audited and stores nothing else. */
-  async accept(caller: Caller, body: unknown): Promise<{ task: TaskEntity; stream: boolean }> {
+  async accept(caller: Caller, body: unknown): Promise<{ task: TaskReadModel; stream: boolean }> {
     const detail = { arguments: withoutImageData(body) };
     try {
       const { stream, input } = parseChatRequest(body, this.catalog, this.limits);
@@ -104,9 +104,9 @@ export class ChatService {
   }
 
   /** The `chat.completion` once the Task is terminal; null when the client went away first. */
-  async completion(task: TaskEntity, signal: AbortSignal) {
+  async completion(task: TaskReadModel, signal: AbortSignal) {
     const done = await this.feed.untilTerminal(task.id, signal);
-    return done && completionOf(done, this.catalog.idOf(done), await this.conversations.deliverables(done.id), await this.conversations.asking(done.id));
+    return done && completionOf(await this.conversations.withFiles(done), this.catalog.idOf(done), await this.conversations.asking(done.id));
   }
 
   /**
@@ -117,7 +117,7 @@ export class ChatService {
    * the content it applies after (a client drops what it shows beyond it). The content of all deltas
    * together, so applied, is the Task's `result`.
    */
-  async *chunks(task: TaskEntity, signal: AbortSignal): AsyncGenerator<object> {
+  async *chunks(task: TaskReadModel, signal: AbortSignal): AsyncGenerator<object> {
     yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: agentOf(task) });
     let last = task;
     let draft = '';
@@ -136,7 +136,7 @@ export class ChatService {
     if (!isTerminal(last.status)) return;
     const delta = contentDelta(shown, last.result ?? '', true);
     if (delta) yield chunkOf(last, this.catalog.idOf(task), delta);
-    yield chunkOf(last, this.catalog.idOf(task), {}, { deliverables: await this.conversations.deliverables(last.id), asking: await this.conversations.asking(last.id) });
+    yield lastChunkOf(await this.conversations.withFiles(last), this.catalog.idOf(task), await this.conversations.asking(last.id));
   }
 
   /** Cancels the session's queued or running Task (404 when the session is not the caller's). */

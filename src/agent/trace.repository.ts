@@ -28,6 +28,8 @@ export function fileChangeOf(step: StepRecord): { path: string; kind: FileChange
   return { path, kind, bytes: typeof bytes === 'number' && Number.isInteger(bytes) ? bytes : null };
 }
 
+const FILES_OF_SLICE = 500;
+
 /** Stores the execution trace of Tasks (`task_steps`) and the file changes its steps record (`task_file_changes`). */
 @Injectable()
 export class TraceRepository {
@@ -73,12 +75,16 @@ export class TraceRepository {
   /** The files each Task created or changed, each path once, in the order the Task first changed them. */
   async filesOf(taskIds: readonly string[]): Promise<Map<string, string[]>> {
     const files = new Map(taskIds.map((id) => [id, [] as string[]]));
-    if (taskIds.length === 0) return files;
-    const rows = await this.sql.all<{ task_id: string; path: string }>(
-      `SELECT task_id, path FROM task_file_changes WHERE task_id IN (${taskIds.map(() => '?').join(', ')}) GROUP BY task_id, path ORDER BY MIN(seq)`,
-      [...taskIds],
-    );
-    for (const row of rows) files.get(row.task_id)?.push(row.path);
+    const ids = [...files.keys()];
+    // A page of Tasks is one query; a longer list goes in slices, well within either database's parameter limit.
+    for (let start = 0; start < ids.length; start += FILES_OF_SLICE) {
+      const slice = ids.slice(start, start + FILES_OF_SLICE);
+      const rows = await this.sql.all<{ task_id: string; path: string }>(
+        `SELECT task_id, path FROM task_file_changes WHERE task_id IN (${slice.map(() => '?').join(', ')}) GROUP BY task_id, path ORDER BY MIN(seq)`,
+        slice,
+      );
+      for (const row of rows) files.get(row.task_id)!.push(row.path);
+    }
     return files;
   }
 }

@@ -22,8 +22,6 @@ export interface TaskReadModel {
   tier: string;
   /** The surface that accepted it (`mcp-http`, `stdio`, `chat`, `a2a`); null for Tasks older than that column. */
   surface: string | null;
-  /** The MCP client (name/version) whose agent_run created it. */
-  client: string | null;
   /** How many times a runner claimed it (a re-queued Task runs again). */
   attempt: number;
   progress: { completedSubtasks: number; totalSubtasks: number; currentTask: string; criticalPathTokens: number };
@@ -62,7 +60,6 @@ export function taskReadModel(task: TaskEntity): TaskReadModel {
     mode: task.mode,
     tier: task.tier,
     surface: task.surface,
-    client: task.client,
     attempt: task.attempt,
     progress: { completedSubtasks: task.completedSubtasks, totalSubtasks: task.totalSubtasks, currentTask: task.currentTask, criticalPathTokens: task.criticalPathTokens },
     usage: { input, output, total: input + output },

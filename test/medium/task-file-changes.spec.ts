@@ -133,6 +133,9 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
       ]),
     );
     expect(await trace.filesOf([])).toEqual(new Map());
+    // More Tasks than one query takes: read in slices, none lost.
+    const many = await trace.filesOf([...Array.from({ length: 1200 }, (_, n) => id('d', n)), T1, T2]);
+    expect([many.size, many.get(T1), many.get(T2), many.get(id('d', 7))]).toEqual([1202, ['b.txt', 'a.txt'], ['z.txt'], []]);
   });
 
   it('lists the newest change per (session, path) of an owner or a session, keyset-paged by seq', async () => {

@@ -60,7 +60,6 @@ describe('the read model of a Task', () => {
       mode: 'agent',
       tier: 'default',
       surface: 'chat',
-      client: 'claude-code/2.0',
       attempt: 1,
       progress: { completedSubtasks: 2, totalSubtasks: 3, currentTask: 'summary', criticalPathTokens: 900 },
       usage: { input: 1536, output: 284, total: 1820 },

@@ -204,3 +204,13 @@ describe('RequestAdmission (the one admission step of /mcp, the Chat API and A2A
     expect(budgetFree()).toBe(true);
   });
 });
+
+describe('RequestLimits (every body limit, computed in one place)', () => {
+  it('gives /mcp and a stdio line room for the images as Base64, the Chat API and A2A for the files too, and the boot check the largest', () => {
+    const limits = new RequestLimits(3 * MiB, 6 * MiB);
+    expect([limits.bodyBytes('mcp-http'), limits.bodyBytes('stdio')]).toEqual([5 * MiB, 5 * MiB]);
+    expect([limits.bodyBytes('chat'), limits.bodyBytes('a2a'), limits.largest]).toEqual([13 * MiB, 13 * MiB, 13 * MiB]);
+    // Base64 rounds up to whole 4-character groups.
+    expect(new RequestLimits(1, 0).bodyBytes('mcp-http')).toBe(4 + MiB);
+  });
+});

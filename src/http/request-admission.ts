@@ -56,8 +56,9 @@ export interface AdmittedRequest {
  * The one admission step of /mcp, the Chat API and A2A, after the HTTP edge's checks: the caller from
  * the headers before a byte of the body is read, then the body under a BodyBudget lease and the
  * surface's size limit (RequestLimits). What it refuses it answers itself, in the surface's error shape
- * (`refuse`: Connection: close, the rest of the body drained), after auditing it; the surface gets null
- * then, and has nothing left to write. A client that leaves mid-body gets null too, and no answer.
+ * (`refuse`: Connection: close, the rest of the body drained), after auditing it (overload, a 503 busy,
+ * is counted by BodyBudget instead); the surface gets null then, and has nothing left to write. A client
+ * that leaves mid-body gets null too, and no answer.
  */
 @Injectable()
 export class RequestAdmission {

@@ -557,7 +557,7 @@ const answeredItem = (item) => [
     item.answered_at ? [' · ', clock(item.answered_at)] : '',
     item.question === undefined && item.reason ? ` · ${item.reason}` : '',
   ),
-  item.answer_task_id ? [' · ', h('a', { href: `#/tasks/${item.answer_task_id}`, className: 'mono', title: item.answer_task_id }, `Task ${short(item.answer_task_id)}`)] : '',
+  ...(item.answer_task_id ? [' · ', h('a', { href: `#/tasks/${item.answer_task_id}`, className: 'mono', title: item.answer_task_id }, `Task ${short(item.answer_task_id)}`)] : []),
 ];
 
 /** A click handler that posts one answer to a pending approval or question (its buttons disabled meanwhile), then `after`. */

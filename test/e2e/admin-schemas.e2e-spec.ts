@@ -64,7 +64,8 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
 
   beforeAll(async () => {
     schemas = new ResponseSchemas((await (await fetch(`${stack.base}/admin/openapi.json`)).json()) as OpenApiDocument);
-    // Alice's session: a Task that writes a file twice, one that asks a question, one paused for a command.
+    // Alice's: a Task that writes a file twice, then in its session one that asks a question; in a session of its
+    // own (a new request in the first would answer the question), one paused for a command.
     stack.ollama.enqueue(call('write_file', { path: 'notes/out.txt', content: 'hello\n' }), call('write_file', { path: 'notes/out.txt', content: 'hello world\n' }), {
       content: 'Wrote the notes.',
     });
@@ -72,7 +73,7 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     stack.ollama.enqueue(call('ask_user', { question: 'Which format?', options: ['Markdown', 'Plain text'] }));
     asked = await chat('Format them.', wrote.session_id);
     stack.ollama.enqueue(call('run_command', { command: 'echo checked' }));
-    pending = await chat('Check them.', wrote.session_id);
+    pending = await chat('Check them.');
   });
 
   it('GET /admin/tasks/:id: the files the Task wrote, with their downloads; its approvals, pending or answered', async () => {
@@ -140,9 +141,10 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
       await checked('GET', '/admin/sessions/{id}', `/admin/sessions/${wrote.session_id}`, headers);
       const files = await checked<{ items: { path: string; download_path: string }[] }>('GET', '/admin/sessions/{id}/files', `/admin/sessions/${wrote.session_id}/files`, headers);
       expect(files.items).toMatchObject([{ path: 'notes/out.txt', size: 12, download_path: `/admin/sessions/${wrote.session_id}/files/notes/out.txt` }]);
-      const waiting = await checked<{ pending: { task_id: string } }>('GET', '/admin/sessions/{id}/approval', `/admin/sessions/${wrote.session_id}/approval`, headers);
-      expect(waiting.pending.task_id).toBe(pending.task_id);
     }
+    const waiting = await checked<{ pending: { task_id: string } }>('GET', '/admin/sessions/{id}/approval', `/admin/sessions/${pending.session_id}/approval`, ADMIN);
+    expect(waiting.pending.task_id).toBe(pending.task_id);
+    expect(await checked('GET', '/admin/sessions/{id}/approval', `/admin/sessions/${wrote.session_id}/approval`, ADMIN)).toMatchObject({ pending: null });
     await checked('GET', '/admin/sessions/{id}/history', `/admin/sessions/${wrote.session_id}/history`, ADMIN);
     const usage = await checked<{ items: { owner: string }[] }>('GET', '/admin/usage', '/admin/usage', ADMIN);
     expect(usage.items.map((row) => row.owner)).toEqual(['alice@example.com']);

@@ -29,7 +29,6 @@ function strict(schema: unknown): unknown {
   for (const [key, value] of Object.entries(rest)) {
     if (key === '$ref' && typeof value === 'string') out.$ref = value.replace(COMPONENTS, '#/definitions/');
     else if (key === 'properties') out.properties = Object.fromEntries(Object.entries(value as Schema).map(([name, property]) => [name, strict(property)]));
-    else if (key === 'example' || key === 'description') continue;
     else out[key] = strict(value);
   }
   if (out.properties !== undefined && out.additionalProperties === undefined) out.additionalProperties = false;

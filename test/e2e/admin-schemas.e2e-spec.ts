@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { useStack } from '../support/e2e-stack.js';
 import { ResponseSchemas, type OpenApiDocument } from '../support/openapi-responses.js';
 import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
 const ALICE = as('alice@example.com');
 const NO_TASK = '00000000-0000-4000-8000-000000000000';
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 10, evalCount: 5 });
@@ -172,6 +174,7 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
   describe('the console reads them from GET /admin/tasks/:id', () => {
     let browser: Browser;
     beforeAll(async () => {
+      mkdirSync(SCREENSHOTS, { recursive: true });
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
     });
     afterAll(() => browser?.close());
@@ -184,6 +187,7 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
       expect(await page.textContent('#deliverables li')).toBe('notes/out.txt created, 12 bytes · text/plain');
       const [download] = await Promise.all([page.waitForEvent('download'), page.click('#deliverables button')]);
       expect(readFileSync(await download.path(), 'utf8')).toBe('hello world\n');
+      await page.screenshot({ path: join(SCREENSHOTS, 'admin-task-deliverables.png'), fullPage: true });
 
       await page.goto(`${stack.base}/admin#/tasks/${asked.task_id}`);
       await page.waitForSelector('#answered-approvals li');
@@ -193,6 +197,7 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
       expect(answered).toContain('by alice@example.com (in the conversation)');
       expect(answered).toContain(`Task ${answerTaskId.slice(0, 8)}`);
       expect(await page.textContent('#pending-approvals')).toContain('None.');
+      await page.screenshot({ path: join(SCREENSHOTS, 'admin-task-answered-approvals.png'), fullPage: true });
       await page.context().close();
     });
   });

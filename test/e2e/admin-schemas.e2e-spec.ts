@@ -37,6 +37,7 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
   let asked: Chat;
   let pending: Chat;
   let answerTaskId: string;
+  const seen = new Set<string>();
 
   /** `method route` (the document's path) at `path`: answers `status`, and its body matches the documented schema. */
   const checked = async <T = Record<string, unknown>>(method: string, route: string, path: string, headers: Record<string, string>, status = 200): Promise<T> => {
@@ -44,21 +45,22 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     const body = (await res.json()) as unknown;
     expect([method, path, res.status]).toEqual([method, path, status]);
     expect(schemas.problems(method, route, status, body)).toEqual([]);
+    seen.add(`${method} ${route} ${status}`);
     return body as T;
   };
-  const chat = async (content: string, sessionId?: string): Promise<Chat> => {
+  const chat = async (content: string, sessionId?: string, headers = ALICE): Promise<Chat> => {
     const res = await fetch(`${stack.base}/v1/chat/completions`, {
       method: 'POST',
-      headers: { ...ALICE, 'Content-Type': 'application/json' },
+      headers: { ...headers, 'Content-Type': 'application/json' },
       body: JSON.stringify({ model: 'ollama-agent', messages: [{ role: 'user', content }], ...(sessionId ? { session_id: sessionId } : {}) }),
     });
     expect(res.status).toBe(200);
     return (await res.json()) as Chat;
   };
   /** The Task the console queued, once it has ended (its status is what the console itself polls). */
-  const ended = async (taskId: string) => {
+  const ended = async (taskId: string, headers = ALICE) => {
     for (;;) {
-      const task = (await (await fetch(`${stack.base}/admin/tasks/${taskId}`, { headers: { ...ALICE, 'X-Console-Refresh': '1' } })).json()) as { status: string };
+      const task = (await (await fetch(`${stack.base}/admin/tasks/${taskId}`, { headers: { ...headers, 'X-Console-Refresh': '1' } })).json()) as { status: string };
       if (['completed', 'failed', 'cancelled'].includes(task.status)) return task;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -151,6 +153,13 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     const usage = await checked<{ items: { owner: string }[] }>('GET', '/admin/usage', '/admin/usage', ADMIN);
     expect(usage.items.map((row) => row.owner)).toEqual(['alice@example.com']);
     await checked('POST', '/admin/tasks/{id}/cancel', `/admin/tasks/${wrote.task_id}/cancel`, ALICE);
+    // The paused command, denied by its owner: the answer becomes the next turn of its session.
+    stack.ollama.enqueue({ content: 'Not checking them.' });
+    const { approvals } = (await (await fetch(`${stack.base}/admin/tasks/${pending.task_id}`, { headers: ALICE })).json()) as { approvals: { approval_id: string }[] };
+    const { approval_id } = approvals[0];
+    const denied = await checked<{ task_id: string }>('POST', '/admin/approvals/{id}/{decision}', `/admin/approvals/${approval_id}/deny`, ALICE);
+    expect(denied).toMatchObject({ approval_id, decision: 'deny', via: 'conversation' });
+    expect(await ended(denied.task_id)).toMatchObject({ status: 'completed' });
   });
 
   it('the audit log, its events and its verification; the MCP servers and readiness', async () => {
@@ -161,6 +170,24 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     const servers = await checked('GET', '/admin/mcp-servers', '/admin/mcp-servers', ADMIN);
     expect(servers).toMatchObject({ servers: [{ name: 'broken', transport: 'stdio', required: false, last_error: expect.stringContaining('ENOENT') }] });
     await checked('GET', '/admin/readyz', '/admin/readyz', ADMIN);
+  });
+
+  it('undo and fork of a session (its owner, an admin): queued and created as documented; the undo Task lists the file it restored', async () => {
+    stack.ollama.enqueue(call('write_file', { path: 'carol.txt', content: 'draft\n' }), { content: 'Drafted.' });
+    const drafted = await chat('Draft it.', undefined, ADMIN);
+    const undo = await checked<{ task_id: string; paths: string[] }>(
+      'POST',
+      '/admin/sessions/{id}/undo',
+      `/admin/sessions/${drafted.session_id}/undo?task_id=${drafted.task_id}`,
+      ADMIN,
+      202,
+    );
+    expect(undo).toMatchObject({ undo_of: drafted.task_id, paths: ['carol.txt'] });
+    expect(await ended(undo.task_id, ADMIN)).toMatchObject({ status: 'completed' });
+    const undone = await checked<{ deliverables: unknown[] }>('GET', '/admin/tasks/{id}', `/admin/tasks/${undo.task_id}`, ADMIN);
+    expect(undone.deliverables).toMatchObject([{ path: 'carol.txt', change: 'restored', bytes: null }]);
+    const fork = await checked('POST', '/admin/sessions/{id}/fork', `/admin/sessions/${drafted.session_id}/fork?task_id=${drafted.task_id}`, ADMIN, 201);
+    expect(fork).toMatchObject({ forked_from: { session_id: drafted.session_id, task_id: drafted.task_id }, not_restorable: [] });
   });
 
   it('refusals carry the documented error body', async () => {
@@ -200,5 +227,19 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
       await page.screenshot({ path: join(SCREENSHOTS, 'admin-task-answered-approvals.png'), fullPage: true });
       await page.context().close();
     });
+  });
+
+  it('checked a real answer of every admin route and success status the document gives a JSON schema', async () => {
+    const document = (await (await fetch(`${stack.base}/admin/openapi.json`)).json()) as OpenApiDocument;
+    const promised = Object.entries(document.paths)
+      .filter(([path]) => path.startsWith('/admin/'))
+      .flatMap(([path, methods]) =>
+        Object.entries(methods).flatMap(([method, operation]) =>
+          Object.entries(operation.responses)
+            .filter(([status, response]) => /^2/.test(status) && response.content?.['application/json'])
+            .map(([status]) => `${method.toUpperCase()} ${path} ${status}`),
+        ),
+      );
+    expect(promised.filter((route) => !seen.has(route))).toEqual([]);
   });
 });

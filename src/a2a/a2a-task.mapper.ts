@@ -40,7 +40,7 @@ export function artifactsOf(task: WithFiles): Artifact[] {
     artifactId: `${task.id}/deliverables`,
     name: 'deliverables',
     description: 'Files the Task created or changed in its session',
-    parts: task.files.map((path) => ({ content: { $case: 'url', value: sessionFileUri(task.sessionId, path) }, mediaType: mimeTypeOf(path), filename: path, metadata: {} })),
+    parts: task.files.map(({ path }) => ({ content: { $case: 'url', value: sessionFileUri(task.sessionId, path) }, mediaType: mimeTypeOf(path), filename: path, metadata: {} })),
     metadata: {},
     extensions: [],
   };

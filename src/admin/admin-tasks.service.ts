@@ -5,7 +5,7 @@ import { ApprovalsService } from '../approvals/approvals.service.js';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
-import type { ListedTask } from '../queue/task-read-model.js';
+import { TaskReadModels, type ListedTask } from '../queue/task-read-model.js';
 import type { TaskFilters } from '../queue/tasks.repository.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import type { TaskListQueryDto } from './admin.dto.js';
@@ -24,6 +24,7 @@ export class AdminTasksService {
     private readonly trace: TraceRepository,
     private readonly sessions: SessionsService,
     private readonly approvals: ApprovalsService,
+    private readonly readModels: TaskReadModels,
   ) {}
 
   /** One page, newest first; one Task more than the page is read to know whether another page follows. */
@@ -38,7 +39,12 @@ export class AdminTasksService {
   async get(caller: Caller, id: string): Promise<AdminTaskDetailDto | null> {
     const task = await this.visible(caller, id);
     if (!task) return null;
-    const [positions, trace, asked] = await Promise.all([this.queue.queuePositions([task]), this.trace.forTask(id), this.approvals.ofTask(id)]);
+    const [positions, trace, asked, { files }] = await Promise.all([
+      this.queue.queuePositions([task]),
+      this.trace.forTask(id),
+      this.approvals.ofTask(id),
+      this.readModels.withFiles(task),
+    ]);
     const approvals = asked.map(mapApproval);
     const pending = approvals.filter((approval) => approval.state === 'pending');
     return {
@@ -46,7 +52,7 @@ export class AdminTasksService {
       awaiting_approval: pending.length > 0,
       pending_approvals: pending,
       approvals,
-      deliverables: deliverablesOf(task.sessionId, trace),
+      deliverables: deliverablesOf(task.sessionId, files),
       trace: trace.map(mapStep),
     };
   }

@@ -16,6 +16,15 @@ export interface StepRecord {
   detail: Record<string, unknown>;
 }
 
+/** A file as one Task changed it (task_file_changes, folded per path). */
+export interface TaskFile {
+  path: string;
+  /** What the Task did to it first. */
+  change: FileChangeKind;
+  /** Its size after the Task's last change of it; null when that was a restore. */
+  bytes: number | null;
+}
+
 /**
  * The file change a step records, or null: an `ok` file_op step whose detail names a path (a file
  * tool's write or edit, or an undo's restore). The migration that created task_file_changes backfilled
@@ -72,19 +81,26 @@ export class TraceRepository {
     return this.sql.entities(TaskStepEntity, 'SELECT * FROM task_steps WHERE task_id = ? AND seq > ? ORDER BY seq ASC', [taskId, afterSeq]);
   }
 
-  /** The files each Task created or changed, each path once, in the order the Task first changed them. */
-  async filesOf(taskIds: readonly string[]): Promise<Map<string, string[]>> {
-    const files = new Map(taskIds.map((id) => [id, [] as string[]]));
+  /**
+   * The files each Task created, changed or restored, each once, in the order the Task first changed
+   * them: with what it did first (a file it created stays `created` after later edits) and the size
+   * its last change left (null after a restore).
+   */
+  async filesOf(taskIds: readonly string[]): Promise<Map<string, TaskFile[]>> {
+    const files = new Map(taskIds.map((id) => [id, new Map<string, TaskFile>()]));
     const ids = [...files.keys()];
     // A page of Tasks is one query; a longer list goes in slices, well within either database's parameter limit.
     for (let start = 0; start < ids.length; start += FILES_OF_SLICE) {
       const slice = ids.slice(start, start + FILES_OF_SLICE);
-      const rows = await this.sql.all<{ task_id: string; path: string }>(
-        `SELECT task_id, path FROM task_file_changes WHERE task_id IN (${slice.map(() => '?').join(', ')}) GROUP BY task_id, path ORDER BY MIN(seq)`,
+      const rows = await this.sql.all<{ task_id: string; path: string; kind: FileChangeKind; bytes: number | string | null }>(
+        `SELECT task_id, path, kind, bytes FROM task_file_changes WHERE task_id IN (${slice.map(() => '?').join(', ')}) ORDER BY seq`,
         slice,
       );
-      for (const row of rows) files.get(row.task_id)!.push(row.path);
+      for (const row of rows) {
+        const ofTask = files.get(row.task_id)!;
+        ofTask.set(row.path, { path: row.path, change: ofTask.get(row.path)?.change ?? row.kind, bytes: row.bytes === null ? null : Number(row.bytes) });
+      }
     }
-    return files;
+    return new Map([...files].map(([id, ofTask]) => [id, [...ofTask.values()]]));
   }
 }

@@ -30,7 +30,7 @@ export const agentOf = (task: TaskReadModel) => ({ task_id: task.id, session_id:
 const pausedOf = (asking: InputRequest | null) => (asking ? { agent_state: 'input_required' as const, agent_input: asking } : {});
 
 /** The Task's files as session-file URIs (readable as MCP resources). */
-const deliverablesOf = (task: WithFiles) => task.files.map((path) => sessionFileUri(task.sessionId, path));
+const deliverablesOf = (task: WithFiles) => task.files.map((file) => sessionFileUri(task.sessionId, file.path));
 
 /** A terminal Task as a `chat.completion`, with the agent's extension fields beside OpenAI's (its files as session-file URIs: `deliverables`). */
 export function completionOf(task: WithFiles, model: string, asking: InputRequest | null = null) {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { TraceRepository } from '../agent/trace.repository.js';
+import { TraceRepository, type TaskFile } from '../agent/trace.repository.js';
 import type { TaskStatus } from './task-status.js';
 import type { TaskEntity } from './task.entity.js';
 
@@ -46,8 +46,11 @@ export interface ListedTask extends TaskReadModel {
   seq: number;
 }
 
-/** A Task with the workspace files it created or changed, each once, in the order it first changed them. */
-export type WithFiles<T extends TaskReadModel = TaskReadModel> = T & { files: string[] };
+/**
+ * A Task with the workspace files it created, changed or restored (its deliverables), each once, in the
+ * order it first changed them, with what it did first and the size its last change left.
+ */
+export type WithFiles<T extends TaskReadModel = TaskReadModel> = T & { files: TaskFile[] };
 
 export function taskReadModel(task: TaskEntity): TaskReadModel {
   const { inputTokens: input, outputTokens: output } = task;

@@ -67,8 +67,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
     detail: {},
     ...fields,
   });
-  const write = (taskId: string, path: string, created = true, at = AT) =>
-    step(taskId, { startedAt: at, detail: { arguments: { path, content: '…' }, path, bytes: path.length, created } });
+  const write = (taskId: string, path: string, created = true, bytes = path.length) => step(taskId, { detail: { arguments: { path, content: '…' }, path, bytes, created } });
 
   const changes = (sql: PlainSql) =>
     sql.entities(TaskFileChangeEntity, 'SELECT * FROM task_file_changes ORDER BY seq').then((rows) => rows.map(({ seq: _seq, ...change }) => change));
@@ -101,13 +100,20 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
     ]);
     // Old Tasks keep their deliverables through the read model.
     const files = await new TaskReadModels(new TraceRepository(migrated)).allWithFiles([T1, T2, T3].map((task) => taskReadModel(Object.assign(new TaskEntity(), { id: task }))));
-    expect(files.map((task) => task.files)).toEqual([['a.txt', 'b.txt'], ['a.txt'], ['dir/d.md']]);
+    expect(files.map((task) => task.files)).toEqual([
+      [
+        { path: 'a.txt', change: 'created', bytes: 5 },
+        { path: 'b.txt', change: 'modified', bytes: 3 },
+      ],
+      [{ path: 'a.txt', change: 'restored', bytes: null }],
+      [{ path: 'dir/d.md', change: 'created', bytes: 12 }],
+    ]);
 
     await after.undoLastMigration();
     await expect(after.query('SELECT COUNT(*) FROM task_file_changes')).rejects.toThrow(/task_file_changes/);
   });
 
-  it('records a change with its trace step, and a Task’s files once each, in the order it first changed them', async () => {
+  it('records a change with its trace step; a Task’s files once each, in the order it first changed them, first change, last size', async () => {
     const source = await open(validateConfig({ database: await freshDatabase(kind) }).database, MIGRATIONS);
     const sql = new PlainSql(source);
     await seed(sql);
@@ -115,27 +121,44 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
     await trace.append(step(T1, { kind: 'model_call', name: 'chat', detail: { round: 1 } }));
     await trace.append(write(T1, 'b.txt'));
     await trace.append(write(T1, 'a.txt'));
-    await trace.append(write(T1, 'b.txt', false));
+    await trace.append(write(T1, 'b.txt', false, 9));
     await trace.append(step(T1, { kind: 'tool_call', name: 'edit_file', outcome: 'error', detail: { path: 'c.txt', error: 'old_text not found' } }));
+    await trace.append(step(T1, { kind: 'file_op', outcome: 'denied', detail: { arguments: { path: 'd.txt' } } }));
     await trace.append(step(T2, { name: 'undo', subtask: 'undo', detail: { path: 'z.txt', undoOf: T1 } }));
-    expect((await trace.forTask(T1)).map((row) => row.kind)).toEqual(['model_call', 'file_op', 'file_op', 'file_op', 'tool_call']);
+    await trace.append(write(T2, 'y.txt', true, 4));
+    await trace.append(step(T2, { name: 'undo', subtask: 'undo', detail: { path: 'y.txt', undoOf: T1 } }));
+    expect((await trace.forTask(T1)).map((row) => row.kind)).toEqual(['model_call', 'file_op', 'file_op', 'file_op', 'tool_call', 'file_op']);
     expect((await changes(sql)).map((change) => [change.taskId, change.sessionId, change.owner, change.path, change.kind, change.bytes])).toEqual([
       [T1, S1, 'alice', 'b.txt', 'created', 5],
       [T1, S1, 'alice', 'a.txt', 'created', 5],
-      [T1, S1, 'alice', 'b.txt', 'modified', 5],
+      [T1, S1, 'alice', 'b.txt', 'modified', 9],
       [T2, S2, 'alice', 'z.txt', 'restored', null],
+      [T2, S2, 'alice', 'y.txt', 'created', 4],
+      [T2, S2, 'alice', 'y.txt', 'restored', null],
     ]);
     expect(await trace.filesOf([T1, T2, T3])).toEqual(
       new Map([
-        [T1, ['b.txt', 'a.txt']],
-        [T2, ['z.txt']],
+        [
+          T1,
+          [
+            { path: 'b.txt', change: 'created', bytes: 9 },
+            { path: 'a.txt', change: 'created', bytes: 5 },
+          ],
+        ],
+        [
+          T2,
+          [
+            { path: 'z.txt', change: 'restored', bytes: null },
+            { path: 'y.txt', change: 'created', bytes: null },
+          ],
+        ],
         [T3, []],
       ]),
     );
     expect(await trace.filesOf([])).toEqual(new Map());
     // More Tasks than one query takes: read in slices, none lost.
     const many = await trace.filesOf([...Array.from({ length: 1200 }, (_, n) => id('d', n)), T1, T2]);
-    expect([many.size, many.get(T1), many.get(T2), many.get(id('d', 7))]).toEqual([1202, ['b.txt', 'a.txt'], ['z.txt'], []]);
+    expect([many.size, many.get(T1)?.map((file) => file.path), many.get(T2)?.length, many.get(id('d', 7))]).toEqual([1202, ['b.txt', 'a.txt'], 2, []]);
   });
 
   it('lists the newest change per (session, path) of an owner or a session, keyset-paged by seq', async () => {

@@ -1,34 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
-import type { TaskStepEntity } from '../../src/agent/task-step.entity.js';
 import { deliverablesOf, downloadPath } from '../../src/admin/task-deliverables.js';
 
 const SESSION = '11111111-2222-4333-8444-555555555555';
-let seq = 0;
-const step = (kind: TaskStepEntity['kind'], outcome: string, detail: Record<string, unknown>): TaskStepEntity => ({
-  seq: ++seq,
-  taskId: 't',
-  subtask: '',
-  kind,
-  name: 'write_file',
-  outcome,
-  inputTokens: 0,
-  outputTokens: 0,
-  durationMs: 1,
-  detail: JSON.stringify(detail),
-  startedAt: '',
-});
 
-describe('the deliverables of a Task (GET /admin/tasks/:id), from its trace', () => {
-  it('lists each file once, in the order first written, with what was done to it first and the size of the last write', () => {
-    const trace = [
-      step('file_op', 'ok', { arguments: {}, path: 'b.md', bytes: 3, created: false }),
-      step('file_op', 'ok', { arguments: {}, path: 'docs/a b#.txt', bytes: 5, created: true }),
-      step('command', 'ok', { exitCode: 0, output: '' }),
-      step('tool_call', 'error', { arguments: {}, error: 'denied' }),
-      step('file_op', 'denied', { arguments: {}, path: 'never.txt' }),
-      step('file_op', 'ok', { arguments: {}, path: 'docs/a b#.txt', bytes: 9, created: false }),
+/** Which files a Task changed, and how, is its read model's (task_file_changes; test/medium/task-file-changes.spec.ts). */
+describe('the deliverables of a Task (GET /admin/tasks/:id), from its read model’s files', () => {
+  it('keeps the order, the first change and the last size, and adds the resource URI, the type and the download', () => {
+    const files = [
+      { path: 'b.md', change: 'modified' as const, bytes: 3 },
+      { path: 'docs/a b#.txt', change: 'created' as const, bytes: 9 },
+      { path: 'x.js', change: 'restored' as const, bytes: null },
     ];
-    expect(deliverablesOf(SESSION, trace)).toEqual([
+    expect(deliverablesOf(SESSION, files)).toEqual([
       {
         path: 'b.md',
         change: 'modified',
@@ -45,15 +28,19 @@ describe('the deliverables of a Task (GET /admin/tasks/:id), from its trace', ()
         mime_type: 'text/plain',
         download_path: `/admin/sessions/${SESSION}/files/docs/a%20b%23.txt`,
       },
+      {
+        path: 'x.js',
+        change: 'restored',
+        bytes: null,
+        uri: `agent-session://${SESSION}/files/x.js`,
+        mime_type: 'text/javascript',
+        download_path: `/admin/sessions/${SESSION}/files/x.js`,
+      },
     ]);
   });
 
-  it('marks the files an undo put back as restored, without a size', () => {
-    expect(deliverablesOf(SESSION, [step('file_op', 'ok', { path: 'x.js', undoOf: 'other-task' })])).toMatchObject([{ path: 'x.js', change: 'restored', bytes: null }]);
-  });
-
-  it('has none for a Task that wrote nothing', () => {
-    expect(deliverablesOf(SESSION, [step('model_call', 'ok', { content: 'hi' })])).toEqual([]);
+  it('has none for a Task that changed no file', () => {
+    expect(deliverablesOf(SESSION, [])).toEqual([]);
   });
 
   it('encodes each path segment of the download, keeping the slashes', () => {

@@ -46,7 +46,7 @@ function row(overrides: Partial<TaskEntity> = {}): TaskEntity {
   } satisfies TaskEntity);
 }
 
-const withFiles = (task: TaskEntity, files: string[]): WithFiles => ({ ...taskReadModel(task), files });
+const withFiles = (task: TaskEntity, paths: string[]): WithFiles => ({ ...taskReadModel(task), files: paths.map((path) => ({ path, change: 'created', bytes: 5 })) });
 
 describe('the read model of a Task', () => {
   it('is built from the row: usage with its total, progress, duration, and the failure reason as `error`', () => {

@@ -32,7 +32,7 @@ function choicesOf(node: Node, key: 'oneOf' | 'anyOf'): Choice[] | undefined {
   let choices: Choice[] | undefined;
   if (Array.isArray(node.enum) && node.enum.every((value) => typeof value === 'string')) {
     const names = Array.isArray(node.enumNames) && node.enumNames.length === node.enum.length ? (node.enumNames as unknown[]) : [];
-    choices = (node.enum as string[]).map((value, index) => ({ const: value, title: typeof names[index] === 'string' ? names[index] : value }));
+    choices = node.enum.map((value: string, index) => ({ const: value, title: typeof names[index] === 'string' ? names[index] : value }));
   } else if (Array.isArray(node[key]) && (node[key] as unknown[]).every((choice) => isNode(choice) && typeof choice.const === 'string')) {
     choices = (node[key] as Node[]).map((choice) => ({ const: choice.const as string, title: typeof choice.title === 'string' ? choice.title : (choice.const as string) }));
   }
@@ -90,7 +90,7 @@ function fieldOf(node: unknown): FormField | string {
  */
 export function readRequestedForm(params: ElicitRequest['params']): { message: string; schema: FormSchema } | { problem: string } {
   const request = params as Node;
-  if (request.mode !== undefined && request.mode !== 'form') return { problem: `a ${String(request.mode)} elicitation (only forms are declared)` };
+  if (request.mode !== undefined && request.mode !== 'form') return { problem: `a ${JSON.stringify(request.mode)} elicitation (only forms are declared)` };
   if (typeof request.message !== 'string') return { problem: 'no message' };
   const requested = request.requestedSchema;
   if (!isNode(requested) || requested.type !== 'object' || !isNode(requested.properties)) return { problem: 'the requested schema is not an object of fields' };

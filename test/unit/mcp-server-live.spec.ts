@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { Transport } from '@modelcontextprotocol/client';
 import type { FormAnswer, PersonForm, ToolCallContext, ToolCaller } from '../../src/agent/core/tool-source.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import type { ConnectionPool } from '../../src/mcp-client/connection-pool.js';
@@ -50,7 +49,7 @@ async function live(timeoutMs?: number) {
     transport: () => {
       const [client, side] = InMemoryTransport.createLinkedPair();
       void server.connect(side);
-      return client as unknown as Transport;
+      return client;
     },
   });
   await connection.connect();

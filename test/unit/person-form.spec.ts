@@ -74,7 +74,7 @@ describe("another server's form (elicitation)", () => {
     expect(problem({ type: 'object', properties: { deep: { type: 'object', properties: {} } } })).toBe('the field deep is of type "object", which MCP forms do not have');
     expect(problem({ type: 'object', properties: { 'a b': { type: 'string' } } })).toMatch(/^the field name "a b" is not/);
     expect(problem({ type: 'object', properties: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`f${i}`, { type: 'boolean' }])) })).toBe('21 fields (at most 20)');
-    expect(problem({ type: 'object', properties: {} }, { mode: 'url', url: 'https://x' })).toBe('a url elicitation (only forms are declared)');
+    expect(problem({ type: 'object', properties: {} }, { mode: 'url', url: 'https://x' })).toBe('a "url" elicitation (only forms are declared)');
   });
 
   it('takes an answer only when it fits the form', () => {

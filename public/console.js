@@ -521,12 +521,22 @@ const questionItem = (item, after) => [
   choiceButtons(item, after),
 ];
 
+/** What a pending approval is about: the command, another server's tool and arguments or form, or the file. */
+const approvalSubject = (item) =>
+  item.command !== undefined
+    ? `$ ${item.command}`
+    : item.mcp_form !== undefined
+      ? `The MCP server ${item.server} asks (tool ${item.mcp_tool}): ${item.mcp_form}`
+      : item.mcp_tool !== undefined
+        ? `MCP tool: ${item.mcp_tool}`
+        : `${item.tool} ${item.path}`;
+
 /** A pending approval: the command, or the path with its diff; its owner answers it here. */
 const approvalItem = (item, after) =>
   item.question !== undefined
     ? questionItem(item, after)
     : [
-        h('span', { className: 'mono' }, item.command !== undefined ? `$ ${item.command}` : `${item.tool} ${item.path}`),
+        h('span', { className: 'mono' }, approvalSubject(item)),
         h(
           'span',
           { className: 'muted' },
@@ -565,6 +575,8 @@ function choiceButtons(item, after) {
 function answerButtons(item, after) {
   if (!signedIn || item.owner !== signedIn.user) return null;
   const answer = (decision) => postAnswer(item, decision, after);
+  // Another server's form is filled in the person's MCP client; here it can only be declined.
+  if (item.mcp_form !== undefined) return h('div', { className: 'answer' }, h('button', { type: 'button', className: 'danger deny', onclick: answer('deny') }, 'Decline'));
   return h(
     'div',
     { className: 'answer' },

@@ -7,7 +7,7 @@ function describe(approval: ApprovalEntity) {
   if (approval.tool === 'mcp_tool') return { mcp_tool: shownEscaped(approval.subject) };
   if (approval.tool === ELICITATION_TOOL) {
     const { server, tool, schema } = formOf(approval);
-    return { question: shownEscaped(approval.subject, ['\n']), mcp_tool: `${server}__${shownEscaped(tool)}`, fields: Object.keys(schema.properties) };
+    return { mcp_form: shownEscaped(approval.subject, ['\n']), server, mcp_tool: shownEscaped(tool), fields: Object.keys(schema.properties) };
   }
   return { path: shownEscaped(approval.subject), diff: approval.diff === null ? null : shownDiff(approval.diff), diff_sha256: approval.diffSha256 };
 }

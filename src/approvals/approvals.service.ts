@@ -25,7 +25,7 @@ import {
 } from './approval-texts.js';
 import { ApprovalsRepository, type ApprovalAnswer } from './approvals.repository.js';
 import { patternsRunningOtherPrograms } from './command-pattern.js';
-import { readFormContent, shownFormSchema, type FormAnswer, type FormSchema } from './person-form.js';
+import { readFormContent, shownFormSchema, type FormAnswer, type FormSchema, type FormValue } from './person-form.js';
 
 export interface NewApproval {
   taskId: string;
@@ -184,7 +184,7 @@ export class ApprovalsService implements OnModuleInit {
       if (signal.aborted) return { action: 'cancel' };
       throw error;
     }
-    if (outcome.state === 'granted') return { action: 'accept', content: JSON.parse(outcome.reason ?? '{}') as Extract<FormAnswer, { action: 'accept' }>['content'] };
+    if (outcome.state === 'granted') return { action: 'accept', content: JSON.parse(outcome.reason ?? '{}') as Record<string, FormValue> };
     return { action: outcome.state === 'denied' && outcome.reason === 'decline' ? 'decline' : 'cancel' };
   }
 

@@ -24,8 +24,11 @@ export interface FormSchema {
   required: string[];
 }
 
+/** One field's answer: text or a choice, a number, yes/no, or several choices. */
+export type FormValue = string | number | boolean | string[];
+
 /** The person's answer, as the server is told it: the content only with `accept`. */
-export type FormAnswer = { action: 'accept'; content: Record<string, string | number | boolean | string[]> } | { action: 'decline' } | { action: 'cancel' };
+export type FormAnswer = { action: 'accept'; content: Record<string, FormValue> } | { action: 'decline' } | { action: 'cancel' };
 
 /** The schema as the person's client shows it: every text a server wrote escaped like every approval text. */
 export function shownFormSchema(schema: FormSchema): FormSchema {
@@ -42,10 +45,8 @@ export function shownFormSchema(schema: FormSchema): FormSchema {
   return { type: 'object', properties, required: schema.required };
 }
 
-type Value = string | number | boolean | string[];
-
 /** One field's value checked against its field; undefined when it does not fit. */
-function fieldValue(field: FormField, value: unknown): Value | undefined {
+function fieldValue(field: FormField, value: unknown): FormValue | undefined {
   switch (field.type) {
     case 'string':
       if (typeof value !== 'string') return undefined;
@@ -73,9 +74,9 @@ function fieldValue(field: FormField, value: unknown): Value | undefined {
  * bounds (a choice among the choices), every required one present; null otherwise (the answer is
  * then ignored, as the Tasks extension requires of a malformed one).
  */
-export function readFormContent(content: unknown, schema: FormSchema): Record<string, Value> | null {
+export function readFormContent(content: unknown, schema: FormSchema): Record<string, FormValue> | null {
   if (typeof content !== 'object' || content === null || Array.isArray(content)) return null;
-  const read: Record<string, Value> = {};
+  const read: Record<string, FormValue> = {};
   for (const [key, value] of Object.entries(content as Record<string, unknown>)) {
     const field = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
     if (!field) return null;

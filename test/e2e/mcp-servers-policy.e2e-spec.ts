@@ -149,6 +149,23 @@ describe('elicitation: a server asks the person a form, in place for a Tasks-ext
     expect(JSON.parse(answered.detail)).toMatchObject({ via: 'in_place', reason: '{"name":"Alice","check":true,"integer":7}' });
   });
 
+  it('tells the server decline when the person declines in place', async () => {
+    h.ollama.enqueue(calls(['everything__trigger-elicitation-request', {}]), answer('they said no'));
+    const created = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'Ask me again.' } });
+    const taskId = (created as { result: { taskId: string } }).result.taskId;
+    let key: string | undefined;
+    for (const deadline = Date.now() + 20_000; !key; await new Promise((done) => setTimeout(done, 50))) {
+      if (Date.now() > deadline) throw new Error('the Task never asked for input');
+      const got = await withTasks('tasks/get', { taskId });
+      if (got.kind === 'result' && got.result.status === 'input_required') key = Object.keys(got.result.inputRequests)[0];
+    }
+    await withTasks('tasks/update', { taskId, inputResponses: { [key]: { action: 'decline' } } });
+    expect(fieldsOf(await h.finished(taskId))).toMatchObject({ status: 'completed', result: 'they said no' });
+    expect(h.toolResults()[0].content).toContain('User declined to provide the requested information.');
+    expect(await rows(taskId)).toMatchObject([{ state: 'denied', reason: 'decline', answered_via: 'in_place' }]);
+    expect(await h.audit(taskId, 'elicitation.declined')).toHaveLength(1);
+  });
+
   it('tells the server decline for a client without the Tasks extension, and audits it', async () => {
     h.ollama.enqueue(calls(['everything__trigger-elicitation-request', {}]), answer('declined'));
     const { taskId, text } = await h.run('Ask me plainly.');

@@ -98,21 +98,24 @@ describe('elicitation: a server asks the person a form, in place for a Tasks-ext
   let raw: RawDispatch;
   beforeAll(() => void (raw = httpRawDispatch(h.service.url)));
   const withTasks = (method: string, params: Record<string, unknown>): Promise<RawResponse> => raw({ method, params: { ...params, _meta: modernMeta(true) } });
+  /** Submits `request` as a Tasks-extension client and waits until its Task asks for input; its one input request. */
+  async function askedInPlace(request: string): Promise<{ taskId: string; key: string; method: string; params: any }> {
+    const created = await withTasks('tools/call', { name: 'agent_run', arguments: { request } });
+    const taskId = (created as { result: { taskId: string } }).result.taskId;
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((done) => setTimeout(done, 50))) {
+      const got = await withTasks('tasks/get', { taskId });
+      if (got.kind !== 'result' || got.result.status !== 'input_required') continue;
+      const [[key, input]] = Object.entries(got.result.inputRequests as Record<string, { method: string; params: any }>);
+      return { taskId, key, ...input };
+    }
+    throw new Error('the Task never asked for input');
+  }
   const rows = (taskId: string) =>
     probe<{ tool: string; state: string; reason: string | null; answered_via: string | null }>(h.db, 'SELECT * FROM approvals WHERE task_id = ?', taskId);
 
   it("puts server-everything's form to the person, who answers in place; the server gets the answer", async () => {
     h.ollama.enqueue(calls(['everything__trigger-elicitation-request', {}]), answer('thanks'));
-    const created = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'Ask me for my details.' } });
-    const taskId = (created as { result: { taskId: string } }).result.taskId;
-    let waiting: any;
-    for (const deadline = Date.now() + 20_000; !waiting; await new Promise((done) => setTimeout(done, 50))) {
-      if (Date.now() > deadline) throw new Error('the Task never asked for input');
-      const got = await withTasks('tasks/get', { taskId });
-      if (got.kind === 'result' && got.result.status === 'input_required') waiting = got.result;
-    }
-    const [key] = Object.keys(waiting.inputRequests);
-    const { method, params } = waiting.inputRequests[key];
+    const { taskId, key, method, params } = await askedInPlace('Ask me for my details.');
     expect(method).toBe('elicitation/create');
     expect(params.message).toBe(
       'The MCP server "everything" asks you this while the agent calls its tool trigger-elicitation-request. Your answer goes to that server; decline if you did not expect it.\n\nPlease provide inputs for the following fields:',
@@ -151,14 +154,7 @@ describe('elicitation: a server asks the person a form, in place for a Tasks-ext
 
   it('tells the server decline when the person declines in place', async () => {
     h.ollama.enqueue(calls(['everything__trigger-elicitation-request', {}]), answer('they said no'));
-    const created = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'Ask me again.' } });
-    const taskId = (created as { result: { taskId: string } }).result.taskId;
-    let key: string | undefined;
-    for (const deadline = Date.now() + 20_000; !key; await new Promise((done) => setTimeout(done, 50))) {
-      if (Date.now() > deadline) throw new Error('the Task never asked for input');
-      const got = await withTasks('tasks/get', { taskId });
-      if (got.kind === 'result' && got.result.status === 'input_required') key = Object.keys(got.result.inputRequests)[0];
-    }
+    const { taskId, key } = await askedInPlace('Ask me again.');
     await withTasks('tasks/update', { taskId, inputResponses: { [key]: { action: 'decline' } } });
     expect(fieldsOf(await h.finished(taskId))).toMatchObject({ status: 'completed', result: 'they said no' });
     expect(h.toolResults()[0].content).toContain('User declined to provide the requested information.');

@@ -522,8 +522,13 @@ const questionItem = (item, after) => [
   choiceButtons(item, after),
 ];
 
-/** The action an approval is about: the command, the file's tool and path, or the MCP server's tool. */
-const actionText = (item) => (item.command !== undefined ? `$ ${item.command}` : `${item.tool} ${item.path ?? item.mcp_tool}`);
+/** The action an approval is about: the command, another server's form (who asks and what), the file's tool and path, or the MCP server's tool. */
+const actionText = (item) =>
+  item.command !== undefined
+    ? `$ ${item.command}`
+    : item.mcp_form !== undefined
+      ? `The MCP server ${item.server} asks (tool ${item.mcp_tool}): ${item.mcp_form}`
+      : `${item.tool} ${item.path ?? item.mcp_tool}`;
 
 /** A pending approval: the command, or the path with its diff; its owner answers it here. */
 const approvalItem = (item, after) =>
@@ -588,6 +593,8 @@ function choiceButtons(item, after) {
 function answerButtons(item, after) {
   if (!signedIn || item.owner !== signedIn.user) return null;
   const answer = (decision) => postAnswer(item, decision, after);
+  // Another server's form is filled in the person's MCP client; here it can only be declined.
+  if (item.mcp_form !== undefined) return h('div', { className: 'answer' }, h('button', { type: 'button', className: 'danger deny', onclick: answer('deny') }, 'Decline'));
   return h(
     'div',
     { className: 'answer' },

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
+import { ELICITATION_TOOL, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
 import { mapApproval } from '../approvals/approval-view.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import type { Caller } from '../identity/caller.js';
@@ -38,8 +38,11 @@ export class AdminApprovalsService {
   async answer(caller: Caller, id: string, decision: 'approve' | 'deny'): Promise<ApprovalAnswerDto | null> {
     const row = await this.approvals.find(id);
     if (!row || row.state !== 'pending' || row.owner !== caller.user) return null;
+    // Another server's form is filled in the person's MCP client; the console can only decline it.
+    if (row.tool === ELICITATION_TOOL && decision === 'approve') return null;
     if (row.waiting) {
-      await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: { action: 'accept', content: { approve: decision === 'approve' } } });
+      const response = row.tool === ELICITATION_TOOL ? { action: 'decline' } : { action: 'accept', content: { approve: decision === 'approve' } };
+      await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: response });
       const after = await this.approvals.find(id);
       return { approval_id: id, decision, via: 'in_place', state: after?.state ?? row.state, task_id: row.taskId };
     }

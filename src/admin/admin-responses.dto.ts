@@ -80,17 +80,24 @@ export class AuditVerificationDto {
 
 // ---- approvals ----------------------------------------------------------------------------------
 
-/** Which fields an approval has depends on its tool: `question`/`options`, `command`, `mcp_tool`, or `path`/`diff`/`diff_sha256`. */
+/** Which fields an approval has depends on its tool: `question`/`options`, `command`, `mcp_tool`, `mcp_form`/`server`/`mcp_tool`/`fields`, or `path`/`diff`/`diff_sha256`. */
 export class ApprovalDto {
   @ApiProperty(UUID) approval_id!: string;
   @ApiProperty({ ...UUID, description: 'The Task that asked' }) task_id!: string;
   @ApiProperty(UUID) session_id!: string;
   @ApiProperty({ description: 'The session’s owner: the only person who may answer' }) owner!: string;
-  @ApiProperty({ description: '`run_command`, `write_file`, `edit_file`, `mcp_tool`, or `ask_user` (a question with options)' }) tool!: string;
+  @ApiProperty({
+    description:
+      "`run_command`, `write_file`, `edit_file`, `mcp_tool`, `ask_user` (a question with options), or `mcp_elicitation` (another MCP server's form, answered in place only)",
+  })
+  tool!: string;
   @ApiPropertyOptional({ description: 'ask_user: the question (control and bidi characters escaped)' }) question?: string;
   @ApiPropertyOptional({ type: [String], description: 'ask_user: the options, answered by number from 1' }) options?: string[];
   @ApiPropertyOptional({ description: 'run_command: the command' }) command?: string;
-  @ApiPropertyOptional({ description: 'mcp_tool: the server and tool' }) mcp_tool?: string;
+  @ApiPropertyOptional({ description: "mcp_tool: the server and tool with the exact arguments; mcp_elicitation: the server's tool being called" }) mcp_tool?: string;
+  @ApiPropertyOptional({ description: "mcp_elicitation: the server's message (control and bidi characters escaped)" }) mcp_form?: string;
+  @ApiPropertyOptional({ description: 'mcp_elicitation: the configured name of the server that asks' }) server?: string;
+  @ApiPropertyOptional({ type: [String], description: "mcp_elicitation: the names of the form's fields" }) fields?: string[];
   @ApiPropertyOptional({ description: 'write_file / edit_file: the path' }) path?: string;
   @ApiPropertyOptional(nullableString('write_file / edit_file: the bounded unified diff to approve')) diff?: string | null;
   @ApiPropertyOptional(nullableString('SHA-256 of the diff as stored')) diff_sha256?: string | null;
@@ -100,7 +107,8 @@ export class ApprovalDto {
   @ApiProperty(nullableString('The MCP client that answered')) answered_client!: string | null;
   @ApiProperty({ enum: ['in_place', 'conversation'], nullable: true, type: String, description: 'How it was answered' }) answered_via!: string | null;
   @ApiProperty({ ...nullableString('The Task whose turn took the answer from the conversation'), format: 'uuid' }) answer_task_id!: string | null;
-  @ApiProperty(nullableString('Why it was refused; for an answered question, the option chosen')) reason!: string | null;
+  @ApiProperty(nullableString('Why it was refused; for an answered question, the option chosen; for a form, `decline`, `cancel` or the content given (JSON)')) reason!:
+    string | null;
   @ApiProperty(INSTANT) created_at!: string;
   @ApiProperty(nullableInstant()) answered_at!: string | null;
 }

@@ -62,12 +62,14 @@ export class AgentService extends AgentRunner {
     const profile = await this.profile(task, model, signal);
     // The direct mode has no tools and no workspace: one answer from the model.
     const workspace = direct ? null : await this.openWorkspace(task);
-    const caller = { user: task.owner, email: null, groups: task.ownerGroups };
+    const caller = { user: task.owner, email: task.ownerEmail, groups: task.ownerGroups };
     // After the workspace's and the core's own tools: each MCP server the caller may use (or their catalog).
     const sources: ToolSource[] = direct
       ? []
       : [this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx }), ...(await this.extraSources.forCaller(caller))];
     const routes = await ApprovalExecutor.routesOf(sources, caller);
+    // After the fixed prompt, so its bytes stay the prefix: what a source says of itself (a server that is unavailable).
+    const notices = sources.flatMap((source) => source.notices?.(caller) ?? []);
     const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task);
     const tools = [...routes.values()].map((route) => route.offered.definition);
     if (profile.notes.length > 0) {
@@ -93,7 +95,8 @@ export class AgentService extends AgentRunner {
         const result = await this.answerResult(answered, state, executor, context);
         outcome = await loop.resume(result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {
-        loop.begin(conversationStart(task), direct ? DIRECT_SYSTEM_PROMPT : routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT);
+        const prompt = direct ? DIRECT_SYSTEM_PROMPT : routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT;
+        loop.begin(conversationStart(task), notices.length > 0 ? `${prompt}\n${notices.join('\n')}` : prompt);
         outcome = await loop.run();
       }
       const files = deliverables(task.sessionId, Object.values(state.changes));

@@ -66,6 +66,11 @@ export class ApprovalsRepository {
     return (await this.answerPending({ waiting: false }, 'id = ? AND waiting = TRUE', [id])).length > 0;
   }
 
+  /** The wait for a form ran out: it ends unanswered (its server is told so); false when an answer came first. */
+  async settleWaiting(id: string): Promise<boolean> {
+    return (await this.answerPending({ state: 'cancelled', waiting: false, answeredAt: nowIso() }, 'id = ? AND waiting = TRUE', [id])).length > 0;
+  }
+
   /** Ends a request nobody will answer any more (its Task was cancelled or stopped). */
   async settle(id: string, state: 'cancelled'): Promise<void> {
     await this.answerPending({ state, waiting: false, answeredAt: nowIso() }, 'id = ?', [id]);

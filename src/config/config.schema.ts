@@ -161,6 +161,8 @@ const oauthSection = section({
   }),
   user_claim: text('sub', { nonEmpty: true }),
   groups_claim: text('groups', { nonEmpty: true }),
+  // The caller's email, for an MCP server's {email} header: a claim that is absent or not an email names none.
+  email_claim: text('email', { nonEmpty: true }),
   admin_groups: list([]),
   scopes: section({
     mcp: scopeName('mcp:exec'),
@@ -215,6 +217,7 @@ const shape = {
     algorithms: list(['RS256', 'ES256']),
     user_claim: text('email', { nonEmpty: true }),
     groups_claim: text('groups', { nonEmpty: true }),
+    email_claim: text('email', { nonEmpty: true }),
     oauth: oauthSection,
   }),
   audit: section({

@@ -178,6 +178,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     sessionId,
     owner: caller.user,
     ownerGroups: JSON.stringify(caller.groups),
+    ownerEmail: caller.email ?? null,
     request: input.request,
     temperature: input.temperature,
     client: caller.client,

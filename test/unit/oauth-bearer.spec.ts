@@ -68,7 +68,20 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
   });
 
   it('admits a valid token as the same Caller the other modes produce', async () => {
-    expect(await identify(bearer(await token()))).toEqual({ caller: { user: 'alice', groups: ['dev'], admin: false, transport: 'mcp-http', address: '10.0.0.7', client: null } });
+    expect(await identify(bearer(await token()))).toEqual({
+      caller: { user: 'alice', email: null, groups: ['dev'], admin: false, transport: 'mcp-http', address: '10.0.0.7', client: null },
+    });
+  });
+
+  it("carries the email_claim's email for an MCP server's {email} header, and no claim that is not an email", async () => {
+    const emailOf = async (claims: Record<string, unknown>, using = admission) => {
+      const identified = await identify(bearer(await token(claims)), 'mcp-http', undefined, using);
+      return 'caller' in identified ? identified.caller.email : 'refused';
+    };
+    expect(await emailOf({ email: 'alice@example.com' })).toBe('alice@example.com');
+    expect(await emailOf({ email: 'not an email' })).toBeNull();
+    expect(await emailOf({ email: ['alice@example.com'] })).toBeNull();
+    expect(await emailOf({ mail: 'a@example.com', email: 'b@example.com' }, admissionWith({ email_claim: 'mail' }))).toBe('a@example.com');
   });
 
   it('answers no token with the RFC 9728 challenge and no error code (RFC 6750 §3.1)', async () => {

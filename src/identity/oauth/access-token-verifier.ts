@@ -1,6 +1,7 @@
 import { OAuthError, OAuthErrorCode, type AuthInfo, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import * as oauth from 'oauth4webapi';
+import { emailOf } from '../caller.js';
 import { MAX_IDENTITY_HEADER_BYTES } from '../identity-headers.js';
 import { insecureAllowed, type IssuerMetadata, type OAuthSettings } from './issuer-metadata.js';
 
@@ -8,6 +9,8 @@ import { insecureAllowed, type IssuerMetadata, type OAuthSettings } from './issu
 export interface TokenIdentity {
   user: string;
   groups: string[];
+  /** The `email_claim` when it holds an email, for an MCP server's `{email}` header. */
+  email: string | null;
   /** The token's `jti`, when it has one: the audit log stores it, never the token. */
   jti: string | null;
 }
@@ -129,7 +132,7 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
   }
 
   private identityOf(claims: JWTPayload): TokenIdentity {
-    const { userClaim, groupsClaim } = this.settings;
+    const { userClaim, groupsClaim, emailClaim } = this.settings;
     const named = claims[userClaim];
     let user: string;
     if (typeof named === 'string' && named.length > 0) user = named;
@@ -140,7 +143,7 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
     if (Buffer.byteLength(user) > MAX_IDENTITY_HEADER_BYTES) throw invalid(`the ${userClaim} claim is longer than ${MAX_IDENTITY_HEADER_BYTES} bytes`);
     const claim = claims[groupsClaim];
     const groups = Array.isArray(claim) ? claim.filter((group): group is string => typeof group === 'string') : [];
-    return { user, groups, jti: typeof claims.jti === 'string' ? claims.jti.slice(0, 200) : null };
+    return { user, groups, email: emailOf(claims[emailClaim]), jti: typeof claims.jti === 'string' ? claims.jti.slice(0, 200) : null };
   }
 }
 

@@ -62,6 +62,7 @@ describe('first run: the admin console on the default auth mode', () => {
     await page.close();
   });
 
+  // Three starts of the service, each of which may take many seconds on a loaded machine: more than Jest's 30 s.
   it('keeps the same token across restarts, and a configured auth.admin_token wins', async () => {
     const before = readFileSync(tokenFile, 'utf8').trim();
     await service.stop();
@@ -72,5 +73,5 @@ describe('first run: the admin console on the default auth mode', () => {
     expect(configured.stderr).not.toContain('admin sign-in');
     await configured.stop();
     await service.start();
-  });
+  }, 180_000);
 });

@@ -44,9 +44,13 @@ export const mcpPostHeaders = (method: string, name?: string): Record<string, st
   ...(name ? { 'Mcp-Name': name } : {}),
 });
 
-/** POSTs `body` to the MCP endpoint as it is: what the SDK clients would not send (odd arguments, bad bytes, deep nesting). */
+/**
+ * POSTs `body` to the MCP endpoint as it is: what the SDK clients would not send (odd arguments, bad bytes, deep
+ * nesting). Each on a connection of its own: building a body of many megabytes can block the event loop past the
+ * server's keep-alive timeout, and a pooled connection the server has closed meanwhile fails the write (EPIPE).
+ */
 export const postMcp = (url: string, method: string, body: string | Buffer, name?: string) =>
-  fetch(url, { method: 'POST', headers: mcpPostHeaders(method, name), body: typeof body === 'string' ? body : new Uint8Array(body) });
+  fetch(url, { method: 'POST', headers: { ...mcpPostHeaders(method, name), Connection: 'close' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
 
 /** Modern-era JSON-RPC over HTTP by hand (what the ext-tasks client needs, and malformed-input tests use). */
 export function httpRawDispatch(url: string, extraHeaders: Record<string, string> = {}): RawDispatch {

@@ -1,10 +1,16 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { ScriptedOllama } from './scripted-ollama.js';
-import { ServiceProcess, writeConfig, type LaunchOptions } from './service-process.js';
+import { freePort, ServiceProcess, writeConfig, type LaunchOptions } from './service-process.js';
+
+type Sections = Record<string, unknown>;
 
 export interface StackOptions {
-  /** agent.yaml sections over writeConfig's defaults (a function when they name the scripted Ollama's URL). */
-  config?: Record<string, unknown> | ((ollamaUrl: string) => Record<string, unknown>);
+  /**
+   * agent.yaml sections over writeConfig's defaults; a function when they name the scripted Ollama's URL or the
+   * service's own origin (`http://127.0.0.1:<port>`, chosen before the config is written: redirect URIs, a resource
+   * URL), or when something they name must be started first (an issuer, a proxy): it may then be async.
+   */
+  config?: Sections | ((ollamaUrl: string, origin: string) => Sections | Promise<Sections>);
   /** Environment of the service process, on top of PATH, NO_COLOR, AGENT_CONFIG and the port. */
   env?: Record<string, string>;
   launch?: LaunchOptions;
@@ -26,6 +32,7 @@ export class E2eStack {
   config!: Awaited<ReturnType<typeof writeConfig>>;
   service!: ServiceProcess;
   private readonly opened: Closable[] = [];
+  private readonly others: ServiceProcess[] = [];
 
   constructor(private readonly options: StackOptions = {}) {}
 
@@ -42,9 +49,21 @@ export class E2eStack {
     this.options.ollama?.(this.ollama);
     await this.ollama.start();
     const { config = {} } = this.options;
-    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? config(this.ollama.url) : config);
-    this.service = await new ServiceProcess(this.config.file, this.options.env, this.options.launch).start();
+    const port = await freePort();
+    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? await config(this.ollama.url, `http://127.0.0.1:${port}`) : config);
+    this.service = await new ServiceProcess(this.config.file, this.options.env, this.options.launch).start(port);
     return this;
+  }
+
+  /**
+   * Another service process on this stack's agent.yaml, so on the same database and workspace: a second replica,
+   * or the same configuration started with `env` on top of the stack's (AGENT__… keys override the file). Started on
+   * a port of its own; stopped with the stack.
+   */
+  async startAnotherService(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    const service = new ServiceProcess(this.config.file, { ...this.options.env, ...env }, this.options.launch);
+    this.others.push(service);
+    return service.start();
   }
 
   /** Closes `thing` when the stack stops, before the service; returns it. */
@@ -55,6 +74,7 @@ export class E2eStack {
 
   async stop(): Promise<void> {
     for (const thing of this.opened.splice(0).reverse()) await Promise.resolve(thing.close()).catch(() => undefined);
+    for (const other of this.others.splice(0)) await other.stop();
     await this.service?.stop();
     await this.ollama.stop();
   }

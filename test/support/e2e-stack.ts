@@ -1,10 +1,23 @@
 import { afterAll, beforeAll } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/client';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { modernClient } from './mcp-clients.js';
 import { ScriptedOllama } from './scripted-ollama.js';
-import { ServiceProcess, writeConfig, type LaunchOptions } from './service-process.js';
+import { freePort, ServiceProcess, writeConfig, type LaunchOptions } from './service-process.js';
 
 export interface StackOptions {
-  /** agent.yaml sections over writeConfig's defaults (a function when they name the scripted Ollama's URL). */
-  config?: Record<string, unknown> | ((ollamaUrl: string) => Record<string, unknown>);
+  /**
+   * agent.yaml sections over writeConfig's defaults; a function when they name the scripted Ollama's URL, the
+   * service's own origin (`base`, `http://127.0.0.1:<port>`: its port is chosen before the config is written) or
+   * the stack's folder (`dir`, e.g. for history.dir).
+   */
+  config?: Record<string, unknown> | ((ollamaUrl: string, base: string, dir: string) => Record<string, unknown>);
+  /** The folder of agent.yaml, the SQLite file and the workspace, for a file that puts something there first (a template); default a fresh temporary one. */
+  dir?: string;
+  /** false: start no HTTP service, for a file that runs the built service its own way (stdio, the CLI) on the stack's Ollama and config. */
+  service?: false;
   /** Environment of the service process, on top of PATH, NO_COLOR, AGENT_CONFIG and the port. */
   env?: Record<string, string>;
   launch?: LaunchOptions;
@@ -26,6 +39,7 @@ export class E2eStack {
   config!: Awaited<ReturnType<typeof writeConfig>>;
   service!: ServiceProcess;
   private readonly opened: Closable[] = [];
+  private readonly replicas: ServiceProcess[] = [];
 
   constructor(private readonly options: StackOptions = {}) {}
 
@@ -42,9 +56,27 @@ export class E2eStack {
     this.options.ollama?.(this.ollama);
     await this.ollama.start();
     const { config = {} } = this.options;
-    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? config(this.ollama.url) : config);
-    this.service = await new ServiceProcess(this.config.file, this.options.env, this.options.launch).start();
+    const port = await freePort();
+    const dir = this.options.dir ?? mkdtempSync(join(tmpdir(), 'oam-'));
+    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? config(this.ollama.url, `http://127.0.0.1:${port}`, dir) : config, dir);
+    this.service = new ServiceProcess(this.config.file, this.options.env, this.options.launch);
+    if (this.options.service !== false) await this.service.start(port);
     return this;
+  }
+
+  /**
+   * Another service on the stack's agent.yaml (the same database and workspace), as a replica: started now,
+   * stopped with the stack. `env` (e.g. AGENT__QUEUE__POLL_INTERVAL_MS) over the stack's, for a replica configured otherwise.
+   */
+  async replica(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    const replica = new ServiceProcess(this.config.file, { ...this.options.env, ...env }, this.options.launch);
+    this.replicas.push(replica);
+    return replica.start();
+  }
+
+  /** A pinned 2026-07-28 MCP client of the service (`headers`: e.g. a proxy identity), closed when the stack stops. */
+  async mcpClient(headers: Record<string, string> = {}): Promise<Client> {
+    return this.closeOnStop(await modernClient(this.service.url, headers));
   }
 
   /** Closes `thing` when the stack stops, before the service; returns it. */
@@ -55,14 +87,18 @@ export class E2eStack {
 
   async stop(): Promise<void> {
     for (const thing of this.opened.splice(0).reverse()) await Promise.resolve(thing.close()).catch(() => undefined);
-    await this.service?.stop();
+    await Promise.all([this.service?.stop(), ...this.replicas.splice(0).map((replica) => replica.stop())]);
     await this.ollama.stop();
   }
 }
 
 /** One stack for the enclosing describe block: started in its beforeAll, stopped in its afterAll. */
 export function useStack(options: StackOptions = {}): E2eStack {
-  const stack = new E2eStack(options);
+  return useStackInstance(new E2eStack(options));
+}
+
+/** useStack for a stack built by the caller (a subclass such as ProxiedStack). */
+export function useStackInstance<T extends E2eStack>(stack: T): T {
   // The service's start may take long on a loaded machine (ServiceProcess waits up to 60 s): more than Jest's hook time.
   beforeAll(async () => void (await stack.start()), 90_000);
   afterAll(() => stack.stop());

@@ -2,11 +2,14 @@ import { describe, expect, it } from '@jest/globals';
 import { statusText } from '../support/agent-tasks.js';
 import { useStack, type E2eStack } from '../support/e2e-stack.js';
 import { fieldsOf, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { freePort } from '../support/service-process.js';
+
+/** A loopback port nothing listens on (it was free a moment ago): connections to it are refused. */
+const CLOSED_PORT = await freePort();
 
 describe('Ollama failures end the Task with a clear reason, and the worker goes on', () => {
   const stack = useStack({ config: { ollama: { request_timeout_ms: 600 } } });
-  // Nothing listens on port 9 (discard) of the loopback: connections to it are refused.
-  const unreachable = useStack({ config: { ollama: { host: 'http://127.0.0.1:9', request_timeout_ms: 600 } } });
+  const unreachable = useStack({ config: { ollama: { host: `http://127.0.0.1:${CLOSED_PORT}`, request_timeout_ms: 600 } } });
   const { ollama } = stack;
 
   async function clientOf(of: E2eStack) {

@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AuditService } from '../audit/audit.service.js';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
@@ -70,6 +70,7 @@ export class ApprovalsService implements OnModuleInit {
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly config: AppConfig,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     this.policy = new ApprovalPolicy(config.agent.approvals.mode, config.agent.approvals.allow);
   }
@@ -104,7 +105,7 @@ export class ApprovalsService implements OnModuleInit {
       answeredVia: null,
       reason: null,
       answerTaskId: null,
-      createdAt: nowIso(),
+      createdAt: nowIso(this.clock),
       answeredAt: null,
     } satisfies ApprovalEntity);
     const event = this.audit.entry({ ...this.event(SYSTEM_CALLER, actionOf(row, 'requested'), row), detail: { ...actionDetail(row), in_place: row.waiting } });
@@ -117,12 +118,12 @@ export class ApprovalsService implements OnModuleInit {
    * Task is stopped. A request nobody can answer any more is settled before the abort propagates.
    */
   async awaitInPlace(approval: ApprovalEntity, signal: AbortSignal): Promise<InPlaceOutcome> {
-    const deadline = Date.now() + this.config.agent.approvals.waitMs;
+    const deadline = this.clock.now() + this.config.agent.approvals.waitMs;
     try {
       for (;;) {
         const row = await this.approvals.findById(approval.id);
         if (row && row.state !== 'pending') return { state: row.state === 'granted' ? 'granted' : 'denied', reason: row.reason };
-        const left = deadline - Date.now();
+        const left = deadline - this.clock.now();
         if (left <= 0) {
           // Conditional: an answer that arrived in the meantime wins, and is read on the next turn.
           if (!(await this.approvals.stopWaiting(approval.id))) continue;

@@ -9,7 +9,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
-import { eventually } from '../support/eventually.js';
+import { pollUntil } from '../support/poll.js';
 import { fieldsOf, textOf } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
 
@@ -47,8 +47,10 @@ class Receiver {
   }
 
   async until(predicate: (entries: Received[]) => boolean, timeoutMs = 10_000): Promise<void> {
-    await eventually(() => this.received, predicate, { timeoutMs, what: 'receiver: the requests awaited' }).catch(() => {
-      throw new Error(`receiver: condition not met; got ${JSON.stringify(this.received.map((entry) => [entry.path, entry.status]))}`);
+    await pollUntil(async () => predicate(this.received) || undefined, 'receiver: the requests awaited', {
+      timeoutMs,
+      everyMs: 25,
+      lastSeen: () => JSON.stringify(this.received.map((entry) => [entry.path, entry.status])),
     });
   }
 
@@ -62,9 +64,15 @@ const SECRET = 'webhook-secret-of-the-tests';
 
 /** The audit outcomes of `action` for the Task, once the last is `ok` (an attempt is audited after its answer came back). */
 async function auditedUntilOk(db: DatabaseTarget, action: string, taskId: string): Promise<string[]> {
-  const outcomes = async () =>
-    (await probe<{ outcome: string }>(db, 'SELECT outcome FROM audit_events WHERE action = ? AND task_id = ? ORDER BY seq', action, taskId)).map((row) => row.outcome);
-  return eventually(outcomes, (seen) => seen.at(-1) === 'ok', { what: `an ok ${action} of task ${taskId}` });
+  let outcomes: string[] = [];
+  return pollUntil(
+    async () => {
+      outcomes = (await probe<{ outcome: string }>(db, 'SELECT outcome FROM audit_events WHERE action = ? AND task_id = ? ORDER BY seq', action, taskId)).map((row) => row.outcome);
+      return outcomes.at(-1) === 'ok' ? outcomes : undefined;
+    },
+    `an ok ${action} of task ${taskId}`,
+    { everyMs: 25, lastSeen: () => outcomes.join(', ') },
+  );
 }
 
 describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () => {
@@ -157,10 +165,13 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     const task = await submit('resolve me');
     const port = new URL(receiver.url).port;
     await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `http://localhost:${port}/by-name`));
-    const rows = await eventually(
-      () => probe<{ outcome: string; detail: string }>(db, "SELECT outcome, detail FROM audit_events WHERE action = 'a2a.push' AND task_id = ?", task.id),
-      (audited) => audited.length > 0,
-      { everyMs: 50, what: 'an audited push attempt' },
+    const rows = await pollUntil(
+      async () => {
+        const audited = await probe<{ outcome: string; detail: string }>(db, "SELECT outcome, detail FROM audit_events WHERE action = 'a2a.push' AND task_id = ?", task.id);
+        return audited.length > 0 ? audited : undefined;
+      },
+      'an audited push attempt',
+      { timeoutMs: 10_000, everyMs: 50 },
     );
     expect(rows[0].outcome).toBe('rejected');
     expect(rows[0].detail).toMatch(/resolves only to loopback, link-local or private addresses/);
@@ -198,10 +209,17 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     expect(pending.state).toBe('pending');
     await service.start();
     await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.status === 200 && entry.body.includes('TASK_STATE_COMPLETED')));
-    const [done] = await eventually(
-      () => probe<{ state: string; attempts: number }>(db, "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'", task.id),
-      ([row]) => row?.state === 'delivered',
-      { what: 'the delivery marked delivered' },
+    const done = await pollUntil(
+      async () => {
+        const [row] = await probe<{ state: string; attempts: number }>(
+          db,
+          "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'",
+          task.id,
+        );
+        return row?.state === 'delivered' ? row : undefined;
+      },
+      'the delivery marked delivered',
+      { everyMs: 20 },
     );
     expect(done.state).toBe('delivered');
     expect(Number(done.attempts)).toBeGreaterThanOrEqual(2);

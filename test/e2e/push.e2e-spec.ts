@@ -8,7 +8,7 @@ import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { E2E_DATABASE } from '../support/databases.js';
 import { useStack } from '../support/e2e-stack.js';
-import { eventually } from '../support/eventually.js';
+import { pollUntil } from '../support/poll.js';
 import { Listen } from '../support/listen-client.js';
 import { fieldsOf, textOf } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
@@ -118,10 +118,19 @@ describe('push, not poll: the answer streams as the model writes it (issue 23)',
     ollama.enqueue({ chunks: ['Partial', ' answer', ' still', ' coming'], chunkDelayMs: 250 });
     const taskId = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'slow writer' } }))).task_id;
     const status = async () => fieldsOf(await statusText(mcp, taskId));
-    let seen = await eventually(status, (fields) => (fields.result ?? '').startsWith('Partial answer'), { everyMs: 50, what: 'a partial result' });
+    const statusWhen = (done: (fields: Record<string, string>) => boolean, what: string) =>
+      pollUntil(
+        async () => {
+          const fields = await status();
+          return done(fields) ? fields : undefined;
+        },
+        what,
+        { everyMs: 50 },
+      );
+    let seen = await statusWhen((fields) => (fields.result ?? '').startsWith('Partial answer'), 'a partial result');
     expect(seen).toMatchObject({ status: 'running', message: 'タスクを実行しています。回答を書いています。' });
     expect(seen.result).toMatch(/^Partial answer/);
-    seen = await eventually(status, (fields) => fields.status === 'completed', { everyMs: 50, what: 'the Task ending' });
+    seen = await statusWhen((fields) => fields.status === 'completed', 'the Task ending');
     expect(seen).toMatchObject({ status: 'completed', message: 'タスクが完了しました。', result: 'Partial answer still coming' });
   });
 
@@ -159,7 +168,7 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
     ({ service: b, database } = stack);
     // A claims only when a Task is queued through it (its sweep is an hour away), and reads a followed
     // Task's row only every 5 s without events: what A's client sees in time came pushed from B.
-    a = await stack.replica({ AGENT__QUEUE__POLL_INTERVAL_MS: '3600000', AGENT__QUEUE__PROGRESS_POLL_MS: '5000' });
+    a = await stack.startAnotherService({ AGENT__QUEUE__POLL_INTERVAL_MS: '3600000', AGENT__QUEUE__PROGRESS_POLL_MS: '5000' });
     bClient = await stack.mcpClient();
   }, 90_000);
 

@@ -19,7 +19,7 @@ describeOnPostgres('fair scheduling on three replicas of one PostgreSQL database
   const bob: Client[] = [];
 
   beforeAll(async () => {
-    for (const replica of [stack.service, await stack.replica(), await stack.replica()]) {
+    for (const replica of [stack.service, await stack.startAnotherService(), await stack.startAnotherService()]) {
       mallory.push(stack.closeOnStop(await modernClient(replica.url, as('mallory@example.com'))));
       bob.push(stack.closeOnStop(await modernClient(replica.url, as('bob@example.com'))));
     }

@@ -22,7 +22,7 @@ describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () 
   beforeAll(async () => {
     // Three services start one after another (the first applies the migrations); on a busy machine that
     // takes longer than Jest's default hook time.
-    replicas.push(stack.service, await stack.replica(), await stack.replica());
+    replicas.push(stack.service, await stack.startAnotherService(), await stack.startAnotherService());
     for (const replica of replicas) clients.push(stack.closeOnStop(await modernClient(replica.url)));
   }, 120_000);
 

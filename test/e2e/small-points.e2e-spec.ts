@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { useStack } from '../support/e2e-stack.js';
-import { eventually } from '../support/eventually.js';
+import { pollUntil } from '../support/poll.js';
 import { fieldsOf, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { PROXY_AUTH, as } from '../support/proxy-identity.js';
 import { freePort, type ServiceProcess } from '../support/service-process.js';
@@ -94,11 +94,7 @@ describe('npm start', () => {
     let out = '';
     npm.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     npm.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    await eventually(
-      () => out,
-      (text) => text.includes('listening:'),
-      { timeoutMs: 20_000, everyMs: 100, what: 'the listening line' },
-    ).catch(() => undefined);
+    await pollUntil(async () => out.includes('listening:') || undefined, 'the listening line', { timeoutMs: 20_000, everyMs: 100 }).catch(() => undefined);
     expect(out).toContain('listening:');
     expect(out).not.toContain('tsc -p');
     const servicePid = Number(/\[Nest\] (\d+)/.exec(out)![1]);
@@ -114,7 +110,7 @@ describe('npm start', () => {
         return false;
       }
     };
-    await eventually(alive, (running) => !running, { timeoutMs: 1000, everyMs: 50, what: `service ${servicePid} exiting` }).catch(() => undefined);
+    await pollUntil(async () => !alive() || undefined, `service ${servicePid} exiting`, { timeoutMs: 1000, everyMs: 50 }).catch(() => undefined);
     expect(() => process.kill(servicePid, 0)).toThrow();
   });
 

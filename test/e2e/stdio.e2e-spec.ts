@@ -9,7 +9,7 @@ import { StdioClientTransport as LegacyStdioTransport } from '@modelcontextproto
 import { userInfo } from 'node:os';
 import { probe } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
-import { eventually } from '../support/eventually.js';
+import { pollUntil } from '../support/poll.js';
 import { CLIENT_INFO, fieldsOf, MODERN, modernMeta, stdioRawDispatch, tasksSession, textOf, waitForTerminal } from '../support/mcp-clients.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -83,11 +83,7 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const request = { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: modernMeta(false) } };
     child.stdin.write(`${JSON.stringify(request)}\n`);
-    await eventually(
-      () => stdout,
-      (text) => text.includes('\n'),
-      { everyMs: 50, what: 'a first line on stdout' },
-    ).catch(() => undefined);
+    await pollUntil(async () => stdout.includes('\n') || undefined, 'a first line on stdout', { timeoutMs: 10_000, everyMs: 50 }).catch(() => undefined);
     child.stdin.end();
     expect(await exited).toBe(0);
     const lines = stdout.split('\n').filter((line) => line.length > 0);

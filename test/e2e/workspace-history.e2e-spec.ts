@@ -8,7 +8,7 @@ import type { Task } from '@a2a-js/sdk';
 import { runTask, statusText, toolCall as call } from '../support/agent-tasks.js';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { useStack } from '../support/e2e-stack.js';
-import { eventually } from '../support/eventually.js';
+import { pollUntil } from '../support/poll.js';
 import { fieldsOf, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ADMIN_GROUP, as } from '../support/proxy-identity.js';
 import { useProxiedStack } from '../support/proxy-service.js';
@@ -162,11 +162,10 @@ describe('workspace history across a kill -9 during a checkpoint', () => {
     ollama.enqueue(call('run_command', { command: 'mkdir many && for i in $(seq 1 3000); do head -c 16384 /dev/urandom > many/f$i; done' }), { content: 'made' });
     const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'make many files' } })));
     const marker = join(stack.config.dir, 'history', 'sessions', `${accepted.session_id}.git`, 'oam-task.json');
-    await eventually(
-      () => existsSync(marker) && readFileSync(marker, 'utf8').includes('"phase":"after"'),
-      (inEndCheckpoint) => inEndCheckpoint,
-      { timeoutMs: 90_000, everyMs: 2, what: 'the end checkpoint' },
-    );
+    await pollUntil(async () => (existsSync(marker) && readFileSync(marker, 'utf8').includes('"phase":"after"')) || undefined, 'the end checkpoint', {
+      timeoutMs: 90_000,
+      everyMs: 2,
+    });
     await service.kill9();
 
     await service.start(service.port);

@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/client';
-import { eventually } from './eventually.js';
+import { pollUntil } from './poll.js';
 import { fieldsOf, modernMeta, textOf, waitForTerminal, type RawDispatch } from './mcp-clients.js';
 import type { ScriptedOllama, ScriptedReply } from './scripted-ollama.js';
 
@@ -31,10 +31,13 @@ export const withTasks = (raw: RawDispatch, method: string, params: Record<strin
 
 /** tasks/get until the Task's Tasks-extension status is one of `wanted`; returns that result. */
 export async function tasksGetUntil(raw: RawDispatch, taskId: string, wanted: string[], timeoutMs = 10_000) {
-  const got = await eventually(
-    () => withTasks(raw, 'tasks/get', { taskId }),
-    (response) => response.kind === 'result' && wanted.includes(response.result.status),
-    { timeoutMs, what: `task ${taskId} reaching ${wanted.join(' or ')}` },
+  let last: unknown;
+  return pollUntil(
+    async () => {
+      const response = (last = await withTasks(raw, 'tasks/get', { taskId }));
+      return response.kind === 'result' && wanted.includes(response.result.status) ? response.result : undefined;
+    },
+    `task ${taskId} reaching ${wanted.join(' or ')}`,
+    { timeoutMs, lastSeen: () => JSON.stringify(last) },
   );
-  return (got as { result: any }).result;
 }

@@ -7,16 +7,19 @@ import { modernClient } from './mcp-clients.js';
 import { ScriptedOllama } from './scripted-ollama.js';
 import { freePort, ServiceProcess, writeConfig, type LaunchOptions } from './service-process.js';
 
+type Sections = Record<string, unknown>;
+
 export interface StackOptions {
   /**
-   * agent.yaml sections over writeConfig's defaults; a function when they name the scripted Ollama's URL, the
-   * service's own origin (`base`, `http://127.0.0.1:<port>`: its port is chosen before the config is written) or
-   * the stack's folder (`dir`, e.g. for history.dir).
+   * agent.yaml sections over writeConfig's defaults; a function when they name the scripted Ollama's URL or the
+   * service's own origin (`http://127.0.0.1:<port>`, chosen before the config is written: redirect URIs, a resource
+   * URL), or when something they name must be started first (an issuer, a proxy): it may then be async. `dir` is
+   * the stack's folder (for history.dir, say).
    */
-  config?: Record<string, unknown> | ((ollamaUrl: string, base: string, dir: string) => Record<string, unknown>);
+  config?: Sections | ((ollamaUrl: string, origin: string, dir: string) => Sections | Promise<Sections>);
   /** The folder of agent.yaml, the SQLite file and the workspace, for a file that puts something there first (a template); default a fresh temporary one. */
   dir?: string;
-  /** false: start no HTTP service, for a file that runs the built service its own way (stdio, the CLI) on the stack's Ollama and config. */
+  /** false: start no HTTP service, for a file that runs the built service its own way (stdio, npm start) on the stack's Ollama and config. */
   service?: false;
   /** Environment of the service process, on top of PATH, NO_COLOR, AGENT_CONFIG and the port. */
   env?: Record<string, string>;
@@ -39,7 +42,7 @@ export class E2eStack {
   config!: Awaited<ReturnType<typeof writeConfig>>;
   service!: ServiceProcess;
   private readonly opened: Closable[] = [];
-  private readonly replicas: ServiceProcess[] = [];
+  private readonly others: ServiceProcess[] = [];
 
   constructor(private readonly options: StackOptions = {}) {}
 
@@ -58,20 +61,21 @@ export class E2eStack {
     const { config = {} } = this.options;
     const port = await freePort();
     const dir = this.options.dir ?? mkdtempSync(join(tmpdir(), 'oam-'));
-    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? config(this.ollama.url, `http://127.0.0.1:${port}`, dir) : config, dir);
+    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? await config(this.ollama.url, `http://127.0.0.1:${port}`, dir) : config, dir);
     this.service = new ServiceProcess(this.config.file, this.options.env, this.options.launch);
     if (this.options.service !== false) await this.service.start(port);
     return this;
   }
 
   /**
-   * Another service on the stack's agent.yaml (the same database and workspace), as a replica: started now,
-   * stopped with the stack. `env` (e.g. AGENT__QUEUE__POLL_INTERVAL_MS) over the stack's, for a replica configured otherwise.
+   * Another service process on this stack's agent.yaml, so on the same database and workspace: a second replica,
+   * or the same configuration started with `env` on top of the stack's (AGENT__… keys override the file). Started on
+   * a port of its own; stopped with the stack.
    */
-  async replica(env: Record<string, string> = {}): Promise<ServiceProcess> {
-    const replica = new ServiceProcess(this.config.file, { ...this.options.env, ...env }, this.options.launch);
-    this.replicas.push(replica);
-    return replica.start();
+  async startAnotherService(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    const service = new ServiceProcess(this.config.file, { ...this.options.env, ...env }, this.options.launch);
+    this.others.push(service);
+    return service.start();
   }
 
   /** A pinned 2026-07-28 MCP client of the service (`headers`: e.g. a proxy identity), closed when the stack stops. */
@@ -87,7 +91,8 @@ export class E2eStack {
 
   async stop(): Promise<void> {
     for (const thing of this.opened.splice(0).reverse()) await Promise.resolve(thing.close()).catch(() => undefined);
-    await Promise.all([this.service?.stop(), ...this.replicas.splice(0).map((replica) => replica.stop())]);
+    for (const other of this.others.splice(0)) await other.stop();
+    await this.service?.stop();
     await this.ollama.stop();
   }
 }

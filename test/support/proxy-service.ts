@@ -36,7 +36,7 @@ export class ProxiedStack extends E2eStack {
 
   constructor(options: StackOptions = {}) {
     const { config = {} } = options;
-    super({ ...options, config: (ollamaUrl, base, dir) => ({ auth: PROXY_AUTH, ...(typeof config === 'function' ? config(ollamaUrl, base, dir) : config) }) });
+    super({ ...options, config: async (ollamaUrl, origin, dir) => ({ auth: PROXY_AUTH, ...(typeof config === 'function' ? await config(ollamaUrl, origin, dir) : config) }) });
   }
 
   async start(): Promise<this> {

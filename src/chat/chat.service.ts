@@ -15,7 +15,7 @@ import type { TaskEntity } from '../queue/task.entity.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { ChatInputError, parseChatRequest } from './chat-request.js';
 import { ChatModels } from './chat-models.js';
-import { agentOf, chunkOf, completionOf, modelsList, openAiError } from './chat-views.js';
+import { agentOf, chunkOf, completionOf, modelsList } from './chat-views.js';
 import { isUuid } from '../common/uuid.js';
 
 /** An error the Chat API answers with: HTTP status plus OpenAI's error fields. */
@@ -44,7 +44,8 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   internal: { status: 500, type: 'server_error', param: null },
 };
 
-const ACCEPT = 'chat.completions';
+/** The audit action of a completion request, accepted or refused (its body refused by admission too). */
+export const COMPLETIONS_ACTION = 'chat.completions';
 
 /**
  * The Chat API's rules: an OpenAI Chat Completions request becomes a Task on the shared queue (for
@@ -90,21 +91,13 @@ export class ChatService {
         const param = isAgentError(error) && error.code === 'invalid_input' ? /^(messages\[\d+\]\.content\[\d+\][.\w]*):/.exec(error.message)?.[1] : undefined;
         throw param ? new ChatInputError((error as Error).message, param) : error;
       });
-      return { task: await this.conversations.accept(caller, staged, { action: ACCEPT, detail: { ...detail, stream } }), stream };
+      return { task: await this.conversations.accept(caller, staged, { action: COMPLETIONS_ACTION, detail: { ...detail, stream } }), stream };
     } catch (error) {
       const refused = toChatError(error);
       if (refused.status === 500) this.logger.error(`chat request failed: ${(error as Error).stack ?? String(error)}`);
-      await this.audit.record({ caller, action: ACCEPT, outcome: refused.status < 500 ? 'rejected' : 'error', detail: { ...detail, reason: refused.message } });
+      await this.audit.record({ caller, action: COMPLETIONS_ACTION, outcome: refused.status < 500 ? 'rejected' : 'error', detail: { ...detail, reason: refused.message } });
       throw refused;
     }
-  }
-
-  /** A body that is not a JSON request (too large, not JSON, nested too deep), audited; nothing else is stored. */
-  async refuseBody(caller: Caller, kind: 'none' | 'too_large' | 'invalid' | 'too_deep', maxBytes: number) {
-    const [status, message, code] =
-      kind === 'too_large' ? [413, `Request body exceeds ${maxBytes} bytes`, 'request_too_large'] : [400, 'The body must be a JSON object.', 'invalid_json'];
-    await this.audit.record({ caller, action: ACCEPT, outcome: 'rejected', detail: { reason: message } });
-    return { status, error: openAiError(message, 'invalid_request_error', null, code) };
   }
 
   /** The `chat.completion` once the Task is terminal; null when the client went away first. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { patternProblem } from './command-pattern-syntax.js';
 import { parseCidr } from './cidr.js';
-import { maxRequestBodyBytes } from './request-limits.js';
+import { RequestLimits } from './request-limits.js';
 import { mcpServers } from './mcp-servers.schema.js';
 
 /**
@@ -445,7 +445,7 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
 
 /** Limits of the HTTP server that contradict each other or the request size the image limits allow. */
 function serverProblems({ server, mcp }: ConfigDocument): Problem[] {
-  const largest = maxRequestBodyBytes(mcp.images.max_total_bytes, mcp.files.max_bytes);
+  const { largest } = new RequestLimits(mcp.images.max_total_bytes, mcp.files.max_bytes);
   if (server.max_buffered_bytes < largest)
     return [
       { path: ['server', 'max_buffered_bytes'], message: `must be at least the largest request body, ${largest} bytes (from mcp.images.max_total_bytes and mcp.files.max_bytes)` },

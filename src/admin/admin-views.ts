@@ -6,6 +6,7 @@ import type { ListedAuditEvent } from '../audit/audit-log.service.js';
 import type { TaskEntity } from '../queue/task.entity.js';
 import type { SessionFileView } from '../session-files/session-files.service.js';
 import type { SessionEntity } from '../sessions/session.entity.js';
+import { downloadPath } from './task-deliverables.js';
 
 /** Characters of a Task's request and result shown in listings. */
 const LIST_TEXT_CHARS = 2000;
@@ -99,5 +100,8 @@ export function csvCell(value: unknown): string {
 }
 
 export function mapSessionFilePage(page: { files: SessionFileView[]; nextCursor?: string }) {
-  return { items: page.files.map((file) => ({ path: file.path, uri: file.uri, mime_type: file.mimeType, size: file.size })), next_cursor: page.nextCursor ?? null };
+  return {
+    items: page.files.map((file) => ({ path: file.path, uri: file.uri, mime_type: file.mimeType, size: file.size, download_path: downloadPath(file.sessionId, file.path) })),
+    next_cursor: page.nextCursor ?? null,
+  };
 }

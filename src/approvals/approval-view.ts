@@ -26,6 +26,7 @@ export function mapApproval(approval: ApprovalEntity) {
     answered_by: approval.answeredBy,
     answered_client: approval.answeredClient,
     answered_via: approval.answeredVia,
+    answer_task_id: approval.answerTaskId,
     reason: approval.reason,
     created_at: approval.createdAt,
     answered_at: approval.answeredAt,

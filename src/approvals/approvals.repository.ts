@@ -37,6 +37,10 @@ export class ApprovalsRepository {
     return this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE task_id = ? AND state = 'pending' ORDER BY created_at ASC", [taskId]);
   }
 
+  ofTask(taskId: string): Promise<ApprovalEntity[]> {
+    return this.sql.entities(ApprovalEntity, 'SELECT * FROM approvals WHERE task_id = ? ORDER BY created_at ASC', [taskId]);
+  }
+
   async pendingOfSession(sessionId: string): Promise<ApprovalEntity | null> {
     const [approval] = await this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE session_id = ? AND state = 'pending' ORDER BY created_at DESC LIMIT 1", [sessionId]);
     return approval ?? null;

@@ -199,6 +199,11 @@ export class ApprovalsService implements OnModuleInit {
     return this.approvals.pendingOfTask(taskId);
   }
 
+  /** Admin: everything a Task asked, answered or not, oldest first (its console page). */
+  ofTask(taskId: string): Promise<ApprovalEntity[]> {
+    return this.approvals.ofTask(taskId);
+  }
+
   /** One request, answered or not (the console's answer reads it first). */
   find(id: string): Promise<ApprovalEntity | null> {
     return this.approvals.findById(id);

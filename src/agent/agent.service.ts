@@ -10,7 +10,7 @@ import {
 } from '../approvals/approval-texts.js';
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { OllamaError } from '../ollama/ollama-error.js';
 import { DEFAULT_TIER, tierModels } from '../ollama/model-tiers.js';
@@ -49,6 +49,7 @@ export class AgentService extends AgentRunner {
     private readonly approvals: ApprovalsService,
     private readonly hub: RunEventHub,
     private readonly extraSources: RunToolSources,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     super();
   }
@@ -76,7 +77,7 @@ export class AgentService extends AgentRunner {
       await events.emit({
         type: 'step',
         taskId: task.id,
-        step: { taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(), detail: { notes: profile.notes } },
+        step: { taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(this.clock), detail: { notes: profile.notes } },
       });
     }
     // A direct Task answers nothing pending: its request is a question for the model, not for the run.
@@ -84,7 +85,7 @@ export class AgentService extends AgentRunner {
     const state = answered ? this.resumedState(task, answered.approval) : this.newState(task, model);
     const loop = new RunLoop(
       state,
-      { ollama: this.ollama, executor, config: this.config, events },
+      { ollama: this.ollama, executor, config: this.config, events, clock: this.clock },
       { taskId: task.id, temperature: task.temperature, tools, profile, signal, workspace, caller },
     );
     try {

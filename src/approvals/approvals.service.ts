@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AuditService } from '../audit/audit.service.js';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -89,6 +89,7 @@ export class ApprovalsService implements OnModuleInit {
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly config: AppConfig,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     this.policy = new ApprovalPolicy(config.agent.approvals.mode, config.agent.approvals.allow);
   }
@@ -105,7 +106,7 @@ export class ApprovalsService implements OnModuleInit {
 
   /** Stores the request with its audit event, in one unit of work. */
   async request(input: NewApproval): Promise<ApprovalEntity> {
-    const row = newRow({
+    const row = newRow(nowIso(this.clock), {
       ...input,
       diffSha256: input.diff === null ? null : sha256(input.diff),
       options: input.options ? JSON.stringify(input.options) : null,
@@ -132,12 +133,12 @@ export class ApprovalsService implements OnModuleInit {
    * Task is stopped. A request nobody can answer any more is settled before the abort propagates.
    */
   async awaitInPlace(approval: ApprovalEntity, signal: AbortSignal): Promise<InPlaceOutcome> {
-    const deadline = Date.now() + this.config.agent.approvals.waitMs;
+    const deadline = this.clock.now() + this.config.agent.approvals.waitMs;
     try {
       for (;;) {
         const row = await this.approvals.findById(approval.id);
         if (row && row.state !== 'pending') return { state: row.state === 'granted' ? 'granted' : 'denied', reason: row.reason };
-        const left = deadline - Date.now();
+        const left = deadline - this.clock.now();
         if (left <= 0) {
           // Conditional: an answer that arrived in the meantime wins, and is read on the next turn. A form
           // cannot wait for the conversation (its server waits for the answer now): it ends unanswered.
@@ -163,7 +164,7 @@ export class ApprovalsService implements OnModuleInit {
    * is told `decline` or `cancel`, and the call goes on. `waiting` is called once the person can answer.
    */
   async askForm(input: NewForm, signal: AbortSignal, waiting: (row: ApprovalEntity) => Promise<void>): Promise<FormAnswer> {
-    const row = newRow({
+    const row = newRow(nowIso(this.clock), {
       ...input,
       tool: ELICITATION_TOOL,
       subject: cutText(input.message, FORM_MESSAGE_CHARS),
@@ -326,6 +327,7 @@ function readChoice(value: unknown, options: string[]): Pick<ApprovalAnswer, 'st
 
 /** A new pending request: the fields that differ between kinds, and the rest as every new one has them. */
 function newRow(
+  createdAt: string,
   fields: Pick<ApprovalEntity, 'taskId' | 'sessionId' | 'owner' | 'tool' | 'subject' | 'diff' | 'diffSha256' | 'options' | 'form' | 'resume' | 'waiting'>,
 ): ApprovalEntity {
   return Object.assign(new ApprovalEntity(), {
@@ -347,7 +349,7 @@ function newRow(
     answeredVia: null,
     reason: null,
     answerTaskId: null,
-    createdAt: nowIso(),
+    createdAt,
     answeredAt: null,
   } satisfies ApprovalEntity);
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
+import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
@@ -56,7 +57,8 @@ export class ChatService {
   private readonly logger = new Logger('ChatApi');
   private readonly catalog: ChatModels;
   private readonly limits: AgentRunLimits;
-  private readonly since = Math.floor(Date.now() / 1000);
+  /** The models' `created`: when this service started, by its clock. */
+  private readonly since: number;
 
   constructor(
     private readonly conversations: ConversationService,
@@ -64,7 +66,9 @@ export class ChatService {
     private readonly audit: AuditService,
     private readonly inputFiles: InputFilesStager,
     config: AppConfig,
+    clock: Clock = SYSTEM_CLOCK,
   ) {
+    this.since = Math.floor(clock.now() / 1000);
     this.catalog = new ChatModels(config.chat.modelId, [...tierModels(config.ollama).keys()]);
     this.limits = agentRunLimits(config);
   }

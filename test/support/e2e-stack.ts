@@ -1,4 +1,9 @@
 import { afterAll, beforeAll } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/client';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { modernClient } from './mcp-clients.js';
 import { ScriptedOllama } from './scripted-ollama.js';
 import { freePort, ServiceProcess, writeConfig, type LaunchOptions } from './service-process.js';
 
@@ -8,9 +13,14 @@ export interface StackOptions {
   /**
    * agent.yaml sections over writeConfig's defaults; a function when they name the scripted Ollama's URL or the
    * service's own origin (`http://127.0.0.1:<port>`, chosen before the config is written: redirect URIs, a resource
-   * URL), or when something they name must be started first (an issuer, a proxy): it may then be async.
+   * URL), or when something they name must be started first (an issuer, a proxy): it may then be async. `dir` is
+   * the stack's folder (for history.dir, say).
    */
-  config?: Sections | ((ollamaUrl: string, origin: string) => Sections | Promise<Sections>);
+  config?: Sections | ((ollamaUrl: string, origin: string, dir: string) => Sections | Promise<Sections>);
+  /** The folder of agent.yaml, the SQLite file and the workspace, for a file that puts something there first (a template); default a fresh temporary one. */
+  dir?: string;
+  /** false: start no HTTP service, for a file that runs the built service its own way (stdio, npm start) on the stack's Ollama and config. */
+  service?: false;
   /** Environment of the service process, on top of PATH, NO_COLOR, AGENT_CONFIG and the port. */
   env?: Record<string, string>;
   launch?: LaunchOptions;
@@ -50,8 +60,10 @@ export class E2eStack {
     await this.ollama.start();
     const { config = {} } = this.options;
     const port = await freePort();
-    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? await config(this.ollama.url, `http://127.0.0.1:${port}`) : config);
-    this.service = await new ServiceProcess(this.config.file, this.options.env, this.options.launch).start(port);
+    const dir = this.options.dir ?? mkdtempSync(join(tmpdir(), 'oam-'));
+    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? await config(this.ollama.url, `http://127.0.0.1:${port}`, dir) : config, dir);
+    this.service = new ServiceProcess(this.config.file, this.options.env, this.options.launch);
+    if (this.options.service !== false) await this.service.start(port);
     return this;
   }
 
@@ -64,6 +76,11 @@ export class E2eStack {
     const service = new ServiceProcess(this.config.file, { ...this.options.env, ...env }, this.options.launch);
     this.others.push(service);
     return service.start();
+  }
+
+  /** A pinned 2026-07-28 MCP client of the service (`headers`: e.g. a proxy identity), closed when the stack stops. */
+  async mcpClient(headers: Record<string, string> = {}): Promise<Client> {
+    return this.closeOnStop(await modernClient(this.service.url, headers));
   }
 
   /** Closes `thing` when the stack stops, before the service; returns it. */
@@ -82,7 +99,11 @@ export class E2eStack {
 
 /** One stack for the enclosing describe block: started in its beforeAll, stopped in its afterAll. */
 export function useStack(options: StackOptions = {}): E2eStack {
-  const stack = new E2eStack(options);
+  return useStackInstance(new E2eStack(options));
+}
+
+/** useStack for a stack built by the caller (a subclass such as ProxiedStack). */
+export function useStackInstance<T extends E2eStack>(stack: T): T {
   // The service's start may take long on a loaded machine (ServiceProcess waits up to 60 s): more than Jest's hook time.
   beforeAll(async () => void (await stack.start()), 90_000);
   afterAll(() => stack.stop());

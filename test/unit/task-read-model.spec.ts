@@ -19,6 +19,7 @@ function row(overrides: Partial<TaskEntity> = {}): TaskEntity {
     sessionId: SESSION,
     owner: 'alice',
     ownerGroups: '["dev"]',
+    ownerEmail: null,
     request: 'write notes/out.txt',
     temperature: null,
     status: 'completed',

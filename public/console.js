@@ -306,36 +306,38 @@ function taskPage(task, reload, files, diff) {
       task.result === null ? h('p', { className: 'muted' }, ACTIVE.includes(task.status) ? 'Not finished yet.' : 'No result.') : h('pre', { id: 'task-result' }, task.result),
     ),
   ];
-  if (Array.isArray(task.deliverables)) sections.push(listSection('Deliverables', task.deliverables, deliverableItem));
-  sections.push(sessionFilesSection(task.session_id, files));
+  sections.push(listSection('Deliverables', task.deliverables, deliverableItem, 'deliverables'));
+  sections.push(sessionFilesSection(files));
   if (diff !== null) sections.push(diffSection(diff, task));
-  const approvals = task.pending_approvals ?? task.approvals;
-  if (Array.isArray(approvals)) sections.push(listSection('Pending approvals', approvals, (item) => approvalItem(item, reload)));
+  sections.push(listSection('Pending approvals', task.pending_approvals, (item) => approvalItem(item, reload), 'pending-approvals'));
+  const answered = task.approvals.filter((item) => item.state !== 'pending');
+  if (answered.length > 0) sections.push(listSection('Answered approvals', answered, answeredItem, 'answered-approvals'));
   sections.push(h('section', { 'aria-labelledby': 'h-trace' }, h('h3', { id: 'h-trace' }, `Trace (${task.trace.length} steps)`), timeline(task)));
   return sections;
 }
 
-function listSection(title, items, render) {
+function listSection(title, items, render, id) {
   return h(
     'section',
-    { className: 'card' },
+    { className: 'card', id },
     h('h3', {}, title),
     items.length === 0 ? h('p', { className: 'muted' }, 'None.') : h('ul', {}, ...items.map((item) => h('li', {}, render(item)))),
   );
 }
+/** A file the Task created, changed or (an undo) restored: downloadable as it is now. */
 const deliverableItem = (item) => [
-  h('span', { className: 'mono' }, item.path ?? item.uri ?? item.name ?? JSON.stringify(item)),
-  item.bytes !== undefined ? ` (${item.bytes} bytes)` : '',
+  h('button', { type: 'button', className: 'link mono', onclick: () => download(item) }, item.path),
+  h('span', { className: 'muted' }, ` ${item.change}${item.bytes === null ? '' : `, ${item.bytes} bytes`} · ${item.mime_type}`),
 ];
 /** The files the session's Tasks created or changed (newest first), each downloadable. */
-function sessionFilesSection(sessionId, files) {
+function sessionFilesSection(files) {
   const title = h('h3', { id: 'h-files' }, 'Session files');
   if (files.error) return h('section', { className: 'card', 'aria-labelledby': 'h-files' }, title, banner(files.error));
   const rows = files.items.map((file) =>
     h(
       'li',
       {},
-      h('button', { type: 'button', className: 'link mono', onclick: () => download(sessionId, file) }, file.path),
+      h('button', { type: 'button', className: 'link mono', onclick: () => download(file) }, file.path),
       h('span', { className: 'muted' }, ` ${file.size} bytes · ${file.mime_type}`),
     ),
   );
@@ -498,10 +500,9 @@ function diffSection(diff, task) {
   );
 }
 
-/** Fetched with the same credentials as every API call (a plain link could not carry the admin token). */
-async function download(sessionId, file) {
-  const path = file.path.split('/').map(encodeURIComponent).join('/');
-  const res = await fetch(`${BASE}/admin/sessions/${encodeURIComponent(sessionId)}/files/${path}`, { headers: authHeaders(), credentials: 'same-origin' });
+/** A deliverable or session file, by its `download_path`: fetched with the same credentials as every API call (a plain link could not carry the admin token). */
+async function download(file) {
+  const res = await fetch(`${BASE}${file.download_path}`, { headers: authHeaders(), credentials: 'same-origin' });
   if (!res.ok) return void alert(`Download failed: ${res.status} ${(await res.json().catch(() => ({}))).message ?? res.statusText}`);
   const url = URL.createObjectURL(await res.blob());
   h('a', { href: url, download: file.path.split('/').pop() }).click();
@@ -521,12 +522,20 @@ const questionItem = (item, after) => [
   choiceButtons(item, after),
 ];
 
+/** The action an approval is about: the command, another server's form (who asks and what), the file's tool and path, or the MCP server's tool. */
+const actionText = (item) =>
+  item.command !== undefined
+    ? `$ ${item.command}`
+    : item.mcp_form !== undefined
+      ? `The MCP server ${item.server} asks (tool ${item.mcp_tool}): ${item.mcp_form}`
+      : `${item.tool} ${item.path ?? item.mcp_tool}`;
+
 /** A pending approval: the command, or the path with its diff; its owner answers it here. */
 const approvalItem = (item, after) =>
   item.question !== undefined
     ? questionItem(item, after)
     : [
-        h('span', { className: 'mono' }, item.command !== undefined ? `$ ${item.command}` : `${item.tool} ${item.path}`),
+        h('span', { className: 'mono' }, actionText(item)),
         h(
           'span',
           { className: 'muted' },
@@ -536,6 +545,25 @@ const approvalItem = (item, after) =>
         item.diff ? h('pre', { className: 'output' }, item.diff) : '',
         answerButtons(item, after),
       ];
+
+const ANSWERED = { granted: 'approved', denied: 'denied', dropped: 'dropped: a new instruction instead', cancelled: 'cancelled with its Task' };
+/** What an answered approval or question asked, its answer, who gave it, how and when. */
+const answeredItem = (item) => [
+  h('span', { className: 'mono' }, item.question !== undefined ? `The agent asked: ${item.question}` : actionText(item)),
+  h(
+    'span',
+    { className: `answer-state ${item.state}` },
+    ` · ${item.question !== undefined && item.state === 'granted' ? `answered: ${item.reason}` : (ANSWERED[item.state] ?? item.state)}`,
+  ),
+  h(
+    'span',
+    { className: 'muted' },
+    item.answered_by ? ` · by ${item.answered_by}${item.answered_via === 'in_place' ? ' (in place)' : item.answered_via === 'conversation' ? ' (in the conversation)' : ''}` : '',
+    item.answered_at ? [' · ', clock(item.answered_at)] : '',
+    item.question === undefined && item.reason ? ` · ${item.reason}` : '',
+  ),
+  ...(item.answer_task_id ? [' · ', h('a', { href: `#/tasks/${item.answer_task_id}`, className: 'mono', title: item.answer_task_id }, `Task ${short(item.answer_task_id)}`)] : []),
+];
 
 /** A click handler that posts one answer to a pending approval or question (its buttons disabled meanwhile), then `after`. */
 function postAnswer(item, action, after) {
@@ -565,6 +593,8 @@ function choiceButtons(item, after) {
 function answerButtons(item, after) {
   if (!signedIn || item.owner !== signedIn.user) return null;
   const answer = (decision) => postAnswer(item, decision, after);
+  // Another server's form is filled in the person's MCP client; here it can only be declined.
+  if (item.mcp_form !== undefined) return h('div', { className: 'answer' }, h('button', { type: 'button', className: 'danger deny', onclick: answer('deny') }, 'Decline'));
   return h(
     'div',
     { className: 'answer' },

@@ -8,7 +8,7 @@ import { onTermination } from './common/termination.js';
 import { IdentityService } from './identity/identity.service.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
 import { AgentMcpServers } from './mcp/agent-mcp-servers.js';
-import { maxRequestBodyBytes } from './config/request-limits.js';
+import { RequestLimits } from './config/request-limits.js';
 import { LineLimitedStdioTransport } from './mcp/stdio-line-transport.js';
 import { exitOnStartupFailure } from './startup/startup-error.js';
 
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const caller = app.get(IdentityService).forStdio();
   // A line may be as long as the largest request the HTTP endpoint accepts (images as Base64, plus the rest).
   const handle = serveStdio((context) => servers.create(context, caller), {
-    transport: new LineLimitedStdioTransport(maxRequestBodyBytes(config.mcp.images.maxTotalBytes)),
+    transport: new LineLimitedStdioTransport(RequestLimits.of(config.mcp).bodyBytes('stdio')),
     onerror: (error) => logger.warn(`stdio: ${error.message}`, 'McpStdio'),
   });
   logger.log(`serving MCP on stdio as ${caller.user}`, 'Startup');

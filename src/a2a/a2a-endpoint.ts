@@ -6,13 +6,10 @@ import { AppConfig } from '../config/app-config.js';
 import { withProtocolJson } from './agent-card.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import { ConversationService } from '../conversation/conversation.service.js';
-import { SurfaceIdentity } from '../http/surface-identity.js';
 import { TaskFeed } from '../conversation/task-feed.js';
-import { jsonRpcError, refuse } from '../http/refusal.js';
+import { jsonRpcError } from '../http/refusal.js';
+import { RequestAdmission, type CallerErrors, type SurfaceErrors } from '../http/request-admission.js';
 import type { Caller } from '../identity/caller.js';
-import { maxRequestBodyBytes } from '../config/request-limits.js';
-import { BodyBudget } from '../http/body-budget.js';
-import { readJsonBody } from '../http/json-body.js';
 import { PushSigning } from '../push/push-signing.js';
 import { A2aPushConfigRepository } from './a2a-push-config.repository.js';
 import { A2aPushStore } from './a2a-push-store.js';
@@ -25,22 +22,20 @@ type IdentifiedRequest = Request & { caller?: Caller };
 /**
  * A2A 1.0 with the SDK's Express handlers: the Agent Card at /.well-known/agent-card.json (public, as
  * discovery is) and JSON-RPC at POST /a2a, v0.3 callers (message/send...) included. Ahead of the SDK,
- * the caller is identified as on /mcp and the body read with the /mcp limit (the SDK's own parser,
- * 100 kB, would refuse images), each refusal audited.
+ * RequestAdmission identifies the caller as on /mcp and reads the body with A2A's limit (RequestLimits:
+ * images and files; the SDK's own parser, 100 kB, would refuse images), each refusal audited.
  */
 @Injectable()
 export class A2aEndpoint {
   private readonly handler: A2aRequestHandler;
-  private readonly maxBodyBytes: number;
   /** With auth.mode oauth, the card too needs a token unless auth.oauth.public_routes names it. */
   private readonly guardedCard: boolean;
 
   constructor(
     conversations: ConversationService,
     feed: TaskFeed,
-    private readonly audit: AuditService,
-    private readonly identity: SurfaceIdentity,
-    private readonly budget: BodyBudget,
+    audit: AuditService,
+    private readonly admission: RequestAdmission,
     inputFiles: InputFilesStager,
     config: AppConfig,
     pushConfigs: A2aPushConfigRepository,
@@ -49,7 +44,6 @@ export class A2aEndpoint {
   ) {
     this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls), issuer);
     this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
-    this.maxBodyBytes = maxRequestBodyBytes(config.mcp.images.maxTotalBytes, config.mcp.files.maxBytes);
   }
 
   mount(app: Express): void {
@@ -67,33 +61,35 @@ export class A2aEndpoint {
   }
 
   private async admitCard(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const admission = await this.identity.admit(req, 'a2a', '/.well-known/agent-card.json');
-    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, { error: 'unauthorized', message: admission.refusal.message }, admission.refusal.headers);
-    next();
+    if (await this.admission.caller(req, res, CARD_ERRORS, '/.well-known/agent-card.json')) next();
   }
 
   private async admit(req: IdentifiedRequest, res: Response, next: NextFunction): Promise<void> {
     if (req.method !== 'POST') return next();
-    const admission = await this.identity.admit(req, 'a2a', '/a2a');
-    if ('refusal' in admission) return refuse(req, res, admission.refusal.status, jsonRpcError(-32600, admission.refusal.message), admission.refusal.headers);
-    // What the body holds counts against server.max_buffered_bytes until the answer is written.
-    const lease = this.budget.lease();
-    res.once('close', lease.release);
-    const body = await readJsonBody(req, this.maxBodyBytes, lease);
-    if (body.kind === 'aborted') return;
-    if (body.kind === 'busy') return refuse(req, res, 503, jsonRpcError(-32000, 'Service busy: too many request bodies in flight; retry shortly'), { 'Retry-After': '1' });
-    if (body.kind !== 'json') {
-      const [status, code, message] =
-        body.kind === 'too_large'
-          ? [413, -32600, `Request body exceeds ${this.maxBodyBytes} bytes`]
-          : body.kind === 'too_deep'
-            ? [400, -32600, 'Invalid Request: JSON nested too deep']
-            : [400, -32700, 'Parse error: the body is not a JSON-RPC request'];
-      await this.audit.record({ caller: admission.caller, action: 'a2a.request_rejected', outcome: 'rejected', detail: { reason: message } });
-      return refuse(req, res, status, jsonRpcError(code, message));
-    }
-    req.body = body.value;
-    req.caller = admission.caller;
+    const admitted = await this.admission.request(req, res, A2A_ERRORS, '/a2a');
+    if (!admitted) return;
+    req.body = admitted.body;
+    req.caller = admitted.caller;
     next();
   }
 }
+
+/** The Agent Card is no JSON-RPC exchange: a caller refused it reads a plain error object. */
+const CARD_ERRORS: CallerErrors = { transport: 'a2a', unadmitted: ({ message }) => ({ error: 'unauthorized', message }) };
+
+/** A2A's refusals as JSON-RPC errors (the id is unknown: the body was not read as a request). */
+const A2A_ERRORS: SurfaceErrors = {
+  transport: 'a2a',
+  bodyRejected: 'a2a.request_rejected',
+  unadmitted: ({ message }) => jsonRpcError(-32600, message),
+  busy: () => jsonRpcError(-32000, 'Service busy: too many request bodies in flight; retry shortly'),
+  badBody(problem, maxBytes) {
+    const [status, code, message]: [400 | 413, number, string] =
+      problem.kind === 'too_large'
+        ? [413, -32600, `Request body exceeds ${maxBytes} bytes`]
+        : problem.kind === 'too_deep'
+          ? [400, -32600, 'Invalid Request: JSON nested too deep']
+          : [400, -32700, 'Parse error: the body is not a JSON-RPC request'];
+    return { status, body: jsonRpcError(code, message), detail: { reason: message } };
+  },
+};

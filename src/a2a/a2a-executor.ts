@@ -5,8 +5,8 @@ import type { TaskFeed } from '../conversation/task-feed.js';
 import { applyDelta } from '../events/answer-drafts.js';
 import { commonPrefix } from '../common/common-prefix.js';
 import type { TaskRequest } from '../queue/task-request.js';
-import type { TaskEntity } from '../queue/task.entity.js';
-import { A2A_STATE, a2aTaskOf, answerArtifact, artifactsOf, progressMessage } from './a2a-task.mapper.js';
+import type { TaskReadModel } from '../queue/task-read-model.js';
+import { A2A_STATE, a2aMetadataOf, a2aStatusOf, a2aTaskOf, answerArtifact, artifactsOf, progressMessage } from './a2a-task.mapper.js';
 import { callerOf } from './a2a-user.js';
 
 /** Keys of ServerCallContext.state the request handler sets for the executor. */
@@ -34,7 +34,8 @@ export class A2aExecutor implements AgentExecutor {
     const action = state.get(ACCEPT_ACTION) as string;
     const caller = callerOf(context.context);
     const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId }, { action, detail: { version: context.context.requestedVersion } });
-    bus.publish(AgentEvent.task(a2aTaskOf(accepted, [])));
+    // Queued just now, it has changed no file yet.
+    bus.publish(AgentEvent.task(a2aTaskOf({ ...accepted, files: [] })));
     if (state.get(FOLLOW) === true) await this.follow(accepted.id, (event) => bus.publish(event));
   }
 
@@ -43,7 +44,7 @@ export class A2aExecutor implements AgentExecutor {
     const bus = { publish };
     let draft = '';
     let shown = '';
-    const chunk = (task: TaskEntity, target: string, lastChunk: boolean) => {
+    const chunk = (task: TaskReadModel, target: string, lastChunk: boolean) => {
       const common = commonPrefix(shown, target);
       // A target still a prefix of what was sent waits for more text (a retried call writing it again).
       if (!lastChunk && (common === target.length || target === shown)) return;
@@ -65,13 +66,13 @@ export class A2aExecutor implements AgentExecutor {
       const agentSteps: AgentStep[] = [...(subtask ? [subtask] : []), ...steps.map(mapTraceStep)];
       if (answer && !isTerminal(task.status)) chunk(task, (draft = applyDelta(draft, answer)), false);
       if (isTerminal(task.status)) {
-        for (const artifact of artifactsOf(task, await this.conversations.deliverables(task.id))) {
+        for (const artifact of artifactsOf(await this.conversations.withFiles(task))) {
           if (artifact.artifactId === answerArtifact(task, '').artifactId && shown !== '') chunk(task, task.result ?? '', true);
           else bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact, append: false, lastChunk: true, metadata: {} }));
         }
         if (task.status !== 'completed' && shown !== '') chunk(task, '', true);
-        const final = a2aTaskOf(task, [], await this.conversations.asking(task.id));
-        bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.sessionId, status: final.status, metadata: { ...final.metadata, agent_steps: agentSteps } }));
+        const status = a2aStatusOf(task, await this.conversations.asking(task.id));
+        bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.sessionId, status, metadata: { ...a2aMetadataOf(task), agent_steps: agentSteps } }));
         return;
       }
       const status = { state: A2A_STATE[task.status], message: progressMessage(task, agentSteps), timestamp: task.updatedAt };

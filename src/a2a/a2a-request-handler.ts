@@ -90,7 +90,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     const task = isUuid(params.id) ? await this.conversations.find(callerOf(context), params.id) : null;
     if (!task) throw new TaskNotFoundError(`Task not found: ${params.id.slice(0, 64)}`);
     if (isTerminal(task.status)) throw new UnsupportedOperationError(`Task ${task.id} is in a terminal state (${task.status}) and cannot be subscribed to.`);
-    yield { payload: { $case: 'task', value: a2aTaskOf(task, []) } };
+    yield { payload: { $case: 'task', value: a2aTaskOf(await this.conversations.withFiles(task)) } };
     const pending: AgentExecutionEvent[] = [];
     let wake: (() => void) | null = null;
     let done = false;
@@ -131,7 +131,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       if (task.status !== 'cancelled') await this.conversations.cancel(caller, task.id);
       const now = (await this.feed.untilTerminal(task.id, AbortSignal.timeout(this.cancelWaitMs))) ?? (await this.conversations.find(caller, task.id))!;
       if (now.status === 'completed' || now.status === 'failed') throw new TaskNotCancelableError(`Task ${task.id} ended ${now.status} before the cancellation took effect`);
-      return a2aTaskOf(now, []);
+      return a2aTaskOf(await this.conversations.withFiles(now));
     });
   }
 

@@ -22,7 +22,7 @@ export class A2aTaskStore implements TaskStore {
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     if (!isUuid(taskId)) return undefined;
     const task = await this.conversations.find(callerOf(context), taskId);
-    return task ? a2aTaskOf(task, await this.conversations.deliverables(task.id), await this.conversations.asking(task.id)) : undefined;
+    return task ? a2aTaskOf(await this.conversations.withFiles(task), await this.conversations.asking(task.id)) : undefined;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -34,9 +34,9 @@ export class A2aTaskStore implements TaskStore {
     const [rows, totalSize] = await Promise.all([this.conversations.listOwned(caller, filters, pageSize + 1, beforeSeq), this.conversations.countOwned(caller, filters)]);
     const page = rows.slice(0, pageSize);
     const withArtifacts = params.includeArtifacts === true;
-    const tasks = await Promise.all(
-      page.map(async (task) => a2aTaskOf(task, withArtifacts ? await this.conversations.deliverables(task.id) : [], await this.conversations.asking(task.id))),
-    );
+    // Without artifacts the files would be dropped with them: they are not read.
+    const withFiles = withArtifacts ? await this.conversations.allWithFiles(page) : page.map((task) => ({ ...task, files: [] }));
+    const tasks = await Promise.all(withFiles.map(async (task) => a2aTaskOf(task, await this.conversations.asking(task.id))));
     if (!withArtifacts) for (const task of tasks) task.artifacts = [];
     return { tasks, nextPageToken: rows.length > pageSize ? encodeCursor(page[page.length - 1].seq) : '', pageSize, totalSize };
   }

@@ -2,7 +2,7 @@ import { Role, TaskState, type Artifact, type Message, type Part, type Task, typ
 import type { AgentStep } from '../conversation/agent-steps.js';
 import type { InputRequest } from '../conversation/input-request.js';
 import type { TaskStatus } from '../queue/task-status.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import type { TaskReadModel, WithFiles } from '../queue/task-read-model.js';
 import { mimeTypeOf, sessionFileUri } from '../workspace/session-file-uri.js';
 
 /** The agent Task states as A2A 1.0 task states. */
@@ -17,12 +17,12 @@ export const A2A_STATE: Record<TaskStatus, TaskState> = {
 
 const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} });
 
-function agentMessage(task: TaskEntity, id: string, parts: Part[]): Message {
+function agentMessage(task: TaskReadModel, id: string, parts: Part[]): Message {
   return { messageId: id, contextId: task.sessionId, taskId: task.id, role: Role.ROLE_AGENT, parts, metadata: {}, extensions: [], referenceTaskIds: [] };
 }
 
 /** The answer artifact with `text` (all of it, or the chunk an update appends). */
-export const answerArtifact = (task: TaskEntity, text: string): Artifact => ({
+export const answerArtifact = (task: TaskReadModel, text: string): Artifact => ({
   artifactId: `${task.id}/answer`,
   name: 'answer',
   description: 'The agent’s answer',
@@ -32,15 +32,15 @@ export const answerArtifact = (task: TaskEntity, text: string): Artifact => ({
 });
 
 /** The answer artifact (text), and the deliverables artifact (file parts by session-file URI, readable as MCP resources) when the Task changed files. */
-export function artifactsOf(task: TaskEntity, deliverables: string[]): Artifact[] {
+export function artifactsOf(task: WithFiles): Artifact[] {
   if (task.status !== 'completed') return [];
   const answer = answerArtifact(task, task.result ?? '');
-  if (deliverables.length === 0) return [answer];
+  if (task.files.length === 0) return [answer];
   const files: Artifact = {
     artifactId: `${task.id}/deliverables`,
     name: 'deliverables',
     description: 'Files the Task created or changed in its session',
-    parts: deliverables.map((path) => ({ content: { $case: 'url', value: sessionFileUri(task.sessionId, path) }, mediaType: mimeTypeOf(path), filename: path, metadata: {} })),
+    parts: task.files.map(({ path }) => ({ content: { $case: 'url', value: sessionFileUri(task.sessionId, path) }, mediaType: mimeTypeOf(path), filename: path, metadata: {} })),
     metadata: {},
     extensions: [],
   };
@@ -48,25 +48,25 @@ export function artifactsOf(task: TaskEntity, deliverables: string[]): Artifact[
 }
 
 /** Progress as a status update message: one line per step, the steps themselves in its metadata. */
-export function progressMessage(task: TaskEntity, steps: AgentStep[]): Message {
+export function progressMessage(task: TaskReadModel, steps: AgentStep[]): Message {
   const lines = steps.map((step) => `${step.type}: ${step.name}${step.exit_code !== undefined ? ` (exit code ${step.exit_code})` : ''} [${step.status}]`);
-  const text = lines.length > 0 ? lines.join('\n') : `${task.status}${task.currentTask ? `: ${task.currentTask}` : ''}`;
+  const { currentTask } = task.progress;
+  const text = lines.length > 0 ? lines.join('\n') : `${task.status}${currentTask ? `: ${currentTask}` : ''}`;
   return { ...agentMessage(task, `${task.id}/progress/${task.updatedAt}/${steps.length}`, [textPart(text)]), metadata: { agent_steps: steps } };
 }
 
 /** Why a failed or cancelled Task ended, as its status message. */
-const endMessage = (task: TaskEntity): Message | undefined =>
-  task.status === 'failed' || task.status === 'cancelled' ? agentMessage(task, `${task.id}/end`, [textPart(task.result ?? '')]) : undefined;
+const endMessage = (task: TaskReadModel): Message | undefined => (task.error === null ? undefined : agentMessage(task, `${task.id}/end`, [textPart(task.error)]));
 
 /** A paused Task's status message: the question or action with its numbered options, the request itself in metadata. */
-const inputMessage = (task: TaskEntity, asking: InputRequest): Message => {
+const inputMessage = (task: TaskReadModel, asking: InputRequest): Message => {
   const options = asking.kind === 'question' ? '' : `\n\n${asking.options.map((option, index) => `${index + 1}. ${option}`).join('\n')}`;
   const hint = `\n\n(Answer with a new message in the same contextId (${task.sessionId}): an option's number or text; any other text becomes the new instruction.)`;
   return { ...agentMessage(task, `${task.id}/input/${asking.approval_id}`, [textPart(`${asking.message}${options}${hint}`)]), metadata: { input_request: asking } };
 };
 
 /** The A2A status: `input-required` with the question while the Task waits for a person, else the Task's own. */
-export function a2aStatusOf(task: TaskEntity, asking: InputRequest | null = null): A2aTaskStatus {
+export function a2aStatusOf(task: TaskReadModel, asking: InputRequest | null = null): A2aTaskStatus {
   if (asking) return { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: inputMessage(task, asking), timestamp: task.updatedAt };
   return { state: A2A_STATE[task.status], message: endMessage(task), timestamp: task.updatedAt };
 }
@@ -76,7 +76,7 @@ export function a2aStatusOf(task: TaskEntity, asking: InputRequest | null = null
  * message, the answer and deliverables as artifacts, progress and token usage in metadata. `asking`:
  * what it waits for when it paused for a person (ConversationService.asking).
  */
-export function a2aTaskOf(task: TaskEntity, deliverables: string[], asking: InputRequest | null = null): Task {
+export function a2aTaskOf(task: WithFiles, asking: InputRequest | null = null): Task {
   const request: Message = {
     messageId: `${task.id}/request`,
     contextId: task.sessionId,
@@ -91,14 +91,17 @@ export function a2aTaskOf(task: TaskEntity, deliverables: string[], asking: Inpu
     id: task.id,
     contextId: task.sessionId,
     status: a2aStatusOf(task, asking),
-    artifacts: artifactsOf(task, deliverables),
+    artifacts: artifactsOf(task),
     history: [request],
-    metadata: {
-      status: task.status,
-      completed_tasks: task.completedSubtasks,
-      total_tasks: task.totalSubtasks,
-      current_task: task.currentTask,
-      token_usage: { input: task.inputTokens, output: task.outputTokens, total: task.inputTokens + task.outputTokens },
-    },
+    metadata: a2aMetadataOf(task),
   };
 }
+
+/** Progress and token usage, as an A2A Task's metadata and a terminal status update's. */
+export const a2aMetadataOf = (task: TaskReadModel) => ({
+  status: task.status,
+  completed_tasks: task.progress.completedSubtasks,
+  total_tasks: task.progress.totalSubtasks,
+  current_task: task.progress.currentTask,
+  token_usage: { ...task.usage },
+});

@@ -1,9 +1,10 @@
 import { Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
 import { AdminApprovalsService } from './admin-approvals.service.js';
 import { ApprovalAnswerParamDto, ApprovalListQueryDto, QuestionChoiceParamDto, UuidParamDto } from './admin.dto.js';
-import { AdminRoutes } from './admin-routes.decorator.js';
+import { ApprovalAnswerDto, ApprovalListDto, QuestionAnswerDto, SessionApprovalDto } from './admin-responses.dto.js';
+import { AdminRoutes, ApiAdminErrors, INVALID } from './admin-routes.decorator.js';
 import { found } from './found.js';
 
 @AdminRoutes('admin', 'approvals')
@@ -14,6 +15,8 @@ export class AdminApprovalsController {
   @OwnView()
   @AdminAction('admin.approval_list')
   @ApiOperation({ summary: 'Pending approvals, oldest first: Tasks waiting in place (waiting_in_place) and actions waiting for the conversation (a user: their own)' })
+  @ApiOkResponse({ type: ApprovalListDto })
+  @ApiAdminErrors(INVALID)
   async list(@Query() query: ApprovalListQueryDto, @Req() req: AdminRequest) {
     return this.approvals.listPending(req.caller!, query.limit ?? 100);
   }
@@ -26,6 +29,8 @@ export class AdminApprovalsController {
     summary:
       "The owner's answer from the console: a Task waiting in place continues at once; an action waiting for the conversation is answered by a new turn of its session (承認 / 拒否)",
   })
+  @ApiOkResponse({ type: ApprovalAnswerDto })
+  @ApiAdminErrors(INVALID, [404, 'No pending approval of the caller’s with this id'])
   async answer(@Param() { id, decision }: ApprovalAnswerParamDto, @Req() req: AdminRequest) {
     return found(await this.approvals.answer(req.caller!, id, decision), `no pending approval ${id} of yours`);
   }
@@ -38,6 +43,8 @@ export class AdminApprovalsController {
     summary:
       "The owner's answer to an agent's question (ask_user) from the console: its option by number; a Task waiting in place continues at once, otherwise the number becomes the next turn of its session",
   })
+  @ApiOkResponse({ type: QuestionAnswerDto })
+  @ApiAdminErrors(INVALID, [404, 'No pending question of the caller’s with this id and option'])
   async choose(@Param() { id, option }: QuestionChoiceParamDto, @Req() req: AdminRequest) {
     return found(await this.approvals.choose(req.caller!, id, option), `no pending question ${id} of yours with an option ${option}`);
   }
@@ -45,6 +52,8 @@ export class AdminApprovalsController {
   @Get('sessions/:id/approval')
   @AdminAction('admin.session_approval_read')
   @ApiOperation({ summary: "A session's pending action (null when nothing waits for approval)" })
+  @ApiOkResponse({ type: SessionApprovalDto })
+  @ApiAdminErrors(INVALID, [404, 'No such session'])
   async ofSession(@Param() { id }: UuidParamDto) {
     return found(await this.approvals.ofSession(id), `no session ${id}`);
   }

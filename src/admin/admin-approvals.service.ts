@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
+import { ELICITATION_TOOL, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
 import { mapApproval } from '../approvals/approval-view.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { SessionsService } from '../sessions/sessions.service.js';
+import type { ApprovalAnswerDto, ApprovalListDto, QuestionAnswerDto, SessionApprovalDto } from './admin-responses.dto.js';
 
 /** The words a conversation answer is made of (approval-texts.ts reads them back). */
 const CONVERSATION_WORD = { approve: '承認', deny: '拒否' } as const;
@@ -19,7 +20,7 @@ export class AdminApprovalsService {
   ) {}
 
   /** Admins: everyone's; a user: their own. */
-  async listPending(caller: Caller, limit: number) {
+  async listPending(caller: Caller, limit: number): Promise<ApprovalListDto> {
     const pending = await this.approvals.listPending(caller.admin ? limit : 1000);
     return {
       items: pending
@@ -34,11 +35,14 @@ export class AdminApprovalsService {
    * waits in place takes the answer as tasks/update would; an action left for the conversation gets
    * the answer as the next turn of its session, as the owner's MCP client would have sent it.
    */
-  async answer(caller: Caller, id: string, decision: 'approve' | 'deny') {
+  async answer(caller: Caller, id: string, decision: 'approve' | 'deny'): Promise<ApprovalAnswerDto | null> {
     const row = await this.approvals.find(id);
     if (!row || row.state !== 'pending' || row.owner !== caller.user) return null;
+    // Another server's form is filled in the person's MCP client; the console can only decline it.
+    if (row.tool === ELICITATION_TOOL && decision === 'approve') return null;
     if (row.waiting) {
-      await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: { action: 'accept', content: { approve: decision === 'approve' } } });
+      const response = row.tool === ELICITATION_TOOL ? { action: 'decline' } : { action: 'accept', content: { approve: decision === 'approve' } };
+      await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: response });
       const after = await this.approvals.find(id);
       return { approval_id: id, decision, via: 'in_place', state: after?.state ?? row.state, task_id: row.taskId };
     }
@@ -53,7 +57,7 @@ export class AdminApprovalsService {
    * number, which the conversation reads back). Null when it is not the caller's pending question or
    * has no such option.
    */
-  async choose(caller: Caller, id: string, option: number) {
+  async choose(caller: Caller, id: string, option: number): Promise<QuestionAnswerDto | null> {
     const row = await this.approvals.find(id);
     if (!row || row.state !== 'pending' || row.owner !== caller.user || row.tool !== QUESTION_TOOL) return null;
     const choice = optionsOf(row)[option - 1];
@@ -69,7 +73,7 @@ export class AdminApprovalsService {
   }
 
   /** A session's pending action (`pending: null` when nothing waits); null when there is no such session. */
-  async ofSession(id: string) {
+  async ofSession(id: string): Promise<SessionApprovalDto | null> {
     if (!(await this.sessions.find(id))) return null;
     const pending = await this.approvals.pendingOfSession(id);
     return { session_id: id, pending: pending ? mapApproval(pending) : null };

@@ -4,7 +4,8 @@ import type { Response } from 'express';
 import { AdminAction } from './admin-auth.guard.js';
 import { AdminAuditService } from './admin-audit.service.js';
 import { AuditExportQueryDto, AuditPageQueryDto, AuditVerifyQueryDto, SeqParamDto } from './admin.dto.js';
-import { AdminRoutes } from './admin-routes.decorator.js';
+import { AuditEventDto, AuditPageDto, AuditVerificationDto } from './admin-responses.dto.js';
+import { AdminRoutes, ApiAdminErrors, INVALID } from './admin-routes.decorator.js';
 import { found } from './found.js';
 
 @AdminRoutes('admin/audit', 'audit')
@@ -14,6 +15,8 @@ export class AdminAuditController {
   @Get()
   @AdminAction('admin.audit_read')
   @ApiOperation({ summary: 'Search audit events (filters AND-ed), newest first, with an opaque cursor' })
+  @ApiOkResponse({ type: AuditPageDto })
+  @ApiAdminErrors(INVALID)
   async search(@Query() query: AuditPageQueryDto) {
     return this.audit.search(query);
   }
@@ -22,6 +25,8 @@ export class AdminAuditController {
   @AdminAction('admin.audit_export')
   @ApiOperation({ summary: 'Stream matching events oldest first as JSON Lines or CSV' })
   @ApiProduces('application/x-ndjson', 'text/csv')
+  @ApiOkResponse({ schema: { type: 'string' }, description: 'One event per line (the fields of GET /admin/audit/{seq}), or CSV with a header line; oldest first' })
+  @ApiAdminErrors(INVALID)
   async export(@Query() query: AuditExportQueryDto, @Res({ passthrough: true }) res: Response): Promise<void> {
     res.setHeader('Content-Type', query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
     res.setHeader('Content-Disposition', `attachment; filename="audit.${query.format}"`);
@@ -36,14 +41,17 @@ export class AdminAuditController {
     summary: 'Verify the hash chain; reports the first broken sequence number',
     description: 'With the latest checkpoint from the service log, also detects events removed from the end of the chain.',
   })
-  @ApiOkResponse({ description: '`{ok, checked, first_bad_seq, reason, head, anchor}`' })
+  @ApiOkResponse({ type: AuditVerificationDto })
+  @ApiAdminErrors(INVALID)
   async verify(@Query() query: AuditVerifyQueryDto) {
     return this.audit.verify(query);
   }
 
   @Get(':seq')
   @AdminAction('admin.audit_read')
-  @ApiOperation({ summary: 'One audit event' })
+  @ApiOperation({ summary: 'One audit event, its detail whole' })
+  @ApiOkResponse({ type: AuditEventDto })
+  @ApiAdminErrors(INVALID, [404, 'No such event'])
   async get(@Param() { seq }: SeqParamDto) {
     return found(await this.audit.get(seq), `no audit event ${seq}`);
   }

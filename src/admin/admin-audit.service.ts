@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLogService, type AuditFilters } from '../audit/audit-log.service.js';
 import type { AuditExportQueryDto, AuditPageQueryDto, AuditQueryDto, AuditVerifyQueryDto } from './admin.dto.js';
+import type { AuditEventDto, AuditPageDto, AuditVerificationDto } from './admin-responses.dto.js';
 import { csvCell, mapAuditEvent, mapListedAuditEvent } from './admin-views.js';
 
 const CSV_COLUMNS = ['seq', 'at', 'actor', 'groups', 'source', 'transport', 'client', 'action', 'outcome', 'task_id', 'session_id', 'detail', 'prev_hash', 'hash'] as const;
@@ -20,7 +21,7 @@ const filtersOf = (query: AuditQueryDto): AuditFilters => ({
 export class AdminAuditService {
   constructor(private readonly log: AuditLogService) {}
 
-  async search(query: AuditPageQueryDto) {
+  async search(query: AuditPageQueryDto): Promise<AuditPageDto> {
     const page = await this.log.search(filtersOf(query), query.limit ?? 100, query.cursor ?? null);
     return { items: page.items.map(mapListedAuditEvent), next_cursor: page.nextCursor };
   }
@@ -34,14 +35,14 @@ export class AdminAuditService {
     }
   }
 
-  async verify(query: AuditVerifyQueryDto) {
+  async verify(query: AuditVerifyQueryDto): Promise<AuditVerificationDto> {
     const checkpoint =
       query.checkpoint_seq !== undefined && query.checkpoint_hash !== undefined ? { seq: query.checkpoint_seq, hash: query.checkpoint_hash.toLowerCase() } : undefined;
     const result = await this.log.verify(checkpoint);
     return { ok: result.ok, checked: result.checked, first_bad_seq: result.firstBadSeq, reason: result.reason, head: result.head, anchor: result.anchor };
   }
 
-  async get(seq: number) {
+  async get(seq: number): Promise<AuditEventDto | null> {
     const event = await this.log.get(seq);
     return event && mapAuditEvent(event);
   }

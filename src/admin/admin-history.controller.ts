@@ -1,5 +1,5 @@
 import { Get, Header, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiOperation, ApiProduces } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse } from '@nestjs/swagger';
 import { AgentError } from '../common/agent-error.js';
 import { HistoryService } from '../history/history.service.js';
 import { taskDiffUri } from '../history/history-uri.js';
@@ -8,7 +8,8 @@ import { TaskQueueService } from '../queue/task-queue.service.js';
 import { AdminAction, type AdminRequest } from './admin-auth.guard.js';
 import { UuidParamDto } from './admin.dto.js';
 import { ForkBodyDto, UndoBodyDto } from './admin-history.dto.js';
-import { AdminRoutes } from './admin-routes.decorator.js';
+import { ForkDto, SessionHistoryDto, UndoQueuedDto } from './admin-responses.dto.js';
+import { AdminRoutes, ApiAdminErrors, INVALID } from './admin-routes.decorator.js';
 
 /**
  * Workspace history (issue 24): a Task's diff and a session's checkpoints (any session, as the admin
@@ -26,6 +27,8 @@ export class AdminHistoryController {
   @AdminAction('admin.task_diff')
   @Header('Content-Type', 'text/x-diff; charset=utf-8')
   @ApiProduces('text/x-diff')
+  @ApiOkResponse({ schema: { type: 'string' }, description: 'The unified diff (`#` lines first say what it covers)' })
+  @ApiAdminErrors(INVALID, [404, 'No such Task'])
   @ApiOperation({ summary: "A Task's workspace changes as a unified diff (the same text as its agent-session://…/diff resource)" })
   async diff(@Param() { id }: UuidParamDto) {
     const task = await this.queue.find(id.toLowerCase());
@@ -36,7 +39,9 @@ export class AdminHistoryController {
   @Get('sessions/:id/history')
   @AdminAction('admin.session_history')
   @ApiOperation({ summary: "A session's checkpoints: each Task's start and end, undo links and diff URIs, oldest first" })
-  async timeline(@Param() { id }: UuidParamDto) {
+  @ApiOkResponse({ type: SessionHistoryDto })
+  @ApiAdminErrors(INVALID, [404, 'No such session'])
+  async timeline(@Param() { id }: UuidParamDto): Promise<SessionHistoryDto> {
     await this.history.assertExists(id.toLowerCase());
     const tasks = await this.history.timeline(id.toLowerCase());
     return {
@@ -55,7 +60,9 @@ export class AdminHistoryController {
   @HttpCode(202)
   @AdminAction('admin.session_undo')
   @ApiOperation({ summary: 'Queue an undo Task for one of your sessions (the last Task, or ?task_id=); 400 with the files when it would be refused' })
-  async undo(@Param() { id }: UuidParamDto, @Query() body: UndoBodyDto, @Req() req: AdminRequest) {
+  @ApiResponse({ status: 202, type: UndoQueuedDto, description: 'The undo Task, queued' })
+  @ApiAdminErrors([400, 'An invalid parameter, or an undo that would be refused (the reason, with the files, in `message`)'], [404, 'No such session of the caller’s'])
+  async undo(@Param() { id }: UuidParamDto, @Query() body: UndoBodyDto, @Req() req: AdminRequest): Promise<UndoQueuedDto> {
     const caller = req.caller!;
     const sessionId = id.toLowerCase();
     await this.history.assertOwned(caller.user, sessionId);
@@ -73,7 +80,9 @@ export class AdminHistoryController {
   @HttpCode(201)
   @AdminAction('admin.session_fork')
   @ApiOperation({ summary: 'Fork one of your sessions at a Task (?task_id=): a new session of yours with its conversation and workspace as that Task left them' })
-  async fork(@Param() { id }: UuidParamDto, @Query() body: ForkBodyDto, @Req() req: AdminRequest) {
+  @ApiResponse({ status: 201, type: ForkDto, description: 'The new session' })
+  @ApiAdminErrors([400, 'task_id is missing or invalid, not a Task of this session, or forking is off (workspace.isolation: shared)'], [404, 'No such session of the caller’s'])
+  async fork(@Param() { id }: UuidParamDto, @Query() body: ForkBodyDto, @Req() req: AdminRequest): Promise<ForkDto> {
     const caller = req.caller!;
     await this.history.assertOwned(caller.user, id.toLowerCase());
     if (!body.task_id) throw new AgentError('invalid_input', 'task_id: required (the Task to fork from).');

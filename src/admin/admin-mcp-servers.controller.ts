@@ -1,7 +1,8 @@
 import { Get } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { McpToolSources } from '../mcp-client/mcp-tool-sources.js';
 import { AdminAction } from './admin-auth.guard.js';
+import { McpServerListDto } from './admin-responses.dto.js';
 import { AdminRoutes } from './admin-routes.decorator.js';
 
 /** The MCP servers the agent uses as tools (`agent.mcp_servers`): connected or why not, their tools, the last error. */
@@ -12,7 +13,8 @@ export class AdminMcpServersController {
   @Get()
   @AdminAction('admin.mcp_servers_read')
   @ApiOperation({ summary: 'The configured MCP servers: state, last error, tools (headers and env never shown)' })
-  list() {
+  @ApiOkResponse({ type: McpServerListDto })
+  list(): McpServerListDto {
     return {
       servers: this.sources.status().map((server) => ({
         name: server.name,

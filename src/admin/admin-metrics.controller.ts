@@ -18,7 +18,7 @@ export class AdminMetricsController {
   @AdminAction('admin.metrics_read')
   @ApiOperation({ summary: 'Prometheus text format: process metrics, audit write failures, Tasks by status' })
   @ApiProduces('text/plain')
-  @ApiOkResponse({ description: 'Prometheus exposition format 0.0.4' })
+  @ApiOkResponse({ schema: { type: 'string' }, description: 'Prometheus exposition format 0.0.4' })
   async scrape(@Res() res: Response): Promise<void> {
     const { contentType, text } = await this.metrics.scrape();
     res.type(contentType).send(text);

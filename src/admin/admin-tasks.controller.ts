@@ -1,8 +1,9 @@
 import { Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
 import { TaskListQueryDto, UsageQueryDto, UuidParamDto } from './admin.dto.js';
-import { AdminRoutes } from './admin-routes.decorator.js';
+import { AdminTaskDetailDto, AdminTaskDto, SessionDetailDto, TaskPageDto, UsageListDto } from './admin-responses.dto.js';
+import { AdminRoutes, ApiAdminErrors, INVALID } from './admin-routes.decorator.js';
 import { AdminTasksService } from './admin-tasks.service.js';
 import { found } from './found.js';
 
@@ -14,6 +15,8 @@ export class AdminTasksController {
   @OwnView()
   @AdminAction('admin.task_list')
   @ApiOperation({ summary: 'List Tasks (filters AND-ed), newest first, with an opaque cursor; a user who is not an admin sees their own' })
+  @ApiOkResponse({ type: TaskPageDto })
+  @ApiAdminErrors(INVALID)
   async list(@Query() query: TaskListQueryDto, @Req() req: AdminRequest) {
     return this.tasks.list(req.caller!, query);
   }
@@ -21,7 +24,9 @@ export class AdminTasksController {
   @Get('tasks/:id')
   @OwnView()
   @AdminAction('admin.task_read')
-  @ApiOperation({ summary: 'One Task with its execution trace (a user: their own)' })
+  @ApiOperation({ summary: 'One Task with its execution trace, its approvals and questions (answered or not) and the files it created or changed (a user: their own)' })
+  @ApiOkResponse({ type: AdminTaskDetailDto })
+  @ApiAdminErrors(INVALID, [404, 'No such Task (or another user’s)'])
   async get(@Param() { id }: UuidParamDto, @Req() req: AdminRequest) {
     return found(await this.tasks.get(req.caller!, id), `no task ${id}`);
   }
@@ -31,6 +36,8 @@ export class AdminTasksController {
   @OwnView()
   @AdminAction('admin.task_cancel')
   @ApiOperation({ summary: 'Cancel a Task: a queued one at once, a running one through its cancellation token (a user: their own)' })
+  @ApiOkResponse({ type: AdminTaskDto, description: 'The Task as it is after the request' })
+  @ApiAdminErrors(INVALID, [404, 'No such Task (or another user’s)'])
   async cancel(@Param() { id }: UuidParamDto, @Req() req: AdminRequest) {
     return found(await this.tasks.cancel(req.caller!, id), `no task ${id}`);
   }
@@ -39,6 +46,8 @@ export class AdminTasksController {
   @OwnView()
   @AdminAction('admin.session_read')
   @ApiOperation({ summary: 'One session with its Tasks (a user: their own)' })
+  @ApiOkResponse({ type: SessionDetailDto })
+  @ApiAdminErrors(INVALID, [404, 'No such session (or another user’s)'])
   async session(@Param() { id }: UuidParamDto, @Req() req: AdminRequest) {
     return found(await this.tasks.session(req.caller!, id), `no session ${id}`);
   }
@@ -46,6 +55,8 @@ export class AdminTasksController {
   @Get('usage')
   @AdminAction('admin.usage_read')
   @ApiOperation({ summary: 'Tokens per user over all their Tasks, most first' })
+  @ApiOkResponse({ type: UsageListDto })
+  @ApiAdminErrors(INVALID)
   async usage(@Query() query: UsageQueryDto) {
     return this.tasks.usage(query.limit ?? 100);
   }

@@ -5,15 +5,17 @@ import { ApprovalsService } from '../approvals/approvals.service.js';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import { TaskReadModels, type ListedTask } from '../queue/task-read-model.js';
 import type { TaskFilters } from '../queue/tasks.repository.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import type { TaskListQueryDto } from './admin.dto.js';
+import type { AdminTaskDetailDto, AdminTaskDto, ListedTaskDto, SessionDetailDto, TaskPageDto, UsageListDto } from './admin-responses.dto.js';
 import { mapListedTask, mapSession, mapStep, mapTask } from './admin-views.js';
+import { deliverablesOf } from './task-deliverables.js';
 
 /**
- * The console's views of Tasks and sessions: pages with cursors, queue positions, traces and pending
- * approvals. An admin sees everyone's; any other user only their own (another's answers as missing).
+ * The console's views of Tasks and sessions: pages with cursors, queue positions, traces, approvals
+ * and deliverables. An admin sees everyone's; any other user only their own (another's answers as missing).
  */
 @Injectable()
 export class AdminTasksService {
@@ -22,32 +24,47 @@ export class AdminTasksService {
     private readonly trace: TraceRepository,
     private readonly sessions: SessionsService,
     private readonly approvals: ApprovalsService,
+    private readonly readModels: TaskReadModels,
   ) {}
 
   /** One page, newest first; one Task more than the page is read to know whether another page follows. */
-  async list(caller: Caller, query: TaskListQueryDto) {
+  async list(caller: Caller, query: TaskListQueryDto): Promise<TaskPageDto> {
     const limit = query.limit ?? 100;
     const tasks = await this.queue.list(filtersOf(caller, query), limit + 1, query.cursor ? decodeCursor(query.cursor) : null);
     const page = tasks.slice(0, limit);
     return { items: await this.listed(page), next_cursor: tasks.length > limit ? encodeCursor(page[page.length - 1].seq) : null };
   }
 
-  async get(caller: Caller, id: string) {
+  /** One Task whole: everything the console's Task page shows but the session's files and the diff. */
+  async get(caller: Caller, id: string): Promise<AdminTaskDetailDto | null> {
     const task = await this.visible(caller, id);
     if (!task) return null;
-    const positions = await this.queue.queuePositions([task]);
-    const [trace, pending] = await Promise.all([this.trace.forTask(id), this.approvals.pendingOfTask(id)]);
-    return { ...mapTask(task, positions.get(task.id) ?? null), awaiting_approval: pending.length > 0, pending_approvals: pending.map(mapApproval), trace: trace.map(mapStep) };
+    const [positions, trace, asked, { files }] = await Promise.all([
+      this.queue.queuePositions([task]),
+      this.trace.forTask(id),
+      this.approvals.ofTask(id),
+      this.readModels.withFiles(task),
+    ]);
+    const approvals = asked.map(mapApproval);
+    const pending = approvals.filter((approval) => approval.state === 'pending');
+    return {
+      ...mapTask(task, positions.get(task.id) ?? null),
+      awaiting_approval: pending.length > 0,
+      pending_approvals: pending,
+      approvals,
+      deliverables: deliverablesOf(task.sessionId, files),
+      trace: trace.map(mapStep),
+    };
   }
 
   /** An admin cancels any Task (recorded as the actor); a user only their own. */
-  async cancel(caller: Caller, id: string) {
+  async cancel(caller: Caller, id: string): Promise<AdminTaskDto | null> {
     const task = caller.admin ? await this.queue.cancelAny(caller, id) : await this.queue.cancel(caller, id);
     return task && mapTask(task);
   }
 
   /** A session with its Tasks, oldest first. */
-  async session(caller: Caller, id: string) {
+  async session(caller: Caller, id: string): Promise<SessionDetailDto | null> {
     const session = await this.sessions.find(id);
     if (!session || (!caller.admin && session.owner !== caller.user)) return null;
     const tasks = await this.queue.list({ sessionId: id }, 1000, null);
@@ -55,17 +72,17 @@ export class AdminTasksService {
   }
 
   /** Tokens per user, most first (admins). */
-  async usage(limit: number) {
+  async usage(limit: number): Promise<UsageListDto> {
     const rows = await this.queue.usageByOwner(limit);
     return { items: rows.map(({ owner, tasks, input, output }) => ({ owner, tasks, token_usage: { input, output, total: input + output } })) };
   }
 
-  private async visible(caller: Caller, id: string): Promise<TaskEntity | null> {
+  private async visible(caller: Caller, id: string): Promise<ListedTask | null> {
     const task = await this.queue.find(id);
     return task && (caller.admin || task.owner === caller.user) ? task : null;
   }
 
-  private async listed(tasks: TaskEntity[]) {
+  private async listed(tasks: ListedTask[]): Promise<ListedTaskDto[]> {
     const [positions, awaiting] = await Promise.all([this.queue.queuePositions(tasks), this.queue.awaitingApproval(tasks)]);
     return tasks.map((task) => ({ ...mapListedTask(task, positions.get(task.id) ?? null), awaiting_approval: awaiting.has(task.id) }));
   }

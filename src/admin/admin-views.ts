@@ -3,9 +3,10 @@ import { CUT_KEY } from '../audit/audit-bounds.js';
 import { cutText } from '../common/cut-text.js';
 import type { AuditEventEntity } from '../audit/audit-event.entity.js';
 import type { ListedAuditEvent } from '../audit/audit-log.service.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import type { TaskReadModel } from '../queue/task-read-model.js';
 import type { SessionFileView } from '../session-files/session-files.service.js';
 import type { SessionEntity } from '../sessions/session.entity.js';
+import { downloadPath } from './task-deliverables.js';
 
 /** Characters of a Task's request and result shown in listings. */
 const LIST_TEXT_CHARS = 2000;
@@ -41,18 +42,18 @@ export function mapListedAuditEvent({ event, detailChars }: ListedAuditEvent) {
 }
 
 /** `queuePosition`: the Task's place in the queue while it is queued (1 runs next), else null. */
-export function mapTask(task: TaskEntity, queuePosition: number | null = null) {
+export function mapTask(task: TaskReadModel, queuePosition: number | null = null) {
   return {
     task_id: task.id,
     session_id: task.sessionId,
     owner: task.owner,
     request: task.request,
     status: task.status,
-    completed_tasks: task.completedSubtasks,
-    total_tasks: task.totalSubtasks,
-    current_task: task.currentTask,
-    token_usage: { input: task.inputTokens, output: task.outputTokens, total: task.inputTokens + task.outputTokens },
-    critical_path_tokens: task.criticalPathTokens,
+    completed_tasks: task.progress.completedSubtasks,
+    total_tasks: task.progress.totalSubtasks,
+    current_task: task.progress.currentTask,
+    token_usage: { ...task.usage },
+    critical_path_tokens: task.progress.criticalPathTokens,
     result: task.result,
     attempt: task.attempt,
     surface: task.surface,
@@ -60,12 +61,12 @@ export function mapTask(task: TaskEntity, queuePosition: number | null = null) {
     started_at: task.startedAt,
     finished_at: task.finishedAt,
     queue_position: queuePosition,
-    duration_ms: task.startedAt && task.finishedAt ? Date.parse(task.finishedAt) - Date.parse(task.startedAt) : null,
+    duration_ms: task.durationMs,
   };
 }
 
 /** A Task in a listing: its request and result cut (GET /admin/tasks/:id returns them whole). */
-export function mapListedTask(task: TaskEntity, queuePosition: number | null = null) {
+export function mapListedTask(task: TaskReadModel, queuePosition: number | null = null) {
   const view = mapTask(task, queuePosition);
   return {
     ...view,
@@ -99,5 +100,8 @@ export function csvCell(value: unknown): string {
 }
 
 export function mapSessionFilePage(page: { files: SessionFileView[]; nextCursor?: string }) {
-  return { items: page.files.map((file) => ({ path: file.path, uri: file.uri, mime_type: file.mimeType, size: file.size })), next_cursor: page.nextCursor ?? null };
+  return {
+    items: page.files.map((file) => ({ path: file.path, uri: file.uri, mime_type: file.mimeType, size: file.size, download_path: downloadPath(file.sessionId, file.path) })),
+    next_cursor: page.nextCursor ?? null,
+  };
 }

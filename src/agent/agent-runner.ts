@@ -32,6 +32,8 @@ export interface AgentTask {
   owner: string;
   /** The owner's groups when they submitted it. */
   ownerGroups: string[];
+  /** The owner's email at submission, or null (an MCP server's `{email}` header). */
+  ownerEmail: string | null;
   /** The MCP client that submitted it (name/version), when known. */
   client: string | null;
   /** The submitting request declared the Tasks extension: its client can answer approvals in place. */

@@ -5,13 +5,14 @@ import { OllamaModule } from '../ollama/ollama.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { AgentRunner } from './agent-runner.js';
 import { AgentService } from './agent.service.js';
+import { TaskFileChangeEntity } from './task-file-change.entity.js';
 import { TaskStepEntity } from './task-step.entity.js';
 import { RunEventHub } from './run-event-hub.js';
 import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox } from './workspace-toolbox.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([TaskStepEntity]), OllamaModule, WorkspaceModule, ApprovalsModule],
+  imports: [TypeOrmModule.forFeature([TaskStepEntity, TaskFileChangeEntity]), OllamaModule, WorkspaceModule, ApprovalsModule],
   providers: [TraceRepository, WorkspaceToolbox, RunEventHub, { provide: AgentRunner, useClass: AgentService }],
   exports: [AgentRunner, TraceRepository, RunEventHub],
 })

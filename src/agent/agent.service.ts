@@ -10,7 +10,7 @@ import {
 } from '../approvals/approval-texts.js';
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { OllamaError } from '../ollama/ollama-error.js';
 import { DEFAULT_TIER, tierModels } from '../ollama/model-tiers.js';
@@ -49,6 +49,7 @@ export class AgentService extends AgentRunner {
     private readonly approvals: ApprovalsService,
     private readonly hub: RunEventHub,
     private readonly extraSources: RunToolSources,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     super();
   }
@@ -62,19 +63,21 @@ export class AgentService extends AgentRunner {
     const profile = await this.profile(task, model, signal);
     // The direct mode has no tools and no workspace: one answer from the model.
     const workspace = direct ? null : await this.openWorkspace(task);
-    const caller = { user: task.owner, email: null, groups: task.ownerGroups };
+    const caller = { user: task.owner, email: task.ownerEmail, groups: task.ownerGroups };
     // After the workspace's and the core's own tools: each MCP server the caller may use (or their catalog).
     const sources: ToolSource[] = direct
       ? []
       : [this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx }), ...(await this.extraSources.forCaller(caller))];
     const routes = await ApprovalExecutor.routesOf(sources, caller);
+    // After the fixed prompt, so its bytes stay the prefix: what a source says of itself (a server that is unavailable).
+    const notices = sources.flatMap((source) => source.notices?.(caller) ?? []);
     const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task);
     const tools = [...routes.values()].map((route) => route.offered.definition);
     if (profile.notes.length > 0) {
       await events.emit({
         type: 'step',
         taskId: task.id,
-        step: { taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(), detail: { notes: profile.notes } },
+        step: { taskId: task.id, subtask: '', kind: 'plan', name: 'model', outcome: 'ok', durationMs: 0, startedAt: nowIso(this.clock), detail: { notes: profile.notes } },
       });
     }
     // A direct Task answers nothing pending: its request is a question for the model, not for the run.
@@ -82,7 +85,7 @@ export class AgentService extends AgentRunner {
     const state = answered ? this.resumedState(task, answered.approval) : this.newState(task, model);
     const loop = new RunLoop(
       state,
-      { ollama: this.ollama, executor, config: this.config, events },
+      { ollama: this.ollama, executor, config: this.config, events, clock: this.clock },
       { taskId: task.id, temperature: task.temperature, tools, profile, signal, workspace, caller },
     );
     try {
@@ -93,7 +96,8 @@ export class AgentService extends AgentRunner {
         const result = await this.answerResult(answered, state, executor, context);
         outcome = await loop.resume(result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {
-        loop.begin(conversationStart(task), direct ? DIRECT_SYSTEM_PROMPT : routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT);
+        const prompt = direct ? DIRECT_SYSTEM_PROMPT : routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT;
+        loop.begin(conversationStart(task), notices.length > 0 ? `${prompt}\n${notices.join('\n')}` : prompt);
         outcome = await loop.run();
       }
       const files = deliverables(task.sessionId, Object.values(state.changes));

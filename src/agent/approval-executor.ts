@@ -8,7 +8,7 @@ import { cutText } from '../common/cut-text.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { AgentTask } from './agent-runner.js';
 import { readQuestion } from './core-tools.js';
-import type { OfferedTool, ToolCallContext, ToolExecutor, ToolOutcome, ToolResult, ToolSource } from './core/tool-source.js';
+import type { OfferedTool, PersonForm, ToolCallContext, ToolExecutor, ToolOutcome, ToolResult, ToolSource } from './core/tool-source.js';
 import type { WorkspaceToolbox } from './workspace-toolbox.js';
 
 /** A diff bounded for a form or a Task result (the approval is for exactly what the person saw). */
@@ -48,7 +48,8 @@ export class ApprovalExecutor implements ToolExecutor {
     return routes;
   }
 
-  async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolOutcome> {
+  async execute(call: ChatToolCall, callContext: ToolCallContext): Promise<ToolOutcome> {
+    const context = this.withPerson(callContext);
     const route = this.routes.get(call.function.name);
     if (!route) return result({ output: `Error: unknown tool "${call.function.name}".`, isError: true });
     if (route.source.id === 'core' && call.function.name === QUESTION_TOOL) return this.ask(call, context);
@@ -120,8 +121,27 @@ export class ApprovalExecutor implements ToolExecutor {
     return { kind: 'pause', pause: { kind: 'question', questionId: question.id, call, question: read.question, options: read.options } };
   }
 
+  /**
+   * The context a source's call runs in: with `askPerson` when the Task's client answers in place, so
+   * that another server's form reaches the person while the Task holds its slot (shown in
+   * `current_task` like a question); without it, a server that asks is told `decline`.
+   */
+  private withPerson(context: ToolCallContext): ToolCallContext {
+    if (!this.approvals.answersInPlace(this.task.answersInPlace)) return context;
+    const askPerson = async (form: PersonForm, signal: AbortSignal) => {
+      const task = { taskId: this.task.id, sessionId: this.task.sessionId, owner: this.task.owner };
+      const answer = await this.approvals.askForm({ ...task, ...form }, signal, (row) =>
+        context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: waitingLabel(row) }),
+      );
+      if (context.label) await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: context.label });
+      return answer;
+    };
+    return { ...context, askPerson };
+  }
+
   /** Runs an approved call; a file change only while the file is still the one whose diff was shown. */
-  async runApproved(call: ChatToolCall, baseSha256: string | null, context: ToolCallContext): Promise<ToolResult> {
+  async runApproved(call: ChatToolCall, baseSha256: string | null, callContext: ToolCallContext): Promise<ToolResult> {
+    const context = this.withPerson(callContext);
     const route = this.routes.get(call.function.name);
     if (!route) return { output: `Error: the tool "${call.function.name}" is no longer offered; the approved action was not run.`, isError: true };
     if (baseSha256 !== null) {

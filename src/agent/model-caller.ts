@@ -1,5 +1,5 @@
 import type { Tool } from 'ollama';
-import { nowIso } from '../common/clock.js';
+import { nowIso, type Clock } from '../common/clock.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { OllamaError } from '../ollama/ollama-error.js';
 import type { ChatMessage, ChatReply, OllamaGateway } from '../ollama/ollama.gateway.js';
@@ -38,7 +38,7 @@ export class ModelCaller {
 
   constructor(
     private readonly state: RunState,
-    private readonly deps: { ollama: OllamaGateway; config: AgentConfig; events: RunEvents },
+    private readonly deps: { ollama: OllamaGateway; config: AgentConfig; events: RunEvents; clock: Clock },
     private readonly settings: ModelCallSettings,
   ) {
     this.budget = new ContextBudget(deps.config.ollama);
@@ -83,8 +83,8 @@ export class ModelCaller {
     let stalls = 0;
     for (let attempt = 0; ; attempt++) {
       this.settings.signal.throwIfAborted();
-      const startedAt = nowIso();
-      const started = Date.now();
+      const started = this.deps.clock.now();
+      const startedAt = nowIso(this.deps.clock);
       const estimated = this.fit(feedback);
       try {
         const reply = await this.deps.ollama.chat({
@@ -100,14 +100,22 @@ export class ModelCaller {
         await answer?.flushed();
         messages.push(...feedback);
         this.budget.observe(estimated, reply.promptEvalCount);
-        await this.account(subtask, reply, { startedAt, durationMs: Date.now() - started, estimated });
+        await this.account(subtask, reply, { startedAt, durationMs: this.deps.clock.now() - started, estimated });
         return reply;
       } catch (error) {
         answer?.withdraw();
         if (!(error instanceof OllamaError) || error.kind === 'aborted') throw error;
         await answer?.flushed();
         const trace = (detail: Record<string, unknown>) =>
-          this.step({ subtask, kind: 'model_call', name: 'chat', outcome: 'error', startedAt, durationMs: Date.now() - started, detail: { error: error.message, ...detail } });
+          this.step({
+            subtask,
+            kind: 'model_call',
+            name: 'chat',
+            outcome: 'error',
+            startedAt,
+            durationMs: this.deps.clock.now() - started,
+            detail: { error: error.message, ...detail },
+          });
         if (error.kind === 'no_tools') {
           // The capabilities said tools, the template disagrees (a custom tag hides it: continue#11402).
           if (!this.deps.config.agent.textTools || this.textMode) throw noToolsFailure(this.state.model, `Ollama: ${error.message}`);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { nowIso } from '../common/clock.js';
+import { nowIso, type Clock } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { DEFAULT_TIER } from '../ollama/model-tiers.js';
@@ -39,6 +39,8 @@ export interface RunDependencies {
   executor: ToolExecutor;
   config: AgentConfig;
   events: RunEvents;
+  /** The time of the steps' startedAt and durations. */
+  clock: Clock;
 }
 
 export interface RunContext extends ModelCallSettings {
@@ -190,7 +192,7 @@ export class RunLoop {
             kind: 'tool_call',
             name: call.function.name,
             outcome: 'error',
-            startedAt: nowIso(),
+            startedAt: nowIso(this.deps.clock),
             durationMs: 0,
             detail: { arguments: call.function.arguments, error: problem },
           },

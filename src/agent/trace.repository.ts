@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { PlainSql } from '../database/plain-sql.js';
+import { PlainSql, sqlStep } from '../database/plain-sql.js';
+import type { FileChangeKind } from './task-file-change.entity.js';
 import { TaskStepEntity, type StepKind } from './task-step.entity.js';
 
 export interface StepRecord {
@@ -15,11 +16,35 @@ export interface StepRecord {
   detail: Record<string, unknown>;
 }
 
-/** Stores the execution trace of Tasks (`task_steps`). */
+/** A file as one Task changed it (task_file_changes, folded per path). */
+export interface TaskFile {
+  path: string;
+  /** What the Task did to it first. */
+  change: FileChangeKind;
+  /** Its size after the Task's last change of it; null when that was a restore. */
+  bytes: number | null;
+}
+
+/**
+ * The file change a step records, or null: an `ok` file_op step whose detail names a path (a file
+ * tool's write or edit, or an undo's restore). The migration that created task_file_changes backfilled
+ * it from the stored steps by the same rule.
+ */
+export function fileChangeOf(step: StepRecord): { path: string; kind: FileChangeKind; bytes: number | null } | null {
+  const { path, undoOf, created, bytes } = step.detail;
+  if (step.kind !== 'file_op' || step.outcome !== 'ok' || typeof path !== 'string') return null;
+  const kind = undoOf !== undefined ? 'restored' : created === true ? 'created' : 'modified';
+  return { path, kind, bytes: typeof bytes === 'number' && Number.isInteger(bytes) ? bytes : null };
+}
+
+const FILES_OF_SLICE = 500;
+
+/** Stores the execution trace of Tasks (`task_steps`) and the file changes its steps record (`task_file_changes`). */
 @Injectable()
 export class TraceRepository {
   constructor(private readonly sql: PlainSql) {}
 
+  /** One step; a step that changed a file also becomes its task_file_changes row, in the same transaction. */
   async append(step: StepRecord): Promise<void> {
     const row = new TaskStepEntity();
     Object.assign(row, {
@@ -35,7 +60,16 @@ export class TraceRepository {
       // No NUL in the stored JSON (a model may write one into a file): PostgreSQL's JSON functions refuse it.
       detail: JSON.stringify(step.detail, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)),
     } satisfies Omit<TaskStepEntity, 'seq'>);
-    await this.sql.insert(TaskStepEntity, [row]);
+    const change = fileChangeOf(step);
+    if (!change) return this.sql.insert(TaskStepEntity, [row]);
+    await this.sql.transaction(function* () {
+      yield sqlStep.insert(TaskStepEntity, [row]);
+      // The Task's session and owner from its row: the change is listed by them without a join.
+      yield sqlStep.run(
+        'INSERT INTO task_file_changes (task_id, session_id, owner, path, kind, bytes, changed_at) SELECT id, session_id, owner, ?, ?, ?, ? FROM tasks WHERE id = ?',
+        [change.path, change.kind, change.bytes, step.startedAt, step.taskId],
+      );
+    });
   }
 
   forTask(taskId: string): Promise<TaskStepEntity[]> {
@@ -45,5 +79,28 @@ export class TraceRepository {
   /** The steps written after `afterSeq`, oldest first: what a streaming surface has not sent yet. */
   after(taskId: string, afterSeq: number): Promise<TaskStepEntity[]> {
     return this.sql.entities(TaskStepEntity, 'SELECT * FROM task_steps WHERE task_id = ? AND seq > ? ORDER BY seq ASC', [taskId, afterSeq]);
+  }
+
+  /**
+   * The files each Task created, changed or restored, each once, in the order the Task first changed
+   * them: with what it did first (a file it created stays `created` after later edits) and the size
+   * its last change left (null after a restore).
+   */
+  async filesOf(taskIds: readonly string[]): Promise<Map<string, TaskFile[]>> {
+    const files = new Map(taskIds.map((id) => [id, new Map<string, TaskFile>()]));
+    const ids = [...files.keys()];
+    // A page of Tasks is one query; a longer list goes in slices, well within either database's parameter limit.
+    for (let start = 0; start < ids.length; start += FILES_OF_SLICE) {
+      const slice = ids.slice(start, start + FILES_OF_SLICE);
+      const rows = await this.sql.all<{ task_id: string; path: string; kind: FileChangeKind; bytes: number | string | null }>(
+        `SELECT task_id, path, kind, bytes FROM task_file_changes WHERE task_id IN (${slice.map(() => '?').join(', ')}) ORDER BY seq`,
+        slice,
+      );
+      for (const row of rows) {
+        const ofTask = files.get(row.task_id)!;
+        ofTask.set(row.path, { path: row.path, change: ofTask.get(row.path)?.change ?? row.kind, bytes: row.bytes === null ? null : Number(row.bytes) });
+      }
+    }
+    return new Map([...files].map(([id, ofTask]) => [id, [...ofTask.values()]]));
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
@@ -33,6 +33,7 @@ export class WorkspaceToolbox implements ToolSource {
   constructor(
     private readonly workspace: WorkspaceService,
     private readonly config: AppConfig,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   /** The tools offered to the model, the same for every caller; run_command only when commands can run safely. */
@@ -56,13 +57,13 @@ export class WorkspaceToolbox implements ToolSource {
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
     const { name, arguments: args } = call.function;
     await this.workspace.touch(context.workspace.sessionId);
-    const startedAt = nowIso();
-    const started = Date.now();
+    const started = this.clock.now();
+    const startedAt = nowIso(this.clock);
     const step = (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) =>
       context.events.emit({
         type: 'step',
         taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: Date.now() - started, ...fields },
+        step: { taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: this.clock.now() - started, ...fields },
       });
     try {
       if (name === 'run_command') return await this.command(context.workspace.paths, typeof args.command === 'string' ? args.command : '', context.signal, step);

@@ -1,5 +1,9 @@
 import type { AppConfig } from '../config/app-config.js';
 import type { ApprovalEntity } from './approval.entity.js';
+import type { FormSchema } from './person-form.js';
+import { shownDiff, shownEscaped } from './shown-text.js';
+
+export { shownDiff, shownEscaped } from './shown-text.js';
 
 /** What the next request of a session means for its pending action (trimmed, any case). */
 export type ConversationAnswer = 'approve' | 'deny' | 'instruction';
@@ -19,34 +23,12 @@ type Locale = AppConfig['mcp']['locale'];
 
 type Described = Pick<ApprovalEntity, 'tool' | 'subject' | 'diff'>;
 
-/**
- * Characters a terminal or a browser would act on instead of showing: C0 and C1 controls (CR returns
- * to the line's start, ESC starts a sequence that can erase it), bidirectional controls (U+202E shows
- * `txt.exe` as `exe.txt`), zero-width and line/paragraph separators. `keep` names the ones that stay
- * (line breaks and tabs of a diff).
- */
-const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
-
-/** `text` with every character a person would not see as itself written as an escape (`\r`, `\x1b`, `\u202e`). */
-export function shownEscaped(text: string, keep: readonly string[] = []): string {
-  return text.replace(UNSHOWABLE, (c) => {
-    if (keep.includes(c)) return c;
-    if (c === '\n') return '\\n';
-    if (c === '\r') return '\\r';
-    if (c === '\t') return '\\t';
-    const code = c.charCodeAt(0);
-    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
-}
-
-/** A diff as shown: its line breaks and tabs kept, every other unshowable character escaped. */
-export const shownDiff = (diff: string) => shownEscaped(diff, ['\n', '\t']);
-
 const CURRENT_TASK_CHARS = 200;
 
 /** agent_status `current_task` while a Task waits in place: `approval: run_command npm install`. */
-export function waitingLabel(approval: Pick<ApprovalEntity, 'tool' | 'subject'>): string {
-  const what = approval.tool === QUESTION_TOOL ? 'question:' : `approval: ${approval.tool}`;
+export function waitingLabel(approval: Pick<ApprovalEntity, 'tool' | 'subject'> & { form?: ApprovalEntity['form'] }): string {
+  const what =
+    approval.tool === QUESTION_TOOL ? 'question:' : approval.tool === ELICITATION_TOOL ? `question from MCP server ${formOf(approval).server}:` : `approval: ${approval.tool}`;
   const label = `${what} ${shownEscaped(approval.subject.replace(/[ \t\n]+/g, ' '))}`;
   return label.length > CURRENT_TASK_CHARS ? `${label.slice(0, CURRENT_TASK_CHARS - 1)}…` : label;
 }
@@ -159,6 +141,37 @@ export function questionRequestResult(question: Question, sessionId: string, loc
     ...numbered(question),
     '',
     ...answer,
+  ].join('\n');
+}
+
+/** The kind of request that is another MCP server's form for the person (elicitation), answered in place only. */
+export const ELICITATION_TOOL = 'mcp_elicitation';
+
+/** The `form` of an elicitation request: the server, its tool being called, and the form's schema. */
+export interface StoredForm {
+  server: string;
+  tool: string;
+  schema: FormSchema;
+}
+
+export const formOf = (row: { form?: ApprovalEntity['form'] }): StoredForm => JSON.parse(row.form ?? 'null') as StoredForm;
+
+/**
+ * The message of another server's form: who asks (the server and its tool, as configured and listed),
+ * that the answer goes to that server, then its own message, escaped (a server may try to pass for this
+ * service or for the person's own admin: it is always named first).
+ */
+export function formMessage(row: Pick<ApprovalEntity, 'subject' | 'form'>, locale: Locale = 'ja'): string {
+  const { server, tool } = formOf(row);
+  const asked = shownEscaped(row.subject, ['\n']);
+  if (locale === 'en') {
+    return `The MCP server "${server}" asks you this while the agent calls its tool ${shownEscaped(tool)}. Your answer goes to that server; decline if you did not expect it.\n\n${asked}`;
+  }
+  return [
+    `MCP サーバー「${server}」が、エージェントによるツール ${shownEscaped(tool)} の呼び出し中に次の入力を求めています。回答はそのサーバーに送られます。心当たりがなければ辞退してください。`,
+    `(The MCP server "${server}" asks you this while the agent calls its tool ${shownEscaped(tool)}. Your answer goes to that server; decline if you did not expect it.)`,
+    '',
+    asked,
   ].join('\n');
 }
 

@@ -1,10 +1,14 @@
 import type { ApprovalEntity } from './approval.entity.js';
-import { optionsOf, QUESTION_TOOL, shownDiff, shownEscaped } from './approval-texts.js';
+import { ELICITATION_TOOL, formOf, optionsOf, QUESTION_TOOL, shownDiff, shownEscaped } from './approval-texts.js';
 
 function describe(approval: ApprovalEntity) {
   if (approval.tool === QUESTION_TOOL) return { question: shownEscaped(approval.subject, ['\n']), options: optionsOf(approval).map((option) => shownEscaped(option)) };
   if (approval.tool === 'run_command') return { command: shownEscaped(approval.subject) };
   if (approval.tool === 'mcp_tool') return { mcp_tool: shownEscaped(approval.subject) };
+  if (approval.tool === ELICITATION_TOOL) {
+    const { server, tool, schema } = formOf(approval);
+    return { mcp_form: shownEscaped(approval.subject, ['\n']), server, mcp_tool: shownEscaped(tool), fields: Object.keys(schema.properties) };
+  }
   return { path: shownEscaped(approval.subject), diff: approval.diff === null ? null : shownDiff(approval.diff), diff_sha256: approval.diffSha256 };
 }
 
@@ -26,6 +30,7 @@ export function mapApproval(approval: ApprovalEntity) {
     answered_by: approval.answeredBy,
     answered_client: approval.answeredClient,
     answered_via: approval.answeredVia,
+    answer_task_id: approval.answerTaskId,
     reason: approval.reason,
     created_at: approval.createdAt,
     answered_at: approval.answeredAt,

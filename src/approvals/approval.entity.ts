@@ -25,11 +25,11 @@ export class ApprovalEntity {
   @Column({ type: 'varchar', length: 320 })
   owner!: string;
 
-  /** `run_command`, `write_file` or `edit_file`; `ask_user` for a question with choices. */
+  /** `run_command`, `write_file`, `edit_file` or `mcp_tool`; `ask_user` for a question with choices; `mcp_elicitation` for another server's form. */
   @Column({ type: 'varchar', length: 32 })
   tool!: string;
 
-  /** The command text, the path of the file change, or the question. */
+  /** The command text, the path of the file change, the question, or the message of a server's form. */
   @Column({ type: 'text' })
   subject!: string;
 
@@ -43,6 +43,10 @@ export class ApprovalEntity {
   /** A question's options (`ask_user`), as a JSON array of strings; null for an action to approve. */
   @Column({ type: 'text', nullable: true })
   options!: string | null;
+
+  /** An MCP server's form (`mcp_elicitation`), as JSON: the server, its tool being called, the form's schema (StoredForm). */
+  @Column({ type: 'text', nullable: true })
+  form!: string | null;
 
   /** JSON: the run's state (RunState) to continue from, written when the run stopped for this request. */
   @Column({ type: 'text' })
@@ -65,7 +69,7 @@ export class ApprovalEntity {
   @Column({ name: 'answered_via', type: 'varchar', length: 16, nullable: true })
   answeredVia!: string | null;
 
-  /** Why it was refused; for an answered question, the option chosen. */
+  /** Why it was refused; for an answered question, the option chosen; for a form, `decline`/`cancel` or the content given (JSON). */
   @Column({ type: 'text', nullable: true })
   reason!: string | null;
 

@@ -37,6 +37,10 @@ export class ApprovalsRepository {
     return this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE task_id = ? AND state = 'pending' ORDER BY created_at ASC", [taskId]);
   }
 
+  ofTask(taskId: string): Promise<ApprovalEntity[]> {
+    return this.sql.entities(ApprovalEntity, 'SELECT * FROM approvals WHERE task_id = ? ORDER BY created_at ASC', [taskId]);
+  }
+
   async pendingOfSession(sessionId: string): Promise<ApprovalEntity | null> {
     const [approval] = await this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE session_id = ? AND state = 'pending' ORDER BY created_at DESC LIMIT 1", [sessionId]);
     return approval ?? null;
@@ -60,6 +64,11 @@ export class ApprovalsRepository {
   /** The wait ran out: the request stays pending for the conversation; false when an answer came first. */
   async stopWaiting(id: string): Promise<boolean> {
     return (await this.answerPending({ waiting: false }, 'id = ? AND waiting = TRUE', [id])).length > 0;
+  }
+
+  /** The wait for a form ran out: it ends unanswered (its server is told so); false when an answer came first. */
+  async settleWaiting(id: string): Promise<boolean> {
+    return (await this.answerPending({ state: 'cancelled', waiting: false, answeredAt: nowIso() }, 'id = ? AND waiting = TRUE', [id])).length > 0;
   }
 
   /** Ends a request nobody will answer any more (its Task was cancelled or stopped). */

@@ -2,7 +2,8 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AuditService } from '../audit/audit.service.js';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
+import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
@@ -12,7 +13,10 @@ import {
   APPROVAL_FORM_SCHEMA,
   chosenOption,
   conversationAnswer,
+  ELICITATION_TOOL,
   elicitationMessage,
+  formMessage,
+  formOf,
   optionsOf,
   QUESTION_TOOL,
   questionFormSchema,
@@ -21,6 +25,7 @@ import {
 } from './approval-texts.js';
 import { ApprovalsRepository, type ApprovalAnswer } from './approvals.repository.js';
 import { patternsRunningOtherPrograms } from './command-pattern.js';
+import { readFormContent, shownFormSchema, type FormAnswer, type FormSchema, type FormValue } from './person-form.js';
 
 export interface NewApproval {
   taskId: string;
@@ -52,6 +57,20 @@ export interface AnsweringTask {
 
 export type InPlaceOutcome = { state: 'granted' | 'denied'; reason: string | null } | { state: 'expired' };
 
+/** Another MCP server's form for the Task's person, during one of its tool calls (elicitation). */
+export interface NewForm {
+  taskId: string;
+  sessionId: string;
+  owner: string;
+  server: string;
+  tool: string;
+  message: string;
+  schema: FormSchema;
+}
+
+/** A server's message as stored and shown: bounded (the form says who asks before it). */
+const FORM_MESSAGE_CHARS = 2000;
+
 const REASON_CHARS = 1000;
 const ANSWER_STATE: Record<ConversationAnswer, ApprovalAnswer['state']> = { approve: 'granted', deny: 'denied', instruction: 'dropped' };
 
@@ -70,6 +89,7 @@ export class ApprovalsService implements OnModuleInit {
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly config: AppConfig,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     this.policy = new ApprovalPolicy(config.agent.approvals.mode, config.agent.approvals.allow);
   }
@@ -86,30 +106,26 @@ export class ApprovalsService implements OnModuleInit {
 
   /** Stores the request with its audit event, in one unit of work. */
   async request(input: NewApproval): Promise<ApprovalEntity> {
-    const row = Object.assign(new ApprovalEntity(), {
-      id: randomUUID(),
-      taskId: input.taskId,
-      sessionId: input.sessionId,
-      owner: input.owner,
-      tool: input.tool,
-      subject: input.subject,
-      diff: input.diff,
+    const row = newRow(nowIso(this.clock), {
+      ...input,
       diffSha256: input.diff === null ? null : sha256(input.diff),
       options: input.options ? JSON.stringify(input.options) : null,
-      resume: input.resume,
-      state: 'pending',
-      waiting: input.inPlace && this.config.agent.approvals.waitMs > 0,
-      answeredBy: null,
-      answeredClient: null,
-      answeredVia: null,
-      reason: null,
-      answerTaskId: null,
-      createdAt: nowIso(),
-      answeredAt: null,
-    } satisfies ApprovalEntity);
+      form: null,
+      waiting: this.answersInPlace(input.inPlace),
+    });
+    await this.store(row);
+    return row;
+  }
+
+  /** Whether a Task of this client waits in place for its person's answers (`wait_ms` 0: it never does). */
+  answersInPlace(clientAnswersInPlace: boolean): boolean {
+    return clientAnswersInPlace && this.config.agent.approvals.waitMs > 0;
+  }
+
+  /** The request with its audit event, in one unit of work. */
+  private async store(row: ApprovalEntity): Promise<void> {
     const event = this.audit.entry({ ...this.event(SYSTEM_CALLER, actionOf(row, 'requested'), row), detail: { ...actionDetail(row), in_place: row.waiting } });
     await this.unitOfWork.commit({ writes: [this.approvals.insertion(row)], shared: [event] });
-    return row;
   }
 
   /**
@@ -117,15 +133,17 @@ export class ApprovalsService implements OnModuleInit {
    * Task is stopped. A request nobody can answer any more is settled before the abort propagates.
    */
   async awaitInPlace(approval: ApprovalEntity, signal: AbortSignal): Promise<InPlaceOutcome> {
-    const deadline = Date.now() + this.config.agent.approvals.waitMs;
+    const deadline = this.clock.now() + this.config.agent.approvals.waitMs;
     try {
       for (;;) {
         const row = await this.approvals.findById(approval.id);
         if (row && row.state !== 'pending') return { state: row.state === 'granted' ? 'granted' : 'denied', reason: row.reason };
-        const left = deadline - Date.now();
+        const left = deadline - this.clock.now();
         if (left <= 0) {
-          // Conditional: an answer that arrived in the meantime wins, and is read on the next turn.
-          if (!(await this.approvals.stopWaiting(approval.id))) continue;
+          // Conditional: an answer that arrived in the meantime wins, and is read on the next turn. A form
+          // cannot wait for the conversation (its server waits for the answer now): it ends unanswered.
+          const stopped = approval.tool === ELICITATION_TOOL ? await this.approvals.settleWaiting(approval.id) : await this.approvals.stopWaiting(approval.id);
+          if (!stopped) continue;
           await this.audit.record({
             ...this.event(SYSTEM_CALLER, actionOf(approval, 'expired'), approval),
             detail: { ...actionDetail(approval), wait_ms: this.config.agent.approvals.waitMs },
@@ -140,6 +158,37 @@ export class ApprovalsService implements OnModuleInit {
     }
   }
 
+  /**
+   * Another server's form, put to the Task's person in place (the run holds its slot): the answer as the
+   * server is told it. Declined, cancelled, unanswered within `wait_ms` or the Task stopped: the server
+   * is told `decline` or `cancel`, and the call goes on. `waiting` is called once the person can answer.
+   */
+  async askForm(input: NewForm, signal: AbortSignal, waiting: (row: ApprovalEntity) => Promise<void>): Promise<FormAnswer> {
+    const row = newRow(nowIso(this.clock), {
+      ...input,
+      tool: ELICITATION_TOOL,
+      subject: cutText(input.message, FORM_MESSAGE_CHARS),
+      diff: null,
+      diffSha256: null,
+      options: null,
+      form: JSON.stringify({ server: input.server, tool: input.tool, schema: input.schema }),
+      resume: '',
+      waiting: true,
+    });
+    await this.store(row);
+    await waiting(row);
+    let outcome: InPlaceOutcome;
+    try {
+      outcome = await this.awaitInPlace(row, signal);
+    } catch (error) {
+      // The Task is being cancelled: the server hears `cancel` first, then the call's own cancellation.
+      if (signal.aborted) return { action: 'cancel' };
+      throw error;
+    }
+    if (outcome.state === 'granted') return { action: 'accept', content: JSON.parse(outcome.reason ?? '{}') as Record<string, FormValue> };
+    return { action: outcome.state === 'denied' && outcome.reason === 'decline' ? 'decline' : 'cancel' };
+  }
+
   /** The run's state to continue from, written when the run stops for the request (see NewApproval.resume). */
   storeResume(id: string, resume: string): Promise<void> {
     return this.approvals.storeResume(id, resume);
@@ -152,7 +201,9 @@ export class ApprovalsService implements OnModuleInit {
     const params =
       row.tool === QUESTION_TOOL
         ? { mode: 'form', message: questionMessage(row), requestedSchema: questionFormSchema(row) }
-        : { mode: 'form', message: elicitationMessage(row), requestedSchema: APPROVAL_FORM_SCHEMA };
+        : row.tool === ELICITATION_TOOL
+          ? { mode: 'form', message: formMessage(row, this.config.mcp.locale), requestedSchema: shownFormSchema(formOf(row).schema) }
+          : { mode: 'form', message: elicitationMessage(row), requestedSchema: APPROVAL_FORM_SCHEMA };
     return { [row.id]: { method: 'elicitation/create', params } };
   }
 
@@ -163,7 +214,9 @@ export class ApprovalsService implements OnModuleInit {
   async answerInPlace(caller: Caller, taskId: string, responses: Record<string, unknown>): Promise<void> {
     const row = await this.approvals.waitingFor(taskId);
     if (!row || !Object.hasOwn(responses, row.id)) return;
-    const decision = row.tool === QUESTION_TOOL ? readChoice(responses[row.id], optionsOf(row)) : readElicitResult(responses[row.id]);
+    const response = responses[row.id];
+    const decision =
+      row.tool === QUESTION_TOOL ? readChoice(response, optionsOf(row)) : row.tool === ELICITATION_TOOL ? readFormAnswer(response, formOf(row).schema) : readElicitResult(response);
     if (!decision) return;
     const answer: ApprovalAnswer = { ...decision, answeredBy: caller.user, answeredClient: caller.client, answeredVia: 'in_place' };
     if (!(await this.approvals.answerWaiting(row.id, taskId, caller.user, answer))) return;
@@ -198,6 +251,11 @@ export class ApprovalsService implements OnModuleInit {
     return this.approvals.pendingOfTask(taskId);
   }
 
+  /** Admin: everything a Task asked, answered or not, oldest first (its console page). */
+  ofTask(taskId: string): Promise<ApprovalEntity[]> {
+    return this.approvals.ofTask(taskId);
+  }
+
   /** One request, answered or not (the console's answer reads it first). */
   find(id: string): Promise<ApprovalEntity | null> {
     return this.approvals.findById(id);
@@ -217,15 +275,19 @@ export class ApprovalsService implements OnModuleInit {
   }
 }
 
-/** The audit action: `approval.<event>`, or for a question `question.asked|answered|declined|expired`. */
+/** The audit action: `approval.<event>`; for a question `question.asked|answered|declined|expired`, for a server's form `elicitation.*` alike. */
 function actionOf(row: Pick<ApprovalEntity, 'tool'>, event: 'requested' | 'granted' | 'denied' | 'expired'): string {
-  if (row.tool !== QUESTION_TOOL) return `approval.${event}`;
-  return `question.${{ requested: 'asked', granted: 'answered', denied: 'declined', expired: 'expired' }[event]}`;
+  if (row.tool !== QUESTION_TOOL && row.tool !== ELICITATION_TOOL) return `approval.${event}`;
+  return `${row.tool === QUESTION_TOOL ? 'question' : 'elicitation'}.${{ requested: 'asked', granted: 'answered', denied: 'declined', expired: 'expired' }[event]}`;
 }
 
 /** The action as the audit log keeps it: the command text, the path and the diff's hash, or the question and its options. */
 function actionDetail(row: ApprovalEntity): Record<string, unknown> {
   if (row.tool === QUESTION_TOOL) return { approval_id: row.id, tool: row.tool, question: row.subject, options: optionsOf(row) };
+  if (row.tool === ELICITATION_TOOL) {
+    const { server, tool, schema } = formOf(row);
+    return { approval_id: row.id, tool: row.tool, server, mcp_tool: tool, message: row.subject, fields: Object.keys(schema.properties) };
+  }
   const action = row.tool === 'run_command' ? { command: row.subject } : row.tool === 'mcp_tool' ? { mcp_tool: row.subject } : { path: row.subject, diff_sha256: row.diffSha256 };
   return { approval_id: row.id, tool: row.tool, ...action };
 }
@@ -241,6 +303,18 @@ function readElicitResult(value: unknown): Pick<ApprovalAnswer, 'state' | 'reaso
   return { state: fields.approve ? 'granted' : 'denied', reason };
 }
 
+/**
+ * An ElicitResult for a server's form: its content when it fits the form (kept, as JSON, as the reason:
+ * what the server is given), or a refusal (`decline`, `cancel`); null otherwise.
+ */
+function readFormAnswer(value: unknown, schema: FormSchema): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { action, content } = value as { action?: unknown; content?: unknown };
+  if (action === 'decline' || action === 'cancel') return { state: 'denied', reason: action };
+  const read = action === 'accept' ? readFormContent(content ?? {}, schema) : null;
+  return read && { state: 'granted', reason: JSON.stringify(read) };
+}
+
 /** An ElicitResult for a question's form: one of its options (kept as the reason), or a refusal to answer; null otherwise. */
 function readChoice(value: unknown, options: string[]): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
   if (typeof value !== 'object' || value === null) return null;
@@ -249,6 +323,35 @@ function readChoice(value: unknown, options: string[]): Pick<ApprovalAnswer, 'st
   const choice = typeof content === 'object' && content !== null ? (content as Record<string, unknown>).choice : undefined;
   if (action !== 'accept' || typeof choice !== 'string' || !options.includes(choice)) return null;
   return { state: 'granted', reason: choice };
+}
+
+/** A new pending request: the fields that differ between kinds, and the rest as every new one has them. */
+function newRow(
+  createdAt: string,
+  fields: Pick<ApprovalEntity, 'taskId' | 'sessionId' | 'owner' | 'tool' | 'subject' | 'diff' | 'diffSha256' | 'options' | 'form' | 'resume' | 'waiting'>,
+): ApprovalEntity {
+  return Object.assign(new ApprovalEntity(), {
+    id: randomUUID(),
+    taskId: fields.taskId,
+    sessionId: fields.sessionId,
+    owner: fields.owner,
+    tool: fields.tool,
+    subject: fields.subject,
+    diff: fields.diff,
+    diffSha256: fields.diffSha256,
+    options: fields.options,
+    form: fields.form,
+    resume: fields.resume,
+    state: 'pending',
+    waiting: fields.waiting,
+    answeredBy: null,
+    answeredClient: null,
+    answeredVia: null,
+    reason: null,
+    answerTaskId: null,
+    createdAt,
+    answeredAt: null,
+  } satisfies ApprovalEntity);
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

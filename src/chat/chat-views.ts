@@ -1,6 +1,6 @@
 import type { AgentStep } from '../conversation/agent-steps.js';
 import type { InputRequest } from '../conversation/input-request.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import type { TaskReadModel, WithFiles } from '../queue/task-read-model.js';
 import { sessionFileUri } from '../workspace/session-file-uri.js';
 
 /** OpenAI's error body: every Chat API error, whatever its status. */
@@ -8,20 +8,20 @@ export function openAiError(message: string, type: string, param: string | null 
   return { error: { message, type, param, code } };
 }
 
-const created = (task: TaskEntity) => Math.floor(Date.parse(task.createdAt) / 1000);
-const completionId = (task: TaskEntity) => `chatcmpl-${task.id}`;
+const created = (task: TaskReadModel) => Math.floor(Date.parse(task.createdAt) / 1000);
+const completionId = (task: TaskReadModel) => `chatcmpl-${task.id}`;
 
 /** `stop` for a completed Task; a failed or cancelled one ends with `error` and its reason as the content. */
-const finishReason = (task: TaskEntity) => (task.status === 'completed' ? 'stop' : 'error');
+const finishReason = (task: TaskReadModel) => (task.status === 'completed' ? 'stop' : 'error');
 
-const usageOf = (task: TaskEntity) => ({
-  prompt_tokens: task.inputTokens,
-  completion_tokens: task.outputTokens,
-  total_tokens: task.inputTokens + task.outputTokens,
+const usageOf = (task: TaskReadModel) => ({
+  prompt_tokens: task.usage.input,
+  completion_tokens: task.usage.output,
+  total_tokens: task.usage.total,
 });
 
 /** The extension object on the first and last chunk, and the fields of a non-streamed completion. */
-export const agentOf = (task: TaskEntity) => ({ task_id: task.id, session_id: task.sessionId, status: task.status });
+export const agentOf = (task: TaskReadModel) => ({ task_id: task.id, session_id: task.sessionId, status: task.status });
 
 /**
  * A Task paused for a person: `agent_state: "input_required"` and what it asks (`agent_input`: the
@@ -29,8 +29,11 @@ export const agentOf = (task: TaskEntity) => ({ task_id: task.id, session_id: ta
  */
 const pausedOf = (asking: InputRequest | null) => (asking ? { agent_state: 'input_required' as const, agent_input: asking } : {});
 
-/** A terminal Task as a `chat.completion`, with the agent's extension fields beside OpenAI's (deliverables as session-file URIs). */
-export function completionOf(task: TaskEntity, model: string, deliverables: string[], asking: InputRequest | null = null) {
+/** The Task's files as session-file URIs (readable as MCP resources). */
+const deliverablesOf = (task: WithFiles) => task.files.map((file) => sessionFileUri(task.sessionId, file.path));
+
+/** A terminal Task as a `chat.completion`, with the agent's extension fields beside OpenAI's (its files as session-file URIs: `deliverables`). */
+export function completionOf(task: WithFiles, model: string, asking: InputRequest | null = null) {
   return {
     id: completionId(task),
     object: 'chat.completion',
@@ -39,26 +42,32 @@ export function completionOf(task: TaskEntity, model: string, deliverables: stri
     choices: [{ index: 0, message: { role: 'assistant', content: task.result ?? '', refusal: null }, logprobs: null, finish_reason: finishReason(task) }],
     usage: usageOf(task),
     ...agentOf(task),
-    deliverables: deliverables.map((path) => sessionFileUri(task.sessionId, path)),
+    deliverables: deliverablesOf(task),
     ...pausedOf(asking),
   };
 }
 
 type Delta = { role?: 'assistant'; content?: string; agent_answer_offset?: number; agent?: ReturnType<typeof agentOf>; agent_steps?: AgentStep[] };
 
-/** One `chat.completion.chunk`; `last` carries the finish reason, usage and deliverables (session-file URIs, readable as MCP resources). */
-export function chunkOf(task: TaskEntity, model: string, delta: Delta, last?: { deliverables: string[]; asking?: InputRequest | null }) {
-  return {
-    id: completionId(task),
-    object: 'chat.completion.chunk',
-    created: created(task),
-    model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: last ? finishReason(task) : null }],
-    ...(last
-      ? { usage: usageOf(task), ...agentOf(task), deliverables: last.deliverables.map((path) => sessionFileUri(task.sessionId, path)), ...pausedOf(last.asking ?? null) }
-      : {}),
-  };
-}
+const chunk = (task: TaskReadModel, model: string, delta: Delta, finish: 'stop' | 'error' | null) => ({
+  id: completionId(task),
+  object: 'chat.completion.chunk',
+  created: created(task),
+  model,
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+});
+
+/** One `chat.completion.chunk` while the Task runs. */
+export const chunkOf = (task: TaskReadModel, model: string, delta: Delta) => chunk(task, model, delta, null);
+
+/** The last chunk: the finish reason, usage and deliverables of the ended Task, and what it asks when it paused. */
+export const lastChunkOf = (task: WithFiles, model: string, asking: InputRequest | null) => ({
+  ...chunk(task, model, {}, finishReason(task)),
+  usage: usageOf(task),
+  ...agentOf(task),
+  deliverables: deliverablesOf(task),
+  ...pausedOf(asking),
+});
 
 export const modelsList = (modelIds: string[], since: number) => ({
   object: 'list',

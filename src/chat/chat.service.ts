@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
+import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
@@ -10,11 +11,11 @@ import { commonPrefix } from '../common/common-prefix.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
 import { tierModels } from '../ollama/model-tiers.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import type { TaskReadModel } from '../queue/task-read-model.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { ChatInputError, parseChatRequest } from './chat-request.js';
 import { ChatModels } from './chat-models.js';
-import { agentOf, chunkOf, completionOf, modelsList, openAiError } from './chat-views.js';
+import { agentOf, chunkOf, completionOf, lastChunkOf, modelsList } from './chat-views.js';
 import { isUuid } from '../common/uuid.js';
 
 /** An error the Chat API answers with: HTTP status plus OpenAI's error fields. */
@@ -43,7 +44,8 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   internal: { status: 500, type: 'server_error', param: null },
 };
 
-const ACCEPT = 'chat.completions';
+/** The audit action of a completion request, accepted or refused (its body refused by admission too). */
+export const COMPLETIONS_ACTION = 'chat.completions';
 
 /**
  * The Chat API's rules: an OpenAI Chat Completions request becomes a Task on the shared queue (for
@@ -55,7 +57,8 @@ export class ChatService {
   private readonly logger = new Logger('ChatApi');
   private readonly catalog: ChatModels;
   private readonly limits: AgentRunLimits;
-  private readonly since = Math.floor(Date.now() / 1000);
+  /** The models' `created`: when this service started, by its clock. */
+  private readonly since: number;
 
   constructor(
     private readonly conversations: ConversationService,
@@ -63,7 +66,9 @@ export class ChatService {
     private readonly audit: AuditService,
     private readonly inputFiles: InputFilesStager,
     config: AppConfig,
+    clock: Clock = SYSTEM_CLOCK,
   ) {
+    this.since = Math.floor(clock.now() / 1000);
     this.catalog = new ChatModels(config.chat.modelId, [...tierModels(config.ollama).keys()]);
     this.limits = agentRunLimits(config);
   }
@@ -77,7 +82,7 @@ export class ChatService {
   }
 
   /** Validates and queues; a refused request is audited and stores nothing else. */
-  async accept(caller: Caller, body: unknown): Promise<{ task: TaskEntity; stream: boolean }> {
+  async accept(caller: Caller, body: unknown): Promise<{ task: TaskReadModel; stream: boolean }> {
     const detail = { arguments: withoutImageData(body) };
     try {
       const { stream, input } = parseChatRequest(body, this.catalog, this.limits);
@@ -86,27 +91,19 @@ export class ChatService {
         const param = isAgentError(error) && error.code === 'invalid_input' ? /^(messages\[\d+\]\.content\[\d+\][.\w]*):/.exec(error.message)?.[1] : undefined;
         throw param ? new ChatInputError((error as Error).message, param) : error;
       });
-      return { task: await this.conversations.accept(caller, staged, { action: ACCEPT, detail: { ...detail, stream } }), stream };
+      return { task: await this.conversations.accept(caller, staged, { action: COMPLETIONS_ACTION, detail: { ...detail, stream } }), stream };
     } catch (error) {
       const refused = toChatError(error);
       if (refused.status === 500) this.logger.error(`chat request failed: ${(error as Error).stack ?? String(error)}`);
-      await this.audit.record({ caller, action: ACCEPT, outcome: refused.status < 500 ? 'rejected' : 'error', detail: { ...detail, reason: refused.message } });
+      await this.audit.record({ caller, action: COMPLETIONS_ACTION, outcome: refused.status < 500 ? 'rejected' : 'error', detail: { ...detail, reason: refused.message } });
       throw refused;
     }
   }
 
-  /** A body that is not a JSON request (too large, not JSON, nested too deep), audited; nothing else is stored. */
-  async refuseBody(caller: Caller, kind: 'none' | 'too_large' | 'invalid' | 'too_deep', maxBytes: number) {
-    const [status, message, code] =
-      kind === 'too_large' ? [413, `Request body exceeds ${maxBytes} bytes`, 'request_too_large'] : [400, 'The body must be a JSON object.', 'invalid_json'];
-    await this.audit.record({ caller, action: ACCEPT, outcome: 'rejected', detail: { reason: message } });
-    return { status, error: openAiError(message, 'invalid_request_error', null, code) };
-  }
-
   /** The `chat.completion` once the Task is terminal; null when the client went away first. */
-  async completion(task: TaskEntity, signal: AbortSignal) {
+  async completion(task: TaskReadModel, signal: AbortSignal) {
     const done = await this.feed.untilTerminal(task.id, signal);
-    return done && completionOf(done, this.catalog.idOf(done), await this.conversations.deliverables(done.id), await this.conversations.asking(done.id));
+    return done && completionOf(await this.conversations.withFiles(done), this.catalog.idOf(done), await this.conversations.asking(done.id));
   }
 
   /**
@@ -117,7 +114,7 @@ export class ChatService {
    * the content it applies after (a client drops what it shows beyond it). The content of all deltas
    * together, so applied, is the Task's `result`.
    */
-  async *chunks(task: TaskEntity, signal: AbortSignal): AsyncGenerator<object> {
+  async *chunks(task: TaskReadModel, signal: AbortSignal): AsyncGenerator<object> {
     yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: agentOf(task) });
     let last = task;
     let draft = '';
@@ -136,7 +133,7 @@ export class ChatService {
     if (!isTerminal(last.status)) return;
     const delta = contentDelta(shown, last.result ?? '', true);
     if (delta) yield chunkOf(last, this.catalog.idOf(task), delta);
-    yield chunkOf(last, this.catalog.idOf(task), {}, { deliverables: await this.conversations.deliverables(last.id), asking: await this.conversations.asking(last.id) });
+    yield lastChunkOf(await this.conversations.withFiles(last), this.catalog.idOf(task), await this.conversations.asking(last.id));
   }
 
   /** Cancels the session's queued or running Task (404 when the session is not the caller's). */

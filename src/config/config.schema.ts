@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { patternProblem } from './command-pattern-syntax.js';
 import { parseCidr } from './cidr.js';
-import { maxRequestBodyBytes } from './request-limits.js';
+import { RequestLimits } from './request-limits.js';
 import { mcpServers } from './mcp-servers.schema.js';
 
 /**
@@ -161,6 +161,8 @@ const oauthSection = section({
   }),
   user_claim: text('sub', { nonEmpty: true }),
   groups_claim: text('groups', { nonEmpty: true }),
+  // The caller's email, for an MCP server's {email} header: a claim that is absent or not an email names none.
+  email_claim: text('email', { nonEmpty: true }),
   admin_groups: list([]),
   scopes: section({
     mcp: scopeName('mcp:exec'),
@@ -215,6 +217,7 @@ const shape = {
     algorithms: list(['RS256', 'ES256']),
     user_claim: text('email', { nonEmpty: true }),
     groups_claim: text('groups', { nonEmpty: true }),
+    email_claim: text('email', { nonEmpty: true }),
     oauth: oauthSection,
   }),
   audit: section({
@@ -445,7 +448,7 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
 
 /** Limits of the HTTP server that contradict each other or the request size the image limits allow. */
 function serverProblems({ server, mcp }: ConfigDocument): Problem[] {
-  const largest = maxRequestBodyBytes(mcp.images.max_total_bytes, mcp.files.max_bytes);
+  const { largest } = new RequestLimits(mcp.images.max_total_bytes, mcp.files.max_bytes);
   if (server.max_buffered_bytes < largest)
     return [
       { path: ['server', 'max_buffered_bytes'], message: `must be at least the largest request body, ${largest} bytes (from mcp.images.max_total_bytes and mcp.files.max_bytes)` },

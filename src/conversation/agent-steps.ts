@@ -1,5 +1,5 @@
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import type { TaskReadModel } from '../queue/task-read-model.js';
 
 /**
  * One execution step as the Chat API (`delta.agent_steps`) and A2A (status update metadata) show it:
@@ -44,15 +44,16 @@ export function mapTraceStep(step: TaskStepEntity): AgentStep {
 }
 
 /** The subtask the Task is on, when it names one. */
-export function subtaskStep(task: TaskEntity): AgentStep | null {
-  if (task.currentTask === '') return null;
+export function subtaskStep(task: TaskReadModel): AgentStep | null {
+  const { currentTask, completedSubtasks, totalSubtasks } = task.progress;
+  if (currentTask === '') return null;
   return {
     type: 'subtask',
-    name: task.currentTask,
-    subtask: task.currentTask,
+    name: currentTask,
+    subtask: currentTask,
     status: task.status,
     at: task.updatedAt,
-    completed_tasks: task.completedSubtasks,
-    total_tasks: task.totalSubtasks,
+    completed_tasks: completedSubtasks,
+    total_tasks: totalSubtasks,
   };
 }

@@ -9,7 +9,7 @@ import { SessionFork } from '../queue/session-fork.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import type { TaskRequest } from '../queue/task-request.js';
 import type { TaskStatus } from '../queue/task-status.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import { TaskReadModels, type ListedTask, type TaskReadModel, type WithFiles } from '../queue/task-read-model.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 
 const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
@@ -31,6 +31,7 @@ export class ConversationService {
     private readonly trace: TraceRepository,
     private readonly forks: SessionFork,
     private readonly approvals: ApprovalsService,
+    private readonly readModels: TaskReadModels,
   ) {}
 
   /** Issue 24: a new session of the caller forked from one of the caller's Tasks; its id. */
@@ -39,7 +40,7 @@ export class ConversationService {
   }
 
   /** Queues the Task with its accepting audit event (one transaction), as agent_run does. */
-  accept(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskEntity> {
+  accept(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskReadModel> {
     return this.queue.enqueue(caller, input, accepted);
   }
 
@@ -47,17 +48,17 @@ export class ConversationService {
     return (await this.sessions.findOwned(sessionId, caller.user)) !== null;
   }
 
-  find(caller: Caller, taskId: string): Promise<TaskEntity | null> {
+  find(caller: Caller, taskId: string): Promise<ListedTask | null> {
     return this.queue.findOwned(caller, taskId);
   }
 
   /** Any Task, for following one the caller was already shown (ownership checked when it was accepted). */
-  read(taskId: string): Promise<TaskEntity | null> {
+  read(taskId: string): Promise<ListedTask | null> {
     return this.queue.find(taskId);
   }
 
   /** The caller's Tasks, newest first, optionally of one session and some statuses, keyset-paged by `seq`. */
-  listOwned(caller: Caller, filters: { sessionId?: string; status?: TaskStatus[] }, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
+  listOwned(caller: Caller, filters: { sessionId?: string; status?: TaskStatus[] }, limit: number, beforeSeq: number | null): Promise<ListedTask[]> {
     return this.queue.list({ ...filters, owner: caller.user }, limit, beforeSeq);
   }
 
@@ -65,7 +66,7 @@ export class ConversationService {
     return this.queue.count({ ...filters, owner: caller.user });
   }
 
-  cancel(caller: Caller, taskId: string): Promise<TaskEntity | null> {
+  cancel(caller: Caller, taskId: string): Promise<ListedTask | null> {
     return this.queue.cancel(caller, taskId);
   }
 
@@ -73,10 +74,10 @@ export class ConversationService {
    * Cancels the session's queued and running Tasks; null when the session is not the caller's.
    * Terminal Tasks are left as they are (an empty list when nothing was left to cancel).
    */
-  async cancelSession(caller: Caller, sessionId: string): Promise<TaskEntity[] | null> {
+  async cancelSession(caller: Caller, sessionId: string): Promise<ListedTask[] | null> {
     if (!(await this.sessions.findOwned(sessionId, caller.user))) return null;
     const open = (await this.queue.list({ sessionId, owner: caller.user }, SESSION_SCAN_LIMIT, null)).filter((task) => !isTerminal(task.status));
-    const cancelled: TaskEntity[] = [];
+    const cancelled: ListedTask[] = [];
     for (const task of open) {
       const after = await this.queue.cancel(caller, task.id);
       if (after) cancelled.push(after);
@@ -95,12 +96,12 @@ export class ConversationService {
     return pending ? inputRequestOf(pending) : null;
   }
 
-  /** The workspace files the Task created or changed, in the order it first wrote them. */
-  async deliverables(taskId: string): Promise<string[]> {
-    const paths = (await this.trace.forTask(taskId))
-      .filter((step) => step.kind === 'file_op' && step.outcome === 'ok')
-      .map((step) => (JSON.parse(step.detail) as { path?: unknown }).path)
-      .filter((path): path is string => typeof path === 'string');
-    return [...new Set(paths)];
+  /** The Tasks with the workspace files each created or changed (their deliverables), in the order it first changed them. */
+  allWithFiles<T extends TaskReadModel>(tasks: readonly T[]): Promise<WithFiles<T>[]> {
+    return this.readModels.allWithFiles(tasks);
+  }
+
+  withFiles<T extends TaskReadModel>(task: T): Promise<WithFiles<T>> {
+    return this.readModels.withFiles(task);
   }
 }

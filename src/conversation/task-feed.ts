@@ -5,7 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { commonPrefix } from '../common/common-prefix.js';
 import { AnswerDrafts, applyDelta } from '../events/answer-drafts.js';
 import { TaskEvents } from '../events/task-events.js';
-import type { TaskEntity } from '../queue/task.entity.js';
+import type { ListedTask } from '../queue/task-read-model.js';
 import { ConversationService, isTerminal } from './conversation.service.js';
 
 /** How the answer a client shows changes: drop what follows `offset`, then append `text`. */
@@ -16,7 +16,7 @@ export interface AnswerChange {
 
 /** One change of a followed Task: its row, the trace steps written since the previous one, the answer. */
 export interface TaskUpdate {
-  task: TaskEntity;
+  task: ListedTask;
   steps: TaskStepEntity[];
   /** The status or the current subtask changed since the previous update (always true on the first). */
   moved: boolean;
@@ -61,7 +61,7 @@ export class TaskFeed {
       let answer = '';
       let answerSeq = 0;
       let quiet = false;
-      let current: TaskEntity | null = null;
+      let current: ListedTask | null = null;
       while (!signal?.aborted) {
         const batch = inbox.splice(0);
         const before = answer;
@@ -83,11 +83,12 @@ export class TaskFeed {
         const change = answerChange(before, answer);
         if (readRow || change) {
           // An answer delta alone changes nothing in the row: the last one read stands.
-          const task: TaskEntity | null = readRow || !current ? await this.conversations.read(taskId) : current;
+          const task: ListedTask | null = readRow || !current ? await this.conversations.read(taskId) : current;
           if (!task) return;
           current = task;
           const steps = readRow ? await this.conversations.stepsAfter(taskId, lastStep) : [];
-          const key = `${task.status}|${task.currentTask}|${task.completedSubtasks}/${task.totalSubtasks}`;
+          const { currentTask, completedSubtasks, totalSubtasks } = task.progress;
+          const key = `${task.status}|${currentTask}|${completedSubtasks}/${totalSubtasks}`;
           if (steps.length > 0 || key !== lastKey || change) yield { task, steps, moved: key !== lastKey, answer: change };
           lastStep = steps.at(-1)?.seq ?? lastStep;
           lastKey = key;
@@ -104,8 +105,8 @@ export class TaskFeed {
   }
 
   /** The Task once it is terminal (null when it disappears, or `signal` aborts first). */
-  async untilTerminal(taskId: string, signal?: AbortSignal): Promise<TaskEntity | null> {
-    let last: TaskEntity | null = null;
+  async untilTerminal(taskId: string, signal?: AbortSignal): Promise<ListedTask | null> {
+    let last: ListedTask | null = null;
     for await (const update of this.follow(taskId, signal)) last = update.task;
     return last && isTerminal(last.status) ? last : null;
   }

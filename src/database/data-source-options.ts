@@ -15,6 +15,8 @@ import { FairQueueIndex1765240000000 } from './migrations/1765240000000-fair-que
 import { TaskOwnerGroups1765324800000 } from './migrations/1765324800000-task-owner-groups.js';
 import { TaskSurface1765411200000 } from './migrations/1765411200000-task-surface.js';
 import { Push1765497600000 } from './migrations/1765497600000-push.js';
+import { McpFormsOwnerEmail1765612800000 } from './migrations/1765612800000-mcp-forms-owner-email.js';
+import { TaskFileChanges1765612800021 } from './migrations/1765612800021-task-file-changes.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -29,6 +31,8 @@ export const MIGRATIONS = [
   TaskOwnerGroups1765324800000,
   TaskSurface1765411200000,
   Push1765497600000,
+  McpFormsOwnerEmail1765612800000,
+  TaskFileChanges1765612800021,
 ];
 
 /**

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { AgentFailure, type AgentOutcome } from '../agent/agent-runner.js';
 import { TraceRepository } from '../agent/trace.repository.js';
 import { AgentError } from '../common/agent-error.js';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { isUuid } from '../common/uuid.js';
 import { AppConfig } from '../config/app-config.js';
 import { SessionsService } from '../sessions/sessions.service.js';
@@ -71,6 +71,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     private readonly workspace: WorkspaceService,
     private readonly trace: TraceRepository,
     private readonly sessions: SessionsService,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     const beside = config.database.type === 'sqlite' ? join(dirname(config.database.path), 'history') : './data/history';
     this.dir = resolve(config.history.dir || beside);
@@ -133,9 +134,9 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
         const root = (await this.workspace.forTask(task.sessionId)).root;
         await store.repo.ensure();
         await this.settleStaleMarker(store, root);
-        await this.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'before', at: nowIso() });
+        await this.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'before', at: nowIso(this.clock) });
         const before = await store.take(root, { kind: 'before', taskId: task.id, sessionId: task.sessionId });
-        await this.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'running', at: nowIso() });
+        await this.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'running', at: nowIso(this.clock) });
         return { task, before };
       } catch (error) {
         await this.failed(store, task.id, 'before', error);
@@ -151,7 +152,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     return this.serial(task.sessionId, async () => {
       const store = this.store(task.sessionId);
       try {
-        await this.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'after', at: nowIso() });
+        await this.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'after', at: nowIso(this.clock) });
         const root = (await this.workspace.forTask(task.sessionId)).root;
         const after = await store.take(root, { kind: 'after', taskId: task.id, sessionId: task.sessionId, undoOf: history.undoOf });
         await rm(join(store.repo.dir, MARKER), { force: true });
@@ -178,7 +179,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     const timeline = await timelineOf(store.repo);
     const plan = await planUndo(store.repo, timeline, history.task, target, history.before.commit);
     const root = (await this.workspace.forTask(history.task.sessionId)).root;
-    const started = Date.now();
+    const started = this.clock.now();
     const outcome = await this.serial(history.task.sessionId, () => restoreCheckpoint(store.repo, plan.target.before!.commit, root, plan.paths));
     history.undoOf = plan.target.taskId;
     for (const path of outcome.restored) {
@@ -188,8 +189,8 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
         kind: 'file_op',
         name: 'undo',
         outcome: 'ok',
-        durationMs: Date.now() - started,
-        startedAt: nowIso(),
+        durationMs: this.clock.now() - started,
+        startedAt: nowIso(this.clock),
         detail: { path, undoOf: plan.target.taskId },
       });
     }
@@ -304,7 +305,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     }
     if (marker) {
       const note = `${PHASE_TEXT[marker.phase] ?? 'the service stopped'} (${marker.at}); the end checkpoint is the workspace as the next Task found it`;
-      await this.journal(store, { at: nowIso(), taskId: marker.taskId, event: 'interrupted', phase: marker.phase, note });
+      await this.journal(store, { at: nowIso(this.clock), taskId: marker.taskId, event: 'interrupted', phase: marker.phase, note });
       const recorded = (await timelineOf(store.repo)).find((task) => task.taskId === marker.taskId);
       if (recorded?.before && !recorded.after) {
         await store.take(root, { kind: 'after', taskId: marker.taskId, sessionId: marker.sessionId, note });
@@ -316,7 +317,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   private async failed(store: CheckpointStore, taskId: string, phase: 'before' | 'after', error: unknown): Promise<void> {
     const message = (error as Error).message ?? String(error);
     this.logger.warn(`task ${taskId}: the ${phase === 'before' ? 'start' : 'end'} checkpoint failed: ${message}`);
-    await this.journal(store, { at: nowIso(), taskId, event: 'checkpoint_failed', phase, note: message.slice(0, 500) }).catch(() => undefined);
+    await this.journal(store, { at: nowIso(this.clock), taskId, event: 'checkpoint_failed', phase, note: message.slice(0, 500) }).catch(() => undefined);
     await rm(join(store.repo.dir, MARKER), { force: true }).catch(() => undefined);
   }
 
@@ -365,7 +366,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
       size = await repositoryBytes(store.repo);
     }
     for (const taskId of dropped)
-      await this.journal(store, { at: nowIso(), taskId, event: 'dropped', note: `history.max_bytes (${limit} bytes) reached; this Task's checkpoints were removed` });
+      await this.journal(store, { at: nowIso(this.clock), taskId, event: 'dropped', note: `history.max_bytes (${limit} bytes) reached; this Task's checkpoints were removed` });
   }
 }
 

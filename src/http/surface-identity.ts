@@ -10,8 +10,8 @@ const STATUS_WORDS = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unav
 
 /**
  * The caller of an /mcp, Chat API or A2A request, established from the headers (the HTTP edge has
- * already checked Host and Origin) before the body is read; a refusal is audited, and each surface
- * writes it in its own shape.
+ * already checked Host and Origin) before the body is read; a refusal is audited here, and written by
+ * RequestAdmission in the surface's own shape.
  */
 @Injectable()
 export class SurfaceIdentity {

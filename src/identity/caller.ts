@@ -4,6 +4,8 @@ export type Transport = 'mcp-http' | 'stdio' | 'chat' | 'a2a' | 'http' | 'system
 /** Who is calling, as established by the edge (HTTP identity, or the OS user on stdio). */
 export interface Caller {
   user: string;
+  /** The caller's email, where the identity gives one (`auth.email_header`, `auth.email_claim`): an MCP server's `{email}` header. */
+  email?: string | null;
   groups: string[];
   /** Admin rights: a group in `auth.admin_groups` (proxy modes) or the admin token (mode none). */
   admin: boolean;
@@ -13,6 +15,13 @@ export interface Caller {
   address: string | null;
   /** MCP clientInfo name/version, when the client sent one. */
   client: string | null;
+}
+
+/** An email as an identity gives it (a header, a claim): one `local@domain` of at most 320 characters, else none. */
+export function emailOf(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const email = value.trim();
+  return email.length <= 320 && /^[^\s@]+@[^\s@]+$/.test(email) ? email : null;
 }
 
 /** The actor of events the service itself causes (worker state changes, crash recovery). */

@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { userInfo } from 'node:os';
 import { AppConfig } from '../config/app-config.js';
-import type { Caller, Identified, IdentityRefusal } from './caller.js';
+import { emailOf, type Caller, type Identified, type IdentityRefusal } from './caller.js';
 import { presentHeaders, readIdentityHeader, valueOf } from './identity-headers.js';
 import { JwtAssertions } from './jwt-assertions.js';
 import { BearerAdmission } from './oauth/bearer-admission.js';
@@ -79,7 +79,7 @@ export class IdentityService {
       .split(',')
       .map((group) => group.trim())
       .filter(Boolean);
-    return { caller: this.caller(name.trim(), groupList, this.isAdmin(groupList), address) };
+    return { caller: { ...this.caller(name.trim(), groupList, this.isAdmin(groupList), address), email: emailOf(valueOf(email)) } };
   }
 
   private async fromAssertion(req: IncomingMessage, peer: string): Promise<Identified> {
@@ -89,7 +89,7 @@ export class IdentityService {
     if ('refused' in token) return refuse(token.refused, peer);
     const verified = await this.jwt!.verify(token.value);
     if ('error' in verified) return refuse(`invalid assertion: ${verified.error}`, peer);
-    return { caller: this.caller(verified.user, verified.groups, this.isAdmin(verified.groups), peer) };
+    return { caller: { ...this.caller(verified.user, verified.groups, this.isAdmin(verified.groups), peer), email: verified.email } };
   }
 
   private isAdmin(groups: string[]): boolean {

@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { AgentConfig } from '../config/agent-config.js';
+import { emailOf } from './caller.js';
 import { MAX_IDENTITY_HEADER_BYTES } from './identity-headers.js';
 
 /**
@@ -14,7 +15,7 @@ export class JwtAssertions {
     this.keys = createRemoteJWKSet(new URL(auth.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 600_000 });
   }
 
-  async verify(token: string): Promise<{ user: string; groups: string[] } | { error: string }> {
+  async verify(token: string): Promise<{ user: string; groups: string[]; email: string | null } | { error: string }> {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.keys, {
@@ -33,6 +34,6 @@ export class JwtAssertions {
     if (Buffer.byteLength(user) > MAX_IDENTITY_HEADER_BYTES) return { error: `${this.auth.userClaim} claim longer than ${MAX_IDENTITY_HEADER_BYTES} bytes` };
     const claim = payload[this.auth.groupsClaim];
     const groups = Array.isArray(claim) ? claim.filter((group): group is string => typeof group === 'string') : [];
-    return { user, groups };
+    return { user, groups, email: emailOf(payload[this.auth.emailClaim]) };
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { ToolCaller } from '../agent/core/tool-source.js';
 import { AuditService } from '../audit/audit.service.js';
 import { redact } from '../audit/redaction.js';
+import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
 import { mcpServerSecrets } from '../config/agent-config.js';
 
@@ -16,6 +17,19 @@ export interface McpCallRecord {
   durationMs: number;
   error?: string;
 }
+
+export interface DeclinedForm {
+  caller: ToolCaller;
+  taskId: string;
+  sessionId: string;
+  server: string;
+  tool: string;
+  message: string;
+  reason: string;
+}
+
+/** A declined form's message as the audit keeps it. */
+const MAX_MESSAGE_CHARS = 2000;
 
 /** Every call to another MCP server, as one audit event `mcp_tool.call` (arguments redacted and bounded). */
 @Injectable()
@@ -36,8 +50,7 @@ export class McpCallAudit {
 
   async record(record: McpCallRecord): Promise<void> {
     await this.audit.record({
-      // The worker acts for the Task's owner; the call is the service's, not a request of theirs.
-      caller: { user: record.caller.user, groups: record.caller.groups, admin: false, transport: 'system', address: null, client: null },
+      caller: actor(record.caller),
       action: 'mcp_tool.call',
       outcome: record.outcome === 'ok' ? 'ok' : record.outcome === 'denied' ? 'rejected' : 'error',
       taskId: record.taskId,
@@ -52,4 +65,19 @@ export class McpCallAudit {
       },
     });
   }
+
+  /** A server's form that was not put to the person (`elicitation.declined`): the server was told `decline`. */
+  async recordDeclinedForm(record: DeclinedForm): Promise<void> {
+    await this.audit.record({
+      caller: actor(record.caller),
+      action: 'elicitation.declined',
+      outcome: 'rejected',
+      taskId: record.taskId,
+      sessionId: record.sessionId,
+      detail: { server: record.server, mcp_tool: record.tool, message: cutText(record.message, MAX_MESSAGE_CHARS, { mark: 'cut' }), in_place: false, reason: record.reason },
+    });
+  }
 }
+
+/** The worker acts for the Task's owner; the call is the service's, not a request of theirs. */
+const actor = (caller: ToolCaller) => ({ user: caller.user, groups: caller.groups, admin: false, transport: 'system' as const, address: null, client: null });

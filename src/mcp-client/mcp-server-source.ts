@@ -3,11 +3,14 @@ import { pathToFileURL } from 'node:url';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
 import { nowIso } from '../common/clock.js';
+import { cutText } from '../common/cut-text.js';
 import type { McpServerConfig } from './mcp-server-config.js';
 import { effectOf, modelToolName, ollamaTool, toolAllowed } from './offered-tools.js';
 import type { McpCallAudit } from './mcp-call-audit.js';
 import type { ConnectionPool } from './connection-pool.js';
-import { messageOf, type Sampler, type ServerConnection } from './server-connection.js';
+import { emitCallStep } from './call-step.js';
+import { readRequestedForm } from './elicitation-form.js';
+import { messageOf, type Elicitor, type Sampler, type ServerConnection } from './server-connection.js';
 import { toModelResult } from './tool-results.js';
 
 /** A tool of this server as offered, and the name the server knows it by. */
@@ -31,6 +34,18 @@ const LISTING_WAIT_MS = 3000;
 
 /** Sampling requests one call may make: a server cannot spend the Task's model on more. */
 const MAX_SAMPLES_PER_CALL = 3;
+/** How much of a connection error the model is told. */
+const MAX_REASON_CHARS = 300;
+/** Forms one call may put to the person: a server cannot keep them answering. */
+const MAX_FORMS_PER_CALL = 3;
+
+/** What one call's requests back to this client cost: sampling tokens, and forms put to the person. */
+interface Spent {
+  input: number;
+  output: number;
+  samples: number;
+  forms: number;
+}
 
 /**
  * One configured MCP server as a ToolSource (`mcp:<name>`): the tools its `tools` lists let through,
@@ -64,6 +79,18 @@ export class McpServerSource implements ToolSource {
     return this.entries(connection).map((entry) => entry.offered);
   }
 
+  /**
+   * A server that never connected is named to the model with why, so it can say so instead of looking
+   * for tools that are not there. The reason is the connection's last error, the same for the same state.
+   */
+  notices(caller: ToolCaller): string[] {
+    if (!this.allows(caller)) return [];
+    const connection = this.pool.forCaller(caller);
+    if (connection.state === 'connected' || connection.connectedAt !== null) return [];
+    const reason = cutText((connection.lastError ?? 'still connecting').replace(/\s+/g, ' '), MAX_REASON_CHARS);
+    return [`The MCP server "${this.name}" is unavailable: ${reason}. Its tools are not offered in this task.`];
+  }
+
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
     const started = Date.now();
     const startedAt = nowIso();
@@ -71,27 +98,23 @@ export class McpServerSource implements ToolSource {
       ? this.entries(this.pool.forCaller(context.caller)).find((candidate) => candidate.offered.definition.function.name === call.function.name)
       : undefined;
     const tool = entry?.tool.name ?? call.function.name;
+    const spent: Spent = { input: 0, output: 0, samples: 0, forms: 0 };
     const finish = async (result: ToolResult, outcome: 'ok' | 'error' | 'timeout' | 'cancelled' | 'denied', error?: string) => {
       const durationMs = Date.now() - started;
-      await context.events.emit({
-        type: 'step',
-        taskId: context.taskId,
-        step: {
-          taskId: context.taskId,
-          subtask: context.subtask,
-          kind: 'mcp_tool',
-          name: call.function.name,
-          outcome,
-          startedAt,
-          durationMs,
-          detail: {
-            server: this.name,
-            tool,
-            arguments: this.audit.boundedArguments(call.function.arguments),
-            ...(error ? { error } : {}),
-            outputChars: result.output.length,
-            ...(result.images ? { images: result.images.length } : {}),
-          },
+      await emitCallStep(context, {
+        kind: 'mcp_tool',
+        name: call.function.name,
+        outcome,
+        startedAt,
+        durationMs,
+        detail: {
+          server: this.name,
+          tool,
+          arguments: this.audit.boundedArguments(call.function.arguments),
+          ...(error ? { error } : {}),
+          outputChars: result.output.length,
+          ...(result.images ? { images: result.images.length } : {}),
+          ...(spent.forms > 0 ? { forms: spent.forms } : {}),
         },
       });
       await this.audit.record({
@@ -114,11 +137,11 @@ export class McpServerSource implements ToolSource {
       return finish({ output: `Error: the MCP server "${this.name}" is unavailable (${reason}). Go on without it.`, isError: true }, 'error', reason);
     }
     const timeoutMs = this.config.timeoutMs;
-    const spent = { input: 0, output: 0, samples: 0 };
     const maxChars = this.config.maxOutputChars || this.limits.toolOutputChars;
     try {
       const roots = [{ uri: pathToFileURL(context.workspace.paths.root).href, name: 'session workspace' }];
-      const result = await connection.call(tool, call.function.arguments, { roots, sampler: this.sampler(context, spent) }, { signal: context.signal, timeoutMs });
+      const scope = { roots, sampler: this.sampler(context, spent), elicitor: this.elicitor(context, tool, spent) };
+      const result = await connection.call(tool, call.function.arguments, scope, { signal: context.signal, timeoutMs });
       const shown = { ...toModelResult(result, maxChars), ...(spent.samples > 0 ? { tokens: { input: spent.input, output: spent.output } } : {}) };
       return finish(shown, shown.isError ? 'error' : 'ok', shown.isError ? shown.output.slice(0, 500) : undefined);
     } catch (error) {
@@ -140,8 +163,29 @@ export class McpServerSource implements ToolSource {
     await this.pool.release(run.sessionId);
   }
 
+  /**
+   * The server's forms during one call (elicitation), put to the Task's person in place, at most
+   * MAX_FORMS_PER_CALL; without a person to ask (a client without the Tasks extension), or for a form a
+   * person cannot be shown, the server is told `decline`, and that is audited.
+   */
+  private elicitor(context: ToolCallContext, tool: string, spent: Spent): Elicitor {
+    return async (request) => {
+      const refuse = async (reason: string) => {
+        const message = typeof request.message === 'string' ? request.message : '';
+        await this.audit.recordDeclinedForm({ caller: context.caller, taskId: context.taskId, sessionId: context.workspace.sessionId, server: this.name, tool, message, reason });
+        return { action: 'decline' as const };
+      };
+      const form = readRequestedForm(request);
+      if ('problem' in form) return refuse(`the form cannot be shown: ${form.problem}`);
+      const ask = context.askPerson;
+      if (!ask) return refuse('nobody can answer in place (the Task was not submitted with the Tasks extension)');
+      if (++spent.forms > MAX_FORMS_PER_CALL) return refuse(`at most ${MAX_FORMS_PER_CALL} forms per tool call`);
+      return ask({ server: this.name, tool, message: form.message, schema: form.schema }, context.signal);
+    };
+  }
+
   /** The server's sampling requests during one call, answered on the Task's model and counted in `spent`. */
-  private sampler({ signal, model }: ToolCallContext, spent: { input: number; output: number; samples: number }): Sampler | undefined {
+  private sampler({ signal, model }: ToolCallContext, spent: Spent): Sampler | undefined {
     const sample = this.sample;
     if (!sample) return undefined;
     return async (request) => {

@@ -1,9 +1,23 @@
 import { Logger } from '@nestjs/common';
-import { Client, type CallToolResult, type CreateMessageRequest, type CreateMessageResult, type Tool as McpTool, type Transport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  SdkError,
+  SdkErrorCode,
+  type CallToolResult,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+  type ElicitRequest,
+  type ElicitResult,
+  type Tool as McpTool,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { SERVER_INFO } from '../common/server-info.js';
 
 /** A server's answer to a sampling request, and what it cost on the Task's model. */
 export type Sampler = (request: CreateMessageRequest['params']) => Promise<CreateMessageResult>;
+
+/** The person's answer to a server's form (elicitation). */
+export type Elicitor = (request: ElicitRequest['params']) => Promise<ElicitResult>;
 
 /** What the connection answers a server with while one call of a Task runs through it. */
 export interface CallScope {
@@ -11,6 +25,8 @@ export interface CallScope {
   roots: { uri: string; name: string }[];
   /** Answers `sampling/createMessage`; absent: refused (the server's `sampling` is not on). */
   sampler?: Sampler;
+  /** Answers `elicitation/create`; absent: `decline`. The call's `timeout_ms` does not run while the person is asked. */
+  elicitor?: Elicitor;
 }
 
 export interface ConnectionOptions {
@@ -31,6 +47,8 @@ export interface ConnectionOptions {
 }
 
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
+/** The SDK's own request timeout is set out of the way (the longest a timer takes): `CallDeadline` bounds a call. */
+const SDK_TIMEOUT_MS = 2_147_483_647;
 /** A run's listing tries a server that is down at once, unless it failed this recently. */
 const RETRY_AFTER_MS = 1000;
 /** How long a server that reads its roots gets to ask for the new ones before a call goes out. */
@@ -108,11 +126,14 @@ export class ServerConnection {
   async call(name: string, args: Record<string, unknown>, scope: CallScope, options: { signal: AbortSignal; timeoutMs: number }): Promise<CallToolResult> {
     const client = this.client;
     if (!client || this.state !== 'connected') throw new Error(this.lastError ?? 'not connected');
-    this.scope = scope;
+    const deadline = new CallDeadline(options.timeoutMs);
+    const elicitor = scope.elicitor;
+    this.scope = { ...scope, ...(elicitor ? { elicitor: (request) => deadline.pausedDuring(() => elicitor(request)) } : {}) };
     try {
       await this.followRoots(client, scope);
-      return await client.callTool({ name, arguments: args }, { signal: options.signal, timeout: options.timeoutMs, maxTotalTimeout: options.timeoutMs });
+      return await client.callTool({ name, arguments: args }, { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS });
     } finally {
+      deadline.clear();
       this.scope = null;
     }
   }
@@ -137,6 +158,18 @@ export class ServerConnection {
       {
         capabilities: { roots: { listChanged: true }, elicitation: {}, ...(this.options.sampling ? { sampling: {} } : {}) },
         versionNegotiation: { mode: 'auto' },
+        // notifications/tools/list_changed: the SDK lists again; the next run's listing offers the new tools
+        // (a running Task keeps the tool block it started with: its prompt prefix stays byte-stable).
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) => {
+              if (this.client !== client) return;
+              if (error || !tools) return this.logger.warn(`tools changed, and listing them again failed: ${messageOf(error)}`);
+              this.tools = tools;
+              this.logger.log(`tools changed: ${tools.length} tools`);
+            },
+          },
+        },
       },
     );
     client.setRequestHandler('roots/list', () => {
@@ -152,8 +185,8 @@ export class ServerConnection {
         return sampler(request.params);
       });
     }
-    // The person is not asked here: the server is told no, and the call goes on without the answer.
-    client.setRequestHandler('elicitation/create', () => ({ action: 'decline' as const }));
+    // Outside a call, or where nobody can answer in place, the server is told no and goes on without the answer.
+    client.setRequestHandler('elicitation/create', (request) => this.scope?.elicitor?.(request.params) ?? { action: 'decline' as const });
     // A new server process knows no roots yet (it may ask for them while the connect runs).
     this.sentRoots = JSON.stringify(this.options.roots ?? []);
     this.readsRoots = false;
@@ -240,6 +273,52 @@ export class ServerConnection {
       rest = lines.pop()!.slice(-4000);
       for (const line of lines) if (line.trim() !== '') this.logger.log(line.slice(0, 2000));
     });
+  }
+}
+
+/**
+ * A call's `timeout_ms`, counted only while the server works: it stops while the person is asked a
+ * form (they may take up to `agent.approvals.wait_ms`). Past it the call is aborted as a timeout.
+ */
+class CallDeadline {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | null = null;
+  private left: number;
+  private since = 0;
+  private paused = 0;
+
+  constructor(private readonly timeoutMs: number) {
+    this.left = timeoutMs;
+    this.start();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  async pausedDuring<T>(work: () => Promise<T>): Promise<T> {
+    if (this.paused++ === 0) this.stop();
+    try {
+      return await work();
+    } finally {
+      if (--this.paused === 0 && !this.controller.signal.aborted) this.start();
+    }
+  }
+
+  clear(): void {
+    this.stop();
+  }
+
+  private start(): void {
+    this.since = Date.now();
+    this.timer = setTimeout(() => this.controller.abort(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: this.timeoutMs })), Math.max(0, this.left));
+  }
+
+  private stop(): void {
+    if (!this.timer) return;
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.left -= Date.now() - this.since;
   }
 }
 

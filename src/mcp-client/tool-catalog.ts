@@ -2,6 +2,7 @@ import type { Tool } from 'ollama';
 import { nowIso } from '../common/clock.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
+import { emitCallStep } from './call-step.js';
 
 /** Above this many MCP tools for one caller, the model gets `find_tools` instead of every schema. */
 export const CATALOG_THRESHOLD = 20;
@@ -41,9 +42,14 @@ export const CALL_TOOL: Tool = {
 export class ToolCatalog implements ToolSource {
   readonly id = 'mcp';
 
+  /** This run's listing, taken when the run lists its tools: a server's new tools are found from the next run on. */
+  private listing: Promise<{ source: ToolSource; offered: OfferedTool }[]> | null = null;
+
+  /** One catalog per run (see McpToolSources.forCaller). */
   constructor(private readonly sources: ToolSource[]) {}
 
-  async tools(): Promise<OfferedTool[]> {
+  async tools(caller: ToolCaller): Promise<OfferedTool[]> {
+    await this.all(caller);
     return [
       { definition: FIND_TOOLS, effect: 'read', stepKind: 'tool_call' },
       { definition: CALL_TOOL, effect: 'command', stepKind: 'mcp_tool' },
@@ -65,20 +71,7 @@ export class ToolCatalog implements ToolSource {
     if (call.function.name === 'find_tools') {
       const startedAt = nowIso();
       const output = await this.search(textArgument(call.function.arguments.query), context.caller);
-      await context.events.emit({
-        type: 'step',
-        taskId: context.taskId,
-        step: {
-          taskId: context.taskId,
-          subtask: context.subtask,
-          kind: 'tool_call',
-          name: 'find_tools',
-          outcome: 'ok',
-          startedAt,
-          durationMs: 0,
-          detail: { arguments: call.function.arguments },
-        },
-      });
+      await emitCallStep(context, { kind: 'tool_call', name: 'find_tools', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: call.function.arguments } });
       return { output };
     }
     const name = textArgument(call.function.arguments.name);
@@ -96,9 +89,14 @@ export class ToolCatalog implements ToolSource {
     return { ...call, function: { name: target.definition.function.name!, arguments: (args ?? {}) as Record<string, unknown> } };
   }
 
-  private async all(caller: ToolCaller): Promise<{ source: ToolSource; offered: OfferedTool }[]> {
-    const lists = await Promise.all(this.sources.map(async (source) => (await source.tools(caller)).map((offered) => ({ source, offered }))));
-    return lists.flat();
+  private all(caller: ToolCaller): Promise<{ source: ToolSource; offered: OfferedTool }[]> {
+    this.listing ??= Promise.all(this.sources.map(async (source) => (await source.tools(caller)).map((offered) => ({ source, offered })))).then((lists) => lists.flat());
+    return this.listing;
+  }
+
+  /** What the model is told of the servers behind the catalog (one that never connected). */
+  notices(caller: ToolCaller): string[] {
+    return this.sources.flatMap((source) => source.notices?.(caller) ?? []);
   }
 
   private async find(name: string, caller: ToolCaller) {

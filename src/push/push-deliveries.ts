@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
-import { nowIso } from '../common/clock.js';
+import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { SYSTEM_CALLER } from '../identity/caller.js';
 import { PushDeliveryRepository, type DeliveryKind, type DeliveryRow } from './push-delivery.repository.js';
@@ -41,6 +41,7 @@ export class PushDeliveries implements OnApplicationBootstrap, OnApplicationShut
     private readonly repository: PushDeliveryRepository,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   /** Each kind's surface says how its deliveries authenticate. */
@@ -61,7 +62,7 @@ export class PushDeliveries implements OnApplicationBootstrap, OnApplicationShut
   }
 
   async enqueue(delivery: Omit<DeliveryRow, 'id' | 'attempts' | 'deadlineAt'>): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     await this.repository.insert({ ...delivery, deadlineAt: at(now + this.config.a2a.push.retryForMs) }, at(now));
     this.kick();
   }
@@ -84,7 +85,7 @@ export class PushDeliveries implements OnApplicationBootstrap, OnApplicationShut
 
   private async drain(): Promise<void> {
     for (;;) {
-      const ids = await this.repository.due(nowIso(), BATCH);
+      const ids = await this.repository.due(at(this.clock.now()), BATCH);
       if (ids.length === 0 || this.stopped) return;
       await Promise.all(ids.map((id) => this.attempt(id)));
     }
@@ -97,12 +98,13 @@ export class PushDeliveries implements OnApplicationBootstrap, OnApplicationShut
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (next === null) return;
-    const wait = Date.parse(next) - Date.now();
+    const wait = Date.parse(next) - this.clock.now();
     if (wait < SWEEP_MS) this.timer = setTimeout(() => this.kick(), Math.max(0, wait)).unref();
   }
 
   private async attempt(id: string): Promise<void> {
-    const row = await this.repository.claim(id, nowIso(), at(Date.now() + CLAIM_MS));
+    const now = this.clock.now();
+    const row = await this.repository.claim(id, at(now), at(now + CLAIM_MS));
     if (!row) return;
     const attempt = row.attempts + 1;
     const checked = checkPushUrl(row.url, this.config.a2a.push.allowedUrls);
@@ -116,7 +118,7 @@ export class PushDeliveries implements OnApplicationBootstrap, OnApplicationShut
     const delivered = 'status' in outcome && outcome.status >= 200 && outcome.status < 300;
     const error = delivered ? null : 'status' in outcome ? `HTTP ${outcome.status}` : outcome.error;
     const permanent = 'problem' in checked || !headers || ('refused' in outcome && outcome.refused === true);
-    const retryAt = Date.now() + Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);
+    const retryAt = this.clock.now() + Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);
     const givenUp = !delivered && (permanent || retryAt > Date.parse(row.deadlineAt));
     await this.audit.record({
       caller: SYSTEM_CALLER,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, createHmac } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { PushDeliveryRepository } from './push-delivery.repository.js';
 
 const KEY_NAME = 'a2a-push';
@@ -18,7 +18,10 @@ const JWT_LIFETIME_S = 300;
 export class PushSigning {
   private key: Promise<{ privateKey: CryptoKey; publicJwk: JWK }> | null = null;
 
-  constructor(private readonly repository: PushDeliveryRepository) {}
+  constructor(
+    private readonly repository: PushDeliveryRepository,
+    private readonly clock: Clock = SYSTEM_CLOCK,
+  ) {}
 
   async jwks(): Promise<{ keys: JWK[] }> {
     return { keys: [(await this.loadKey()).publicJwk] };
@@ -26,17 +29,18 @@ export class PushSigning {
 
   async jwt(claims: { issuer: string; audience: string; body: string; taskId: string; id: string }): Promise<string> {
     const { privateKey, publicJwk } = await this.loadKey();
+    const now = Math.floor(this.clock.now() / 1000);
     return new SignJWT({ request_body_sha256: createHash('sha256').update(claims.body).digest('hex'), task_id: claims.taskId })
       .setProtectedHeader({ alg: ALG, kid: publicJwk.kid!, typ: 'JWT' })
       .setIssuer(claims.issuer)
       .setAudience(claims.audience)
       .setJti(claims.id)
-      .setIssuedAt()
-      .setExpirationTime(`${JWT_LIFETIME_S}s`)
+      .setIssuedAt(now)
+      .setExpirationTime(now + JWT_LIFETIME_S)
       .sign(privateKey);
   }
 
-  webhookSignature(secret: string, body: string, now = Math.floor(Date.now() / 1000)): string {
+  webhookSignature(secret: string, body: string, now = Math.floor(this.clock.now() / 1000)): string {
     return `t=${now},v1=${createHmac('sha256', secret).update(`${now}.${body}`).digest('hex')}`;
   }
 
@@ -50,7 +54,7 @@ export class PushSigning {
           const kid = createHash('sha256').update(JSON.stringify(publicJwk)).digest('base64url').slice(0, 16);
           return { privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: ALG }), publicJwk: JSON.stringify({ ...publicJwk, kid, alg: ALG, use: 'sig' }) };
         },
-        nowIso(),
+        nowIso(this.clock),
       );
       return { privateKey: (await importJWK(JSON.parse(stored.privateJwk) as JWK, ALG)) as CryptoKey, publicJwk: JSON.parse(stored.publicJwk) as JWK };
     })().catch((error: unknown) => {

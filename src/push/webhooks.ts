@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { RunEvent } from '../agent/core/run-events.js';
-import { nowIso } from '../common/clock.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { TaskEvents } from '../events/task-events.js';
 import { PushDeliveries } from './push-deliveries.js';
@@ -28,6 +28,7 @@ export class Webhooks implements OnModuleInit, OnModuleDestroy {
     private readonly deliveries: PushDeliveries,
     private readonly signing: PushSigning,
     config: AppConfig,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     this.hooks = config.webhooks;
   }
@@ -66,7 +67,7 @@ export class Webhooks implements OnModuleInit, OnModuleDestroy {
       owner: task.owner,
       status: event.status,
       result: event.result,
-      at: nowIso(),
+      at: nowIso(this.clock),
     });
     for (const url of urls) await this.deliveries.enqueue({ kind: 'webhook', target: url, taskId: event.taskId, owner: task.owner, url, payload });
   }

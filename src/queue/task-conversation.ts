@@ -25,6 +25,7 @@ export class TaskConversation {
       sessionId: task.sessionId,
       owner: task.owner,
       ownerGroups: JSON.parse(task.ownerGroups) as string[],
+      ownerEmail: task.ownerEmail,
       client: task.client,
       answersInPlace: task.answersInPlace,
       mode: task.mode,

@@ -12,6 +12,7 @@ import { SessionFork } from './session-fork.js';
 import { TaskExecution } from './task-execution.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { TaskQueueService } from './task-queue.service.js';
+import { TaskReadModels } from './task-read-model.js';
 import { TaskStatusJournal } from './task-status-journal.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskWorker } from './task-worker.js';
@@ -19,7 +20,19 @@ import { TasksRepository } from './tasks.repository.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule, HistoryModule],
-  providers: [TasksRepository, RunnerIdentity, TaskStatusJournal, TaskConversation, LeaseKeeper, TaskExecution, AbandonedTaskRecovery, TaskWorker, TaskQueueService, SessionFork],
-  exports: [TaskQueueService, SessionFork, HistoryModule],
+  providers: [
+    TasksRepository,
+    RunnerIdentity,
+    TaskStatusJournal,
+    TaskConversation,
+    LeaseKeeper,
+    TaskExecution,
+    AbandonedTaskRecovery,
+    TaskWorker,
+    TaskQueueService,
+    SessionFork,
+    TaskReadModels,
+  ],
+  exports: [TaskQueueService, SessionFork, TaskReadModels, HistoryModule],
 })
 export class TaskQueueModule {}

@@ -10,6 +10,7 @@ import type { Caller } from '../identity/caller.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { DEFAULT_TIER } from '../ollama/model-tiers.js';
 import { TaskImageEntity } from './task-image.entity.js';
+import { listedTask, taskReadModel, type ListedTask, type TaskReadModel } from './task-read-model.js';
 import type { TaskRequest, TaskRequestImage } from './task-request.js';
 import type { TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
@@ -18,7 +19,7 @@ import { SessionFork } from './session-fork.js';
 import { TaskWorker } from './task-worker.js';
 import { TasksRepository, type TaskFilters } from './tasks.repository.js';
 
-/** Queue rules: who may see or cancel which Task, and how a request becomes a durable Task. */
+/** Queue rules: who may see or cancel which Task, and how a request becomes a durable Task. Tasks leave it as read models. */
 @Injectable()
 export class TaskQueueService {
   private acceptingWork = true;
@@ -41,7 +42,7 @@ export class TaskQueueService {
    * the data): the Task exists only if its event does. Refused (queue_full, nothing stored) when the
    * caller already has `queue.max_queued_per_user` Tasks waiting. Then wakes the worker.
    */
-  async enqueue(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskEntity> {
+  async enqueue(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskReadModel> {
     if (!this.acceptingWork) throw new AgentError('shutting_down', 'The service is shutting down and accepts no new tasks.');
     let newSession = null;
     // Issue 24: `fork_from` makes the Task the first of a new session forked from the caller's Task.
@@ -72,12 +73,13 @@ export class TaskQueueService {
     await this.unitOfWork.commit({ writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...after], shared: [event] });
     await this.events.publish({ type: 'accepted', taskId: task.id, sessionId, owner: caller.user, groups: caller.groups });
     this.worker.wake();
-    return task;
+    return taskReadModel(task);
   }
 
   /** Admin view: any Task. */
-  find(taskId: string): Promise<TaskEntity | null> {
-    return this.tasks.findById(taskId);
+  async find(taskId: string): Promise<ListedTask | null> {
+    const task = await this.tasks.findById(taskId);
+    return task && listedTask(task);
   }
 
   /** Metrics: how many Tasks are in each status. */
@@ -86,8 +88,8 @@ export class TaskQueueService {
   }
 
   /** Admin view: Tasks matching the filters, newest first, keyset-paged by `seq`. */
-  list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<TaskEntity[]> {
-    return this.tasks.list(filters, limit, beforeSeq);
+  async list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<ListedTask[]> {
+    return (await this.tasks.list(filters, limit, beforeSeq)).map(listedTask);
   }
 
   /** Admin view: tokens per owner. */
@@ -96,7 +98,7 @@ export class TaskQueueService {
   }
 
   /** Which of the Tasks wait for an approval nobody has answered yet. */
-  awaitingApproval(tasks: TaskEntity[]): Promise<Set<string>> {
+  awaitingApproval(tasks: readonly { id: string }[]): Promise<Set<string>> {
     return this.tasks.awaitingApproval(tasks.map((task) => task.id));
   }
 
@@ -105,12 +107,17 @@ export class TaskQueueService {
   }
 
   /** Where each queued Task of `tasks` stands in the queue (1 runs next); others have no entry. */
-  queuePositions(tasks: TaskEntity[]): Promise<Map<string, number>> {
+  queuePositions(tasks: readonly { id: string; status: TaskStatus }[]): Promise<Map<string, number>> {
     return this.tasks.queuePositions(tasks);
   }
 
   /** A Task of another user answers exactly as a missing one. */
-  async findOwned(caller: Caller, taskId: string): Promise<TaskEntity | null> {
+  async findOwned(caller: Caller, taskId: string): Promise<ListedTask | null> {
+    const task = await this.ownedRow(caller, taskId);
+    return task && listedTask(task);
+  }
+
+  private async ownedRow(caller: Caller, taskId: string): Promise<TaskEntity | null> {
     const task = await this.tasks.findById(taskId);
     return task && task.owner === caller.user ? task : null;
   }
@@ -120,18 +127,18 @@ export class TaskQueueService {
    * the database flag in whichever process runs it). Terminal Tasks are left as they are. Only the
    * owner's own Tasks: another user's Task answers as a missing one.
    */
-  async cancel(caller: Caller, taskId: string): Promise<TaskEntity | null> {
-    const task = await this.findOwned(caller, taskId);
+  async cancel(caller: Caller, taskId: string): Promise<ListedTask | null> {
+    const task = await this.ownedRow(caller, taskId);
     return task && this.cancelTask(caller, task);
   }
 
   /** The admin surface's cancel: any Task (the admin is recorded as the actor). */
-  async cancelAny(admin: Caller, taskId: string): Promise<TaskEntity | null> {
+  async cancelAny(admin: Caller, taskId: string): Promise<ListedTask | null> {
     const task = await this.tasks.findById(taskId);
     return task && this.cancelTask(admin, task);
   }
 
-  private async cancelTask(caller: Caller, task: TaskEntity): Promise<TaskEntity | null> {
+  private async cancelTask(caller: Caller, task: TaskEntity): Promise<ListedTask | null> {
     const taskId = task.id;
     if (await this.tasks.cancelQueued(taskId, 'Cancelled on request before it started.')) {
       await this.audit.record({
@@ -144,11 +151,12 @@ export class TaskQueueService {
       });
       const cancelled = await this.tasks.findById(taskId);
       await this.events.publish({ type: 'ended', taskId, status: 'cancelled', result: cancelled?.result ?? '' });
-      return cancelled;
+      return cancelled && listedTask(cancelled);
     } else if (await this.tasks.requestCancel(taskId)) {
       this.execution.cancelLocal(taskId);
     }
-    return this.tasks.findById(taskId);
+    const after = await this.tasks.findById(taskId);
+    return after && listedTask(after);
   }
 
   /**
@@ -170,6 +178,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     sessionId,
     owner: caller.user,
     ownerGroups: JSON.stringify(caller.groups),
+    ownerEmail: caller.email ?? null,
     request: input.request,
     temperature: input.temperature,
     client: caller.client,

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { TaskProgress } from '../agent/agent-runner.js';
 import { AuditService } from '../audit/audit.service.js';
+import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { SYSTEM_CALLER } from '../identity/caller.js';
 import type { TaskStatus } from './task-status.js';
 import type { TaskEntity } from './task.entity.js';
@@ -14,7 +15,10 @@ import { WORKER_LOG_CONTEXT } from './worker-log.js';
 export class TaskStatusJournal {
   private readonly logger = new Logger(WORKER_LOG_CONTEXT);
 
-  constructor(private readonly audit: AuditService) {}
+  constructor(
+    private readonly audit: AuditService,
+    private readonly clock: Clock = SYSTEM_CLOCK,
+  ) {}
 
   /** Audits the change and keeps `task.status` (the in-memory entity) in step with it. */
   async record(task: TaskEntity, status: TaskStatus, reason?: string): Promise<void> {
@@ -37,7 +41,7 @@ export class TaskStatusJournal {
   /** A run's end, once its final write went through: audited, and one line with its duration and tokens. */
   async ended(task: TaskEntity, status: TaskStatus, result: string, fields: Omit<TaskProgress, 'status'>): Promise<void> {
     await this.record(task, status, result);
-    const ranMs = Date.now() - Date.parse(task.startedAt ?? task.createdAt);
+    const ranMs = this.clock.now() - Date.parse(task.startedAt ?? task.createdAt);
     const tokens = `${fields.inputTokens ?? task.inputTokens} in, ${fields.outputTokens ?? task.outputTokens} out`;
     const line = `task ${task.id} ${status} after ${seconds(ranMs)} (tokens ${tokens})${status === 'completed' ? '' : `: ${result.split('\n')[0].slice(0, 200)}`}`;
     if (status === 'failed') this.logger.warn(line);

@@ -24,6 +24,10 @@ export class TaskEntity {
   @Column({ name: 'owner_groups', type: 'text', default: '[]' })
   ownerGroups!: string;
 
+  /** The owner's email at submission, when the identity gave one (an MCP server's `{email}` header names it). */
+  @Column({ name: 'owner_email', type: 'varchar', length: 320, nullable: true })
+  ownerEmail!: string | null;
+
   @Column({ type: 'text' })
   request!: string;
 

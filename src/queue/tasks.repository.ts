@@ -80,7 +80,7 @@ export class TasksRepository {
    * rounds run before it (every owner's first r Tasks, or all of theirs), then the r-th Tasks of the
    * owners before i.
    */
-  async queuePositions(tasks: TaskEntity[]): Promise<Map<string, number>> {
+  async queuePositions(tasks: readonly Pick<TaskEntity, 'id' | 'status'>[]): Promise<Map<string, number>> {
     const wanted = new Set(tasks.filter((task) => task.status === 'queued').map((task) => task.id));
     if (wanted.size === 0) return new Map();
     const rows = await this.sql.all<{ id: string; owner: string; last_start: string | null }>(

@@ -4,7 +4,7 @@ import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { SessionFilesRepository } from './session-files.repository.js';
 import { SessionFilesService } from './session-files.service.js';
 
-/** The files Tasks produced in their session workspaces: listed from the trace, read from the disk. */
+/** The files Tasks produced in their session workspaces: listed from the table of file changes, read from the disk. */
 @Module({
   imports: [SessionsModule, WorkspaceModule],
   providers: [SessionFilesRepository, SessionFilesService],

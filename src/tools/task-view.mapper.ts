@@ -1,17 +1,18 @@
-import type { TaskEntity } from '../queue/task.entity.js';
+import type { TaskReadModel } from '../queue/task-read-model.js';
 import type { TaskView } from './status-text.js';
 
-export function mapTaskView(task: TaskEntity): TaskView {
+/** The read model as agent_status and the Tasks extension report it (the spec §3.4 fields). */
+export function mapTaskView(task: TaskReadModel): TaskView {
   return {
     taskId: task.id,
     sessionId: task.sessionId,
     status: task.status,
-    completedSubtasks: task.completedSubtasks,
-    totalSubtasks: task.totalSubtasks,
-    currentTask: task.currentTask,
-    inputTokens: task.inputTokens,
-    outputTokens: task.outputTokens,
-    criticalPathTokens: task.criticalPathTokens,
+    completedSubtasks: task.progress.completedSubtasks,
+    totalSubtasks: task.progress.totalSubtasks,
+    currentTask: task.progress.currentTask,
+    inputTokens: task.usage.input,
+    outputTokens: task.usage.output,
+    criticalPathTokens: task.progress.criticalPathTokens,
     result: task.result,
     createdAt: task.createdAt,
     updatedAt: task.updatedAt,

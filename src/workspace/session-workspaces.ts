@@ -4,6 +4,7 @@ import { openRoot, removeTreeAt } from './beneath.js';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { WorkspacePaths } from './workspace-paths.js';
+import { SYSTEM_CLOCK, type Clock } from '../common/clock.js';
 import { isUuid } from '../common/uuid.js';
 
 const DAY_MS = 86_400_000;
@@ -22,11 +23,13 @@ export class SessionWorkspaces {
   private constructor(
     private readonly rootPaths: WorkspacePaths,
     private readonly settings: AgentConfig['workspace'],
+    private readonly clock: Clock,
   ) {}
 
-  static async open(rootPaths: WorkspacePaths, settings: AgentConfig['workspace']): Promise<SessionWorkspaces> {
+  /** `clock`: the time a session's activity is marked at and its idleness counted against. */
+  static async open(rootPaths: WorkspacePaths, settings: AgentConfig['workspace'], clock: Clock = SYSTEM_CLOCK): Promise<SessionWorkspaces> {
     if (settings.isolation === 'session') await mkdir(join(rootPaths.root, 'sessions'), { recursive: true });
-    return new SessionWorkspaces(rootPaths, settings);
+    return new SessionWorkspaces(rootPaths, settings, clock);
   }
 
   get shared(): boolean {
@@ -53,12 +56,13 @@ export class SessionWorkspaces {
   /** Marks the session active now (its workspace's mtime), so retention counts idleness from here. */
   async touch(sessionId: string): Promise<void> {
     if (this.shared) return;
-    const now = new Date();
+    const now = new Date(this.clock.now());
     await utimes(this.dir(sessionId), now, now).catch(() => undefined);
   }
 
   /** Removes the workspaces idle longer than `workspace.retention_days`; returns their session ids. */
-  async sweep(now = Date.now()): Promise<string[]> {
+  async sweep(): Promise<string[]> {
+    const now = this.clock.now();
     const days = this.settings.retentionDays;
     if (this.shared || days === 0) return [];
     const base = join(this.rootPaths.root, 'sessions');

@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { runCommand, type CommandResult } from './command-runner.js';
 import { resolveSandbox, type SandboxStatus } from './sandbox.js';
@@ -30,11 +31,12 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly config: AppConfig,
     readonly files: WorkspaceFiles,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   async onModuleInit(): Promise<void> {
     const rootPaths = await WorkspacePaths.open(this.config.workspace.root);
-    this.sessions = await SessionWorkspaces.open(rootPaths, this.config.workspace);
+    this.sessions = await SessionWorkspaces.open(rootPaths, this.config.workspace, this.clock);
     this.sandbox = resolveSandbox(this.config.workspace.sandbox, rootPaths.root);
     const log = this.sandbox.mode === 'disabled' ? 'warn' : 'log';
     this.logger[log](`workspace ${rootPaths.root} (isolation: ${this.config.workspace.isolation}); commands: ${this.sandbox.detail}`);

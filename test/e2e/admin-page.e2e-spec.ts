@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'admin-token-for-the-browser-test';
@@ -16,7 +16,8 @@ const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ n
 
 // scripts/ensure-test-env.sh installs Debian's chromium; the console test needs a real browser.
 describe('the admin console in headless Chromium', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({ config: { auth: { admin_token: TOKEN } } });
+  const { ollama } = stack;
   let service: ServiceProcess;
   let client: Client;
   let browser: Browser;
@@ -31,9 +32,8 @@ describe('the admin console in headless Chromium', () => {
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is required (apt-get install chromium)`);
     mkdirSync(SCREENSHOTS, { recursive: true });
-    await ollama.start();
-    service = await new ServiceProcess((await writeConfig(ollama.url, { auth: { admin_token: TOKEN } })).file).start();
-    client = await modernClient(service.url);
+    ({ service } = stack);
+    client = stack.closeOnStop(await modernClient(service.url));
     // A finished, planned Task with a file change and a command whose output has several lines.
     ollama.enqueue(
       call('plan', {
@@ -52,17 +52,12 @@ describe('the admin console in headless Chromium', () => {
     await waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), planned);
     await client.callTool({ name: 'agent_run', arguments: { request: '   ' } });
     for (let n = 0; n < 30; n++) await client.callTool({ name: 'agent_status', arguments: { task_id: planned } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await client?.close();
-    await service?.stop();
-    await ollama.stop();
+    browser = stack.closeOnStop(
+      await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      }),
+    );
   });
 
   it('signs in with Enter, lists and filters Tasks, follows the running one and cancels with confirmation', async () => {
@@ -125,14 +120,10 @@ describe('the admin console in headless Chromium', () => {
     // Follow the running Task: its page updates itself as the subtasks complete.
     await page.goto(`http://127.0.0.1:${service.port}/admin#/tasks/${running}`);
     await page.waitForFunction(() => /running/.test(document.querySelector('#task-status')?.textContent ?? ''));
-    const seen = new Set<string>();
-    while (!seen.has('2/3')) {
-      const progress = (await page.textContent('#task-progress')) ?? '';
-      const match = /(\d\/3)/.exec(progress);
-      if (match) seen.add(match[1]);
-      await page.waitForTimeout(200);
+    // It shows the first subtask done, then the second, each as the page refreshes itself.
+    for (const done of ['1/3', '2/3']) {
+      await page.waitForFunction((wanted) => /(\d\/3)/.exec(document.querySelector('#task-progress')?.textContent ?? '')?.[1] === wanted, done);
     }
-    expect([...seen]).toEqual(expect.arrayContaining(['1/3', '2/3']));
     expect(await page.textContent('#task-progress')).toContain('Step three');
     await shot(page, '03-running-task');
     page.once('dialog', (dialog) => void dialog.accept());

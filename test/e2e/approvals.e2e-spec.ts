@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
-import { E2E_DATABASE, freshDatabase } from '../support/databases.js';
+import { E2E_DATABASE } from '../support/databases.js';
+import { useStack, type E2eStack } from '../support/e2e-stack.js';
 import {
   fieldsOf,
   httpRawDispatch,
@@ -18,8 +19,8 @@ import {
   type RawDispatch,
   type RawResponse,
 } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { pollUntil } from '../support/poll.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const ADMIN_TOKEN = 'approvals-admin-token-0123456789';
 const CHROMIUM = '/usr/bin/chromium';
@@ -36,41 +37,54 @@ interface ApprovalRow {
   reason: string | null;
 }
 
-/** One service under test with its clients; the helpers every approvals suite uses. */
+/** The Task's tasks/get result once its status is one of `wanted`, asked through `dispatch`. */
+async function taskReaching(dispatch: RawDispatch, taskId: string, wanted: string[]): Promise<any> {
+  let last: RawResponse | undefined;
+  return pollUntil(
+    async () => {
+      last = await dispatch({ method: 'tasks/get', params: { taskId, _meta: modernMeta(true) } });
+      return last.kind === 'result' && wanted.includes(last.result.status) ? last.result : undefined;
+    },
+    `task ${taskId} ${wanted.join(' or ')}`,
+    { lastSeen: () => JSON.stringify(last) },
+  );
+}
+
+/**
+ * One service under test with its clients; the helpers every approvals suite uses. Made inside a describe block:
+ * its stack starts, and its clients connect, in the block's beforeAll.
+ */
 class Harness {
-  readonly ollama = new ScriptedOllama();
-  service!: ServiceProcess;
+  readonly stack: E2eStack;
   client!: Client;
   raw!: RawDispatch;
-  config!: Awaited<ReturnType<typeof writeConfig>>;
 
-  constructor(
-    private readonly overrides: Record<string, unknown>,
-    private readonly headers: Record<string, string> = {},
-  ) {}
+  constructor(config: Record<string, unknown>, headers: Record<string, string> = {}) {
+    this.stack = useStack({ config });
+    // Whichever client is current when the stack stops (a test may reconnect after a restart).
+    this.stack.closeOnStop({ close: () => this.client?.close() });
+    beforeAll(async () => {
+      this.client = await modernClient(this.service.url, headers);
+      this.raw = httpRawDispatch(this.service.url, headers);
+    });
+  }
+
+  get ollama() {
+    return this.stack.ollama;
+  }
+
+  get service(): ServiceProcess {
+    return this.stack.service;
+  }
 
   get db(): DatabaseTarget {
-    return this.config.database;
-  }
-
-  async start(): Promise<void> {
-    await this.ollama.start();
-    this.config = await writeConfig(this.ollama.url, this.overrides);
-    mkdirSync(this.config.workspace, { recursive: true });
-    this.service = await new ServiceProcess(this.config.file).start();
-    this.client = await modernClient(this.service.url, this.headers);
-    this.raw = httpRawDispatch(this.service.url, this.headers);
-  }
-
-  async stop(): Promise<void> {
-    await this.client?.close();
-    await this.service?.stop();
-    await this.ollama.stop();
+    return this.stack.database;
   }
 
   /** A file of the shared workspace, or of a session's own one. */
   file(name: string, sessionId?: string): string {
-    return sessionId ? join(this.config.workspace, 'sessions', sessionId, name) : join(this.config.workspace, name);
+    const { workspace } = this.stack.config;
+    return sessionId ? join(workspace, 'sessions', sessionId, name) : join(workspace, name);
   }
 
   async submit(request: string, sessionId?: string): Promise<Record<string, string>> {
@@ -105,14 +119,8 @@ class Harness {
     return this.raw({ method, params: { ...params, _meta: modernMeta(true) } });
   }
 
-  async taskStatus(taskId: string, wanted: string[]): Promise<any> {
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const response = await this.withTasks('tasks/get', { taskId });
-      if (response.kind === 'result' && wanted.includes(response.result.status)) return response.result;
-      if (Date.now() > deadline) throw new Error(`task ${taskId} never reached ${wanted.join(' or ')}: ${JSON.stringify(response)}`);
-      await new Promise((done) => setTimeout(done, 30));
-    }
+  taskStatus(taskId: string, wanted: string[]): Promise<any> {
+    return taskReaching(this.raw, taskId, wanted);
   }
 }
 
@@ -123,12 +131,8 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     workspace: { isolation: 'shared' },
   });
 
-  beforeAll(() => h.start());
-  afterAll(async () => {
-    // The one-active-Task rule held throughout: the model never served two Tasks at once.
-    expect(h.ollama.maxConcurrentChats).toBe(1);
-    await h.stop();
-  });
+  // The one-active-Task rule held throughout: the model never served two Tasks at once.
+  afterAll(() => expect(h.ollama.maxConcurrentChats).toBe(1));
 
   /** A Task whose model wants `command`; returns it after it ended with the approval request. */
   async function paused(command: string, request = `please run ${command}`): Promise<{ task_id: string; session_id: string; text: string }> {
@@ -399,11 +403,7 @@ describe('approvals, mode commands: end and resume through the conversation, ans
 describe('approvals, mode changes: diffs, the wait running out, kill -9 between request and answer', () => {
   const h = new Harness({ agent: { approvals: { mode: 'changes', wait_ms: 300 } }, workspace: { isolation: 'shared' } });
 
-  beforeAll(() => h.start());
-  afterAll(async () => {
-    expect(h.ollama.maxConcurrentChats).toBe(1);
-    await h.stop();
-  });
+  afterAll(() => expect(h.ollama.maxConcurrentChats).toBe(1));
 
   it('a Tasks-aware client that does not answer within wait_ms: the Task ends with the request and diff, the queue moves on', async () => {
     writeFileSync(h.file('math.js'), 'export const add = (a, b) => a - b;\n');
@@ -467,13 +467,8 @@ describe('approvals behind an SSO proxy: only the session owner answers', () => 
   let bobRaw: RawDispatch;
 
   beforeAll(async () => {
-    await h.start();
-    bob = await modernClient(h.service.url, { 'X-Forwarded-User': 'bob@example.com' });
+    bob = h.stack.closeOnStop(await modernClient(h.service.url, { 'X-Forwarded-User': 'bob@example.com' }));
     bobRaw = httpRawDispatch(h.service.url, { 'X-Forwarded-User': 'bob@example.com' });
-  });
-  afterAll(async () => {
-    await bob?.close();
-    await h.stop();
   });
 
   it("refuses another user's answer in the conversation and in place; the owner's answer runs it", async () => {
@@ -512,28 +507,12 @@ describe('approvals behind an SSO proxy: only the session owner answers', () => 
 const describeOnPostgres = E2E_DATABASE === 'postgres' ? describe : describe.skip;
 
 describeOnPostgres('approvals across two replicas on one PostgreSQL database', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({ config: { workspace: { isolation: 'shared' }, agent: { approvals: { mode: 'commands', wait_ms: 60_000 } } } });
+  const { ollama } = stack;
   const replicas: ServiceProcess[] = [];
-  let database: DatabaseTarget;
-  let workspace = '';
 
-  beforeAll(async () => {
-    await ollama.start();
-    database = (await freshDatabase('postgres')) as DatabaseTarget;
-    for (let n = 0; n < 2; n++) {
-      const config = await writeConfig(ollama.url, { database, workspace: { isolation: 'shared' }, agent: { approvals: { mode: 'commands', wait_ms: 60_000 } } });
-      // One workspace for both, as replicas on one host share their volume.
-      if (n === 0) workspace = config.workspace;
-      writeFileSync(config.file, readFileSync(config.file, 'utf8').replace(config.workspace, workspace));
-      mkdirSync(workspace, { recursive: true });
-      replicas.push(await new ServiceProcess(config.file).start());
-    }
-  });
-
-  afterAll(async () => {
-    for (const replica of replicas) await replica.stop();
-    await ollama.stop();
-  });
+  // The second replica runs on the same agent.yaml: one database, and one workspace, as replicas on one host share their volume.
+  beforeAll(async () => void replicas.push(stack.service, await stack.startAnotherService()));
 
   it('takes the in-place answer on the replica that does not run the Task, and holds one active Task', async () => {
     ollama.enqueue(call('run_command', { command: 'echo across > across.txt' }), { content: 'done across' });
@@ -541,28 +520,14 @@ describeOnPostgres('approvals across two replicas on one PostgreSQL database', (
     const meta = { _meta: modernMeta(true) };
     const created = await a({ method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'across replicas' }, ...meta } });
     const taskId = (created as { result: { taskId: string } }).result.taskId;
-    let waiting: any;
-    for (const deadline = Date.now() + 15_000; ;) {
-      const got = await b({ method: 'tasks/get', params: { taskId, ...meta } });
-      if (got.kind === 'result' && got.result.status === 'input_required') {
-        waiting = got.result;
-        break;
-      }
-      if (Date.now() > deadline) throw new Error(`never input_required: ${JSON.stringify(got)}`);
-      await new Promise((done) => setTimeout(done, 30));
-    }
-    const [{ lease_owner: owner }] = await probe<{ lease_owner: string }>(database, 'SELECT lease_owner FROM tasks WHERE id = ?', taskId);
+    const waiting = await taskReaching(b, taskId, ['input_required']);
+    const [{ lease_owner: owner }] = await probe<{ lease_owner: string }>(stack.database, 'SELECT lease_owner FROM tasks WHERE id = ?', taskId);
     const other = replicas.findIndex((replica) => !owner.includes(`/${replica.pid}/`));
     const answerer = [a, b][other];
     const [key] = Object.keys(waiting.inputRequests);
     await answerer({ method: 'tasks/update', params: { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } }, ...meta } });
-    for (const deadline = Date.now() + 15_000; ;) {
-      const got = await a({ method: 'tasks/get', params: { taskId, ...meta } });
-      if (got.kind === 'result' && got.result.status === 'completed') break;
-      if (Date.now() > deadline) throw new Error(`never completed: ${JSON.stringify(got)}`);
-      await new Promise((done) => setTimeout(done, 30));
-    }
-    expect(readFileSync(join(workspace, 'across.txt'), 'utf8')).toBe('across\n');
+    await taskReaching(a, taskId, ['completed']);
+    expect(readFileSync(join(stack.config.workspace, 'across.txt'), 'utf8')).toBe('across\n');
     expect(ollama.maxConcurrentChats).toBe(1);
   });
 });

@@ -1,52 +1,40 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
-import { mkdirSync } from 'node:fs';
+import { statusText as statusOf, tasksGetUntil, withTasks as withTasksOn } from '../support/agent-tasks.js';
 import { probe } from '../support/database-probe.js';
-import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal, type RawDispatch, type RawResponse } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import { fieldsOf, httpRawDispatch, textOf, waitForTerminal, type RawDispatch } from '../support/mcp-clients.js';
 
 const ask = (question: string, options: unknown) => ({ toolCalls: [{ name: 'ask_user', arguments: { question, options } }], promptEvalCount: 10, evalCount: 5 });
 
 describe('ask_user: a question with choices pauses the run like an approval', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
+  const stack = useStack({ config: { agent: { approvals: { mode: 'never', wait_ms: 60_000 } } } });
+  const { ollama } = stack;
   let client: Client;
   let raw: RawDispatch;
-  let config: Awaited<ReturnType<typeof writeConfig>>;
+
+  beforeAll(async () => {
+    client = await stack.mcpClient();
+    raw = httpRawDispatch(stack.service.url);
+  });
 
   const submit = async (request: string, sessionId?: string) =>
     fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
-  const statusText = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
+  const statusText = (taskId: string) => statusOf(client, taskId);
   const finished = async (taskId: string) => {
     await waitForTerminal(statusText, taskId);
     return statusText(taskId);
   };
   const audit = (action: string, taskId: string) =>
-    probe<{ detail: string }>(config.database, 'SELECT detail FROM audit_events WHERE action = ? AND task_id = ? ORDER BY seq', action, taskId);
+    probe<{ detail: string }>(stack.database, 'SELECT detail FROM audit_events WHERE action = ? AND task_id = ? ORDER BY seq', action, taskId);
   const rows = (taskId: string) =>
     probe<{ tool: string; state: string; reason: string | null; options: string; answered_via: string | null }>(
-      config.database,
+      stack.database,
       'SELECT * FROM approvals WHERE task_id = ?',
       taskId,
     );
-  const withTasks = (method: string, params: Record<string, unknown>): Promise<RawResponse> => raw({ method, params: { ...params, _meta: modernMeta(true) } });
+  const withTasks = (method: string, params: Record<string, unknown>) => withTasksOn(raw, method, params);
   const lastPrompt = () => ollama.workChats.at(-1)!.body.messages;
-
-  beforeAll(async () => {
-    await ollama.start();
-    config = await writeConfig(ollama.url, { agent: { approvals: { mode: 'never', wait_ms: 60_000 } } });
-    mkdirSync(config.workspace, { recursive: true });
-    service = await new ServiceProcess(config.file).start();
-    client = await modernClient(service.url);
-    raw = httpRawDispatch(service.url);
-  });
-
-  afterAll(async () => {
-    await client?.close();
-    await service?.stop();
-    await ollama.stop();
-  });
 
   it('ends the Task with the question and numbered options; the option number answers it and the same conversation goes on', async () => {
     ollama.enqueue(ask('Which language?', ['Python', 'Go']));
@@ -103,14 +91,7 @@ describe('ask_user: a question with choices pauses the run like an approval', ()
     ollama.enqueue(ask('Which database?', ['SQLite', 'PostgreSQL', 'none']), { content: 'PostgreSQL it is.' });
     const created = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'Set up storage.' } });
     const taskId = (created as { result: { taskId: string } }).result.taskId;
-    let waiting: any;
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((done) => setTimeout(done, 30))) {
-      const got = await withTasks('tasks/get', { taskId });
-      if (got.kind === 'result' && got.result.status === 'input_required') {
-        waiting = got.result;
-        break;
-      }
-    }
+    const waiting = await tasksGetUntil(raw, taskId, ['input_required'], 15_000);
     const [key] = Object.keys(waiting.inputRequests);
     expect(waiting.inputRequests[key].params).toMatchObject({
       mode: 'form',

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
-import { MODERN, modernMeta, parseRpc } from '../support/mcp-clients.js';
+import { modernMeta, parseRpc, postMcp } from '../support/mcp-clients.js';
 import { useStack } from '../support/e2e-stack.js';
 import type { ServiceProcess } from '../support/service-process.js';
 
@@ -14,17 +14,7 @@ describe('what one call can store in the audit log is bounded (issue 9, finding 
 
   /** One JSON-RPC request by hand: the SDK clients would not send these arguments. */
   const post = async (method: string, params: Record<string, unknown>) => {
-    const res = await fetch(service.url, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': MODERN,
-        'Mcp-Method': method,
-        ...(method === 'tools/call' ? { 'Mcp-Name': String(params.name) } : {}),
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
+    const res = await postMcp(service.url, method, JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), method === 'tools/call' ? String(params.name) : undefined);
     return { status: res.status, rpc: parseRpc(await res.text(), res.headers.get('content-type')) };
   };
   const stored = async (action: string) => {

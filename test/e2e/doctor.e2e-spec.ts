@@ -1,18 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import { freePort, writeConfig } from '../support/service-process.js';
 
 const run = promisify(execFile);
 const ADMIN_TOKEN = 'doctor-admin-token-3f9c-5e1a7b20';
+const WARNING = "context: ollama.num_ctx 65536 exceeds the model's trained context of 40960 tokens";
 
 describe('npm run doctor, the boot log and /readyz say what the model and the machine lack', () => {
-  const ollama = new ScriptedOllama();
-  let config: Awaited<ReturnType<typeof writeConfig>>;
+  // num_ctx over the scripted model's trained 40 960 tokens. The service runs beside the doctor, as an operator's would.
+  const stack = useStack({ config: { ollama: { num_ctx: 65_536 }, auth: { admin_token: ADMIN_TOKEN } } });
+  const { ollama } = stack;
+  // The service's boot checks ask the scripted Ollama too: they end with the context line; the cases change its answers after.
+  beforeAll(() => stack.service.waitForOutput(new RegExp(WARNING.replaceAll('.', '\\.'))));
 
   /** The built doctor (`npm run doctor` without the build), on the test's configuration. */
-  async function doctor(file = config.file): Promise<{ code: number; lines: string[]; stderr: string }> {
+  async function doctor(file = stack.config.file): Promise<{ code: number; lines: string[]; stderr: string }> {
     const env = { PATH: process.env.PATH, AGENT_CONFIG: file };
     try {
       const { stdout, stderr } = await run(process.execPath, ['dist/doctor.js'], { env, timeout: 60_000 });
@@ -23,16 +27,6 @@ describe('npm run doctor, the boot log and /readyz say what the model and the ma
     }
   }
 
-  beforeAll(async () => {
-    await ollama.start();
-    // num_ctx over the scripted model's trained 40 960 tokens.
-    config = await writeConfig(ollama.url, { ollama: { num_ctx: 65_536 }, auth: { admin_token: ADMIN_TOKEN } });
-  });
-
-  afterAll(async () => {
-    await ollama.stop();
-  });
-
   it('prints one line per check, ok or what to do, and exits 0 when nothing fails', async () => {
     ollama.capabilities = ['completion', 'tools', 'thinking', 'vision'];
     const { code, lines, stderr } = await doctor();
@@ -42,7 +36,7 @@ describe('npm run doctor, the boot log and /readyz say what the model and the ma
       'ok    model: test-model is pulled',
       'ok    capabilities: tools yes, thinking yes, vision yes',
       "warn  context: ollama.num_ctx 65536 exceeds the model's trained context of 40960 tokens: answers degrade past it; set ollama.num_ctx to 40960 or less.",
-      `ok    workspace: ${config.workspace} is writable`,
+      `ok    workspace: ${stack.config.workspace} is writable`,
       expect.stringMatching(/^ok {4}sandbox: bubblewrap: no network, read-only system, writable workspace, private \/tmp and PIDs/),
       expect.stringMatching(/^ok {4}database: (SQLite .*|PostgreSQL \(database\.url\)) answers$/),
     ]);
@@ -84,22 +78,14 @@ describe('npm run doctor, the boot log and /readyz say what the model and the ma
   });
 
   it('warns at boot and in /admin/readyz when num_ctx exceeds the trained context, and stays ready', async () => {
-    const service = await new ServiceProcess(config.file).start();
-    try {
-      const warning = "context: ollama.num_ctx 65536 exceeds the model's trained context of 40960 tokens";
-      const deadline = Date.now() + 10_000;
-      while (!service.stderr.includes(warning) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
-      expect(service.stderr).toContain(warning);
-      const ready = await fetch(`http://127.0.0.1:${service.port}/admin/readyz`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
-      expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({
-        status: 'ready',
-        checks: { database: { ok: true }, ollama: { ok: true, warnings: [expect.stringContaining(warning)] }, files: { ok: true } },
-      });
-      // Anonymous probes learn only that it is ready, as for every other reason.
-      expect(await (await fetch(`http://127.0.0.1:${service.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
-    } finally {
-      await service.stop();
-    }
+    expect(stack.service.stderr).toContain(WARNING);
+    const ready = await fetch(`${stack.base}/admin/readyz`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      checks: { database: { ok: true }, ollama: { ok: true, warnings: [expect.stringContaining(WARNING)] }, files: { ok: true } },
+    });
+    // Anonymous probes learn only that it is ready, as for every other reason.
+    expect(await (await fetch(`${stack.base}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
   });
 });

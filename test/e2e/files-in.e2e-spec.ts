@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type Part, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
 
 // A real (minimal) PDF and a ZIP local header: formats file-type recognises from their bytes.
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
@@ -16,8 +15,8 @@ const a2aFile = (filename: string, mediaType: string, bytes: Buffer): Part => ({
 
 /** Files in: Chat API `file` parts and A2A file parts with bytes land in inputs/ of the session workspace, named to the model. */
 describe('files brought along with a request (Chat API and A2A)', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
+  const stack = useStack({ config: { queue: { progress_poll_ms: 20 }, mcp: { files: { max_count: 3, max_bytes: 4096 } }, workspace: { max_session_bytes: 8192 } } });
+  const { ollama } = stack;
   let base: string;
   let workspace: string;
   let a2a: Client;
@@ -31,17 +30,9 @@ describe('files brought along with a request (Chat API and A2A)', () => {
   const inputsOf = (sessionId: string) => join(workspace, 'sessions', sessionId, 'inputs');
 
   beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url, { queue: { progress_poll_ms: 20 }, mcp: { files: { max_count: 3, max_bytes: 4096 } }, workspace: { max_session_bytes: 8192 } });
-    workspace = config.workspace;
-    service = await new ServiceProcess(config.file).start();
-    base = `http://127.0.0.1:${service.port}`;
+    base = stack.base;
+    workspace = stack.config.workspace;
     a2a = await new ClientFactory().createFromUrl(base);
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
   });
 
   it('writes Chat API files to inputs/<safe name>, checks their type by content and names them to the model', async () => {

@@ -1,17 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { parse } from 'yaml';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
 
 /** The first start in mode none, with no auth.admin_token: a kept token, a sign-in URL that works pasted, a 403 that says what to do. */
 describe('first run: the admin console on the default auth mode', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack();
   let service: ServiceProcess;
   let tokenFile: string;
   let browser: Browser;
@@ -20,19 +19,11 @@ describe('first run: the admin console on the default auth mode', () => {
   const me = (token?: string) => fetch(`http://127.0.0.1:${service.port}/admin/me`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
 
   beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url);
-    const database = (parse(readFileSync(config.file, 'utf8')) as { database: { type: string; path?: string } }).database;
-    tokenFile = join(database.type === 'sqlite' ? dirname(database.path!) : join(config.dir, 'data'), 'admin-token');
-    service = await new ServiceProcess(config.file).start();
+    ({ service } = stack);
+    const { database } = stack;
+    tokenFile = join(database.type === 'sqlite' ? dirname(database.path) : join(stack.config.dir, 'data'), 'admin-token');
     mkdirSync(SCREENSHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await ollama.stop();
+    browser = stack.closeOnStop(await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] }));
   });
 
   it('keeps a token with the data (mode 0600) and logs a sign-in URL with it', async () => {
@@ -71,16 +62,16 @@ describe('first run: the admin console on the default auth mode', () => {
     await page.close();
   });
 
+  // Three starts of the service, each of which may take many seconds on a loaded machine: more than Jest's 30 s.
   it('keeps the same token across restarts, and a configured auth.admin_token wins', async () => {
     const before = readFileSync(tokenFile, 'utf8').trim();
     await service.stop();
     await service.start();
     expect(signInUrl(service.stderr)).toContain(`#token=${before}`);
     await service.stop();
-    const configured = new ServiceProcess(service.configFile, { AGENT__AUTH__ADMIN_TOKEN: 'a-configured-token-of-24-chars-or-more' });
-    await configured.start();
+    const configured = await stack.startAnotherService({ AGENT__AUTH__ADMIN_TOKEN: 'a-configured-token-of-24-chars-or-more' });
     expect(configured.stderr).not.toContain('admin sign-in');
     await configured.stop();
     await service.start();
-  });
+  }, 180_000);
 });

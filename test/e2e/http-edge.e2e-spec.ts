@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { count, probe, type DatabaseTarget } from '../support/database-probe.js';
-import { MODERN, modernClient, modernMeta, parseRpc } from '../support/mcp-clients.js';
+import { useStack } from '../support/e2e-stack.js';
+import { MODERN, modernClient, modernMeta, parseRpc, postMcp } from '../support/mcp-clients.js';
+import { pollUntil } from '../support/poll.js';
 import { firstReply, head, openUpload, rawExchange } from '../support/raw-http.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const TOKEN = 'edge-admin-token-0123456789';
 /** Every kind of route the service serves, and one it does not. */
@@ -12,20 +13,12 @@ const MCP_HEADERS = ['Content-Type: application/json', 'Accept: application/json
 const rejections = async (db: DatabaseTarget) => probe<{ detail: string }>(db, "SELECT detail FROM audit_events WHERE action = 'http.request_rejected' ORDER BY seq");
 
 describe('HTTP edge: one Host/Origin guard for every route, methods, malformed requests, early refusal', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({ config: { auth: { admin_token: TOKEN }, server: { allowed_origins: ['https://ide.example.com'] } } });
   let service: ServiceProcess;
   let db: DatabaseTarget;
 
-  beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url, { auth: { admin_token: TOKEN }, server: { allowed_origins: ['https://ide.example.com'] } });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
+  beforeAll(() => {
+    ({ service, database: db } = stack);
   });
 
   const get = (path: string, lines: string[]) => rawExchange(service.port, head(`GET ${path} HTTP/1.1`, [...lines, `Authorization: Bearer ${TOKEN}`, 'Connection: close']));
@@ -135,18 +128,7 @@ describe('HTTP edge: one Host/Origin guard for every route, methods, malformed r
     }
   });
 
-  const post = (body: string | Buffer, method: string, name?: string) =>
-    fetch(service.url, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': MODERN,
-        'Mcp-Method': method,
-        ...(name ? { 'Mcp-Name': name } : {}),
-      },
-      body: typeof body === 'string' ? body : new Uint8Array(body),
-    });
+  const post = (body: string | Buffer, method: string, name?: string) => postMcp(service.url, method, body, name);
 
   it('refuses tools/call arguments nested 5 000 deep (a stack overflow before) with a JSON-RPC error, audited', async () => {
     const before = (await requestRejections()).length;
@@ -189,19 +171,12 @@ describe('HTTP edge: one Host/Origin guard for every route, methods, malformed r
 });
 
 describe('HTTP edge: the caller is known before a byte of the body is read', () => {
-  const ollama = new ScriptedOllama();
+  // No trusted proxy: every loopback peer is unidentified.
+  const stack = useStack({ config: { auth: { mode: 'proxy_headers', trusted_proxies: ['10.9.9.9/32'] } } });
   let service: ServiceProcess;
 
-  beforeAll(async () => {
-    await ollama.start();
-    // No trusted proxy: every loopback peer is unidentified.
-    const config = await writeConfig(ollama.url, { auth: { mode: 'proxy_headers', trusted_proxies: ['10.9.9.9/32'] } });
-    service = await new ServiceProcess(config.file).start();
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
+  beforeAll(() => {
+    ({ service } = stack);
   });
 
   /** The reply to an upload that has sent its head and none of its announced body; null if none came. */
@@ -226,41 +201,39 @@ describe('HTTP edge: the caller is known before a byte of the body is read', () 
 });
 
 describe('HTTP edge: what all connections together may hold, and for how long', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
   const MAX_CONNECTIONS = 8;
-
-  beforeAll(async () => {
-    await ollama.start();
-    // Bodies up to about 2.3 MiB (1 MiB of images as Base64 plus 1 MiB); room for one such body at a time.
-    const config = await writeConfig(ollama.url, {
+  // Bodies up to about 2.3 MiB (1 MiB of images as Base64 plus 1 MiB); room for one such body at a time.
+  const stack = useStack({
+    config: {
       server: { max_buffered_bytes: 3 * 1024 * 1024, max_connections: MAX_CONNECTIONS, headers_timeout_ms: 1000, request_timeout_ms: 2000 },
       mcp: { images: { max_count: 1, max_bytes_per_image: 1024 * 1024, max_total_bytes: 1024 * 1024 }, files: { max_bytes: 1024 } },
-    });
-    service = await new ServiceProcess(config.file).start();
+    },
   });
+  let service: ServiceProcess;
 
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
+  beforeAll(() => {
+    ({ service } = stack);
   });
 
   const upload = (bytes: number) => head('POST /mcp HTTP/1.1', [`Host: 127.0.0.1:${service.port}`, ...MCP_HEADERS, `Content-Length: ${bytes}`]);
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
-  /** Repeats `attempt` until it says yes (the service handles sockets asynchronously), at most `tries` times. */
-  const eventually = async (attempt: () => Promise<boolean>, tries = 50) => {
-    for (let i = 0; i < tries; i++) if (await attempt()) return true;
-    return false;
+  /** The first reply of `exchange` with `status`: the service handles sockets asynchronously, so a change shows after a while. */
+  const replyWith = (status: number, exchange: () => Promise<{ status: number; headers: Record<string, string> }>) => {
+    let last = 0;
+    return pollUntil(
+      async () => {
+        const reply = await exchange();
+        last = reply.status;
+        return reply.status === status ? reply : undefined;
+      },
+      `an answer with status ${status}`,
+      { everyMs: 100, lastSeen: () => String(last) },
+    );
   };
 
   it('answers 503 with Connection: close while unfinished bodies hold server.max_buffered_bytes, and serves again once they are gone', async () => {
     const holder = await openUpload(service.port, upload(2_000_000));
-    const busy = await eventually(async () => {
-      const reply = await rawExchange(service.port, upload(2_000_000));
-      if (reply.status === 503) expect(reply.headers.connection).toBe('close');
-      return reply.status === 503 || (await settle(), false);
-    });
-    expect(busy).toBe(true);
+    const busy = await replyWith(503, () => rawExchange(service.port, upload(2_000_000)));
+    expect(busy.headers.connection).toBe('close');
     holder.destroy();
     const small = JSON.stringify({
       jsonrpc: '2.0',
@@ -268,11 +241,7 @@ describe('HTTP edge: what all connections together may hold, and for how long', 
       method: 'tools/list',
       params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } },
     });
-    const served = await eventually(async () => {
-      const reply = await rawExchange(service.port, upload(Buffer.byteLength(small)).replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n') + small);
-      return reply.status === 200 || (await settle(), false);
-    });
-    expect(served).toBe(true);
+    await replyWith(200, () => rawExchange(service.port, upload(Buffer.byteLength(small)).replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n') + small));
   });
 
   it('answers 503 past server.max_connections, still serves the health probes, and serves again once some close (issue 20)', async () => {
@@ -283,7 +252,12 @@ describe('HTTP edge: what all connections together may hold, and for how long', 
     expect((await get('/healthz')).status).toBe(200);
     expect([200, 503]).toContain((await get('/readyz')).status);
     for (const socket of held) socket.destroy();
-    expect(await eventually(async () => (await get('/v1/models')).status !== 503 || (await settle(), false))).toBe(true);
+    // Served again: whatever /v1/models answers without credentials, it is no longer the 503 of a full server.
+    let last = 0;
+    await pollUntil(async () => ((last = (await get('/v1/models')).status) !== 503 ? true : undefined), '/v1/models answered other than 503', {
+      everyMs: 100,
+      lastSeen: () => String(last),
+    });
   });
 
   it('closes a connection that never finishes its headers (slowloris) or its body, at the configured timeouts', async () => {

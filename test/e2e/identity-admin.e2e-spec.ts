@@ -5,11 +5,10 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
-import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ADMIN, ADMIN_GROUP, as } from '../support/proxy-identity.js';
-import { startBehindProxy } from '../support/proxy-service.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import { fieldsOf, httpRawDispatch, mcpPostHeaders, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ADMIN, ADMIN_GROUP, as, PROXY_AUTH } from '../support/proxy-identity.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 /** A raw HTTP request, for what fetch cannot send (repeated header lines). */
 function rawRequest(port: number, path: string, headers: Record<string, string | string[]>, body?: string) {
@@ -25,7 +24,8 @@ function rawRequest(port: number, path: string, headers: Record<string, string |
 }
 
 describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isolation, admin surface', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({ config: { auth: PROXY_AUTH, audit: { checkpoint_every: 5 } } });
+  const { ollama } = stack;
   let service: ServiceProcess;
   let db: DatabaseTarget;
   let alice: Client;
@@ -37,17 +37,9 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
   const statusFor = (client: Client) => async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
 
   beforeAll(async () => {
-    await ollama.start();
-    const started = await startBehindProxy(ollama.url, { audit: { checkpoint_every: 5 } });
-    ({ service, base, alice, bob } = started);
-    db = started.config.database;
-  });
-
-  afterAll(async () => {
-    await alice?.close();
-    await bob?.close();
-    await service?.stop();
-    await ollama.stop();
+    ({ service, base, database: db } = stack);
+    alice = stack.closeOnStop(await modernClient(service.url, as('alice@example.com')));
+    bob = stack.closeOnStop(await modernClient(service.url, as('bob@example.com')));
   });
 
   it('refuses a trusted peer that sends no identity (T2.2), on MCP and admin routes alike', async () => {
@@ -59,7 +51,7 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
 
   it('refuses repeated, comma-joined or oversized identity headers (T2.3)', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: modernMeta(false) } });
-    const mcpHeaders = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'server/discover' };
+    const mcpHeaders = mcpPostHeaders('server/discover');
     for (const user of [['alice@example.com', 'admin'], 'alice@example.com, admin', 'x'.repeat(300)]) {
       const response = await rawRequest(service.port, '/mcp', { ...mcpHeaders, 'X-Forwarded-User': user }, body);
       expect(response.status).toBe(401);
@@ -224,81 +216,56 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
 });
 
 describe('identity headers from an untrusted peer (T2.1, T2.5)', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
-  let db: DatabaseTarget;
-
-  beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url, { auth: { mode: 'proxy_headers', trusted_proxies: ['10.9.9.9/32'] } });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
-  });
+  const stack = useStack({ config: { auth: { mode: 'proxy_headers', trusted_proxies: ['10.9.9.9/32'] } } });
 
   it('refuses a spoofed identity, audits it, creates nothing, and X-Forwarded-For does not make the peer trusted', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent_run', arguments: { request: 'spoof' }, _meta: modernMeta(false) } });
-    const headers = {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': 'tools/call',
-      'Mcp-Name': 'agent_run',
-      'X-Forwarded-User': 'admin',
-      'X-Forwarded-For': '10.9.9.9',
-    };
-    const response = await fetch(`http://127.0.0.1:${service.port}/mcp`, { method: 'POST', headers, body });
+    const headers = { ...mcpPostHeaders('tools/call', 'agent_run'), 'X-Forwarded-User': 'admin', 'X-Forwarded-For': '10.9.9.9' };
+    const response = await fetch(stack.service.url, { method: 'POST', headers, body });
     expect(response.status).toBe(401);
-    const [event] = await probe<{ action: string; source: string }>(db, "SELECT action, source FROM audit_events WHERE action = 'auth.untrusted_identity_header'");
+    const [event] = await probe<{ action: string; source: string }>(stack.database, "SELECT action, source FROM audit_events WHERE action = 'auth.untrusted_identity_header'");
     expect(event).toEqual({ action: 'auth.untrusted_identity_header', source: '127.0.0.1' });
-    expect(await probe(db, 'SELECT id FROM tasks')).toEqual([]);
+    expect(await probe(stack.database, 'SELECT id FROM tasks')).toEqual([]);
   });
 });
 
 describe('Ollama behind an authenticating reverse proxy (ollama.headers)', () => {
-  const ollama = new ScriptedOllama();
   const TOKEN = 'ollama-proxy-token-0123456789';
-  let proxy: Server;
-  let proxyUrl: string;
-  const services: ServiceProcess[] = [];
+  const proxies: Server[] = [];
 
-  beforeAll(async () => {
-    await ollama.start();
-    // What nginx or Caddy in front of Ollama does with `auth_request`/`basicauth`: 401 without the header.
-    proxy = createServer((req, res) => {
+  /** What nginx or Caddy in front of Ollama does with `auth_request`/`basicauth`: 401 without the header. Returns its URL. */
+  const authenticatingProxy = async (ollamaUrl: string) => {
+    const proxy = createServer((req, res) => {
       if (req.headers.authorization !== `Bearer ${TOKEN}`) return void res.writeHead(401, { 'Content-Type': 'text/plain' }).end('unauthorized');
-      const upstream = httpRequest(`${ollama.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+      const upstream = httpRequest(`${ollamaUrl}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       });
       req.pipe(upstream);
     });
+    proxies.push(proxy);
     await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
-    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  });
-
-  afterAll(async () => {
-    for (const service of services) await service.stop();
-    proxy?.closeAllConnections();
-    await new Promise((done) => proxy?.close(done));
-    await ollama.stop();
-  });
-
-  const readiness = async (headers: Record<string, string>) => {
-    const config = await writeConfig(proxyUrl, { ollama: { host: proxyUrl, model: 'test-model', headers } });
-    const service = await new ServiceProcess(config.file).start();
-    services.push(service);
-    return (await fetch(service.url.replace(/\/mcp$/, '/readyz'))).json();
+    return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   };
+  /** A service whose scripted Ollama is behind its own such proxy, sending `headers` (ollama.headers) to it. */
+  const behindProxy = (headers: Record<string, string>) => useStack({ config: async (ollamaUrl) => ({ ollama: { host: await authenticatingProxy(ollamaUrl), headers } }) });
+  const withToken = behindProxy({ Authorization: `Bearer ${TOKEN}` });
+  const without = behindProxy({});
+
+  // After the stacks' own afterAll: the services are gone by then.
+  afterAll(async () => {
+    for (const proxy of proxies) {
+      proxy.closeAllConnections();
+      await new Promise((done) => proxy.close(done));
+    }
+  });
+
+  const readiness = async (service: ServiceProcess) => (await fetch(service.url.replace(/\/mcp$/, '/readyz'))).json();
 
   it('sends the configured headers with every request to Ollama, and never logs them', async () => {
-    expect(await readiness({ Authorization: `Bearer ${TOKEN}` })).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
-    expect(await readiness({})).toEqual({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable', files: 'ok' } });
-    expect(services[1].stderr).toMatch(/ollama: not ready: .*401/);
-    for (const service of services) expect(service.stderr).not.toContain(TOKEN);
+    expect(await readiness(withToken.service)).toEqual({ status: 'ready', checks: { database: 'ok', ollama: 'ok', files: 'ok' } });
+    expect(await readiness(without.service)).toEqual({ status: 'not_ready', checks: { database: 'ok', ollama: 'unavailable', files: 'ok' } });
+    expect(without.service.stderr).toMatch(/ollama: not ready: .*401/);
+    for (const { service } of [withToken, without]) expect(service.stderr).not.toContain(TOKEN);
   });
 });

@@ -1,23 +1,41 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import { freePort, writeConfig } from '../support/service-process.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ISSUER = 'https://sso.example.com';
 const AUDIENCE = 'agent.example.com';
 
 describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
   let jwks: Server;
   let jwksFetches = 0;
   let jwksPort = 0;
   let keys: { privateKey: CryptoKey; publicJwk: JWK };
   let otherKey: CryptoKey;
+
+  const stack = useStack({
+    // The keys and the JWKS endpoint first: the service's configuration names its port.
+    config: async () => {
+      const pair = await generateKeyPair('ES256', { extractable: true });
+      keys = { privateKey: pair.privateKey, publicJwk: { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' } };
+      otherKey = (await generateKeyPair('ES256')).privateKey;
+      jwks = createServer((_req, res) => {
+        jwksFetches++;
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [keys.publicJwk] }));
+      });
+      await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done));
+      jwksPort = (jwks.address() as { port: number }).port;
+      return {
+        auth: { mode: 'proxy_jwt', jwks_url: `http://127.0.0.1:${jwksPort}/jwks.json`, issuer: ISSUER, audience: AUDIENCE, algorithms: ['ES256'], admin_groups: ['admins'] },
+      };
+    },
+  });
+  // After the stack's own afterAll: the service is gone by then.
+  afterAll(() => new Promise((done) => jwks.close(done)));
 
   const token = (claims: Record<string, unknown> = {}, options: { key?: CryptoKey; kid?: string; expiresAt?: string | number; issuer?: string; audience?: string } = {}) =>
     new SignJWT({ email: 'dana@example.com', groups: ['admins'], ...claims })
@@ -27,38 +45,7 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
       .setIssuedAt()
       .setExpirationTime(options.expiresAt ?? '5m')
       .sign(options.key ?? keys.privateKey);
-  const statusWith = async (assertion: string | null) =>
-    (await fetch(`http://127.0.0.1:${service.port}/admin/audit/verify`, { headers: assertion ? { 'X-Jwt-Assertion': assertion } : {} })).status;
-
-  beforeAll(async () => {
-    const pair = await generateKeyPair('ES256', { extractable: true });
-    keys = { privateKey: pair.privateKey, publicJwk: { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' } };
-    otherKey = (await generateKeyPair('ES256')).privateKey;
-    jwks = createServer((_req, res) => {
-      jwksFetches++;
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [keys.publicJwk] }));
-    });
-    await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done));
-    jwksPort = (jwks.address() as { port: number }).port;
-    await ollama.start();
-    const config = await writeConfig(ollama.url, {
-      auth: {
-        mode: 'proxy_jwt',
-        jwks_url: `http://127.0.0.1:${jwksPort}/jwks.json`,
-        issuer: ISSUER,
-        audience: AUDIENCE,
-        algorithms: ['ES256'],
-        admin_groups: ['admins'],
-      },
-    });
-    service = await new ServiceProcess(config.file).start();
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
-    await new Promise((done) => jwks.close(done));
-  });
+  const statusWith = async (assertion: string | null) => (await fetch(`${stack.base}/admin/audit/verify`, { headers: assertion ? { 'X-Jwt-Assertion': assertion } : {} })).status;
 
   it('accepts a valid assertion and takes the user and groups from it', async () => {
     expect(await statusWith(await token())).toBe(200);
@@ -98,7 +85,7 @@ describe('signed proxy assertions (auth.mode proxy_jwt, T2.6, T2.7)', () => {
   it('refuses an assertion header sent twice, even with two valid assertions', async () => {
     const valid = await token();
     const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port: service.port, path: '/admin/audit/verify', headers: { 'X-Jwt-Assertion': [valid, valid] } }, (res) => {
+      const req = httpRequest({ host: '127.0.0.1', port: stack.service.port, path: '/admin/audit/verify', headers: { 'X-Jwt-Assertion': [valid, valid] } }, (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
       });

@@ -1,28 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { probe } from '../support/database-probe.js';
+import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
 
-describe('process lifecycle: kill -9 and graceful shutdown', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
-  let config: Awaited<ReturnType<typeof writeConfig>>;
-
-  beforeAll(async () => {
-    await ollama.start();
-    config = await writeConfig(ollama.url);
-    service = new ServiceProcess(config.file);
-  });
-
-  afterAll(async () => {
-    await service.stop();
-    await ollama.stop();
-  });
+describe('process lifecycle: kill -9', () => {
+  const stack = useStack();
+  const { ollama } = stack;
 
   it('loses no Task: the running one fails as interrupted, the queued ones survive and run after restart', async () => {
-    await service.start();
+    const { service, database } = stack;
     let client: Client = await modernClient(service.url);
     ollama.enqueue({ hang: true });
     const submit = async (request: string) => fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request } }))).task_id;
@@ -32,7 +19,7 @@ describe('process lifecycle: kill -9 and graceful shutdown', () => {
     await client.close().catch(() => undefined);
 
     await service.kill9();
-    expect(await probe(config.database, 'SELECT status FROM tasks WHERE id = ?', running)).toEqual([{ status: 'running' }]);
+    expect(await probe(database, 'SELECT status FROM tasks WHERE id = ?', running)).toEqual([{ status: 'running' }]);
 
     ollama.setFallback({ content: 'after restart', promptEvalCount: 1, evalCount: 1 });
     await service.start(service.port);
@@ -42,10 +29,10 @@ describe('process lifecycle: kill -9 and graceful shutdown', () => {
     expect(interrupted.status).toBe('failed');
     expect(interrupted.result).toMatch(/^Interrupted: the service stopped while this task was running; it was not resumed/);
     for (const taskId of queued) expect(await waitForTerminal(status, taskId)).toMatchObject({ status: 'completed', result: 'after restart' });
-    const order = await probe<{ request: string }>(config.database, "SELECT request FROM tasks WHERE request LIKE 'queued %' ORDER BY started_at");
+    const order = await probe<{ request: string }>(database, "SELECT request FROM tasks WHERE request LIKE 'queued %' ORDER BY started_at");
     expect(order.map((row) => row.request)).toEqual(['queued 1', 'queued 2', 'queued 3']);
     const [recovery] = await probe<{ actor: string; detail: string }>(
-      config.database,
+      database,
       "SELECT actor, detail FROM audit_events WHERE task_id = ? AND action = 'task.status' ORDER BY seq DESC LIMIT 1",
       running,
     );
@@ -53,10 +40,14 @@ describe('process lifecycle: kill -9 and graceful shutdown', () => {
     expect(JSON.parse(recovery.detail)).toMatchObject({ status: 'failed' });
     await client.close();
   });
+});
+
+describe('process lifecycle: SIGTERM with a grace of 3 s', () => {
+  const stack = useStack({ config: { queue: { shutdown_grace_ms: 3000 } } });
+  const { ollama } = stack;
 
   it('SIGTERM (T5.9): refuses new work with a clear error, lets the running Task finish within the grace, keeps queued Tasks', async () => {
-    const graceful = new ServiceProcess((await writeConfig(ollama.url, { queue: { shutdown_grace_ms: 3000 } })).file);
-    await graceful.start();
+    const graceful = stack.service;
     const client = await modernClient(graceful.url);
     const submit = async (request: string) => client.callTool({ name: 'agent_run', arguments: { request } });
     const before = ollama.workChats.length;
@@ -84,10 +75,14 @@ describe('process lifecycle: kill -9 and graceful shutdown', () => {
     ]);
     await client.close().catch(() => undefined);
   });
+});
+
+describe('process lifecycle: SIGTERM with a grace of 500 ms', () => {
+  const stack = useStack({ config: { queue: { shutdown_grace_ms: 500 } } });
+  const { ollama } = stack;
 
   it('SIGTERM: a Task still running after the grace ends interrupted, and the process exits', async () => {
-    const graceful = new ServiceProcess((await writeConfig(ollama.url, { queue: { shutdown_grace_ms: 500 } })).file);
-    await graceful.start();
+    const graceful = stack.service;
     const client = await modernClient(graceful.url);
     const before = ollama.workChats.length;
     ollama.enqueue({ hang: true });

@@ -1,10 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { probe } from '../support/database-probe.js';
+import { E2eStack, useStack, type StackOptions } from '../support/e2e-stack.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import type { ScriptedReply } from '../support/scripted-ollama.js';
 
 interface Step {
   kind: string;
@@ -15,43 +15,35 @@ interface Step {
 
 const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 10, evalCount: 5 });
 
-/** One service on its own scripted Ollama, with the helpers every case uses. */
-async function startService(overrides: Record<string, Record<string, unknown>> = {}) {
-  const ollama = await new ScriptedOllama().start();
+/** A service on its own scripted Ollama as every case wants it, with `overrides` for some sections. */
+function stackOptions(overrides: Record<string, Record<string, unknown>> = {}): StackOptions {
   // The cases put files into the workspace root themselves: one shared local project.
-  const config = await writeConfig(ollama.url, {
-    ...overrides,
-    ollama: { stall_timeout_ms: 500, ...overrides.ollama },
-    workspace: { isolation: 'shared', ...overrides.workspace },
-  });
-  mkdirSync(config.workspace, { recursive: true });
-  const service = await new ServiceProcess(config.file).start();
-  const client = await modernClient(service.url);
-  const raw = httpRawDispatch(service.url);
+  return { config: { ...overrides, ollama: { stall_timeout_ms: 500, ...overrides.ollama }, workspace: { isolation: 'shared', ...overrides.workspace } } };
+}
+
+/** The helpers every case uses, on a started stack; their client closes with the stack. */
+async function helpersOn(stack: E2eStack) {
+  const client = stack.closeOnStop(await modernClient(stack.service.url));
+  const raw = httpRawDispatch(stack.service.url);
   const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
   return {
-    ollama,
-    config,
-    service,
+    ollama: stack.ollama,
+    config: stack.config,
     raw,
     status,
     submit: async (request: string, extra: Record<string, unknown> = {}) =>
       fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...extra } }))).task_id,
     finish: (taskId: string) => waitForTerminal(status, taskId),
-    steps: (taskId: string) => probe<Step>(config.database, 'SELECT * FROM task_steps WHERE task_id = ? ORDER BY seq', taskId),
-    stop: async () => {
-      await client.close();
-      await service.stop();
-      await ollama.stop();
-    },
+    steps: (taskId: string) => probe<Step>(stack.database, 'SELECT * FROM task_steps WHERE task_id = ? ORDER BY seq', taskId),
   };
 }
 
 describe('local models as they really behave (scripted with the bytes real models and Ollama send)', () => {
-  let env: Awaited<ReturnType<typeof startService>>;
+  const stack = useStack(stackOptions());
+  let env: Awaited<ReturnType<typeof helpersOn>>;
 
   beforeAll(async () => {
-    env = await startService();
+    env = await helpersOn(stack);
     writeFileSync(join(env.config.workspace, 'math.js'), 'export const add = (a, b) => a + b;\n');
   });
 
@@ -59,10 +51,6 @@ describe('local models as they really behave (scripted with the bytes real model
     env.ollama.capabilities = ['completion', 'tools'];
     env.ollama.version = '0.12.10';
     env.ollama.models = ['test-model:latest'];
-  });
-
-  afterAll(async () => {
-    await env?.stop();
   });
 
   describe('1. thinking models (qwen3, deepseek-r1, gpt-oss)', () => {
@@ -126,15 +114,16 @@ describe('local models as they really behave (scripted with the bytes real model
     });
 
     it('with agent.text_tools: false fails the Task at once, saying the model cannot use tools and naming models that can', async () => {
-      const strict = await startService({ agent: { text_tools: false } });
+      const strictStack = new E2eStack(stackOptions({ agent: { text_tools: false } }));
       try {
+        const strict = await helpersOn(await strictStack.start());
         strict.ollama.capabilities = ['completion'];
         const final = await strict.finish(await strict.submit('Fix the tests.'));
         expect(final.status).toBe('failed');
         expect(final.result).toMatch(/^The model "test-model" cannot use tools \(capabilities: completion\)\. Use a model with the tools capability, e\.g\. qwen3:8b/);
         expect(strict.ollama.chats).toHaveLength(0);
       } finally {
-        await strict.stop();
+        await strictStack.stop();
       }
     });
   });
@@ -294,15 +283,12 @@ describe('local models as they really behave (scripted with the bytes real model
 });
 
 describe('6. context limits: nothing over num_ctx is ever sent', () => {
-  let env: Awaited<ReturnType<typeof startService>>;
+  const stack = useStack(stackOptions({ ollama: { num_ctx: 2048 } }));
+  let env: Awaited<ReturnType<typeof helpersOn>>;
 
   beforeAll(async () => {
-    env = await startService({ ollama: { num_ctx: 2048 } });
+    env = await helpersOn(stack);
     writeFileSync(join(env.config.workspace, 'big.txt'), `${'word '.repeat(200)}\n`.repeat(2));
-  });
-
-  afterAll(async () => {
-    await env?.stop();
   });
 
   it('fails at once, with the numbers, when the request alone (with its images) cannot fit', async () => {

@@ -1,16 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client as A2aClient } from '@a2a-js/sdk/client';
 import type { Client } from '@modelcontextprotocol/client';
 import OpenAI from 'openai';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
+import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Chat API, A2A and MCP', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({
+    config: { ollama: { models: { high_performance: 'big-model' } }, queue: { progress_poll_ms: 20 } },
+    ollama: (ollama) => void (ollama.models = ['test-model:latest', 'big-model:latest']),
+  });
+  const { ollama } = stack;
   let service: ServiceProcess;
   let openai: OpenAI;
   let a2a: A2aClient;
@@ -22,26 +26,15 @@ describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Ch
   const tasksOf = () => probe<{ id: string; mode: string; tier: string }>(db, 'SELECT id, mode, tier FROM tasks ORDER BY seq DESC LIMIT 1');
 
   beforeAll(async () => {
-    await ollama.start();
-    ollama.models = ['test-model:latest', 'big-model:latest'];
-    const config = await writeConfig(ollama.url, { ollama: { models: { high_performance: 'big-model' } }, queue: { progress_poll_ms: 20 } });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-    base = `http://127.0.0.1:${service.port}`;
+    ({ service, base, database: db } = stack);
     openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'unused', maxRetries: 0 });
     a2a = await new ClientFactory().createFromUrl(base);
-    mcp = await modernClient(service.url);
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await service?.stop();
-    await ollama.stop();
+    mcp = stack.closeOnStop(await modernClient(service.url));
   });
 
   it("checks every tier's model at start, each line named by its tier", async () => {
-    for (const deadline = Date.now() + 5000; !service.stderr.includes('context (tier high_performance)') && Date.now() < deadline;)
-      await new Promise((done) => setTimeout(done, 50));
+    // The boot checks end with the last tier's context line.
+    await service.waitForOutput(/context \(tier high_performance\)/);
     expect(service.stderr).toContain('model: test-model is pulled');
     expect(service.stderr).toContain('model (tier high_performance): big-model is pulled');
     expect(service.stderr).toMatch(/capabilities \(tier high_performance\): tools yes/);

@@ -2,20 +2,38 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { probe } from '../support/database-probe.js';
+import { useStack } from '../support/e2e-stack.js';
 import { OidcIssuer } from '../support/oidc-issuer.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CONSOLE = { id: 'agent-console', secret: 'console-secret-0123456789' };
 
 /** The admin console in auth.mode oauth, in a real browser: sign-in at the issuer (code + PKCE), the session cookie, sign-out. */
 describe('auth.mode oauth: the console signs a person in at the issuer', () => {
-  const ollama = new ScriptedOllama();
   let issuer: OidcIssuer;
-  let service: ServiceProcess;
   let browser: Browser;
   let base = '';
+  const stack = useStack({
+    // The issuer first, with the console's redirect URIs on the service's origin; the configuration names the issuer.
+    config: async (_ollamaUrl, origin) => {
+      base = origin;
+      issuer = await new OidcIssuer([
+        {
+          client_id: CONSOLE.id,
+          client_secret: CONSOLE.secret,
+          redirect_uris: [`${base}/admin/oauth/callback`],
+          post_logout_redirect_uris: [`${base}/admin`],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+        },
+      ]).start();
+      issuer.groups = { alice: ['agent-admins'], bob: ['dev'] };
+      const oauth = { issuer: issuer.url, resource: base, admin_groups: ['agent-admins'], console: { client_id: CONSOLE.id, client_secret: CONSOLE.secret } };
+      return { auth: { mode: 'oauth', oauth } };
+    },
+  });
+  // After the stack's own afterAll: the service is gone by then.
+  afterAll(() => issuer?.stop());
 
   /** The issuer's development login form: any password. */
   const logInAtIssuer = async (page: Page, login: string) => {
@@ -27,33 +45,12 @@ describe('auth.mode oauth: the console signs a person in at the issuer', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is required (apt-get install chromium)`);
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    issuer = await new OidcIssuer([
-      {
-        client_id: CONSOLE.id,
-        client_secret: CONSOLE.secret,
-        redirect_uris: [`${base}/admin/oauth/callback`],
-        post_logout_redirect_uris: [`${base}/admin`],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-      },
-    ]).start();
-    issuer.groups = { alice: ['agent-admins'], bob: ['dev'] };
-    await ollama.start();
-    const oauth = { issuer: issuer.url, resource: base, admin_groups: ['agent-admins'], console: { client_id: CONSOLE.id, client_secret: CONSOLE.secret } };
-    service = await new ServiceProcess((await writeConfig(ollama.url, { auth: { mode: 'oauth', oauth } })).file).start(port);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await issuer?.stop();
-    await ollama.stop();
+    browser = stack.closeOnStop(
+      await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      }),
+    );
   });
 
   it('signs an admin in with the authorization-code flow, keeps the session in a Secure HttpOnly SameSite cookie, and signs out', async () => {
@@ -95,7 +92,7 @@ describe('auth.mode oauth: the console signs a person in at the issuer', () => {
     const forged = await fetch(`${base}/admin/oauth/callback?code=stolen&state=guessed&iss=${encodeURIComponent(issuer.url)}`, { headers: { cookie: pending } });
     expect(forged.status).toBe(400);
     expect(await forged.text()).toMatch(/state/);
-    const [{ n }] = await probe<{ n: number }>(service.database, "SELECT COUNT(*) AS n FROM audit_events WHERE action = 'admin.sign_in' AND outcome = 'rejected'");
+    const [{ n }] = await probe<{ n: number }>(stack.database, "SELECT COUNT(*) AS n FROM audit_events WHERE action = 'admin.sign_in' AND outcome = 'rejected'");
     expect(Number(n)).toBe(2);
   });
 

@@ -10,9 +10,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { fieldsOf, MODERN, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { E2eStack, useStack } from '../support/e2e-stack.js';
 import { clientCredentialsToken, OidcIssuer, signInAt, userToken } from '../support/oidc-issuer.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
+import { freePort } from '../support/service-process.js';
 
 const run = promisify(execFile);
 const CLIENT_INFO = { name: 'oauth-e2e', version: '1.0.0' };
@@ -48,11 +48,38 @@ class TestClientProvider implements OAuthClientProvider {
 }
 
 describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
-  const ollama = new ScriptedOllama();
   let issuer: OidcIssuer;
-  let service: ServiceProcess;
+  // Up before the stack, whose config names it; stopped at the end.
+  beforeAll(async () => {
+    issuer = await new OidcIssuer([
+      { client_id: 'mcp-cli', token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+      { client_id: MACHINE.id, client_secret: MACHINE.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [] },
+      { client_id: INTROSPECTOR.id, client_secret: INTROSPECTOR.secret, grant_types: [], redirect_uris: [], response_types: [] },
+    ]).start();
+    issuer.groups = { alice: ['agent-admins', 'dev'], bob: ['dev'] };
+  });
+  afterAll(() => issuer?.stop());
+  const stack = useStack({
+    // The resource is the service's own origin.
+    config: (_ollamaUrl, base) => ({
+      auth: {
+        mode: 'oauth',
+        oauth: {
+          issuer: issuer.url,
+          resource: base,
+          admin_groups: ['agent-admins'],
+          // Fetch the keys again for any unknown key id at once, so that the rotation below needs no wait.
+          jwks_cooldown_s: 0,
+          introspection: { client_id: INTROSPECTOR.id, client_secret: INTROSPECTOR.secret },
+        },
+      },
+      queue: { progress_poll_ms: 20 },
+    }),
+  });
+  const { ollama } = stack;
   let base = '';
-  let configFile = '';
+
+  beforeAll(() => void (base = stack.base));
 
   const connect = async (authProvider: OAuthClientProvider) => {
     const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
@@ -117,35 +144,6 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
       items: { action: string; actor: string; detail: Record<string, unknown> }[];
     };
   };
-
-  beforeAll(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    issuer = await new OidcIssuer([
-      { client_id: 'mcp-cli', token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
-      { client_id: MACHINE.id, client_secret: MACHINE.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [] },
-      { client_id: INTROSPECTOR.id, client_secret: INTROSPECTOR.secret, grant_types: [], redirect_uris: [], response_types: [] },
-    ]).start();
-    issuer.groups = { alice: ['agent-admins', 'dev'], bob: ['dev'] };
-    await ollama.start();
-    const oauth = {
-      issuer: issuer.url,
-      resource: base,
-      admin_groups: ['agent-admins'],
-      // Fetch the keys again for any unknown key id at once, so that the rotation below needs no wait.
-      jwks_cooldown_s: 0,
-      introspection: { client_id: INTROSPECTOR.id, client_secret: INTROSPECTOR.secret },
-    };
-    const config = await writeConfig(ollama.url, { auth: { mode: 'oauth', oauth }, queue: { progress_poll_ms: 20 } });
-    configFile = config.file;
-    service = await new ServiceProcess(config.file).start(port);
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await issuer?.stop();
-    await ollama.stop();
-  });
 
   it('takes an MCP client from a bare 401 to a successful agent_run: resource metadata, the issuer, sign-in with PKCE, the bearer token', async () => {
     const bare = await mcpPost();
@@ -308,7 +306,7 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
   });
 
   it('has the doctor check that the issuer metadata and keys can be fetched', async () => {
-    const { stdout } = await run(process.execPath, ['dist/doctor.js'], { env: { PATH: process.env.PATH, AGENT_CONFIG: configFile }, timeout: 60_000 }).catch(
+    const { stdout } = await run(process.execPath, ['dist/doctor.js'], { env: { PATH: process.env.PATH, AGENT_CONFIG: stack.config.file }, timeout: 60_000 }).catch(
       (failed: { stdout: string }) => failed,
     );
     const lines = stdout.split('\n').filter((line) => / issuer/.test(line));
@@ -319,8 +317,12 @@ describe('auth.mode oauth: the service as an OAuth 2.1 resource server', () => {
   });
 
   it('does not start when the issuer cannot be read, naming the key', async () => {
-    const config = await writeConfig(ollama.url, { auth: { mode: 'oauth', oauth: { issuer: `http://127.0.0.1:${await freePort()}`, resource: 'http://127.0.0.1:1' } } });
-    await expect(new ServiceProcess(config.file).start()).rejects.toThrow(/auth\.oauth\.issuer: the metadata of http:\/\/127\.0\.0\.1:\d+ could not be read/);
+    const unread = new E2eStack({ config: { auth: { mode: 'oauth', oauth: { issuer: `http://127.0.0.1:${await freePort()}`, resource: 'http://127.0.0.1:1' } } } });
+    try {
+      await expect(unread.start()).rejects.toThrow(/auth\.oauth\.issuer: the metadata of http:\/\/127\.0\.0\.1:\d+ could not be read/);
+    } finally {
+      await unread.stop();
+    }
   });
 
   it('follows a key rotation at the issuer: the new key is fetched, tokens signed with the old one stop working', async () => {

@@ -1,36 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Client } from '@modelcontextprotocol/client';
-import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
+import { describe, expect, it } from '@jest/globals';
+import { statusText } from '../support/agent-tasks.js';
+import { useStack, type E2eStack } from '../support/e2e-stack.js';
+import { fieldsOf, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { freePort } from '../support/service-process.js';
+
+/** A loopback port nothing listens on (it was free a moment ago): connections to it are refused. */
+const CLOSED_PORT = await freePort();
 
 describe('Ollama failures end the Task with a clear reason, and the worker goes on', () => {
-  const ollama = new ScriptedOllama();
-  const services: ServiceProcess[] = [];
-  const clients: Client[] = [];
+  const stack = useStack({ config: { ollama: { request_timeout_ms: 600 } } });
+  const unreachable = useStack({ config: { ollama: { host: `http://127.0.0.1:${CLOSED_PORT}`, request_timeout_ms: 600 } } });
+  const { ollama } = stack;
 
-  async function serviceFor(ollamaUrl: string) {
-    const service = await new ServiceProcess((await writeConfig(ollamaUrl, { ollama: { request_timeout_ms: 600 } })).file).start();
-    const client = await modernClient(service.url);
-    services.push(service);
-    clients.push(client);
+  async function clientOf(of: E2eStack) {
+    const client = await of.mcpClient();
     const submit = async (request: string) => fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request } }))).task_id;
-    const finish = (taskId: string) => waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), taskId);
+    const finish = (taskId: string) => waitForTerminal((id) => statusText(client, id), taskId);
     return { submit, finish };
   }
 
-  beforeAll(async () => {
-    await ollama.start();
-  });
-
-  afterAll(async () => {
-    for (const client of clients) await client.close();
-    for (const service of services) await service.stop();
-    await ollama.stop();
-  });
-
   it('times out a silent Ollama, fails an unknown model, then completes the next Task', async () => {
-    const { submit, finish } = await serviceFor(ollama.url);
+    const { submit, finish } = await clientOf(stack);
     ollama.enqueue({ hang: true });
     const silent = await submit('silent');
     const timedOut = await finish(silent);
@@ -48,7 +38,7 @@ describe('Ollama failures end the Task with a clear reason, and the worker goes 
   });
 
   it('fails a Task on a persistent 503 (overloaded queue) and on a garbage answer, each with a clear reason', async () => {
-    const { submit, finish } = await serviceFor(ollama.url);
+    const { submit, finish } = await clientOf(stack);
     const busy = { status: 503, error: 'server busy, please try again. maximum pending requests exceeded' };
     ollama.enqueue(busy, busy, busy);
     const overloaded = await finish(await submit('overloaded'));
@@ -63,7 +53,7 @@ describe('Ollama failures end the Task with a clear reason, and the worker goes 
   });
 
   it('fails every Task against an unreachable Ollama without stalling the queue', async () => {
-    const { submit, finish } = await serviceFor(`http://127.0.0.1:${await freePort()}`);
+    const { submit, finish } = await clientOf(unreachable);
     const ids = [await submit('one'), await submit('two')];
     for (const id of ids) {
       const final = await finish(id);

@@ -8,9 +8,10 @@ import { userInfo } from 'node:os';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
-import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import { pollUntil } from '../support/poll.js';
+import { fieldsOf, textOf } from '../support/mcp-clients.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 interface Received {
   path: string;
@@ -46,11 +47,11 @@ class Receiver {
   }
 
   async until(predicate: (entries: Received[]) => boolean, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate(this.received)) {
-      if (Date.now() > deadline) throw new Error(`receiver: condition not met; got ${JSON.stringify(this.received.map((entry) => [entry.path, entry.status]))}`);
-      await new Promise((done) => setTimeout(done, 25));
-    }
+    await pollUntil(async () => predicate(this.received) || undefined, 'receiver: the requests awaited', {
+      timeoutMs,
+      everyMs: 25,
+      lastSeen: () => JSON.stringify(this.received.map((entry) => [entry.path, entry.status])),
+    });
   }
 
   async stop(): Promise<void> {
@@ -64,40 +65,38 @@ const SECRET = 'webhook-secret-of-the-tests';
 /** The audit outcomes of `action` for the Task, once the last is `ok` (an attempt is audited after its answer came back). */
 async function auditedUntilOk(db: DatabaseTarget, action: string, taskId: string): Promise<string[]> {
   let outcomes: string[] = [];
-  for (let n = 0; n < 200 && outcomes.at(-1) !== 'ok'; n++) {
-    outcomes = (await probe<{ outcome: string }>(db, 'SELECT outcome FROM audit_events WHERE action = ? AND task_id = ? ORDER BY seq', action, taskId)).map((row) => row.outcome);
-    if (outcomes.at(-1) !== 'ok') await new Promise((done) => setTimeout(done, 25));
-  }
-  return outcomes;
+  return pollUntil(
+    async () => {
+      outcomes = (await probe<{ outcome: string }>(db, 'SELECT outcome FROM audit_events WHERE action = ? AND task_id = ? ORDER BY seq', action, taskId)).map((row) => row.outcome);
+      return outcomes.at(-1) === 'ok' ? outcomes : undefined;
+    },
+    `an ok ${action} of task ${taskId}`,
+    { everyMs: 25, lastSeen: () => outcomes.join(', ') },
+  );
 }
 
 describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () => {
-  const ollama = new ScriptedOllama();
   const receiver = new Receiver();
+  // Started before the stack, whose config names its URL.
+  beforeAll(() => receiver.start());
+  afterAll(() => receiver.stop());
+  const stack = useStack({
+    config: () => ({
+      // The receiver is listed by its IP literal (so its loopback address is allowed); `http://` lets any
+      // other http URL through the allowlist, where the address guard must stop private targets.
+      a2a: { push: { allowed_urls: [`${receiver.url}/`, 'http://'], retry_for_ms: 20_000 } },
+      webhooks: [{ url: `${receiver.url}/webhook`, secret: SECRET, owners: [userInfo().username], groups: [] }],
+    }),
+  });
+  const { ollama } = stack;
   let service: ServiceProcess;
   let base: string;
   let a2a: A2aClient;
   let db: DatabaseTarget;
 
   beforeAll(async () => {
-    await ollama.start();
-    await receiver.start();
-    const config = await writeConfig(ollama.url, {
-      // The receiver is listed by its IP literal (so its loopback address is allowed); `http://` lets any
-      // other http URL through the allowlist, where the address guard must stop private targets.
-      a2a: { push: { allowed_urls: [`${receiver.url}/`, 'http://'], retry_for_ms: 20_000 } },
-      webhooks: [{ url: `${receiver.url}/webhook`, secret: SECRET, owners: [userInfo().username], groups: [] }],
-    });
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-    base = `http://127.0.0.1:${service.port}`;
+    ({ service, base, database: db } = stack);
     a2a = await new ClientFactory().createFromUrl(base);
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await receiver.stop();
-    await ollama.stop();
   });
 
   const submit = async (request: string) => (await a2a.sendMessage(a2aSend([a2aText(request)], { returnImmediately: true }))) as Task;
@@ -166,12 +165,14 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     const task = await submit('resolve me');
     const port = new URL(receiver.url).port;
     await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `http://localhost:${port}/by-name`));
-    const deadline = Date.now() + 10_000;
-    let rows: { outcome: string; detail: string }[] = [];
-    while (Date.now() < deadline && rows.length === 0) {
-      rows = await probe(db, "SELECT outcome, detail FROM audit_events WHERE action = 'a2a.push' AND task_id = ?", task.id);
-      await new Promise((done) => setTimeout(done, 50));
-    }
+    const rows = await pollUntil(
+      async () => {
+        const audited = await probe<{ outcome: string; detail: string }>(db, "SELECT outcome, detail FROM audit_events WHERE action = 'a2a.push' AND task_id = ?", task.id);
+        return audited.length > 0 ? audited : undefined;
+      },
+      'an audited push attempt',
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     expect(rows[0].outcome).toBe('rejected');
     expect(rows[0].detail).toMatch(/resolves only to loopback, link-local or private addresses/);
     expect(receiver.received.some((entry) => entry.path === '/by-name')).toBe(false);
@@ -181,9 +182,8 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     ollama.enqueue({ content: 'webhook answer' });
     // Every Task here is the listed owner's: this one's first attempt is made to fail.
     receiver.failing.add('/webhook');
-    const mcp = await modernClient(service.url);
+    const mcp = await stack.mcpClient();
     const taskId = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'tell the webhook' } }))).task_id;
-    await mcp.close();
     await receiver.until((entries) => entries.some((entry) => entry.path === '/webhook' && entry.body.includes(taskId)));
     receiver.failing.delete('/webhook');
     await receiver.until((entries) => entries.some((entry) => entry.path === '/webhook' && entry.status === 200 && entry.body.includes(taskId)));
@@ -209,15 +209,18 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
     expect(pending.state).toBe('pending');
     await service.start();
     await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.status === 200 && entry.body.includes('TASK_STATE_COMPLETED')));
-    let done = { state: '', attempts: 0 };
-    for (let n = 0; n < 100 && done.state !== 'delivered'; n++) {
-      [done] = await probe<{ state: string; attempts: number }>(
-        db,
-        "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'",
-        task.id,
-      );
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const done = await pollUntil(
+      async () => {
+        const [row] = await probe<{ state: string; attempts: number }>(
+          db,
+          "SELECT state, attempts FROM push_deliveries WHERE task_id = ? AND payload LIKE '%TASK_STATE_COMPLETED%'",
+          task.id,
+        );
+        return row?.state === 'delivered' ? row : undefined;
+      },
+      'the delivery marked delivered',
+      { everyMs: 20 },
+    );
     expect(done.state).toBe('delivered');
     expect(Number(done.attempts)).toBeGreaterThanOrEqual(2);
   });

@@ -1,37 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
-import { fieldsOf, modernClient, modernMeta, textOf } from '../support/mcp-clients.js';
+import { statusText } from '../support/agent-tasks.js';
+import { fieldsOf, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { Listen, SUBSCRIPTION_ID } from '../support/listen-client.js';
-import { as, PROXY_AUTH } from '../support/proxy-identity.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { as } from '../support/proxy-identity.js';
+import { useProxiedStack } from '../support/proxy-service.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const ALICE = as('alice@example.com');
 const BOB = as('bob@example.com');
 
 describe('MCP subscriptions/listen: pushed Task status and resource notifications (issue 23)', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useProxiedStack({ config: { queue: { progress_poll_ms: 5000 } } });
+  const { ollama } = stack;
   let service: ServiceProcess;
   let alice: Client;
   let bob: Client;
 
-  beforeAll(async () => {
-    await ollama.start();
-    service = await new ServiceProcess((await writeConfig(ollama.url, { auth: PROXY_AUTH, queue: { progress_poll_ms: 5000 } })).file).start();
-    alice = await modernClient(service.url, ALICE);
-    bob = await modernClient(service.url, BOB);
-  });
+  beforeAll(() => void ({ service, alice, bob } = stack));
 
-  /** Streams a test opened, closed even when it fails (an open one would hold the service's stop). */
-  const opened: Listen[] = [];
-
-  afterAll(async () => {
-    for (const listen of opened) await listen.close();
-    await alice?.close();
-    await bob?.close();
-    await service?.stop();
-    await ollama.stop();
-  });
+  /** A stream a test opens, closed when the stack stops even when the test fails (an open one would hold the service's stop). */
+  const listenOn = async (...args: Parameters<Listen['open']>) => stack.closeOnStop(await new Listen().open(...args));
 
   const run = async (client: Client, request: string, sessionId?: string) =>
     fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
@@ -40,7 +29,7 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
     ollama.enqueue({ content: 'alice done', delayMs: 500 }, { content: 'bob done', delayMs: 200 });
     const mine = await run(alice, 'alice work');
     const theirs = await run(bob, 'bob work');
-    const listen = await new Listen().open(service.url, ALICE, { taskIds: [mine.task_id, theirs.task_id] });
+    const listen = await listenOn(service.url, ALICE, { taskIds: [mine.task_id, theirs.task_id] });
     await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks' && message.params?.status === 'completed'), 15_000);
     const [ack] = listen.messages;
     expect(ack).toMatchObject({
@@ -53,8 +42,8 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
     expect(new Set(updates.map((update) => update.params!.statusMessage)).size).toBe(updates.length);
     expect(updates.at(-1)!.params).toMatchObject({ result: { content: [{ type: 'text', text: expect.stringContaining('result: alice done') }], isError: false } });
     expect(updates.length).toBeGreaterThanOrEqual(2);
-    // Bob's Task ran too, and nothing of it reached Alice's stream.
-    await new Promise((done) => setTimeout(done, 600));
+    // Bob's Task ran too (to its end, after Alice's), and nothing of it reached Alice's stream.
+    await waitForTerminal((taskId) => statusText(bob, taskId), theirs.task_id);
     expect(JSON.stringify(listen.messages)).not.toContain(theirs.task_id);
     await listen.close();
   });
@@ -95,16 +84,10 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
   it('pushes notifications/resources/updated for a subscribed session file a Task changed, and list_changed when the session gains one', async () => {
     ollama.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'one' } }] }, { content: 'wrote' });
     const first = await run(alice, 'write notes');
-    for (
-      let n = 0;
-      n < 200 && !(await alice.callTool({ name: 'agent_status', arguments: { task_id: first.task_id } }).then((r) => fieldsOf(textOf(r)).status === 'completed'));
-      n++
-    )
-      await new Promise((done) => setTimeout(done, 25));
+    expect(await waitForTerminal((taskId) => statusText(alice, taskId), first.task_id)).toMatchObject({ status: 'completed' });
     const uri = `agent-session://${first.session_id}/files/notes.txt`;
-    const bobsView = await new Listen().open(service.url, BOB, { resourceSubscriptions: [uri], resourcesListChanged: true });
-    const listen = await new Listen().open(service.url, ALICE, { resourceSubscriptions: [uri], resourcesListChanged: true });
-    opened.push(listen, bobsView);
+    const bobsView = await listenOn(service.url, BOB, { resourceSubscriptions: [uri], resourcesListChanged: true });
+    const listen = await listenOn(service.url, ALICE, { resourceSubscriptions: [uri], resourcesListChanged: true });
     await listen.until((messages) => messages.length > 0);
     expect(listen.messages[0]).toMatchObject({
       method: 'notifications/subscriptions/acknowledged',
@@ -128,8 +111,7 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
   });
 
   it('ends open streams when the service stops (last: it stops the service)', async () => {
-    const listen = await new Listen().open(service.url, ALICE, { resourcesListChanged: true });
-    opened.push(listen);
+    const listen = await listenOn(service.url, ALICE, { resourcesListChanged: true });
     await listen.until((messages) => messages.length > 0);
     const started = Date.now();
     await service.stop();

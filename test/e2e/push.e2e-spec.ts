@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type Part } from '@a2a-js/sdk';
 import { ClientFactory, type Client as A2aClient } from '@a2a-js/sdk/client';
 import type { Client } from '@modelcontextprotocol/client';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
+import { statusText } from '../support/agent-tasks.js';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
-import { E2E_DATABASE, freshDatabase } from '../support/databases.js';
+import { E2E_DATABASE } from '../support/databases.js';
+import { useStack } from '../support/e2e-stack.js';
+import { pollUntil } from '../support/poll.js';
 import { Listen } from '../support/listen-client.js';
-import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { fieldsOf, textOf } from '../support/mcp-clients.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 const MODEL = 'ollama-agent';
 type Chunk = { choices: { delta: { content?: string; agent_answer_offset?: number }; finish_reason: string | null }[]; status?: string };
@@ -58,26 +57,17 @@ export function contentOf(chunks: Chunk[]) {
 const WORDS = ['The', ' answer', ' streams', ' as', ' the', ' model', ' writes', ' it', '.'];
 
 describe('push, not poll: the answer streams as the model writes it (issue 23)', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
+  // The fallback read is slow on purpose: what arrives in time arrives pushed.
+  const stack = useStack({ config: { queue: { progress_poll_ms: 5000 }, ollama: { stall_timeout_ms: 400 } } });
+  const { ollama } = stack;
   let base: string;
   let mcp: Client;
   let a2a: A2aClient;
 
   beforeAll(async () => {
-    await ollama.start();
-    // The fallback read is slow on purpose: what arrives in time arrives pushed.
-    const config = await writeConfig(ollama.url, { queue: { progress_poll_ms: 5000 }, ollama: { stall_timeout_ms: 400 } });
-    service = await new ServiceProcess(config.file).start();
-    base = `http://127.0.0.1:${service.port}`;
-    mcp = await modernClient(service.url);
+    base = stack.base;
+    mcp = await stack.mcpClient();
     a2a = await new ClientFactory().createFromUrl(base);
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await service?.stop();
-    await ollama.stop();
   });
 
   it('Chat: content deltas as the chunks arrive, at least three before the finish chunk, together the result', async () => {
@@ -127,17 +117,20 @@ describe('push, not poll: the answer streams as the model writes it (issue 23)',
   it('agent_status: result grows while running, with a message that it is being written', async () => {
     ollama.enqueue({ chunks: ['Partial', ' answer', ' still', ' coming'], chunkDelayMs: 250 });
     const taskId = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'slow writer' } }))).task_id;
-    let seen: Record<string, string> = {};
-    for (let n = 0; n < 100 && !(seen.result ?? '').startsWith('Partial answer'); n++) {
-      seen = fieldsOf(textOf(await mcp.callTool({ name: 'agent_status', arguments: { task_id: taskId } })));
-      await new Promise((done) => setTimeout(done, 50));
-    }
+    const status = async () => fieldsOf(await statusText(mcp, taskId));
+    const statusWhen = (done: (fields: Record<string, string>) => boolean, what: string) =>
+      pollUntil(
+        async () => {
+          const fields = await status();
+          return done(fields) ? fields : undefined;
+        },
+        what,
+        { everyMs: 50 },
+      );
+    let seen = await statusWhen((fields) => (fields.result ?? '').startsWith('Partial answer'), 'a partial result');
     expect(seen).toMatchObject({ status: 'running', message: 'タスクを実行しています。回答を書いています。' });
     expect(seen.result).toMatch(/^Partial answer/);
-    for (let n = 0; n < 100 && seen.status !== 'completed'; n++) {
-      seen = fieldsOf(textOf(await mcp.callTool({ name: 'agent_status', arguments: { task_id: taskId } })));
-      await new Promise((done) => setTimeout(done, 50));
-    }
+    seen = await statusWhen((fields) => fields.status === 'completed', 'the Task ending');
     expect(seen).toMatchObject({ status: 'completed', message: 'タスクが完了しました。', result: 'Partial answer still coming' });
   });
 
@@ -163,29 +156,21 @@ describe('push, not poll: the answer streams as the model writes it (issue 23)',
 const describeOnPostgres = E2E_DATABASE === 'postgres' ? describe : describe.skip;
 
 describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)', () => {
-  const ollama = new ScriptedOllama();
+  // B is the stack's service; A a replica on the same database and workspace.
+  const stack = useStack({ config: { queue: { poll_interval_ms: 50 } } });
+  const { ollama } = stack;
   let a: ServiceProcess;
   let b: ServiceProcess;
   let bClient: Client;
   let database: DatabaseTarget;
 
   beforeAll(async () => {
-    await ollama.start();
-    database = (await freshDatabase('postgres')) as DatabaseTarget;
-    const workspace = { root: mkdtempSync(join(tmpdir(), 'oam-push-workspace-')) };
+    ({ service: b, database } = stack);
     // A claims only when a Task is queued through it (its sweep is an hour away), and reads a followed
     // Task's row only every 5 s without events: what A's client sees in time came pushed from B.
-    a = await new ServiceProcess((await writeConfig(ollama.url, { database, workspace, queue: { poll_interval_ms: 3_600_000, progress_poll_ms: 5000 } })).file).start();
-    b = await new ServiceProcess((await writeConfig(ollama.url, { database, workspace, queue: { poll_interval_ms: 50 } })).file).start();
-    bClient = await modernClient(b.url);
-  }, 60_000);
-
-  afterAll(async () => {
-    await bClient?.close();
-    await a?.stop();
-    await b?.stop();
-    await ollama.stop();
-  });
+    a = await stack.startAnotherService({ AGENT__QUEUE__POLL_INTERVAL_MS: '3600000', AGENT__QUEUE__PROGRESS_POLL_MS: '5000' });
+    bClient = await stack.mcpClient();
+  }, 90_000);
 
   /** Streams a Chat answer through A while B runs it: B is busy with another Task when A queues it. */
   async function streamThroughAWhileBRuns(words: string[], duringStream: () => Promise<void> = async () => undefined) {
@@ -252,8 +237,10 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
 
   it('a dropped LISTEN connection loses nothing: A reconnects and catches up from the stored draft', async () => {
     const words = Array.from({ length: 16 }, (_, n) => `${n === 0 ? '' : ' '}word${n}`);
+    const written = ollama.firstContentAt.length;
     const { chunks } = await streamThroughAWhileBRuns(words, async () => {
-      await new Promise((done) => setTimeout(done, 200));
+      // B's model has begun the streamed answer (the first chat, keeping B busy, wrote its answer before): cut A's LISTEN mid-stream.
+      await ollama.until(() => ollama.firstContentAt.length >= written + 2);
       const client = new pg.Client({ connectionString: (database as { url: string }).url });
       await client.connect();
       const { rowCount } = await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`oam-events/${a.pid}`]);

@@ -1,64 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { probe, type DatabaseTarget } from '../support/database-probe.js';
-import { E2E_DATABASE, freshDatabase } from '../support/databases.js';
+import { startActiveTaskSampler } from '../support/active-task-sampler.js';
+import { probe } from '../support/database-probe.js';
+import { E2E_DATABASE } from '../support/databases.js';
+import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 // Replicas share a PostgreSQL database; this suite runs in the PostgreSQL pass of `npm test`.
 const describeOnPostgres = E2E_DATABASE === 'postgres' ? describe : describe.skip;
 
 describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () => {
-  const ollama = new ScriptedOllama();
+  // All replicas share the stack's agent.yaml: one database and one workspace.root (a shared volume), as any
+  // of them may run a session's next Task.
+  const stack = useStack();
+  const { ollama } = stack;
   const replicas: ServiceProcess[] = [];
   const clients: Client[] = [];
-  let database: DatabaseTarget;
-
-  /** Polls the number of active Tasks every 10 ms (T5.2) and reports the highest value seen. */
-  function startSampler() {
-    const client = new pg.Client({ connectionString: (database as { url: string }).url });
-    let max = 0;
-    let running = true;
-    const loop = (async () => {
-      await client.connect();
-      while (running) {
-        const { rows } = await client.query("SELECT COUNT(*)::int AS n FROM tasks WHERE status IN ('planning', 'running')");
-        max = Math.max(max, rows[0].n);
-        await new Promise((done) => setTimeout(done, 10));
-      }
-      await client.end();
-    })();
-    return { stop: async () => ((running = false), await loop, max) };
-  }
+  const startSampler = () => startActiveTaskSampler(stack.database);
 
   beforeAll(async () => {
-    await ollama.start();
-    database = (await freshDatabase('postgres')) as DatabaseTarget;
-    // All replicas must see one workspace.root (a shared volume): any of them may run a session's next Task.
-    const workspace = { root: mkdtempSync(join(tmpdir(), 'oam-replicas-workspace-')) };
-    for (let n = 0; n < 3; n++) {
-      const replica = new ServiceProcess((await writeConfig(ollama.url, { database, workspace })).file);
-      await replica.start();
-      replicas.push(replica);
-      clients.push(await modernClient(replica.url));
-    }
     // Three services start one after another (the first applies the migrations); on a busy machine that
     // takes longer than Jest's default hook time.
+    replicas.push(stack.service, await stack.startAnotherService(), await stack.startAnotherService());
+    for (const replica of replicas) clients.push(stack.closeOnStop(await modernClient(replica.url)));
   }, 120_000);
-
-  afterAll(async () => {
-    for (const client of clients) await client.close();
-    for (const replica of replicas) await replica.stop();
-    await ollama.stop();
-  });
 
   it('runs Tasks submitted to any replica one at a time, in submission order, and any replica reports any Task', async () => {
     ollama.setFallback({ content: 'done', delayMs: 60, promptEvalCount: 1, evalCount: 1 });
+    // This test's chats only: the highest concurrency is counted from here.
+    ollama.maxConcurrentChats = 0;
     const sampler = startSampler();
     const ids: string[] = [];
     for (let n = 0; n < 12; n++) {
@@ -70,7 +41,7 @@ describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () 
       expect(final.status).toBe('completed');
     }
     expect(ollama.maxConcurrentChats).toBe(1);
-    const rows = await probe<{ request: string; lease_owner: string | null }>(database, "SELECT request FROM tasks WHERE request LIKE 'job %' ORDER BY started_at");
+    const rows = await probe<{ request: string; lease_owner: string | null }>(stack.database, "SELECT request FROM tasks WHERE request LIKE 'job %' ORDER BY started_at");
     expect(rows.map((row) => row.request)).toEqual(ids.map((_, n) => `job ${n}`));
     expect(await sampler.stop()).toBe(1);
   });
@@ -80,7 +51,7 @@ describeOnPostgres('three replicas on one PostgreSQL database (T5.2, T5.3)', () 
     const before = ollama.workChats.length;
     const taskId = fieldsOf(textOf(await clients[0].callTool({ name: 'agent_run', arguments: { request: 'runs somewhere' } }))).task_id;
     await ollama.waitForChats(before + 1);
-    const [{ lease_owner: owner }] = await probe<{ lease_owner: string }>(database, 'SELECT lease_owner FROM tasks WHERE id = ?', taskId);
+    const [{ lease_owner: owner }] = await probe<{ lease_owner: string }>(stack.database, 'SELECT lease_owner FROM tasks WHERE id = ?', taskId);
     const other = replicas.findIndex((replica) => !owner.includes(`/${replica.pid}/`));
     const started = Date.now();
     const cancel = await httpRawDispatch(replicas[other].url)({ method: 'tasks/cancel', params: { taskId, _meta: modernMeta(true) } });

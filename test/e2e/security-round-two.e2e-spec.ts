@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { lastToolResults, runTask as run, toolCall as call } from '../support/agent-tasks.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ADMIN, as } from '../support/proxy-identity.js';
-import { startBehindProxy } from '../support/proxy-service.js';
-import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
+import { useProxiedStack } from '../support/proxy-service.js';
 import type { ServiceProcess } from '../support/service-process.js';
 import { startSwapper } from '../support/swap-race.js';
 
@@ -18,52 +17,24 @@ const MAX_FILES = 40;
 const MAX_QUEUED = 3;
 const RACE_SECONDS = Number(process.env.OAM_RACE_SECONDS ?? 3);
 
-const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ toolCalls: [{ name, arguments: args }] });
-
 /** Issue 20 end to end: the service as a signed-in attacker meets it, behind the SSO proxy. */
 describe('security round two (issue 20), behind an SSO proxy', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useProxiedStack({
+    config: {
+      workspace: { max_session_bytes: QUOTA, max_session_files: MAX_FILES, max_memory_bytes: 128 * 1024 * 1024 },
+      queue: { max_queued_per_user: MAX_QUEUED },
+    },
+  });
+  const { ollama } = stack;
+  const toolResults = () => lastToolResults(ollama);
   let service: ServiceProcess;
   let db: DatabaseTarget;
-  let root: string;
   let base: string;
   let alice: Client;
   let bob: Client;
+  const sessionDir = (sessionId: string) => join(stack.config.workspace, 'sessions', sessionId);
 
-  const run = async (client: Client, request: string, sessionId?: string) => {
-    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
-    const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
-    const final = await waitForTerminal(status, accepted.task_id);
-    return { task_id: accepted.task_id, session_id: accepted.session_id, final };
-  };
-  const toolResults = () =>
-    ollama.workChats
-      .at(-1)!
-      .body.messages.filter((message) => message.role === 'tool')
-      .map((message) => message.content);
-  const sessionDir = (sessionId: string) => join(root, 'sessions', sessionId);
-
-  beforeAll(async () => {
-    await ollama.start();
-    const started = await startBehindProxy(
-      ollama.url,
-      {
-        workspace: { max_session_bytes: QUOTA, max_session_files: MAX_FILES, max_memory_bytes: 128 * 1024 * 1024 },
-        queue: { max_queued_per_user: MAX_QUEUED },
-      },
-      mkdtempSync(join(tmpdir(), 'oam-sec2-')),
-    );
-    ({ service, base, alice, bob } = started);
-    db = started.config.database;
-    root = started.config.workspace;
-  });
-
-  afterAll(async () => {
-    await alice?.close();
-    await bob?.close();
-    await service?.stop();
-    await ollama.stop();
-  });
+  beforeAll(() => void ({ service, database: db, base, alice, bob } = stack));
 
   it('finding 1: never serves a host file through a directory a command keeps swapping with a link (resources/read and admin download)', async () => {
     ollama.enqueue(call('write_file', { path: 'd/passwd', content: 'inside\n' }), { content: 'ok' });
@@ -165,8 +136,10 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
   it("finding 6: refuses one user's Tasks past queue.max_queued_per_user on every surface (audited), and another user's Task runs next", async () => {
     // Two halves of 2 s: long enough to fill the queue behind it, short of the 10 s stall timeout.
     ollama.enqueue({ content: 'occupying', delayMs: 2000 });
+    const chats = ollama.workChats.length;
     const busy = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: 'occupy the worker' } })));
-    await new Promise((done) => setTimeout(done, 300));
+    // Running (its chat reached the model), so no longer one of alice's queued Tasks.
+    await ollama.waitForChats(chats + 1);
     const queued: string[] = [];
     for (let i = 0; i < MAX_QUEUED; i++) queued.push(fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: `flood ${i}` } }))).task_id);
     const refused = await alice.callTool({ name: 'agent_run', arguments: { request: 'one too many' } });

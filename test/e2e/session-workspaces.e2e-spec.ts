@@ -1,21 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { lastToolResults, runTask as run, toolCall as call } from '../support/agent-tasks.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
-import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { httpRawDispatch, modernMeta } from '../support/mcp-clients.js';
 import { ADMIN, as } from '../support/proxy-identity.js';
-import { startBehindProxy } from '../support/proxy-service.js';
-import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
+import { useProxiedStack } from '../support/proxy-service.js';
 import type { ServiceProcess } from '../support/service-process.js';
 
 const MAX_READ = 4096;
 const QUOTA = 16 * 1024;
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const MATH = 'export const add = (a, b) => a + b;\n';
-
-const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ toolCalls: [{ name, arguments: args }] });
 
 /** The JSON-RPC error a client call was answered with. */
 async function rpcError(promise: Promise<unknown>): Promise<{ code: number; message: string; data?: unknown }> {
@@ -29,51 +27,28 @@ async function rpcError(promise: Promise<unknown>): Promise<{ code: number; mess
 }
 
 describe('session workspaces and deliverables as MCP resources, two users behind an SSO proxy', () => {
-  const ollama = new ScriptedOllama();
+  // The template the service copies into each new session workspace, in the stack's folder.
+  const dir = mkdtempSync(join(tmpdir(), 'oam-'));
+  const template = join(dir, 'template');
+  mkdirSync(join(template, 'docs'), { recursive: true });
+  writeFileSync(join(template, 'docs', 'README.md'), 'template readme\n');
+  const stack = useProxiedStack({
+    dir,
+    config: { workspace: { template, max_session_bytes: QUOTA, retention_days: 1 }, mcp: { resources: { max_read_bytes: MAX_READ } } },
+  });
+  const { ollama } = stack;
   let service: ServiceProcess;
   let db: DatabaseTarget;
-  let root: string;
   let alice: Client;
   let bob: Client;
   let base: string;
   let bobSession: string;
   let aliceSession: string;
 
-  const run = async (client: Client, request: string, sessionId?: string, extra: Record<string, unknown> = {}) => {
-    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}), ...extra } })));
-    const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
-    const final = await waitForTerminal(status, accepted.task_id);
-    return { task_id: accepted.task_id, session_id: accepted.session_id, final, text: await status(accepted.task_id) };
-  };
-  const toolResults = () =>
-    ollama.workChats
-      .at(-1)!
-      .body.messages.filter((message) => message.role === 'tool')
-      .map((message) => message.content);
-  const sessionDir = (sessionId: string) => join(root, 'sessions', sessionId);
+  const toolResults = () => lastToolResults(ollama);
+  const sessionDir = (sessionId: string) => join(stack.config.workspace, 'sessions', sessionId);
 
-  beforeAll(async () => {
-    await ollama.start();
-    const dir = mkdtempSync(join(tmpdir(), 'oam-'));
-    const template = join(dir, 'template');
-    mkdirSync(join(template, 'docs'), { recursive: true });
-    writeFileSync(join(template, 'docs', 'README.md'), 'template readme\n');
-    const started = await startBehindProxy(
-      ollama.url,
-      { workspace: { template, max_session_bytes: QUOTA, retention_days: 1 }, mcp: { resources: { max_read_bytes: MAX_READ } } },
-      dir,
-    );
-    ({ service, base, alice, bob } = started);
-    db = started.config.database;
-    root = started.config.workspace;
-  });
-
-  afterAll(async () => {
-    await alice?.close();
-    await bob?.close();
-    await service?.stop();
-    await ollama.stop();
-  });
+  beforeAll(() => void ({ service, database: db, base, alice, bob } = stack));
 
   it("gives each session its own workspace, copied from the template, that nothing of another session's can reach", async () => {
     ollama.enqueue(call('write_file', { path: 'secret.txt', content: 'bob secret\n' }), { content: 'saved' });
@@ -290,7 +265,7 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     utimesSync(sessionDir(bobSession), twoDaysAgo, twoDaysAgo);
     await service.stop();
     await service.start();
-    bob = await modernClient(service.url, as('bob@example.com'));
+    bob = await stack.mcpClient(as('bob@example.com'));
     expect(existsSync(sessionDir(bobSession))).toBe(false);
     expect(existsSync(sessionDir(aliceSession))).toBe(true);
     const expired = await rpcError(bob.readResource({ uri: `agent-session://${bobSession}/files/secret.txt` }));

@@ -1,34 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { useStack } from '../support/e2e-stack.js';
+import { pollUntil } from '../support/poll.js';
+import { fieldsOf, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { PROXY_AUTH, as } from '../support/proxy-identity.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
+import { freePort, type ServiceProcess } from '../support/service-process.js';
 
 const CARD_SCHEMA = JSON.parse(readFileSync(join(import.meta.dirname, '../support/a2a-1.0-agent-card.schema.json'), 'utf8'));
 const hasCase = (value: unknown): boolean => typeof value === 'object' && value !== null && (Object.hasOwn(value, '$case') || Object.values(value).some(hasCase));
 
 /** The smaller points of the first-run trial, each against the built service. */
 describe('first-run details', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack({ config: { auth: PROXY_AUTH, mcp: { locale: 'en' } } });
+  // A second service whose Ollama is unreachable (nothing listens on the loopback's port 9).
+  const unreachable = useStack({ config: { ollama: { host: 'http://127.0.0.1:9' } } });
+  const { ollama } = stack;
   let service: ServiceProcess;
   let base: string;
 
-  beforeAll(async () => {
-    await ollama.start();
-    service = await new ServiceProcess((await writeConfig(ollama.url, { auth: PROXY_AUTH, mcp: { locale: 'en' } })).file).start();
-    base = `http://127.0.0.1:${service.port}`;
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
-  });
+  beforeAll(() => void ({ service, base } = stack));
 
   it('shows the real address on the front page', async () => {
     const page = await (await fetch(`${base}/`)).text();
@@ -65,7 +60,7 @@ describe('first-run details', () => {
   });
 
   it('names the session of each file in resources/list, and answers in English with mcp.locale en (keys unchanged)', async () => {
-    const client = await modernClient(service.url, as('dana@example.com'));
+    const client = await stack.mcpClient(as('dana@example.com'));
     ollama.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: 'calc.js', content: '1+1\n' } }] }, { content: 'written' });
     const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'write calc.js' } })));
     expect(accepted).toMatchObject({ status: 'queued', message: `Task ${accepted.task_id} was queued in session ${accepted.session_id}.` });
@@ -77,13 +72,11 @@ describe('first-run details', () => {
       title: `calc.js (session ${accepted.session_id.slice(0, 8)})`,
       description: `calc.js in the workspace of session ${accepted.session_id}`,
     });
-    await client.close();
   });
 
   it('stops on SIGINT as on SIGTERM, and logs an unreachable Ollama without the ".;" typo', async () => {
-    const other = await new ServiceProcess((await writeConfig('http://127.0.0.1:9')).file).start();
-    await new Promise((done) => setTimeout(done, 500));
-    expect(other.stderr).toContain('fix ollama.host. Tasks fail until this is fixed.');
+    const other = unreachable.service;
+    await other.waitForOutput(/fix ollama\.host\. Tasks fail until this is fixed\./);
     expect(other.stderr).not.toContain('.;');
     expect(await other.signal('SIGINT')).toBe(0);
   });
@@ -91,23 +84,33 @@ describe('first-run details', () => {
 
 describe('npm start', () => {
   const root = join(import.meta.dirname, '../..');
+  // The test starts the service itself, through npm, on the stack's config.
+  const stack = useStack({ service: false });
 
   it('runs what is built (no build) and stops with npm on SIGTERM, the service included', async () => {
-    const { file } = await writeConfig('http://127.0.0.1:9');
+    const { file } = stack.config;
     const port = await freePort();
     const npm = spawn('npm', ['start'], { cwd: root, env: { PATH: process.env.PATH, AGENT_CONFIG: file, AGENT__SERVER__PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     npm.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     npm.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const started = Date.now();
-    while (!out.includes('listening:') && Date.now() - started < 20_000) await new Promise((done) => setTimeout(done, 100));
+    await pollUntil(async () => out.includes('listening:') || undefined, 'the listening line', { timeoutMs: 20_000, everyMs: 100 }).catch(() => undefined);
     expect(out).toContain('listening:');
     expect(out).not.toContain('tsc -p');
     const servicePid = Number(/\[Nest\] (\d+)/.exec(out)![1]);
     const exited = new Promise((done) => npm.once('exit', done));
     npm.kill('SIGTERM');
     await exited;
-    await new Promise((done) => setTimeout(done, 1000));
+    // npm is gone; the service, its child, must be gone within a second too.
+    const alive = () => {
+      try {
+        process.kill(servicePid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await pollUntil(async () => !alive() || undefined, `service ${servicePid} exiting`, { timeoutMs: 1000, everyMs: 50 }).catch(() => undefined);
     expect(() => process.kill(servicePid, 0)).toThrow();
   });
 

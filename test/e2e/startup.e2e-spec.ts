@@ -1,15 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { stringify } from 'yaml';
-import { CLIENT_INFO, fieldsOf, MODERN, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { buildRoot, freePort, launchOptions, ServiceProcess, UNPRIVILEGED, writeConfig } from '../support/service-process.js';
+import { E2eStack, useStack, type StackOptions } from '../support/e2e-stack.js';
+import { CLIENT_INFO, fieldsOf, MODERN, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { buildRoot, freePort, launchOptions, ServiceProcess, UNPRIVILEGED } from '../support/service-process.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -20,11 +20,16 @@ function ownedDir(prefix: string): string {
   return dir;
 }
 
-/** writeConfig's agent.yaml (the suite's database kind) in a directory the unprivileged user owns. */
-async function ownedConfig(ollamaUrl: string, overrides: Record<string, unknown> = {}) {
-  const config = await writeConfig(ollamaUrl, overrides, ownedDir('oam-'));
-  if (UNPRIVILEGED) chownSync(config.workspace, UNPRIVILEGED.uid, UNPRIVILEGED.gid);
-  return config;
+/**
+ * A stack (the suite's database kind) whose folder, workspace included, the unprivileged user owns, and whose
+ * service runs as that user from `cwd`.
+ */
+function ownedStack(cwd: string, options: StackOptions = {}): E2eStack {
+  const dir = ownedDir('oam-');
+  // writeConfig keeps a workspace that exists: made here, so that it is the unprivileged user's.
+  mkdirSync(join(dir, 'workspace'));
+  if (UNPRIVILEGED) chownSync(join(dir, 'workspace'), UNPRIVILEGED.uid, UNPRIVILEGED.gid);
+  return new E2eStack({ ...options, dir, launch: { cwd, unprivileged: true } });
 }
 
 /** agent.yaml in a fresh directory of the unprivileged user; returns the file. */
@@ -60,24 +65,23 @@ function expectOneLineFailure(result: { status: number | null; stderr: string },
 }
 
 describe('start-up as an unprivileged user from another directory', () => {
-  const ollama = new ScriptedOllama();
+  // The scripted Ollama the tests' own agent.yaml files name; each test starts its service itself.
+  const { ollama } = useStack({ service: false });
   const services: ServiceProcess[] = [];
+  const stacks: E2eStack[] = [];
   const started = async (file: string, cwd: string, env: Record<string, string> = {}) => {
     const service = await new ServiceProcess(file, env, { cwd, unprivileged: true }).start();
     services.push(service);
     return service;
   };
-
-  beforeAll(async () => {
-    await ollama.start();
-  });
+  const startedStack = async (cwd: string, options: StackOptions = {}) => {
+    const stack = ownedStack(cwd, options);
+    stacks.push(stack);
+    return stack.start();
+  };
 
   afterEach(async () => {
-    await Promise.all(services.splice(0).map((service) => service.stop()));
-  });
-
-  afterAll(async () => {
-    await ollama.stop();
+    await Promise.all([...services.splice(0).map((service) => service.stop()), ...stacks.splice(0).map((stack) => stack.stop())]);
   });
 
   it("resolves the config file's relative paths against its directory, and logs them", async () => {
@@ -134,34 +138,32 @@ describe('start-up as an unprivileged user from another directory', () => {
     const dir = ownedDir('oam-no-ollama-');
     const file = configIn(dir, { ollama: { host: 'http://127.0.0.1:9' }, server: { port: 0 } });
     const service = await started(file, dir);
-    await waitFor(() => /WARN \[Ollama\] .*not reachable at http:\/\/127\.0\.0\.1:9.*`ollama serve`/.test(service.stderr));
+    await service.waitForOutput(/WARN \[Ollama\] .*not reachable at http:\/\/127\.0\.0\.1:9.*`ollama serve`/);
   });
 
   it('warns at start when the model is not pulled, with the fix', async () => {
     const dir = ownedDir('oam-no-model-');
     const file = configIn(dir, { ollama: { host: ollama.url, model: 'qwen3:8b' }, server: { port: 0 } });
     const service = await started(file, dir);
-    await waitFor(() => service.stderr.includes('model qwen3:8b is not pulled') && service.stderr.includes('`ollama pull qwen3:8b`'));
+    await service.waitForOutput(/^(?=[\s\S]*model qwen3:8b is not pulled)(?=[\s\S]*`ollama pull qwen3:8b`)/);
   });
 
   it('logs each Task as it starts and ends (duration, outcome), without colour codes on a pipe', async () => {
-    const { file } = await ownedConfig(ollama.url);
-    const service = await started(file, ownedDir('oam-cwd-'), { NO_COLOR: '' });
-    const client = await modernClient(service.url);
-    ollama.enqueue({ content: 'logged answer', promptEvalCount: 3, evalCount: 4 });
+    const stack = await startedStack(ownedDir('oam-cwd-'), { env: { NO_COLOR: '' } });
+    const { service } = stack;
+    const client = await stack.mcpClient();
+    stack.ollama.enqueue({ content: 'logged answer', promptEvalCount: 3, evalCount: 4 });
     const taskId = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'log me' } }))).task_id;
     await waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), taskId);
-    await client.close();
-    await waitFor(() => service.stderr.includes(`task ${taskId} completed`));
+    await service.waitForOutput(new RegExp(`task ${taskId} completed`));
     expect(service.stderr).toMatch(new RegExp(`task ${taskId} started: owner \\S+, session [0-9a-f-]{36}, queued \\d+\\.\\d s`));
     expect(service.stderr).toMatch(new RegExp(`task ${taskId} completed after \\d+\\.\\d s \\(tokens 3 in, 4 out\\)`));
     expect(service.stderr).not.toContain('\x1b[');
   });
 
   it('writes one JSON object per line with log.format json', async () => {
-    const { file } = await ownedConfig(ollama.url, { log: { format: 'json' } });
-    const service = await started(file, ownedDir('oam-json-'));
-    await waitFor(() => service.stderr.includes('[Ollama]') || service.stderr.includes('"context":"Ollama"'));
+    const { service } = await startedStack(ownedDir('oam-json-'), { config: { log: { format: 'json' } } });
+    await service.waitForOutput(/\[Ollama\]|"context":"Ollama"/);
     await service.stop();
     const lines = service.stderr.trim().split('\n');
     expect(lines.length).toBeGreaterThan(3);
@@ -171,21 +173,11 @@ describe('start-up as an unprivileged user from another directory', () => {
 });
 
 describe('one local user in auth.mode none', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
-
-  beforeAll(async () => {
-    await ollama.start();
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    await ollama.stop();
-  });
+  const stack = useStack();
+  const { ollama } = stack;
 
   it('finds over HTTP a Task created over stdio on the same database', async () => {
-    const { file } = await writeConfig(ollama.url);
-    service = await new ServiceProcess(file).start();
+    const { file } = stack.config;
     const stdio = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
     await stdio.connect(
       new StdioClientTransport({
@@ -198,14 +190,9 @@ describe('one local user in auth.mode none', () => {
     );
     ollama.enqueue({ content: 'made over stdio' });
     const taskId = fieldsOf(textOf(await stdio.callTool({ name: 'agent_run', arguments: { request: 'over stdio' } }))).task_id;
-    const http = await modernClient(service.url);
+    const http = await stack.mcpClient();
     const final = await waitForTerminal(async (id) => textOf(await http.callTool({ name: 'agent_status', arguments: { task_id: id } })), taskId);
     expect(final).toMatchObject({ status: 'completed', result: 'made over stdio' });
-    await http.close();
     await stdio.close();
   }, 60_000);
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((done) => setTimeout(done, 50));
-}

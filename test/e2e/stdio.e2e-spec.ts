@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -8,30 +8,24 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StdioClientTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { userInfo } from 'node:os';
 import { probe } from '../support/database-probe.js';
+import { useStack } from '../support/e2e-stack.js';
+import { pollUntil } from '../support/poll.js';
 import { CLIENT_INFO, fieldsOf, MODERN, modernMeta, stdioRawDispatch, tasksSession, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { writeConfig } from '../support/service-process.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('MCP over stdio (node dist/stdio.js)', () => {
-  const ollama = new ScriptedOllama();
-  let config: Awaited<ReturnType<typeof writeConfig>>;
+  // Each test starts the stdio service itself, on the stack's Ollama and config.
+  const stack = useStack({ service: false });
+  // The same with a small line limit (mcp.images), for the test of a line past it.
+  const small = useStack({ service: false, config: { mcp: { images: { max_total_bytes: 3000, max_bytes_per_image: 3000 } } } });
+  const { ollama } = stack;
   const serverParams = () => ({
     command: process.execPath,
     args: ['dist/stdio.js'],
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', AGENT_CONFIG: config.file },
+    env: { PATH: process.env.PATH ?? '', AGENT_CONFIG: stack.config.file },
     stderr: 'pipe' as const,
-  });
-
-  beforeAll(async () => {
-    await ollama.start();
-    config = await writeConfig(ollama.url);
-  });
-
-  afterAll(async () => {
-    await ollama.stop();
   });
 
   it('serves a pinned 2026-07-28 client: plain agent_run then agent_status to completion', async () => {
@@ -42,7 +36,7 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
     const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'over stdio' } })));
     const final = await waitForTerminal(async (taskId) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } })), accepted.task_id);
     expect(final).toMatchObject({ status: 'completed', result: 'stdio answer' });
-    const [{ owner }] = await probe<{ owner: string }>(config.database, 'SELECT owner FROM tasks WHERE id = ?', accepted.task_id);
+    const [{ owner }] = await probe<{ owner: string }>(stack.database, 'SELECT owner FROM tasks WHERE id = ?', accepted.task_id);
     expect(owner).toBe(userInfo().username);
     await client.close();
   });
@@ -89,8 +83,7 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const request = { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: modernMeta(false) } };
     child.stdin.write(`${JSON.stringify(request)}\n`);
-    const deadline = Date.now() + 10_000;
-    while (!stdout.includes('\n') && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+    await pollUntil(async () => stdout.includes('\n') || undefined, 'a first line on stdout', { timeoutMs: 10_000, everyMs: 50 }).catch(() => undefined);
     child.stdin.end();
     expect(await exited).toBe(0);
     const lines = stdout.split('\n').filter((line) => line.length > 0);
@@ -103,8 +96,7 @@ describe('MCP over stdio (node dist/stdio.js)', () => {
   // The line limit itself is tested in-process (test/unit/stdio-line-transport.spec.ts); here, that the built
   // service derives it from mcp.images and answers past it on the real pipe, with a small limit.
   it('answers a line longer than the limit from mcp.images with a JSON-RPC error without ending the session, and still exits on EOF', async () => {
-    const small = await writeConfig(ollama.url, { mcp: { images: { max_total_bytes: 3000, max_bytes_per_image: 3000 } } });
-    const child = spawn(process.execPath, ['dist/stdio.js'], { cwd: ROOT, env: { ...serverParams().env, AGENT_CONFIG: small.file }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['dist/stdio.js'], { cwd: ROOT, env: { ...serverParams().env, AGENT_CONFIG: small.config.file }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     child.stderr.resume();
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));

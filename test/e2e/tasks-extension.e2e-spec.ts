@@ -1,44 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
-import { probe } from '../support/database-probe.js';
-import type { DatabaseTarget } from '../support/database-probe.js';
-import { fieldsOf, httpRawDispatch, legacyClient, modernClient, modernMeta, tasksSession, textOf, type RawDispatch } from '../support/mcp-clients.js';
-import { ScriptedOllama } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { tasksGetUntil, withTasks as withTasksOn } from '../support/agent-tasks.js';
+import { probe, type DatabaseTarget } from '../support/database-probe.js';
+import { useStack } from '../support/e2e-stack.js';
+import { fieldsOf, httpRawDispatch, legacyClient, modernMeta, tasksSession, textOf, type RawDispatch } from '../support/mcp-clients.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => {
-  const ollama = new ScriptedOllama();
+  const stack = useStack();
+  const { ollama } = stack;
   let service: ServiceProcess;
   let client: Client;
   let raw: RawDispatch;
   let db: DatabaseTarget;
 
-  const withTasks = (method: string, params: Record<string, unknown>) => raw({ method, params: { ...params, _meta: modernMeta(true) } });
+  const withTasks = (method: string, params: Record<string, unknown>) => withTasksOn(raw, method, params);
   const withoutTasks = (method: string, params: Record<string, unknown>) => raw({ method, params: { ...params, _meta: modernMeta(false) } });
-  const waitForStatus = async (taskId: string, wanted: string[]) => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const response = await withTasks('tasks/get', { taskId });
-      if (response.kind === 'result' && wanted.includes(response.result.status)) return response.result;
-      if (Date.now() > deadline) throw new Error(`task ${taskId} never reached ${wanted.join(' or ')}: ${JSON.stringify(response)}`);
-      await new Promise((done) => setTimeout(done, 30));
-    }
-  };
+  const waitForStatus = (taskId: string, wanted: string[]) => tasksGetUntil(raw, taskId, wanted);
 
   beforeAll(async () => {
-    await ollama.start();
-    const config = await writeConfig(ollama.url);
-    db = config.database;
-    service = await new ServiceProcess(config.file).start();
-    client = await modernClient(service.url);
+    ({ service, database: db } = stack);
+    client = await stack.mcpClient();
     raw = httpRawDispatch(service.url);
-  });
-
-  afterAll(async () => {
-    await client?.close();
-    await service?.stop();
-    await ollama.stop();
   });
 
   it('runs a full Tasks flow: CreateTaskResult with the agent task id, polling, final agent_status text', async () => {
@@ -85,7 +69,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
   it('cancels a running Task: the Ollama request is aborted and the Task ends cancelled', async () => {
     ollama.enqueue({ hang: true });
     const chatsBefore = ollama.workChats.length;
-    const cancelClient = await modernClient(service.url);
+    const cancelClient = await stack.mcpClient();
     const session = tasksSession(cancelClient, raw);
     const exec = (await session.callTool('agent_run', { request: 'never answers' })) as { handle: { taskId: string }; cancel(): Promise<unknown> };
     await ollama.waitForChats(chatsBefore + 1);
@@ -98,7 +82,6 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
     expect(final.status).toBe('cancelled');
     await ollama.until(() => ollama.workChats[chatsBefore].aborted && ollama.activeChats === 0);
     await session.close();
-    await cancelClient.close();
   });
 
   it('cancels a queued Task at once; cancel on a terminal Task is an idempotent ack', async () => {

@@ -1,27 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
-import { ADMIN_GROUP, as } from '../support/proxy-identity.js';
-import { startBehindProxy } from '../support/proxy-service.js';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { chromium } from 'playwright-core';
 import type { Task } from '@a2a-js/sdk';
+import { runTask, statusText, toolCall as call } from '../support/agent-tasks.js';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
-import { ScriptedOllama, type ScriptedReply } from '../support/scripted-ollama.js';
-import { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { useStack } from '../support/e2e-stack.js';
+import { pollUntil } from '../support/poll.js';
+import { fieldsOf, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { ADMIN_GROUP, as } from '../support/proxy-identity.js';
+import { useProxiedStack } from '../support/proxy-service.js';
 
-const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ toolCalls: [{ name, arguments: args }] });
 const ALICE_ADMIN = as('alice@example.com', `dev, ${ADMIN_GROUP}`);
 const BOB_ADMIN = as('bob@example.com', `dev, ${ADMIN_GROUP}`);
+/** history.dir in the stack's folder: its default for PostgreSQL is ./data/history, under the checkout. */
+const HISTORY = (_ollamaUrl: string, _base: string, dir: string) => ({ history: { dir: join(dir, 'history') } });
 
 describe('workspace history: every Task as a diff, undo, fork (scripted model, real commands in the sandbox)', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
-  let root: string;
+  const stack = useProxiedStack({ config: HISTORY });
+  const { ollama } = stack;
   let alice: Client;
   let bob: Client;
   let base: string;
@@ -29,11 +28,11 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
   let seedTask: string;
   let editTask: string;
 
+  beforeAll(() => void ({ base, alice, bob } = stack));
+
   const run = async (client: Client, request: string, sessionId?: string) => {
-    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
-    const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
-    const final = await waitForTerminal(status, accepted.task_id);
-    return { task_id: accepted.task_id, session_id: accepted.session_id, final: final.status, text: await status(accepted.task_id) };
+    const task = await runTask(client, request, sessionId);
+    return { ...task, final: task.final.status };
   };
   const readDiff = async (client: Client, sessionId: string, taskId: string) => {
     const read = await client.readResource({ uri: `agent-session://${sessionId}/tasks/${taskId}/diff` });
@@ -41,24 +40,9 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
     expect(content.mimeType).toBe('text/x-diff');
     return content.text;
   };
-  const file = (name: string, sessionId = session) => join(root, 'sessions', sessionId, name);
+  const file = (name: string, sessionId = session) => join(stack.config.workspace, 'sessions', sessionId, name);
   const admin = (path: string, headers: Record<string, string>, query?: Record<string, string>) =>
     fetch(`${base}/admin/${path}${query ? `?${new URLSearchParams(query)}` : ''}`, { method: query === undefined ? 'GET' : 'POST', headers });
-
-  beforeAll(async () => {
-    await ollama.start();
-    const dir = mkdtempSync(join(tmpdir(), 'oam-history-'));
-    const started = await startBehindProxy(ollama.url, { history: { dir: join(dir, 'history') } }, dir);
-    ({ service, base, alice, bob } = started);
-    root = started.config.workspace;
-  });
-
-  afterAll(async () => {
-    await alice?.close();
-    await bob?.close();
-    await service?.stop();
-    await ollama.stop();
-  });
 
   it('shows a Task that edits two files, deletes one and writes one by a command, all in its diff', async () => {
     ollama.enqueue(
@@ -168,80 +152,59 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
 });
 
 describe('workspace history across a kill -9 during a checkpoint', () => {
-  const ollama = new ScriptedOllama();
-  afterAll(() => ollama.stop());
+  const stack = useStack({ config: HISTORY });
+  const { ollama } = stack;
 
   it('leaves a workspace the next Task can use, and a history that says what happened', async () => {
-    await ollama.start();
-    const dir = mkdtempSync(join(tmpdir(), 'oam-history-kill-'));
-    const config = await writeConfig(ollama.url, { history: { dir: join(dir, 'history') } }, dir);
-    const service = await new ServiceProcess(config.file).start();
-    let client = await modernClient(service.url);
-    try {
-      // Enough new files that the end checkpoint takes a while to read them.
-      ollama.enqueue(call('run_command', { command: 'mkdir many && for i in $(seq 1 3000); do head -c 16384 /dev/urandom > many/f$i; done' }), { content: 'made' });
-      const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'make many files' } })));
-      const marker = join(dir, 'history', 'sessions', `${accepted.session_id}.git`, 'oam-task.json');
-      const deadline = Date.now() + 90_000;
-      while (!(existsSync(marker) && readFileSync(marker, 'utf8').includes('"phase":"after"')) && Date.now() < deadline) await sleep(2);
-      await service.kill9();
-      await client.close().catch(() => undefined);
+    const { service } = stack;
+    let client = await stack.mcpClient();
+    // Enough new files that the end checkpoint takes a while to read them.
+    ollama.enqueue(call('run_command', { command: 'mkdir many && for i in $(seq 1 3000); do head -c 16384 /dev/urandom > many/f$i; done' }), { content: 'made' });
+    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'make many files' } })));
+    const marker = join(stack.config.dir, 'history', 'sessions', `${accepted.session_id}.git`, 'oam-task.json');
+    await pollUntil(async () => (existsSync(marker) && readFileSync(marker, 'utf8').includes('"phase":"after"')) || undefined, 'the end checkpoint', {
+      timeoutMs: 90_000,
+      everyMs: 2,
+    });
+    await service.kill9();
 
-      await service.start(service.port);
-      client = await modernClient(service.url);
-      const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
-      expect((await waitForTerminal(status, accepted.task_id)).status).toBe('failed');
-      ollama.enqueue(call('write_file', { path: 'after.txt', content: 'fine\n' }), { content: 'ok' });
-      const next = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'write after', session_id: accepted.session_id } })));
-      expect((await waitForTerminal(status, next.task_id)).status).toBe('completed');
-      expect(readFileSync(join(config.workspace, 'sessions', accepted.session_id, 'after.txt'), 'utf8')).toBe('fine\n');
+    await service.start(service.port);
+    client = await stack.mcpClient();
+    const status = (taskId: string) => statusText(client, taskId);
+    expect((await waitForTerminal(status, accepted.task_id)).status).toBe('failed');
+    ollama.enqueue(call('write_file', { path: 'after.txt', content: 'fine\n' }), { content: 'ok' });
+    const next = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'write after', session_id: accepted.session_id } })));
+    expect((await waitForTerminal(status, next.task_id)).status).toBe('completed');
+    expect(readFileSync(join(stack.config.workspace, 'sessions', accepted.session_id, 'after.txt'), 'utf8')).toBe('fine\n');
 
-      const read = await client.readResource({ uri: `agent-session://${accepted.session_id}/tasks/${accepted.task_id}/diff` });
-      const diff = (read.contents[0] as { text: string }).text;
-      expect(diff).toContain('# interrupted: the service stopped during its end checkpoint');
-      expect(diff).toContain('diff --git a/many/f1 b/many/f1\nnew file mode 100644\n');
-      const nextDiff = (await client.readResource({ uri: `agent-session://${accepted.session_id}/tasks/${next.task_id}/diff` })).contents[0] as { text: string };
-      expect(nextDiff.text).toContain('+fine');
-      expect(nextDiff.text).not.toContain('many/');
+    const read = await client.readResource({ uri: `agent-session://${accepted.session_id}/tasks/${accepted.task_id}/diff` });
+    const diff = (read.contents[0] as { text: string }).text;
+    expect(diff).toContain('# interrupted: the service stopped during its end checkpoint');
+    expect(diff).toContain('diff --git a/many/f1 b/many/f1\nnew file mode 100644\n');
+    const nextDiff = (await client.readResource({ uri: `agent-session://${accepted.session_id}/tasks/${next.task_id}/diff` })).contents[0] as { text: string };
+    expect(nextDiff.text).toContain('+fine');
+    expect(nextDiff.text).not.toContain('many/');
 
-      // A fork over A2A (message metadata fork_from): a new context whose workspace is the Task's end.
-      ollama.enqueue(call('write_file', { path: 'a2a.txt', content: 'from the a2a fork\n' }), { content: 'forked over a2a' });
-      const a2a = await new ClientFactory().createFromUrl(`http://127.0.0.1:${service.port}`);
-      const message = a2aSend([a2aText('continue in a fork')]);
-      message.message.metadata = { fork_from: next.task_id };
-      const forked = (await a2a.sendMessage(message)) as Task;
-      expect(forked.contextId).not.toBe(accepted.session_id);
-      expect(readFileSync(join(config.workspace, 'sessions', forked.contextId, 'after.txt'), 'utf8')).toBe('fine\n');
-      expect(existsSync(join(config.workspace, 'sessions', forked.contextId, 'many', 'f1'))).toBe(true);
-      const answer = forked.artifacts.find((artifact) => artifact.name === 'answer')?.parts[0]?.content;
-      expect(answer).toMatchObject({ $case: 'text', value: expect.stringContaining(`diff: agent-session://${forked.contextId}/tasks/${forked.id}/diff`) });
-    } finally {
-      await client.close().catch(() => undefined);
-      await service.stop();
-    }
+    // A fork over A2A (message metadata fork_from): a new context whose workspace is the Task's end.
+    ollama.enqueue(call('write_file', { path: 'a2a.txt', content: 'from the a2a fork\n' }), { content: 'forked over a2a' });
+    const a2a = await new ClientFactory().createFromUrl(stack.base);
+    const message = a2aSend([a2aText('continue in a fork')]);
+    message.message.metadata = { fork_from: next.task_id };
+    const forked = (await a2a.sendMessage(message)) as Task;
+    expect(forked.contextId).not.toBe(accepted.session_id);
+    expect(readFileSync(join(stack.config.workspace, 'sessions', forked.contextId, 'after.txt'), 'utf8')).toBe('fine\n');
+    expect(existsSync(join(stack.config.workspace, 'sessions', forked.contextId, 'many', 'f1'))).toBe(true);
+    const answer = forked.artifacts.find((artifact) => artifact.name === 'answer')?.parts[0]?.content;
+    expect(answer).toMatchObject({ $case: 'text', value: expect.stringContaining(`diff: agent-session://${forked.contextId}/tasks/${forked.id}/diff`) });
   }, 180_000);
 });
 
 describe('workspace history with workspace.isolation: shared, and a fork over A2A', () => {
-  const ollama = new ScriptedOllama();
-  let service: ServiceProcess;
+  const stack = useStack({ config: (ollamaUrl, base, dir) => ({ workspace: { isolation: 'shared' }, ...HISTORY(ollamaUrl, base, dir) }) });
+  const { ollama } = stack;
   let client: Client;
-  let root: string;
 
-  beforeAll(async () => {
-    await ollama.start();
-    const dir = mkdtempSync(join(tmpdir(), 'oam-history-shared-'));
-    const config = await writeConfig(ollama.url, { workspace: { isolation: 'shared' }, history: { dir: join(dir, 'history') } }, dir);
-    root = config.workspace;
-    service = await new ServiceProcess(config.file).start();
-    client = await modernClient(service.url);
-  });
-
-  afterAll(async () => {
-    await client?.close();
-    await service?.stop();
-    await ollama.stop();
-  });
+  beforeAll(async () => void (client = await stack.mcpClient()));
 
   it('covers the shared root, says so in the diff, undoes there, and refuses a fork (there is one workspace)', async () => {
     const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
@@ -253,9 +216,9 @@ describe('workspace history with workspace.isolation: shared, and a fork over A2
     expect(diff.text).toContain('diff --git a/shared.txt b/shared.txt\nnew file mode 100644\n');
     const undo = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'undo', session_id: accepted.session_id } })));
     expect((await waitForTerminal(status, undo.task_id)).status).toBe('completed');
-    expect(existsSync(join(root, 'shared.txt'))).toBe(false);
+    expect(existsSync(join(stack.config.workspace, 'shared.txt'))).toBe(false);
 
-    const a2a = await new ClientFactory().createFromUrl(`http://127.0.0.1:${service.port}`);
+    const a2a = await new ClientFactory().createFromUrl(stack.base);
     const message = a2aSend([a2aText('fork it')]);
     message.message.metadata = { fork_from: accepted.task_id };
     await expect(a2a.sendMessage(message)).rejects.toThrow(/forking needs workspace.isolation: session/);
@@ -263,17 +226,13 @@ describe('workspace history with workspace.isolation: shared, and a fork over A2
 });
 
 describe("the console's Task page shows the Task's diff", () => {
-  const ollama = new ScriptedOllama();
   const TOKEN = 'history-console-token-0123456789';
-  afterAll(() => ollama.stop());
+  const stack = useStack({ config: (ollamaUrl, base, dir) => ({ auth: { admin_token: TOKEN }, ...HISTORY(ollamaUrl, base, dir) }) });
+  const { ollama } = stack;
 
   it('per file, foldable, inline or side by side', async () => {
-    await ollama.start();
-    const dir = mkdtempSync(join(tmpdir(), 'oam-history-console-'));
-    const config = await writeConfig(ollama.url, { auth: { admin_token: TOKEN }, history: { dir: join(dir, 'history') } }, dir);
-    const root = config.workspace;
-    const service = await new ServiceProcess(config.file).start();
-    const client = await modernClient(service.url);
+    const root = stack.config.workspace;
+    const client = await stack.mcpClient();
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
     try {
       const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
@@ -286,7 +245,7 @@ describe("the console's Task page shows the Task's diff", () => {
 
       const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
       page.setDefaultTimeout(10_000);
-      await page.goto(`http://127.0.0.1:${service.port}/admin#/tasks/${edit.task_id}`);
+      await page.goto(`${stack.base}/admin#/tasks/${edit.task_id}`);
       await page.waitForSelector('#token');
       await page.fill('#token', TOKEN);
       await page.press('#token', 'Enter');
@@ -312,46 +271,30 @@ describe("the console's Task page shows the Task's diff", () => {
       expect(readFileSync(join(root, 'sessions', first.session_id, 'other.txt'), 'utf8')).toBe('x\n');
     } finally {
       await browser.close();
-      await client.close();
-      await service.stop();
     }
   }, 120_000);
 });
 
 describe('approvals in changes mode show the same diff as the history', () => {
-  const ollama = new ScriptedOllama();
-  afterAll(() => ollama.stop());
+  const stack = useStack({ config: (ollamaUrl, base, dir) => ({ agent: { approvals: { mode: 'changes', wait_ms: 0 } }, ...HISTORY(ollamaUrl, base, dir) }) });
+  const { ollama } = stack;
 
   it("an approved edit's diff is the hunk the approval showed", async () => {
-    await ollama.start();
-    const dir = mkdtempSync(join(tmpdir(), 'oam-history-approvals-'));
-    const config = await writeConfig(ollama.url, { agent: { approvals: { mode: 'changes', wait_ms: 0 } }, history: { dir: join(dir, 'history') } }, dir);
-    const service = await new ServiceProcess(config.file).start();
-    const client = await modernClient(service.url);
-    try {
-      const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
-      const submit = async (request: string, sessionId?: string) => {
-        const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
-        await waitForTerminal(status, accepted.task_id);
-        return { task_id: accepted.task_id, session_id: accepted.session_id, text: await status(accepted.task_id) };
-      };
-      ollama.enqueue(call('write_file', { path: 'a.txt', content: 'one\ntwo\nthree\n' }));
-      const create = await submit('create a');
-      ollama.enqueue({ content: 'created' });
-      await submit('承認', create.session_id);
-      ollama.enqueue(call('edit_file', { path: 'a.txt', old_text: 'two', new_text: 'TWO' }));
-      const edit = await submit('edit a', create.session_id);
-      const shown = /--- a\/a\.txt\n\+\+\+ b\/a\.txt\n(?:[ @+-].*(?:\n|$))+/.exec(edit.text)?.[0].trimEnd();
-      expect(shown).toBe('--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three');
-      ollama.enqueue({ content: 'edited' });
-      const approved = await submit('承認', create.session_id);
-      expect(readFileSync(join(config.workspace, 'sessions', create.session_id, 'a.txt'), 'utf8')).toBe('one\nTWO\nthree\n');
-      const diff = (await client.readResource({ uri: `agent-session://${create.session_id}/tasks/${approved.task_id}/diff` })).contents[0] as { text: string };
-      expect(diff.text).toContain(`diff --git a/a.txt b/a.txt\nindex `);
-      expect(diff.text).toContain(`${shown}\n`);
-    } finally {
-      await client.close();
-      await service.stop();
-    }
+    const client = await stack.mcpClient();
+    const submit = (request: string, sessionId?: string) => runTask(client, request, sessionId);
+    ollama.enqueue(call('write_file', { path: 'a.txt', content: 'one\ntwo\nthree\n' }));
+    const create = await submit('create a');
+    ollama.enqueue({ content: 'created' });
+    await submit('承認', create.session_id);
+    ollama.enqueue(call('edit_file', { path: 'a.txt', old_text: 'two', new_text: 'TWO' }));
+    const edit = await submit('edit a', create.session_id);
+    const shown = /--- a\/a\.txt\n\+\+\+ b\/a\.txt\n(?:[ @+-].*(?:\n|$))+/.exec(edit.text)?.[0].trimEnd();
+    expect(shown).toBe('--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three');
+    ollama.enqueue({ content: 'edited' });
+    const approved = await submit('承認', create.session_id);
+    expect(readFileSync(join(stack.config.workspace, 'sessions', create.session_id, 'a.txt'), 'utf8')).toBe('one\nTWO\nthree\n');
+    const diff = (await client.readResource({ uri: `agent-session://${create.session_id}/tasks/${approved.task_id}/diff` })).contents[0] as { text: string };
+    expect(diff.text).toContain(`diff --git a/a.txt b/a.txt\nindex `);
+    expect(diff.text).toContain(`${shown}\n`);
   }, 120_000);
 });

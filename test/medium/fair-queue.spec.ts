@@ -7,12 +7,15 @@ import { TaskEntity } from '../../src/queue/task.entity.js';
 import { TasksRepository } from '../../src/queue/tasks.repository.js';
 import { SessionEntity } from '../../src/sessions/session.entity.js';
 import { freshDatabase, type DatabaseKind } from '../support/databases.js';
+import { ManualClock, manualSqlClock } from '../support/manual-clock.js';
 
 const sessionOf = (owner: string) => (owner === 'mallory' ? '11111111-1111-4111-8111-111111111111' : '22222222-2222-4222-8222-222222222222');
 
 /** Issue 20, finding 6: round-robin by owner in claimNext, on both databases, with the positions the console shows. */
 describe.each<DatabaseKind>(['sqlite', 'postgres'])('fair claim order on %s', (kind) => {
   const sources: DataSource[] = [];
+  // The claims' start times: a clock each claim moves on, so that they differ without waiting.
+  const clock = new ManualClock();
   afterEach(async () => {
     for (const source of sources.splice(0)) await source.destroy();
   });
@@ -22,7 +25,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('fair claim order on %s', (k
     const source = new DataSource(dataSourceOptions(database, [SessionEntity, TaskEntity]));
     await source.initialize();
     sources.push(source);
-    const at = new Date().toISOString();
+    const at = new Date(clock.now()).toISOString();
     for (const owner of ['mallory', 'bob']) await source.getRepository(SessionEntity).insert({ id: sessionOf(owner), owner, createdAt: at });
     let n = 0;
     const submit = async (owner: string, count: number) => {
@@ -39,7 +42,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('fair claim order on %s', (k
         });
       }
     };
-    return { repo: new TasksRepository(new PlainSql(source)), submit };
+    return { repo: new TasksRepository(new PlainSql(source, undefined, undefined, manualSqlClock(clock))), submit };
   }
 
   async function runNext(repo: TasksRepository): Promise<string> {
@@ -49,7 +52,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('fair claim order on %s', (k
     expect(await repo.claimNext('other', 30_000)).toBeNull();
     await repo.finish({ taskId: task!.id, attempt: task!.attempt, owner: 'runner' }, 'completed', 'done');
     // Start times must differ for the order to be decided by them (ISO text at millisecond precision).
-    await new Promise((done) => setTimeout(done, 5));
+    clock.advance(5);
     return task!.request;
   }
 

@@ -117,6 +117,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
       'TaskOwnerGroups1765324800000',
       'TaskSurface1765411200000',
       'Push1765497600000',
+      'McpFormsOwnerEmail1765612800000',
+      'TaskFileChanges1765612800021',
     ]);
   });
 });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
-import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { AuditEventEntity } from '../../src/audit/audit-event.entity.js';
 import { AuditLogService } from '../../src/audit/audit-log.service.js';
@@ -8,6 +7,7 @@ import { AuditRepository } from '../../src/audit/audit.repository.js';
 import { PlainSql } from '../../src/database/plain-sql.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { startActiveTaskSampler } from '../support/active-task-sampler.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { freshDatabase } from '../support/databases.js';
 import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
@@ -37,17 +37,7 @@ describe(`three replicas on PostgreSQL, one killed with -9 in each of ${ROUNDS} 
 
   it('loses no Task, runs none twice, ends all, and never has two active', async () => {
     const random = prng(7);
-    const sampler = new pg.Client({ connectionString: (database as { url: string }).url });
-    await sampler.connect();
-    let maxActive = 0;
-    let sampling = true;
-    const sampling$ = (async () => {
-      while (sampling) {
-        const { rows } = await sampler.query("SELECT COUNT(*)::int AS n FROM tasks WHERE status IN ('planning', 'running')");
-        maxActive = Math.max(maxActive, rows[0].n);
-        await sleep(10);
-      }
-    })();
+    const sampler = startActiveTaskSampler(database);
     const accepted: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       for (let n = 0; n < 4; n++) {
@@ -73,9 +63,7 @@ describe(`three replicas on PostgreSQL, one killed with -9 in each of ${ROUNDS} 
       if (Number(open) === 0 || Date.now() > deadline) break;
       await sleep(250);
     }
-    sampling = false;
-    await sampling$;
-    await sampler.end();
+    const maxActive = await sampler.stop();
 
     const stored = await probe<{ id: string; status: string; result: string | null }>(database, 'SELECT id, status, result FROM tasks');
     const ids = new Set(stored.map((row) => row.id));

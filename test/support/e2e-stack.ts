@@ -1,10 +1,26 @@
 import { afterAll, beforeAll } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/client';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { modernClient } from './mcp-clients.js';
 import { ScriptedOllama } from './scripted-ollama.js';
-import { ServiceProcess, writeConfig, type LaunchOptions } from './service-process.js';
+import { freePort, ServiceProcess, writeConfig, type LaunchOptions } from './service-process.js';
+
+type Sections = Record<string, unknown>;
 
 export interface StackOptions {
-  /** agent.yaml sections over writeConfig's defaults (a function when they name the scripted Ollama's URL). */
-  config?: Record<string, unknown> | ((ollamaUrl: string) => Record<string, unknown>);
+  /**
+   * agent.yaml sections over writeConfig's defaults; a function when they name the scripted Ollama's URL or the
+   * service's own origin (`http://127.0.0.1:<port>`, chosen before the config is written: redirect URIs, a resource
+   * URL), or when something they name must be started first (an issuer, a proxy): it may then be async. `dir` is
+   * the stack's folder (for history.dir, say).
+   */
+  config?: Sections | ((ollamaUrl: string, origin: string, dir: string) => Sections | Promise<Sections>);
+  /** The folder of agent.yaml, the SQLite file and the workspace, for a file that puts something there first (a template); default a fresh temporary one. */
+  dir?: string;
+  /** false: start no HTTP service, for a file that runs the built service its own way (stdio, npm start) on the stack's Ollama and config. */
+  service?: false;
   /** Environment of the service process, on top of PATH, NO_COLOR, AGENT_CONFIG and the port. */
   env?: Record<string, string>;
   launch?: LaunchOptions;
@@ -26,6 +42,7 @@ export class E2eStack {
   config!: Awaited<ReturnType<typeof writeConfig>>;
   service!: ServiceProcess;
   private readonly opened: Closable[] = [];
+  private readonly others: ServiceProcess[] = [];
 
   constructor(private readonly options: StackOptions = {}) {}
 
@@ -42,9 +59,28 @@ export class E2eStack {
     this.options.ollama?.(this.ollama);
     await this.ollama.start();
     const { config = {} } = this.options;
-    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? config(this.ollama.url) : config);
-    this.service = await new ServiceProcess(this.config.file, this.options.env, this.options.launch).start();
+    const port = await freePort();
+    const dir = this.options.dir ?? mkdtempSync(join(tmpdir(), 'oam-'));
+    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? await config(this.ollama.url, `http://127.0.0.1:${port}`, dir) : config, dir);
+    this.service = new ServiceProcess(this.config.file, this.options.env, this.options.launch);
+    if (this.options.service !== false) await this.service.start(port);
     return this;
+  }
+
+  /**
+   * Another service process on this stack's agent.yaml, so on the same database and workspace: a second replica,
+   * or the same configuration started with `env` on top of the stack's (AGENT__… keys override the file). Started on
+   * a port of its own; stopped with the stack.
+   */
+  async startAnotherService(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    const service = new ServiceProcess(this.config.file, { ...this.options.env, ...env }, this.options.launch);
+    this.others.push(service);
+    return service.start();
+  }
+
+  /** A pinned 2026-07-28 MCP client of the service (`headers`: e.g. a proxy identity), closed when the stack stops. */
+  async mcpClient(headers: Record<string, string> = {}): Promise<Client> {
+    return this.closeOnStop(await modernClient(this.service.url, headers));
   }
 
   /** Closes `thing` when the stack stops, before the service; returns it. */
@@ -55,6 +91,7 @@ export class E2eStack {
 
   async stop(): Promise<void> {
     for (const thing of this.opened.splice(0).reverse()) await Promise.resolve(thing.close()).catch(() => undefined);
+    for (const other of this.others.splice(0)) await other.stop();
     await this.service?.stop();
     await this.ollama.stop();
   }
@@ -62,7 +99,11 @@ export class E2eStack {
 
 /** One stack for the enclosing describe block: started in its beforeAll, stopped in its afterAll. */
 export function useStack(options: StackOptions = {}): E2eStack {
-  const stack = new E2eStack(options);
+  return useStackInstance(new E2eStack(options));
+}
+
+/** useStack for a stack built by the caller (a subclass such as ProxiedStack). */
+export function useStackInstance<T extends E2eStack>(stack: T): T {
   // The service's start may take long on a loaded machine (ServiceProcess waits up to 60 s): more than Jest's hook time.
   beforeAll(async () => void (await stack.start()), 90_000);
   afterAll(() => stack.stop());

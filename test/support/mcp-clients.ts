@@ -35,22 +35,30 @@ export type RawDispatch = (request: { method: string; params?: any }, options?: 
 
 let rawId = 1;
 
+/** The headers of a modern-era MCP POST of `method`; `name` (the tool or Task it is about) goes in Mcp-Name. */
+export const mcpPostHeaders = (method: string, name?: string): Record<string, string> => ({
+  'Content-Type': 'application/json',
+  Accept: 'application/json, text/event-stream',
+  'MCP-Protocol-Version': MODERN,
+  'Mcp-Method': method,
+  ...(name ? { 'Mcp-Name': name } : {}),
+});
+
+/**
+ * POSTs `body` to the MCP endpoint as it is: what the SDK clients would not send (odd arguments, bad bytes, deep
+ * nesting). Each on a connection of its own: building a body of many megabytes can block the event loop past the
+ * server's keep-alive timeout, and a pooled connection the server has closed meanwhile fails the write (EPIPE).
+ */
+export const postMcp = (url: string, method: string, body: string | Buffer, name?: string) =>
+  fetch(url, { method: 'POST', headers: { ...mcpPostHeaders(method, name), Connection: 'close' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+
 /** Modern-era JSON-RPC over HTTP by hand (what the ext-tasks client needs, and malformed-input tests use). */
 export function httpRawDispatch(url: string, extraHeaders: Record<string, string> = {}): RawDispatch {
   return async (request, options = {}) => {
-    const name = request.params?.taskId ?? request.params?.name;
     const res = await fetch(url, {
       method: 'POST',
       signal: options.signal,
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': MODERN,
-        'Mcp-Method': request.method,
-        ...(name ? { 'Mcp-Name': name } : {}),
-        ...extraHeaders,
-        ...(options.context?.headers ?? {}),
-      },
+      headers: { ...mcpPostHeaders(request.method, request.params?.taskId ?? request.params?.name), ...extraHeaders, ...(options.context?.headers ?? {}) },
       body: JSON.stringify({ jsonrpc: '2.0', id: `raw-${rawId++}`, ...request }),
     });
     return parseRpc(await res.text(), res.headers.get('content-type'));

@@ -18,12 +18,17 @@ describe('identity headers are explicit in auth config', () => {
     const identity = service();
     expect(await identity.forHttp(fromProxy({ 'x-forwarded-email': 'mallory@example.com' }))).toMatchObject({ refusal: { reason: 'the trusted proxy sent no identity' } });
     expect(await identity.forHttp(fromProxy({ 'x-forwarded-user': 'alice@example.com', 'x-forwarded-email': 'mallory@example.com' }))).toMatchObject({
-      caller: { user: 'alice@example.com' },
+      caller: { user: 'alice@example.com', email: null },
     });
   });
 
   it('falls back to the email header only where auth.email_header names it', async () => {
     const identity = service({ email_header: 'X-Forwarded-Email' });
-    expect(await identity.forHttp(fromProxy({ 'x-forwarded-email': 'bob@example.com' }))).toMatchObject({ caller: { user: 'bob@example.com' } });
+    expect(await identity.forHttp(fromProxy({ 'x-forwarded-email': 'bob@example.com' }))).toMatchObject({ caller: { user: 'bob@example.com', email: 'bob@example.com' } });
+    // The email of a caller named by the user header ({email} of an MCP server's headers); a value that is no email is none.
+    expect(await identity.forHttp(fromProxy({ 'x-forwarded-user': 'bob', 'x-forwarded-email': 'bob@example.com' }))).toMatchObject({
+      caller: { user: 'bob', email: 'bob@example.com' },
+    });
+    expect(await identity.forHttp(fromProxy({ 'x-forwarded-user': 'bob', 'x-forwarded-email': 'bob' }))).toMatchObject({ caller: { user: 'bob', email: null } });
   });
 });

@@ -207,7 +207,7 @@ describe('the catalog past 20 tools', () => {
   it('finds tools by words, returns their schemas, and calls the one named through its source', async () => {
     const a = source(['s__create_issue', 's__list_issues', 's__read_page']);
     const catalog = new ToolCatalog([a]);
-    expect((await catalog.tools()).map((tool) => tool.definition.function.name)).toEqual(['find_tools', 'call_tool']);
+    expect((await catalog.tools(context.caller)).map((tool) => tool.definition.function.name)).toEqual(['find_tools', 'call_tool']);
     const found = await catalog.execute({ function: { name: 'find_tools', arguments: { query: 'create issue' } } }, context);
     expect(found.output.split('\n')[1]).toBe('- s__create_issue: does s create issue');
     expect(found.output).toContain('arguments schema: {"type":"object","properties":{},"required":[]}');

@@ -8,6 +8,7 @@ import { AccessTokenVerifier } from '../../src/identity/oauth/access-token-verif
 import { BearerAdmission } from '../../src/identity/oauth/bearer-admission.js';
 import { IssuerMetadata } from '../../src/identity/oauth/issuer-metadata.js';
 import type { Surface } from '../../src/identity/oauth/oauth-surfaces.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const ISSUER = 'https://sso.example.com/realms/acme';
 const RESOURCE = 'https://agent.example.com';
@@ -45,10 +46,10 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
       .setIssuedAt()
       .setExpirationTime(options.exp ?? now() + 300)
       .sign(options.key ?? key);
-  const admissionWith = (oauth: Record<string, unknown> = {}) => {
+  const admissionWith = (oauth: Record<string, unknown> = {}, clock?: ManualClock) => {
     const settings = settingsWith(oauth);
     const metadata = new IssuerMetadata({ issuer: ISSUER }, `${ISSUER}/.well-known/openid-configuration`);
-    return new BearerAdmission(settings, metadata, new AccessTokenVerifier(settings, metadata, createLocalJWKSet({ keys: [jwk] })));
+    return new BearerAdmission(settings, metadata, new AccessTokenVerifier(settings, metadata, createLocalJWKSet({ keys: [jwk] }), clock));
   };
   const identify = (headers: Record<string, string | string[]>, surface: Surface = 'mcp-http', target?: { method?: string; url?: string }, using = admission) =>
     using.identify(request(headers, target), surface);
@@ -68,7 +69,20 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
   });
 
   it('admits a valid token as the same Caller the other modes produce', async () => {
-    expect(await identify(bearer(await token()))).toEqual({ caller: { user: 'alice', groups: ['dev'], admin: false, transport: 'mcp-http', address: '10.0.0.7', client: null } });
+    expect(await identify(bearer(await token()))).toEqual({
+      caller: { user: 'alice', email: null, groups: ['dev'], admin: false, transport: 'mcp-http', address: '10.0.0.7', client: null },
+    });
+  });
+
+  it("carries the email_claim's email for an MCP server's {email} header, and no claim that is not an email", async () => {
+    const emailOf = async (claims: Record<string, unknown>, using = admission) => {
+      const identified = await identify(bearer(await token(claims)), 'mcp-http', undefined, using);
+      return 'caller' in identified ? identified.caller.email : 'refused';
+    };
+    expect(await emailOf({ email: 'alice@example.com' })).toBe('alice@example.com');
+    expect(await emailOf({ email: 'not an email' })).toBeNull();
+    expect(await emailOf({ email: ['alice@example.com'] })).toBeNull();
+    expect(await emailOf({ mail: 'a@example.com', email: 'b@example.com' }, admissionWith({ email_claim: 'mail' }))).toBe('a@example.com');
   });
 
   it('answers no token with the RFC 9728 challenge and no error code (RFC 6750 §3.1)', async () => {
@@ -108,6 +122,18 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
   it('accepts a token expired within clock_skew_s', async () => {
     expect(await identify(bearer(await token({}, { exp: now() - 30 })))).toHaveProperty('caller');
     expect(await identify(bearer(await token({}, { exp: now() - 30 })), 'mcp-http', undefined, admissionWith({ clock_skew_s: 0 }))).toHaveProperty('refusal');
+  });
+
+  it("checks exp and nbf at the service's clock: a token expires as the clock passes exp and the skew, with no wait", async () => {
+    const clock = new ManualClock(Date.now());
+    const timed = admissionWith({ clock_skew_s: 60 }, clock);
+    const valid = await token({ nbf: now() + 30 }, { exp: now() + 300 });
+    // nbf 30 s ahead is within the 60 s skew: admitted now; exp 300 s ahead, plus the skew, ends it.
+    expect(await identify(bearer(valid), 'mcp-http', undefined, timed)).toHaveProperty('caller');
+    clock.advance(300_000 + 59_000);
+    expect(await identify(bearer(valid), 'mcp-http', undefined, timed)).toHaveProperty('caller');
+    clock.advance(2_000);
+    expect((await refusalOf(bearer(valid), 'mcp-http', undefined, timed)).reason).toMatch(/exp/);
   });
 
   it('answers a valid token without the surface scope 403 insufficient_scope, naming the caller and the jti', async () => {

@@ -13,6 +13,7 @@ import { FILE_TOOLS, COMMAND_TOOL } from '../../src/agent/tool-definitions.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { OllamaError } from '../../src/ollama/ollama-error.js';
 import type { ChatMessage, ChatRequest, ChatReply, OllamaGateway } from '../../src/ollama/ollama.gateway.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 /** One scripted model reply; `fail` answers the call with that error instead. */
 interface Scripted {
@@ -23,18 +24,24 @@ interface Scripted {
   promptEvalCount?: number;
   evalCount?: number;
   fail?: OllamaError;
+  /** How long the call takes by the run's clock. */
+  takesMs?: number;
 }
 
 /** The model as the loop sees it: no HTTP. Records each request's messages as sent; streams content in two pieces. */
 class ScriptedModel {
   readonly requests: ChatMessage[][] = [];
-  constructor(private readonly script: Scripted[]) {}
+  constructor(
+    private readonly script: Scripted[],
+    private readonly clock: ManualClock,
+  ) {}
   readonly gateway = {
     chat: async (request: ChatRequest): Promise<ChatReply> => {
       this.requests.push(structuredClone(request.messages));
       const next = this.script.shift() ?? { content: 'unscripted' };
       const content = next.content ?? '';
       request.onContent?.(content.slice(0, Math.ceil(content.length / 2)));
+      this.clock.advance(next.takesMs ?? 0);
       if (next.fail) throw next.fail;
       request.onContent?.(content.slice(Math.ceil(content.length / 2)));
       return {
@@ -86,13 +93,14 @@ const newState = (): RunState => ({
 });
 
 function harness(script: Scripted[], tools = new MemoryTools(), options: { numCtx?: number; state?: RunState } = {}) {
-  const model = new ScriptedModel(script);
+  const clock = new ManualClock();
+  const model = new ScriptedModel(script, clock);
   const events: RunEvent[] = [];
   const config = validateConfig({ ollama: { num_ctx: options.numCtx ?? 32_768 } });
   const state = options.state ?? newState();
   const loop = new RunLoop(
     state,
-    { ollama: model.gateway, executor: tools, config, events: { emit: async (event) => void events.push(event) } },
+    { ollama: model.gateway, executor: tools, config, events: { emit: async (event) => void events.push(event) }, clock },
     {
       taskId: 't1',
       temperature: 0.7,
@@ -108,7 +116,7 @@ function harness(script: Scripted[], tools = new MemoryTools(), options: { numCt
     return loop.run();
   };
   const of = <T extends RunEvent['type']>(type: T) => events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
-  return { model, events, state, loop, start, of, tools };
+  return { model, events, state, loop, start, of, tools, clock };
 }
 
 const answerOf = (outcome: RunOutcome) => (outcome.kind === 'answer' ? outcome.answer : `paused: ${outcome.pause.kind}`);
@@ -117,6 +125,17 @@ const answerOf = (outcome: RunOutcome) => (outcome.kind === 'answer' ? outcome.a
 const assembled = (deltas: { offset: number; text: string }[]) => deltas.reduce((text, delta) => text.slice(0, delta.offset) + delta.text, '');
 
 describe('RunLoop with a scripted model', () => {
+  it("times each model call by the run's clock: startedAt when it began, durationMs until it answered", async () => {
+    const h = harness([call('read_file', { path: 'a.txt' }), { content: 'done', takesMs: 1500 }]);
+    h.clock.advance(60_000);
+    await h.start();
+    const calls = h.of('step').filter((event) => event.step.kind === 'model_call');
+    expect(calls.map((event) => [event.step.startedAt, event.step.durationMs])).toEqual([
+      ['2026-12-01T09:01:00.000Z', 0],
+      ['2026-12-01T09:01:00.000Z', 1500],
+    ]);
+  });
+
   it('answers a request that needs no tool in exactly one model call, reporting 0/1 then 1/1', async () => {
     const h = harness([{ content: 'four', promptEvalCount: 12, evalCount: 1 }]);
     expect(answerOf(await h.start())).toBe('four');
@@ -125,6 +144,7 @@ describe('RunLoop with a scripted model', () => {
     expect(h.of('tokens').at(-1)).toMatchObject({ inputTokens: 12, outputTokens: 1 });
     expect(h.of('step').map((event) => `${event.step.kind}:${event.step.name}`)).toEqual(['model_call:chat']);
     expect(assembled(h.of('answer_delta'))).toBe('four');
+    expect(h.of('step')[0].step).toMatchObject({ startedAt: '2026-12-01T09:00:00.000Z', durationMs: 0 });
     // One order per Task: the call's streamed deltas, then its trace step and token totals.
     expect(h.events.map((event) => event.type)).toEqual(['progress', 'status', 'answer_delta', 'answer_delta', 'step', 'tokens', 'progress']);
     expect(h.state.position.phase).toBe('done');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { PassThrough } from 'node:stream';
-import { maxRequestBodyBytes } from '../../src/config/request-limits.js';
+import { RequestLimits } from '../../src/config/request-limits.js';
 import { LineLimitedStdioTransport } from '../../src/mcp/stdio-line-transport.js';
 
 /** The transport on in-memory streams: what `node dist/stdio.js` does with stdin and stdout, without a process. */
@@ -35,7 +35,7 @@ const ping = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'pi
 
 describe('LineLimitedStdioTransport (MCP stdio: one JSON-RPC message per line, with a line limit)', () => {
   it('accepts a line as long as the default image limits allow (one 8 MiB PNG in a tools/call), whole', async () => {
-    const { stdin, received, frames, drained } = await open(maxRequestBodyBytes(20 * 1024 * 1024));
+    const { stdin, received, frames, drained } = await open(new RequestLimits(20 * 1024 * 1024, 0).bodyBytes('stdio'));
     const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(8 * 1024 * 1024 - 8, 7)]).toString('base64');
     const call = {
       jsonrpc: '2.0',

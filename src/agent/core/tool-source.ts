@@ -4,6 +4,9 @@ import type { FileChange } from '../../workspace/workspace-files.js';
 import type { TaskWorkspace } from '../task-workspace.js';
 import type { Subtask } from '../plan.js';
 import type { RunEvents } from './run-events.js';
+import type { FormAnswer, FormSchema } from '../../approvals/person-form.js';
+
+export type { FormAnswer, FormSchema };
 
 /**
  * The agent core's seam 2 of 3 (ADR 0009): where tools come from. The workspace tools, each configured
@@ -26,6 +29,11 @@ export interface ToolSource {
   resolve?(call: ChatToolCall, caller: ToolCaller): Promise<{ offered: OfferedTool; call: ChatToolCall } | undefined>;
   /** Extension: a run ended; per-run resources of this source (a per-session server process) may go. */
   endRun?(run: { taskId: string; sessionId: string }): Promise<void>;
+  /**
+   * Extension, read once after `tools` at a run's start: what the model is told about this source in the
+   * system prompt (an MCP server that never connected, and why). The same state gives the same lines.
+   */
+  notices?(caller: ToolCaller): string[];
 }
 
 /** One tool as offered: the Ollama definition plus what policy needs to know about it. */
@@ -58,6 +66,20 @@ export interface ToolCallContext {
   label?: string;
   /** Extension: the Ollama model the run is on (its tier's), for a source that calls it (an MCP server's sampling). */
   model?: string;
+  /**
+   * Extension: asks the Task's person to fill a form while the Task holds its slot (an MCP server's
+   * elicitation); present only when someone can answer in place (a Tasks-extension client).
+   */
+  askPerson?: (form: PersonForm, signal: AbortSignal) => Promise<FormAnswer>;
+}
+
+/** A form another server asks the person to fill during one of its tool calls. */
+export interface PersonForm {
+  server: string;
+  tool: string;
+  /** The server's message, as it sent it (shown escaped and bounded). */
+  message: string;
+  schema: FormSchema;
 }
 
 export interface ToolResult {

@@ -1,6 +1,8 @@
 import { OAuthError, OAuthErrorCode, type AuthInfo, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import * as oauth from 'oauth4webapi';
+import { emailOf } from '../caller.js';
+import { SYSTEM_CLOCK, type Clock } from '../../common/clock.js';
 import { MAX_IDENTITY_HEADER_BYTES } from '../identity-headers.js';
 import { insecureAllowed, type IssuerMetadata, type OAuthSettings } from './issuer-metadata.js';
 
@@ -8,6 +10,8 @@ import { insecureAllowed, type IssuerMetadata, type OAuthSettings } from './issu
 export interface TokenIdentity {
   user: string;
   groups: string[];
+  /** The `email_claim` when it holds an email, for an MCP server's `{email}` header. */
+  email: string | null;
   /** The token's `jti`, when it has one: the audit log stores it, never the token. */
   jti: string | null;
 }
@@ -34,11 +38,12 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
   private readonly resource: URL;
   private readonly introspection: { server: oauth.AuthorizationServer; client: oauth.Client; auth: oauth.ClientAuth } | null;
 
-  /** `keys`: the issuer's key set as jose resolves it; by default fetched from the JWKS URL. */
+  /** `keys`: the issuer's key set as jose resolves it; by default fetched from the JWKS URL. `clock`: the time `exp` and `nbf` are checked at. */
   constructor(
     private readonly settings: OAuthSettings,
     metadata: IssuerMetadata,
     keys?: JWTVerifyGetKey,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     const jwksUrl = metadata.jwksUrl(settings);
     this.keys = keys ?? (jwksUrl ? createRemoteJWKSet(new URL(jwksUrl), { cooldownDuration: settings.jwksCooldownS * 1000, timeoutDuration: 5_000 }) : null);
@@ -66,6 +71,7 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
         audience: this.audience,
         algorithms: this.settings.algorithms,
         clockTolerance: this.settings.clockSkewS,
+        currentDate: new Date(this.clock.now()),
         requiredClaims: ['exp'],
       }));
     } catch (error) {
@@ -100,7 +106,7 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
     if (answer.iss !== undefined && answer.iss !== this.settings.issuer) throw invalid('the token was issued by another issuer');
     const audiences = typeof answer.aud === 'string' ? [answer.aud] : (answer.aud ?? []);
     if (!audiences.includes(this.audience)) throw invalid('the token was not issued for this resource (aud)');
-    const now = Date.now() / 1000;
+    const now = this.clock.now() / 1000;
     if (typeof answer.nbf === 'number' && answer.nbf > now + this.settings.clockSkewS) throw invalid('the token is not valid yet (nbf)');
     return this.authInfo(token, answer, this.qualified((answer.scope ?? '').split(' ').filter(Boolean)));
   }
@@ -129,7 +135,7 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
   }
 
   private identityOf(claims: JWTPayload): TokenIdentity {
-    const { userClaim, groupsClaim } = this.settings;
+    const { userClaim, groupsClaim, emailClaim } = this.settings;
     const named = claims[userClaim];
     let user: string;
     if (typeof named === 'string' && named.length > 0) user = named;
@@ -140,7 +146,7 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
     if (Buffer.byteLength(user) > MAX_IDENTITY_HEADER_BYTES) throw invalid(`the ${userClaim} claim is longer than ${MAX_IDENTITY_HEADER_BYTES} bytes`);
     const claim = claims[groupsClaim];
     const groups = Array.isArray(claim) ? claim.filter((group): group is string => typeof group === 'string') : [];
-    return { user, groups, jti: typeof claims.jti === 'string' ? claims.jti.slice(0, 200) : null };
+    return { user, groups, email: emailOf(claims[emailClaim]), jti: typeof claims.jti === 'string' ? claims.jti.slice(0, 200) : null };
   }
 }
 

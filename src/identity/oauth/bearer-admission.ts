@@ -88,9 +88,9 @@ export class BearerAdmission {
   }
 
   private named(info: AuthInfo, surface: Surface, address: string | null): { caller: Caller; jti: string | null } {
-    const { user, groups, jti } = (info.extra as { identity: TokenIdentity }).identity;
+    const { user, groups, email, jti } = (info.extra as { identity: TokenIdentity }).identity;
     const admin = info.scopes.includes(this.settings.scopes.admin) || groups.some((group) => this.settings.adminGroups.includes(group));
-    return { caller: { user, groups, admin, transport: surface, address, client: null }, jti: jti && `jti:${jti}` };
+    return { caller: { user, email, groups, admin, transport: surface, address, client: null }, jti: jti && `jti:${jti}` };
   }
 
   private isPublic(req: IncomingMessage): boolean {

@@ -1,6 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { Clock } from '../../common/clock.js';
 import type { AgentConfig } from '../../config/agent-config.js';
 import { StartupError } from '../../startup/startup-error.js';
+import { AccessTokenVerifier } from './access-token-verifier.js';
 import { BearerAdmission } from './bearer-admission.js';
 import { IssuerMetadata, reasonOf } from './issuer-metadata.js';
 import { ProtectedResourceController } from './protected-resource.controller.js';
@@ -27,7 +29,11 @@ export class OAuthModule {
               throw new StartupError(`auth.oauth.issuer: ${reasonOf(error)}`);
             }),
         },
-        { provide: BearerAdmission, useFactory: (metadata: IssuerMetadata) => new BearerAdmission(settings, metadata), inject: [IssuerMetadata] },
+        {
+          provide: BearerAdmission,
+          useFactory: (metadata: IssuerMetadata, clock: Clock) => new BearerAdmission(settings, metadata, new AccessTokenVerifier(settings, metadata, undefined, clock)),
+          inject: [IssuerMetadata, Clock],
+        },
       ],
       exports: [IssuerMetadata, BearerAdmission],
     };

@@ -1,0 +1,245 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { useStack } from '../support/e2e-stack.js';
+import { ResponseSchemas, type OpenApiDocument } from '../support/openapi-responses.js';
+import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
+const ALICE = as('alice@example.com');
+const NO_TASK = '00000000-0000-4000-8000-000000000000';
+const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 10, evalCount: 5 });
+
+interface Chat {
+  task_id: string;
+  session_id: string;
+  agent_input?: { approval_id: string };
+}
+
+/**
+ * Real answers of the admin API, each checked against the schema docs/openapi.json gives its route and
+ * status: every required field there, no field the document does not name, each of the documented type.
+ * And GET /admin/tasks/:id carries what the console's Task page shows: deliverables and approvals.
+ */
+describe('the admin API answers as its OpenAPI document says (auth.mode proxy_headers)', () => {
+  const stack = useStack({
+    config: {
+      auth: PROXY_AUTH,
+      queue: { progress_poll_ms: 20 },
+      // An optional server that cannot start: listed as down, with its error.
+      agent: { approvals: { mode: 'commands' }, mcp_servers: { broken: { command: '/nonexistent/server' } } },
+    },
+  });
+  let schemas: ResponseSchemas;
+  let wrote: Chat;
+  let asked: Chat;
+  let pending: Chat;
+  let answerTaskId: string;
+  const seen = new Set<string>();
+
+  /** `method route` (the document's path) at `path`: answers `status`, and its body matches the documented schema. */
+  const checked = async <T = Record<string, unknown>>(method: string, route: string, path: string, headers: Record<string, string>, status = 200): Promise<T> => {
+    const res = await fetch(`${stack.base}${path}`, { method, headers });
+    const body = (await res.json()) as unknown;
+    expect([method, path, res.status]).toEqual([method, path, status]);
+    expect(schemas.problems(method, route, status, body)).toEqual([]);
+    seen.add(`${method} ${route} ${status}`);
+    return body as T;
+  };
+  const chat = async (content: string, sessionId?: string, headers = ALICE): Promise<Chat> => {
+    const res = await fetch(`${stack.base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'ollama-agent', messages: [{ role: 'user', content }], ...(sessionId ? { session_id: sessionId } : {}) }),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Chat;
+  };
+  /** The Task the console queued, once it has ended (its status is what the console itself polls). */
+  const ended = async (taskId: string, headers = ALICE) => {
+    for (;;) {
+      const task = (await (await fetch(`${stack.base}/admin/tasks/${taskId}`, { headers: { ...headers, 'X-Console-Refresh': '1' } })).json()) as { status: string };
+      if (['completed', 'failed', 'cancelled'].includes(task.status)) return task;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  };
+
+  beforeAll(async () => {
+    schemas = new ResponseSchemas((await (await fetch(`${stack.base}/admin/openapi.json`)).json()) as OpenApiDocument);
+    // Alice's: a Task that writes a file twice, then in its session one that asks a question; in a session of its
+    // own (a new request in the first would answer the question), one paused for a command.
+    stack.ollama.enqueue(call('write_file', { path: 'notes/out.txt', content: 'hello\n' }), call('write_file', { path: 'notes/out.txt', content: 'hello world\n' }), {
+      content: 'Wrote the notes.',
+    });
+    wrote = await chat('Write the notes.');
+    stack.ollama.enqueue(call('ask_user', { question: 'Which format?', options: ['Markdown', 'Plain text'] }));
+    asked = await chat('Format them.', wrote.session_id);
+    stack.ollama.enqueue(call('run_command', { command: 'echo checked' }));
+    pending = await chat('Check them.');
+  });
+
+  it('GET /admin/tasks/:id: the files the Task wrote, with their downloads; its approvals, pending or answered', async () => {
+    const task = await checked<{ deliverables: { path: string; download_path: string }[]; approvals: unknown[]; pending_approvals: unknown[]; awaiting_approval: boolean }>(
+      'GET',
+      '/admin/tasks/{id}',
+      `/admin/tasks/${wrote.task_id}`,
+      ALICE,
+    );
+    expect(task.deliverables).toEqual([
+      {
+        path: 'notes/out.txt',
+        change: 'created',
+        bytes: 12,
+        uri: `agent-session://${wrote.session_id}/files/notes/out.txt`,
+        mime_type: 'text/plain',
+        download_path: `/admin/sessions/${wrote.session_id}/files/notes/out.txt`,
+      },
+    ]);
+    expect([task.approvals, task.pending_approvals, task.awaiting_approval]).toEqual([[], [], false]);
+    const download = await fetch(`${stack.base}${task.deliverables[0].download_path}`, { headers: ALICE });
+    expect([download.status, await download.text()]).toEqual([200, 'hello world\n']);
+
+    const paused = await checked<{ approvals: { approval_id: string }[]; pending_approvals: unknown[]; awaiting_approval: boolean; deliverables: unknown[] }>(
+      'GET',
+      '/admin/tasks/{id}',
+      `/admin/tasks/${pending.task_id}`,
+      ADMIN,
+    );
+    expect(paused).toMatchObject({ awaiting_approval: true, deliverables: [] });
+    expect(paused.approvals).toEqual(paused.pending_approvals);
+    expect(paused.approvals).toMatchObject([{ tool: 'run_command', command: 'echo checked', state: 'pending', answered_by: null, answered_at: null, answer_task_id: null }]);
+
+    // The question, answered by its owner from the console: a new Task of the session takes the answer.
+    stack.ollama.enqueue({ content: 'Plain text it is.' });
+    const answer = await checked<{ task_id: string }>('POST', '/admin/approvals/{id}/choices/{option}', `/admin/approvals/${asked.agent_input!.approval_id}/choices/2`, ALICE);
+    expect(answer).toMatchObject({ via: 'conversation', state: 'answered_by_task', option: 2 });
+    answerTaskId = answer.task_id;
+    expect(await ended(answerTaskId)).toMatchObject({ status: 'completed', result: 'Plain text it is.' });
+    const question = await checked<{ approvals: unknown[]; pending_approvals: unknown[] }>('GET', '/admin/tasks/{id}', `/admin/tasks/${asked.task_id}`, ALICE);
+    expect(question.pending_approvals).toEqual([]);
+    expect(question.approvals).toMatchObject([
+      {
+        approval_id: asked.agent_input!.approval_id,
+        tool: 'ask_user',
+        question: 'Which format?',
+        options: ['Markdown', 'Plain text'],
+        state: 'granted',
+        reason: 'Plain text',
+        answered_by: 'alice@example.com',
+        answered_via: 'conversation',
+        answer_task_id: answerTaskId,
+        answered_at: expect.any(String),
+      },
+    ]);
+  });
+
+  it('the listings, the session and its files and history, usage, identity: each as documented', async () => {
+    for (const headers of [ALICE, ADMIN]) {
+      await checked('GET', '/admin/me', '/admin/me', headers);
+      const page = await checked<{ items: { task_id: string }[] }>('GET', '/admin/tasks', '/admin/tasks?limit=2', headers);
+      expect(page.items).toHaveLength(2);
+      const approvals = await checked<{ items: { task_id: string }[] }>('GET', '/admin/approvals', '/admin/approvals', headers);
+      expect(approvals.items.map((item) => item.task_id)).toEqual([pending.task_id]);
+      await checked('GET', '/admin/sessions/{id}', `/admin/sessions/${wrote.session_id}`, headers);
+      const files = await checked<{ items: { path: string; download_path: string }[] }>('GET', '/admin/sessions/{id}/files', `/admin/sessions/${wrote.session_id}/files`, headers);
+      expect(files.items).toMatchObject([{ path: 'notes/out.txt', size: 12, download_path: `/admin/sessions/${wrote.session_id}/files/notes/out.txt` }]);
+    }
+    const waiting = await checked<{ pending: { task_id: string } }>('GET', '/admin/sessions/{id}/approval', `/admin/sessions/${pending.session_id}/approval`, ADMIN);
+    expect(waiting.pending.task_id).toBe(pending.task_id);
+    expect(await checked('GET', '/admin/sessions/{id}/approval', `/admin/sessions/${wrote.session_id}/approval`, ADMIN)).toMatchObject({ pending: null });
+    await checked('GET', '/admin/sessions/{id}/history', `/admin/sessions/${wrote.session_id}/history`, ADMIN);
+    const usage = await checked<{ items: { owner: string }[] }>('GET', '/admin/usage', '/admin/usage', ADMIN);
+    expect(usage.items.map((row) => row.owner)).toEqual(['alice@example.com']);
+    await checked('POST', '/admin/tasks/{id}/cancel', `/admin/tasks/${wrote.task_id}/cancel`, ALICE);
+    // The paused command, denied by its owner: the answer becomes the next turn of its session.
+    stack.ollama.enqueue({ content: 'Not checking them.' });
+    const { approvals } = (await (await fetch(`${stack.base}/admin/tasks/${pending.task_id}`, { headers: ALICE })).json()) as { approvals: { approval_id: string }[] };
+    const { approval_id } = approvals[0];
+    const denied = await checked<{ task_id: string }>('POST', '/admin/approvals/{id}/{decision}', `/admin/approvals/${approval_id}/deny`, ALICE);
+    expect(denied).toMatchObject({ approval_id, decision: 'deny', via: 'conversation' });
+    expect(await ended(denied.task_id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('the audit log, its events and its verification; the MCP servers and readiness', async () => {
+    const page = await checked<{ items: { seq: number }[] }>('GET', '/admin/audit', '/admin/audit?limit=20', ADMIN);
+    expect(page.items.length).toBe(20);
+    for (const { seq } of page.items.slice(0, 5)) await checked('GET', '/admin/audit/{seq}', `/admin/audit/${seq}`, ADMIN);
+    expect(await checked('GET', '/admin/audit/verify', '/admin/audit/verify', ADMIN)).toMatchObject({ ok: true });
+    const servers = await checked('GET', '/admin/mcp-servers', '/admin/mcp-servers', ADMIN);
+    expect(servers).toMatchObject({ servers: [{ name: 'broken', transport: 'stdio', required: false, last_error: expect.stringContaining('ENOENT') }] });
+    await checked('GET', '/admin/readyz', '/admin/readyz', ADMIN);
+  });
+
+  it('undo and fork of a session (its owner, an admin): queued and created as documented; the undo Task lists the file it restored', async () => {
+    stack.ollama.enqueue(call('write_file', { path: 'carol.txt', content: 'draft\n' }), { content: 'Drafted.' });
+    const drafted = await chat('Draft it.', undefined, ADMIN);
+    const undo = await checked<{ task_id: string; paths: string[] }>(
+      'POST',
+      '/admin/sessions/{id}/undo',
+      `/admin/sessions/${drafted.session_id}/undo?task_id=${drafted.task_id}`,
+      ADMIN,
+      202,
+    );
+    expect(undo).toMatchObject({ undo_of: drafted.task_id, paths: ['carol.txt'] });
+    expect(await ended(undo.task_id, ADMIN)).toMatchObject({ status: 'completed' });
+    const undone = await checked<{ deliverables: unknown[] }>('GET', '/admin/tasks/{id}', `/admin/tasks/${undo.task_id}`, ADMIN);
+    expect(undone.deliverables).toMatchObject([{ path: 'carol.txt', change: 'restored', bytes: null }]);
+    const fork = await checked('POST', '/admin/sessions/{id}/fork', `/admin/sessions/${drafted.session_id}/fork?task_id=${drafted.task_id}`, ADMIN, 201);
+    expect(fork).toMatchObject({ forked_from: { session_id: drafted.session_id, task_id: drafted.task_id }, not_restorable: [] });
+  });
+
+  it('refusals carry the documented error body', async () => {
+    await checked('GET', '/admin/tasks/{id}', `/admin/tasks/${NO_TASK}`, ALICE, 404);
+    await checked('GET', '/admin/tasks/{id}', '/admin/tasks/not-a-task', ALICE, 400);
+    await checked('GET', '/admin/audit', '/admin/audit', ALICE, 403);
+    await checked('GET', '/admin/audit', '/admin/audit', {}, 401);
+    await checked('GET', '/admin/sessions/{id}/files', `/admin/sessions/${NO_TASK}/files`, ADMIN, 404);
+  });
+
+  describe('the console reads them from GET /admin/tasks/:id', () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    });
+    afterAll(() => browser?.close());
+
+    it('shows the deliverables (downloadable) and the answered approvals with who answered and how', async () => {
+      const page = await (await browser.newContext({ extraHTTPHeaders: ALICE })).newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${stack.base}/admin#/tasks/${wrote.task_id}`);
+      await page.waitForSelector('#deliverables li');
+      expect(await page.textContent('#deliverables li')).toBe('notes/out.txt created, 12 bytes · text/plain');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#deliverables button')]);
+      expect(readFileSync(await download.path(), 'utf8')).toBe('hello world\n');
+      await page.screenshot({ path: join(SCREENSHOTS, 'admin-task-deliverables.png'), fullPage: true });
+
+      await page.goto(`${stack.base}/admin#/tasks/${asked.task_id}`);
+      await page.waitForSelector('#answered-approvals li');
+      const answered = await page.textContent('#answered-approvals li');
+      expect(answered).toContain('The agent asked: Which format?');
+      expect(answered).toContain('answered: Plain text');
+      expect(answered).toContain('by alice@example.com (in the conversation)');
+      expect(answered).toContain(`Task ${answerTaskId.slice(0, 8)}`);
+      expect(await page.textContent('#pending-approvals')).toContain('None.');
+      await page.screenshot({ path: join(SCREENSHOTS, 'admin-task-answered-approvals.png'), fullPage: true });
+      await page.context().close();
+    });
+  });
+
+  it('checked a real answer of every admin route and success status the document gives a JSON schema', async () => {
+    const document = (await (await fetch(`${stack.base}/admin/openapi.json`)).json()) as OpenApiDocument;
+    const promised = Object.entries(document.paths)
+      .filter(([path]) => path.startsWith('/admin/'))
+      .flatMap(([path, methods]) =>
+        Object.entries(methods).flatMap(([method, operation]) =>
+          Object.entries(operation.responses)
+            .filter(([status, response]) => /^2/.test(status) && response.content?.['application/json'])
+            .map(([status]) => `${method.toUpperCase()} ${path} ${status}`),
+        ),
+      );
+    expect(promised.filter((route) => !seen.has(route))).toEqual([]);
+  });
+});

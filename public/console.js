@@ -426,7 +426,8 @@ function fileFacts(file) {
  * API answers anyone else as if the session did not exist, and the message says so.
  */
 function historyButtons(task, changed) {
-  if (ACTIVE.includes(task.status)) return [];
+  // Undo and fork act on the caller's own sessions and are admin routes: offered only where they would answer.
+  if (ACTIVE.includes(task.status) || !signedIn?.admin || task.owner !== signedIn.user) return [];
   const act = (label, path, done) =>
     h(
       'button',
@@ -615,12 +616,21 @@ function formField(key, field, required) {
     return { inputs: [input], value: () => input.checked };
   }
   if (field.type === 'array') {
-    const boxes = field.items.anyOf.map((choice) => ({ choice, input: h('input', { type: 'checkbox', name, value: choice.const, checked: (field.default ?? []).includes(choice.const) }) }));
+    const boxes = field.items.anyOf.map((choice) => ({
+      choice,
+      input: h('input', { type: 'checkbox', name, value: choice.const, checked: (field.default ?? []).includes(choice.const) }),
+    }));
     const value = () => boxes.filter((box) => box.input.checked).map((box) => box.choice.const);
-    return { inputs: boxes.map(({ choice, input }) => h('span', { className: 'choice-box' }, input, ` ${choice.title}`)), value: () => (value().length === 0 && !required ? undefined : value()) };
+    return {
+      inputs: boxes.map(({ choice, input }) => h('span', { className: 'choice-box' }, input, ` ${choice.title}`)),
+      value: () => (value().length === 0 && !required ? undefined : value()),
+    };
   }
   if (field.oneOf) {
-    const options = [...(required ? [] : [h('option', { value: '' }, '—')]), ...field.oneOf.map((choice) => h('option', { value: choice.const, selected: choice.const === field.default }, choice.title))];
+    const options = [
+      ...(required ? [] : [h('option', { value: '' }, '—')]),
+      ...field.oneOf.map((choice) => h('option', { value: choice.const, selected: choice.const === field.default }, choice.title)),
+    ];
     const input = h('select', { name, required }, ...options);
     return { inputs: [input], value: () => input.value || undefined };
   }

@@ -102,7 +102,7 @@ export class ApprovalDto {
     type: 'object',
     additionalProperties: true,
     description:
-      "mcp_elicitation: the form as tasks/get shows it (`type: object`, `properties`: each field a string, choice, number, integer, boolean or choices, with its bounds; `required`); its owner fills it with POST /admin/approvals/:id/form",
+      'mcp_elicitation: the form as tasks/get shows it (`type: object`, `properties`: each field a string, choice, number, integer, boolean or choices, with its bounds; `required`); its owner fills it with POST /admin/approvals/:id/form',
   })
   form_schema?: object;
   @ApiPropertyOptional({ description: 'write_file / edit_file: the path' }) path?: string;

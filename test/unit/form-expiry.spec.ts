@@ -85,13 +85,16 @@ describe("another server's form left unanswered (wait_ms)", () => {
     expect(await answer).toEqual({ action: 'cancel' });
     expect(approvals.rows.get(asked!.id)).toMatchObject({ state: 'cancelled', waiting: false });
     expect(audited.map((record) => record.action)).toEqual(['elicitation.asked', 'elicitation.expired']);
-    expect(audited[1]).toMatchObject({ outcome: 'ok', taskId: form.taskId, detail: { approval_id: asked!.id, server: 'wiki', mcp_tool: 'login', fields: ['name'], wait_ms: WAIT_MS } });
+    expect(audited[1]).toMatchObject({
+      outcome: 'ok',
+      taskId: form.taskId,
+      detail: { approval_id: asked!.id, server: 'wiki', mcp_tool: 'login', fields: ['name'], wait_ms: WAIT_MS },
+    });
   });
 
   it('gives the server an answer that came in as the wait ran out, not cancel', async () => {
     const { clock, approvals, audited, approvalsService } = service();
-    let id = '';
-    const answer = approvalsService.askForm(form, new AbortController().signal, (row) => Promise.resolve(void (id = row.id)));
+    const answer = approvalsService.askForm(form, new AbortController().signal, () => Promise.resolve());
     // The person's answer lands between the wait's last look (pending, past the deadline) and its settling.
     const settleWaiting = approvals.settleWaiting;
     approvals.settleWaiting = (row: string) => (Object.assign(approvals.rows.get(row)!, { state: 'granted', waiting: false, reason: '{"name":"Alice"}' }), settleWaiting(row));

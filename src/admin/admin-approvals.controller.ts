@@ -32,7 +32,7 @@ export class AdminApprovalsController {
   })
   @ApiOkResponse({ type: FormAnswerDto })
   @ApiAdminErrors(
-    [400, 'A parameter is invalid, or the content is not JSON or does not fit the form (which field, and what it takes, in `message`); nothing is done'],
+    [400, 'A parameter is invalid, or the content is missing, not JSON or does not fit the form (which field, and what it takes, in `message`); nothing is done'],
     [404, 'No form of the caller’s waiting in place with this id'],
   )
   async fill(@Param() { id }: UuidParamDto, @Query() query: FormAnswerQueryDto, @Req() req: AdminRequest) {

@@ -63,9 +63,10 @@ export class AdminApprovalsService {
    * the stored form, then given as tasks/update's `accept` would be (the same check, once, by its owner).
    * Null when it is not the caller's form waiting in place; a content that does not fit is refused (400).
    */
-  async fill(caller: Caller, id: string, content: string): Promise<FormAnswerDto | null> {
+  async fill(caller: Caller, id: string, content: string | undefined): Promise<FormAnswerDto | null> {
     const row = await this.approvals.find(id);
     if (!row || row.state !== 'pending' || !row.waiting || row.owner !== caller.user || row.tool !== ELICITATION_TOOL) return null;
+    if (content === undefined) throw new AgentError('invalid_input', 'content: required (the form’s content as a JSON object)');
     let parsed: unknown;
     try {
       parsed = JSON.parse(content);

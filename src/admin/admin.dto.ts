@@ -59,10 +59,15 @@ export class ApprovalAnswerParamDto {
  * in the Task's MCP client).
  */
 export class FormAnswerQueryDto {
-  @ApiProperty({ description: 'The form’s content as a JSON object, one member per field filled (tasks/update’s `content`)', example: '{"name":"Alice","check":true}' })
+  // Required, but checked after the form is found (as fork's task_id): no such form answers 404 first.
+  @ApiPropertyOptional({
+    description: 'The form’s content as a JSON object, one member per field filled (tasks/update’s `content`); required',
+    example: '{"name":"Alice","check":true}',
+  })
+  @IsOptional()
   @IsString()
   @MaxLength(16_384)
-  content!: string;
+  content?: string;
 }
 
 export class QuestionChoiceParamDto {

@@ -168,6 +168,7 @@ describe('elicitation: a server asks the person a form, in place for a Tasks-ext
     expect(approve.status).toBe(400);
     expect(approve.body.message).toContain(`is a form of the MCP server "everything": it is not approved but filled, with POST /admin/approvals/${key}/form?content=`);
     const form = (content: string) => post(`form?content=${encodeURIComponent(content)}`);
+    expect(await post('form')).toMatchObject({ status: 400, body: { message: 'content: required (the form’s content as a JSON object)' } });
     expect(await form('{"name":')).toMatchObject({ status: 400, body: { message: 'content: not JSON (the form’s content as a JSON object)' } });
     expect(await form('{"name":"Bob","integer":500}')).toMatchObject({ status: 400, body: { message: 'content: field "integer" takes an integer from 1 to 100' } });
     expect(await form('{"check":true}')).toMatchObject({ status: 400, body: { message: 'content: required field missing: name' } });

@@ -246,7 +246,7 @@ async function taskView(taskId) {
     const files = await api(`sessions/${encodeURIComponent(task.session_id)}/files`, { refresh }).catch((error) => (handleAuthError(error) ? null : { error: error.message }));
     if (files === null) return;
     // A running Task has no end checkpoint yet: its diff shows once it has ended.
-    const diff = ACTIVE.includes(task.status) ? null : await diffOf(task.task_id);
+    const diff = ACTIVE.includes(task.status) ? null : await diffOf(task.task_id, refresh);
     const scroll = window.scrollY;
     setView(...taskPage(task, load, files, diff));
     window.scrollTo(0, scroll);
@@ -356,9 +356,10 @@ function sessionFilesSection(files) {
 
 const DIFF_MODE_KEY = 'oam-diff-mode';
 
-/** GET /admin/tasks/:id/diff as `{ text }`, or `{ error }` when it cannot be read. */
-async function diffOf(taskId) {
-  const res = await fetch(`${BASE}/admin/tasks/${encodeURIComponent(taskId)}/diff`, { headers: authHeaders(), credentials: 'same-origin' }).catch((error) => ({
+/** GET /admin/tasks/:id/diff as `{ text }`, or `{ error }` when it cannot be read; a refresh is marked as `api` marks it (not audited). */
+async function diffOf(taskId, refresh = false) {
+  const headers = { ...authHeaders(), ...(refresh ? { 'X-Console-Refresh': '1' } : {}) };
+  const res = await fetch(`${BASE}/admin/tasks/${encodeURIComponent(taskId)}/diff`, { headers, credentials: 'same-origin' }).catch((error) => ({
     ok: false,
     status: 0,
     statusText: error.message,

@@ -136,6 +136,10 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     const section = page.locator('section.card', { hasText: 'Pending approvals' });
     await section.waitFor();
     expect(await page.textContent('#task-status')).toContain('awaiting approval');
+    // The page re-reads the Task and its diff every 3 s while it waits: the re-reads are not audited.
+    const diffReads = await auditCount('admin.task_diff', 'alice@example.com');
+    await page.waitForResponse(new RegExp(`/admin/tasks/${paused.task_id}/diff$`));
+    expect(await auditCount('admin.task_diff', 'alice@example.com')).toBe(diffReads);
     await shot(page, 'console-user-approval');
     ollama.enqueue({ content: 'All 12 tests pass.' });
     await section.locator('button.approve').click();

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { DatabaseTarget } from './database-probe.js';
-import { E2E_DATABASE, freshDatabase } from './databases.js';
+import { E2E_DATABASE, migratedDatabase } from './databases.js';
 
 /** The repository root (the folder with package.json), from test/support or its compiled copy in dist-tools. */
 const ROOT = (() => {
@@ -23,11 +23,13 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * A fresh temporary directory with an agent.yaml built from the defaults plus `overrides`, on a fresh
- * database of the kind the suite runs against (OAM_TEST_DB).
+ * A fresh temporary directory with an agent.yaml built from the defaults plus `overrides`, on a fresh, migrated
+ * database of the kind the suite runs against (OAM_TEST_DB), unless `overrides` names one.
  */
 export async function writeConfig(ollamaUrl: string, overrides: Record<string, unknown> = {}, dir = mkdtempSync(join(tmpdir(), 'oam-'))) {
-  const database = await freshDatabase(E2E_DATABASE, dir);
+  // A database named in full (replicas share one) needs no other: a PostgreSQL one made for nothing cost a CREATE DATABASE.
+  const named = (overrides.database as { type?: string } | undefined)?.type !== undefined;
+  const database = (named ? overrides.database : await migratedDatabase(E2E_DATABASE, dir)) as Record<string, unknown>;
   const base: Record<string, Record<string, unknown>> = {
     server: { host: '127.0.0.1', port: 0 },
     ollama: { host: ollamaUrl, model: 'test-model', request_timeout_ms: 10_000 },
@@ -100,20 +102,17 @@ export class ServiceProcess {
       env: { PATH: process.env.PATH, NO_COLOR: '1', ...this.extraEnv, AGENT_CONFIG: this.configFile, AGENT__SERVER__PORT: String(this.port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    this.child.stdout!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
-    this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
-    // Generous: on a loaded machine (parallel workers, other jobs) Nest's start-up alone can take many seconds.
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline) {
-      if (this.child.exitCode !== null) throw new Error(`service exited early:\n${this.stderr}`);
-      try {
-        await fetch(this.url, { method: 'GET' });
-        return this;
-      } catch {
-        await new Promise((done) => setTimeout(done, 100));
-      }
-    }
-    throw new Error(`service did not start:\n${this.stderr}`);
+    const child = this.child;
+    child.stdout!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    // Ready when main.ts logs `listening:`, which it does once app.listen has bound the port: an event, where a
+    // poll of the port every 100 ms cost each of the suite's ~250 starts 50 ms on average. Generous: on a loaded
+    // machine (parallel workers, other jobs) Nest's start-up alone can take many seconds. A service that exits
+    // first fails the start at once, with its output.
+    await this.waitForOutput(/listening: MCP endpoint/, 60_000).catch((error: Error) => {
+      throw new Error(`${error.message.startsWith('the service exited') ? 'service exited early' : 'service did not start'}:\n${this.stderr}`);
+    });
+    return this;
   }
 
   /** Resolves once the service's output (stdout and stderr) matches `pattern`: an event to wait for, not a time. */
@@ -126,14 +125,18 @@ export class ServiceProcess {
         clearTimeout(timer);
         child.stdout!.off('data', check);
         child.stderr!.off('data', check);
+        child.off('close', closed);
         if (error) reject(error);
         else resolve();
       };
       // After this class's own listeners (added first), so this.stderr already holds the chunk.
       const check = () => pattern.test(this.stderr) && done();
+      // 'close' comes after the last output, when the line can no longer come: fail then, not at the deadline.
+      const closed = () => done(new Error(`the service exited with no output matching ${pattern}:\n${this.stderr}`));
       const timer = setTimeout(() => done(new Error(`no output matching ${pattern} within ${timeoutMs} ms:\n${this.stderr}`)), timeoutMs);
       child.stdout!.on('data', check);
       child.stderr!.on('data', check);
+      child.once('close', closed);
     });
   }
 

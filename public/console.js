@@ -225,7 +225,9 @@ async function tasksView(params) {
 /** Live views refresh while the page is visible; a refresh is marked as such and not audited. */
 function scheduleRefresh(load) {
   clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(() => (document.visibilityState === 'visible' ? load() : scheduleRefresh(load)), REFRESH_MS);
+  // A form the person has begun to fill would be drawn anew, and their input lost: it waits until they send it.
+  const idle = () => document.visibilityState === 'visible' && !document.querySelector('form.mcp-form[data-edited]');
+  refreshTimer = setTimeout(() => (idle() ? load() : scheduleRefresh(load)), REFRESH_MS);
 }
 
 // ---- Task page --------------------------------------------------------------------------------
@@ -244,7 +246,7 @@ async function taskView(taskId) {
     const files = await api(`sessions/${encodeURIComponent(task.session_id)}/files`, { refresh }).catch((error) => (handleAuthError(error) ? null : { error: error.message }));
     if (files === null) return;
     // A running Task has no end checkpoint yet: its diff shows once it has ended.
-    const diff = ACTIVE.includes(task.status) ? null : await diffOf(task.task_id);
+    const diff = ACTIVE.includes(task.status) ? null : await diffOf(task.task_id, refresh);
     const scroll = window.scrollY;
     setView(...taskPage(task, load, files, diff));
     window.scrollTo(0, scroll);
@@ -354,9 +356,10 @@ function sessionFilesSection(files) {
 
 const DIFF_MODE_KEY = 'oam-diff-mode';
 
-/** GET /admin/tasks/:id/diff as `{ text }`, or `{ error }` when it cannot be read. */
-async function diffOf(taskId) {
-  const res = await fetch(`${BASE}/admin/tasks/${encodeURIComponent(taskId)}/diff`, { headers: authHeaders(), credentials: 'same-origin' }).catch((error) => ({
+/** GET /admin/tasks/:id/diff as `{ text }`, or `{ error }` when it cannot be read; a refresh is marked as `api` marks it (not audited). */
+async function diffOf(taskId, refresh = false) {
+  const headers = { ...authHeaders(), ...(refresh ? { 'X-Console-Refresh': '1' } : {}) };
+  const res = await fetch(`${BASE}/admin/tasks/${encodeURIComponent(taskId)}/diff`, { headers, credentials: 'same-origin' }).catch((error) => ({
     ok: false,
     status: 0,
     statusText: error.message,
@@ -424,7 +427,8 @@ function fileFacts(file) {
  * API answers anyone else as if the session did not exist, and the message says so.
  */
 function historyButtons(task, changed) {
-  if (ACTIVE.includes(task.status)) return [];
+  // Undo and fork act on the caller's own sessions and are admin routes: offered only where they would answer.
+  if (ACTIVE.includes(task.status) || !signedIn?.admin || task.owner !== signedIn.user) return [];
   const act = (label, path, done) =>
     h(
       'button',
@@ -593,14 +597,93 @@ function choiceButtons(item, after) {
 function answerButtons(item, after) {
   if (!signedIn || item.owner !== signedIn.user) return null;
   const answer = (decision) => postAnswer(item, decision, after);
-  // Another server's form is filled in the person's MCP client; here it can only be declined.
-  if (item.mcp_form !== undefined) return h('div', { className: 'answer' }, h('button', { type: 'button', className: 'danger deny', onclick: answer('deny') }, 'Decline'));
+  if (item.mcp_form !== undefined) return formAnswer(item, after);
   return h(
     'div',
     { className: 'answer' },
     h('button', { type: 'button', className: 'primary approve', onclick: answer('approve') }, 'Approve'),
     h('button', { type: 'button', className: 'danger deny', onclick: answer('deny') }, 'Deny'),
   );
+}
+
+/** Where a string field's format has an input type of its own (date-time stays text: RFC 3339, not the browser's local time). */
+const FORMAT_INPUT = { email: 'email', uri: 'url', date: 'date' };
+
+/** One field of a server's form as inputs, and how to read its value back (undefined: left empty, not sent). */
+function formField(key, field, required) {
+  const name = `form-${key}`;
+  if (field.type === 'boolean') {
+    const input = h('input', { type: 'checkbox', name, checked: field.default === true });
+    return { inputs: [input], value: () => input.checked };
+  }
+  if (field.type === 'array') {
+    const boxes = field.items.anyOf.map((choice) => ({
+      choice,
+      input: h('input', { type: 'checkbox', name, value: choice.const, checked: (field.default ?? []).includes(choice.const) }),
+    }));
+    const value = () => boxes.filter((box) => box.input.checked).map((box) => box.choice.const);
+    return {
+      inputs: boxes.map(({ choice, input }) => h('span', { className: 'choice-box' }, input, ` ${choice.title}`)),
+      value: () => (value().length === 0 && !required ? undefined : value()),
+    };
+  }
+  if (field.oneOf) {
+    const options = [
+      ...(required ? [] : [h('option', { value: '' }, '—')]),
+      ...field.oneOf.map((choice) => h('option', { value: choice.const, selected: choice.const === field.default }, choice.title)),
+    ];
+    const input = h('select', { name, required }, ...options);
+    return { inputs: [input], value: () => input.value || undefined };
+  }
+  if (field.type === 'number' || field.type === 'integer') {
+    const input = h('input', { type: 'number', name, required, min: field.minimum, max: field.maximum, step: field.type === 'integer' ? '1' : 'any', value: field.default ?? '' });
+    return { inputs: [input], value: () => (input.value === '' ? undefined : Number(input.value)) };
+  }
+  const input = h('input', { type: FORMAT_INPUT[field.format] ?? 'text', name, required, minLength: field.minLength, maxLength: field.maxLength, value: field.default ?? '' });
+  return { inputs: [input], value: () => (input.value === '' ? undefined : input.value) };
+}
+
+/**
+ * Another server's form, for its owner to fill (its fields from the stored schema) or decline. The content
+ * goes as tasks/update's would, and the service checks it the same way: its refusal says which field is wrong.
+ */
+function formAnswer(item, after) {
+  const fields = Object.entries(item.form_schema.properties).map(([key, field]) => ({ key, field, ...formField(key, field, item.form_schema.required.includes(key)) }));
+  const problem = h('p', { className: 'error-text form-problem', role: 'alert', hidden: true });
+  const send = async (event) => {
+    event.preventDefault();
+    const content = Object.fromEntries(fields.map(({ key, value }) => [key, value()]).filter(([, value]) => value !== undefined));
+    for (const button of form.querySelectorAll('button')) button.disabled = true;
+    try {
+      await api(`approvals/${encodeURIComponent(item.approval_id)}/form?content=${encodeURIComponent(JSON.stringify(content))}`, { method: 'POST' });
+      delete form.dataset.edited;
+      after();
+    } catch (error) {
+      for (const button of form.querySelectorAll('button')) button.disabled = false;
+      if (!handleAuthError(error)) Object.assign(problem, { hidden: false, textContent: `Not sent: ${error.message}` });
+    }
+  };
+  const form = h(
+    'form',
+    { className: 'mcp-form', oninput: () => (form.dataset.edited = '1'), onsubmit: send },
+    ...fields.map(({ key, field, inputs }) =>
+      h(
+        'label',
+        { dataset: { field: key } },
+        `${field.title ?? key}${item.form_schema.required.includes(key) ? ' *' : ''}`,
+        ...inputs,
+        field.description ? h('span', { className: 'muted' }, field.description) : '',
+      ),
+    ),
+    problem,
+    h(
+      'div',
+      { className: 'answer' },
+      h('button', { type: 'submit', className: 'primary send-form' }, `Send to ${item.server}`),
+      h('button', { type: 'button', className: 'danger deny', onclick: postAnswer(item, 'deny', after) }, 'Decline'),
+    ),
+  );
+  return form;
 }
 
 /** The trace as a timeline: one entry per step, numbered from 1, grouped under the subtask it served. */

@@ -2,8 +2,8 @@ import { Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
 import { AdminApprovalsService } from './admin-approvals.service.js';
-import { ApprovalAnswerParamDto, ApprovalListQueryDto, QuestionChoiceParamDto, UuidParamDto } from './admin.dto.js';
-import { ApprovalAnswerDto, ApprovalListDto, QuestionAnswerDto, SessionApprovalDto } from './admin-responses.dto.js';
+import { ApprovalAnswerParamDto, ApprovalListQueryDto, FormAnswerQueryDto, QuestionChoiceParamDto, UuidParamDto } from './admin.dto.js';
+import { ApprovalAnswerDto, ApprovalListDto, FormAnswerDto, QuestionAnswerDto, SessionApprovalDto } from './admin-responses.dto.js';
 import { AdminRoutes, ApiAdminErrors, INVALID } from './admin-routes.decorator.js';
 import { found } from './found.js';
 
@@ -21,6 +21,24 @@ export class AdminApprovalsController {
     return this.approvals.listPending(req.caller!, query.limit ?? 100);
   }
 
+  // Before approvals/:id/:decision, which would otherwise take `form` for a decision (and refuse it).
+  @Post('approvals/:id/form')
+  @HttpCode(200)
+  @OwnView()
+  @AdminAction('console.form_answer')
+  @ApiOperation({
+    summary:
+      "The owner fills another MCP server's form (mcp_elicitation) from the console: the content is checked as tasks/update's answer is, its server gets it and the waiting Task continues",
+  })
+  @ApiOkResponse({ type: FormAnswerDto })
+  @ApiAdminErrors(
+    [400, 'A parameter is invalid, or the content is missing, not JSON or does not fit the form (which field, and what it takes, in `message`); nothing is done'],
+    [404, 'No form of the caller’s waiting in place with this id'],
+  )
+  async fill(@Param() { id }: UuidParamDto, @Query() query: FormAnswerQueryDto, @Req() req: AdminRequest) {
+    return found(await this.approvals.fill(req.caller!, id, query.content), `no form ${id} of yours waiting for an answer`);
+  }
+
   @Post('approvals/:id/:decision')
   @HttpCode(200)
   @OwnView()
@@ -30,7 +48,10 @@ export class AdminApprovalsController {
       "The owner's answer from the console: a Task waiting in place continues at once; an action waiting for the conversation is answered by a new turn of its session (承認 / 拒否)",
   })
   @ApiOkResponse({ type: ApprovalAnswerDto })
-  @ApiAdminErrors(INVALID, [404, 'No pending approval of the caller’s with this id'])
+  @ApiAdminErrors(
+    [400, 'A parameter is invalid, or `approve` of a server’s form (mcp_elicitation: it is filled with POST …/form, or declined with …/deny); nothing is done'],
+    [404, 'No pending approval of the caller’s with this id'],
+  )
   async answer(@Param() { id, decision }: ApprovalAnswerParamDto, @Req() req: AdminRequest) {
     return found(await this.approvals.answer(req.caller!, id, decision), `no pending approval ${id} of yours`);
   }

@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { ELICITATION_TOOL, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
+import { ELICITATION_TOOL, formOf, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
 import { mapApproval } from '../approvals/approval-view.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
+import { checkFormContent } from '../approvals/person-form.js';
+import { AgentError } from '../common/agent-error.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { SessionsService } from '../sessions/sessions.service.js';
-import type { ApprovalAnswerDto, ApprovalListDto, QuestionAnswerDto, SessionApprovalDto } from './admin-responses.dto.js';
+import type { ApprovalAnswerDto, ApprovalListDto, FormAnswerDto, QuestionAnswerDto, SessionApprovalDto } from './admin-responses.dto.js';
 
 /** The words a conversation answer is made of (approval-texts.ts reads them back). */
 const CONVERSATION_WORD = { approve: '承認', deny: '拒否' } as const;
@@ -38,8 +40,13 @@ export class AdminApprovalsService {
   async answer(caller: Caller, id: string, decision: 'approve' | 'deny'): Promise<ApprovalAnswerDto | null> {
     const row = await this.approvals.find(id);
     if (!row || row.state !== 'pending' || row.owner !== caller.user) return null;
-    // Another server's form is filled in the person's MCP client; the console can only decline it.
-    if (row.tool === ELICITATION_TOOL && decision === 'approve') return null;
+    // A form is not approved but filled: the message says where, rather than a 404 for a form that is there.
+    if (row.tool === ELICITATION_TOOL && decision === 'approve') {
+      throw new AgentError(
+        'invalid_input',
+        `approval ${id} is a form of the MCP server "${formOf(row).server}": it is not approved but filled, with POST /admin/approvals/${id}/form?content={…} (the console's form) or in the Task's MCP client (tasks/update); POST /admin/approvals/${id}/deny declines it`,
+      );
+    }
     if (row.waiting) {
       const response = row.tool === ELICITATION_TOOL ? { action: 'decline' } : { action: 'accept', content: { approve: decision === 'approve' } };
       await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: response });
@@ -49,6 +56,28 @@ export class AdminApprovalsService {
     const request = { request: CONVERSATION_WORD[decision], sessionId: row.sessionId, temperature: null, images: [] };
     const task = await this.queue.enqueue(caller, request, { action: 'console.approval_answer', detail: { approval_id: id, decision } });
     return { approval_id: id, decision, via: 'conversation', state: 'answered_by_task', task_id: task.id };
+  }
+
+  /**
+   * The owner's answer to another server's form that its Task waits for: `content` (JSON) checked against
+   * the stored form, then given as tasks/update's `accept` would be (the same check, once, by its owner).
+   * Null when it is not the caller's form waiting in place; a content that does not fit is refused (400).
+   */
+  async fill(caller: Caller, id: string, content: string | undefined): Promise<FormAnswerDto | null> {
+    const row = await this.approvals.find(id);
+    if (!row || row.state !== 'pending' || !row.waiting || row.owner !== caller.user || row.tool !== ELICITATION_TOOL) return null;
+    if (content === undefined) throw new AgentError('invalid_input', 'content: required (the form’s content as a JSON object)');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(content);
+    } catch {
+      throw new AgentError('invalid_input', 'content: not JSON (the form’s content as a JSON object)');
+    }
+    const checked = checkFormContent(parsed, formOf(row).schema);
+    if ('problem' in checked) throw new AgentError('invalid_input', `content: ${checked.problem}`);
+    await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: { action: 'accept', content: checked.content } });
+    const after = await this.approvals.find(id);
+    return { approval_id: id, via: 'in_place', state: after?.state ?? row.state, task_id: row.taskId };
   }
 
   /**

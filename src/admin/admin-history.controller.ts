@@ -5,15 +5,16 @@ import { HistoryService } from '../history/history.service.js';
 import { taskDiffUri } from '../history/history-uri.js';
 import { SessionFork } from '../queue/session-fork.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
-import { AdminAction, type AdminRequest } from './admin-auth.guard.js';
+import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
 import { UuidParamDto } from './admin.dto.js';
 import { ForkBodyDto, UndoBodyDto } from './admin-history.dto.js';
 import { ForkDto, SessionHistoryDto, UndoQueuedDto } from './admin-responses.dto.js';
 import { AdminRoutes, ApiAdminErrors, INVALID } from './admin-routes.decorator.js';
 
 /**
- * Workspace history (issue 24): a Task's diff and a session's checkpoints (any session, as the admin
- * reads every Task), and undo and fork, which act for the caller on the caller's own sessions only.
+ * Workspace history (issue 24): a Task's diff (an admin: any Task's; a user: their own, for the console's
+ * Task page) and a session's checkpoints (admins), and undo and fork, which act for the caller on the
+ * caller's own sessions only.
  */
 @AdminRoutes('admin', 'sessions')
 export class AdminHistoryController {
@@ -24,15 +25,17 @@ export class AdminHistoryController {
   ) {}
 
   @Get('tasks/:id/diff')
+  @OwnView()
   @AdminAction('admin.task_diff')
   @Header('Content-Type', 'text/x-diff; charset=utf-8')
   @ApiProduces('text/x-diff')
   @ApiOkResponse({ schema: { type: 'string' }, description: 'The unified diff (`#` lines first say what it covers)' })
-  @ApiAdminErrors(INVALID, [404, 'No such Task'])
-  @ApiOperation({ summary: "A Task's workspace changes as a unified diff (the same text as its agent-session://…/diff resource)" })
-  async diff(@Param() { id }: UuidParamDto) {
+  @ApiAdminErrors(INVALID, [404, 'No such Task (or another user’s)'])
+  @ApiOperation({ summary: "A Task's workspace changes as a unified diff (the same text as its agent-session://…/diff resource; a user: their own)" })
+  async diff(@Param() { id }: UuidParamDto, @Req() req: AdminRequest) {
     const task = await this.queue.find(id.toLowerCase());
-    if (!task) throw new AgentError('resource_not_found', `no task ${id}`);
+    // Another user's Task answers as a missing one, as on every own view.
+    if (!task || (!req.caller!.admin && task.owner !== req.caller!.user)) throw new AgentError('resource_not_found', `no task ${id}`);
     return (await this.history.diff(task.sessionId, task.id)).text;
   }
 

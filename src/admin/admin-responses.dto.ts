@@ -88,7 +88,7 @@ export class ApprovalDto {
   @ApiProperty({ description: 'The session’s owner: the only person who may answer' }) owner!: string;
   @ApiProperty({
     description:
-      "`run_command`, `write_file`, `edit_file`, `mcp_tool`, `ask_user` (a question with options), or `mcp_elicitation` (another MCP server's form, answered in place only)",
+      "`run_command`, `write_file`, `edit_file`, `mcp_tool`, `ask_user` (a question with options), or `mcp_elicitation` (another MCP server's form, answered in place only: filled (POST …/form) or declined (POST …/deny), never approved)",
   })
   tool!: string;
   @ApiPropertyOptional({ description: 'ask_user: the question (control and bidi characters escaped)' }) question?: string;
@@ -98,6 +98,13 @@ export class ApprovalDto {
   @ApiPropertyOptional({ description: "mcp_elicitation: the server's message (control and bidi characters escaped)" }) mcp_form?: string;
   @ApiPropertyOptional({ description: 'mcp_elicitation: the configured name of the server that asks' }) server?: string;
   @ApiPropertyOptional({ type: [String], description: "mcp_elicitation: the names of the form's fields" }) fields?: string[];
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'mcp_elicitation: the form as tasks/get shows it (`type: object`, `properties`: each field a string, choice, number, integer, boolean or choices, with its bounds; `required`); its owner fills it with POST /admin/approvals/:id/form',
+  })
+  form_schema?: object;
   @ApiPropertyOptional({ description: 'write_file / edit_file: the path' }) path?: string;
   @ApiPropertyOptional(nullableString('write_file / edit_file: the bounded unified diff to approve')) diff?: string | null;
   @ApiPropertyOptional(nullableString('SHA-256 of the diff as stored')) diff_sha256?: string | null;
@@ -124,6 +131,13 @@ export class ApprovalAnswerDto {
   via!: string;
   @ApiProperty({ description: 'The approval’s state after the answer, or `answered_by_task` (the new Task answers it when it runs)' }) state!: string;
   @ApiProperty({ ...UUID, description: 'The Task that continues (in place) or the new Task (conversation)' }) task_id!: string;
+}
+
+export class FormAnswerDto {
+  @ApiProperty(UUID) approval_id!: string;
+  @ApiProperty({ enum: ['in_place'], description: 'A form is answered in place only: the waiting Task continues' }) via!: string;
+  @ApiProperty({ description: 'The form’s state after the answer (`granted`: its server got the content)' }) state!: string;
+  @ApiProperty(UUID) task_id!: string;
 }
 
 export class QuestionAnswerDto {

@@ -53,6 +53,23 @@ export class ApprovalAnswerParamDto {
   @ApiProperty({ enum: ['approve', 'deny'] }) @IsIn(['approve', 'deny']) decision!: 'approve' | 'deny';
 }
 
+/**
+ * `/admin/approvals/:id/form?content=…`: the answer to another server's form, as JSON in the query (the
+ * admin API reads no request bodies; node's 16 KiB header limit bounds it, so a longer answer is given
+ * in the Task's MCP client).
+ */
+export class FormAnswerQueryDto {
+  // Required, but checked after the form is found (as fork's task_id): no such form answers 404 first.
+  @ApiPropertyOptional({
+    description: 'The form’s content as a JSON object, one member per field filled (tasks/update’s `content`); required',
+    example: '{"name":"Alice","check":true}',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(16_384)
+  content?: string;
+}
+
 export class QuestionChoiceParamDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() id!: string;
   @ApiProperty({ minimum: 1, maximum: 20, description: "The option's number, from 1" }) @Type(() => Number) @IsInt() @Min(1) @Max(20) option!: number;

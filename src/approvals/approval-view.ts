@@ -1,5 +1,6 @@
 import type { ApprovalEntity } from './approval.entity.js';
 import { ELICITATION_TOOL, formOf, optionsOf, QUESTION_TOOL, shownDiff, shownEscaped } from './approval-texts.js';
+import { shownFormSchema } from './person-form.js';
 
 function describe(approval: ApprovalEntity) {
   if (approval.tool === QUESTION_TOOL) return { question: shownEscaped(approval.subject, ['\n']), options: optionsOf(approval).map((option) => shownEscaped(option)) };
@@ -7,7 +8,8 @@ function describe(approval: ApprovalEntity) {
   if (approval.tool === 'mcp_tool') return { mcp_tool: shownEscaped(approval.subject) };
   if (approval.tool === ELICITATION_TOOL) {
     const { server, tool, schema } = formOf(approval);
-    return { mcp_form: shownEscaped(approval.subject, ['\n']), server, mcp_tool: shownEscaped(tool), fields: Object.keys(schema.properties) };
+    // The schema as tasks/get shows it, so the console can draw the form its owner fills.
+    return { mcp_form: shownEscaped(approval.subject, ['\n']), server, mcp_tool: shownEscaped(tool), fields: Object.keys(schema.properties), form_schema: shownFormSchema(schema) };
   }
   return { path: shownEscaped(approval.subject), diff: approval.diff === null ? null : shownDiff(approval.diff), diff_sha256: approval.diffSha256 };
 }

@@ -69,20 +69,43 @@ function fieldValue(field: FormField, value: unknown): FormValue | undefined {
   }
 }
 
+/** What a field takes, for the message of an answer that does not fit it. */
+function fieldTakes(field: FormField): string {
+  switch (field.type) {
+    case 'string':
+      if ('oneOf' in field) return `one of ${field.oneOf.map((choice) => JSON.stringify(choice.const)).join(', ')}`;
+      return `text of ${field.minLength ?? 0} to ${field.maxLength} characters`;
+    case 'number':
+    case 'integer':
+      return `${field.type === 'integer' ? 'an integer' : 'a number'}${field.minimum !== undefined ? ` from ${field.minimum}` : ''}${field.maximum !== undefined ? ` to ${field.maximum}` : ''}`;
+    case 'boolean':
+      return 'true or false';
+    case 'array':
+      return `a list of distinct choices among ${field.items.anyOf.map((choice) => JSON.stringify(choice.const)).join(', ')}${field.minItems !== undefined ? `, at least ${field.minItems}` : ''}${field.maxItems !== undefined ? `, at most ${field.maxItems}` : ''}`;
+  }
+}
+
 /**
- * The content of an `accept` answer when it fits the form: only its fields, each of its type and
- * bounds (a choice among the choices), every required one present; null otherwise (the answer is
- * then ignored, as the Tasks extension requires of a malformed one).
+ * The content of an `accept` answer checked against the form: only its fields, each of its type and
+ * bounds (a choice among the choices), every required one present; otherwise the first problem, for a
+ * person to read (the console says it; tasks/update ignores such an answer).
  */
-export function readFormContent(content: unknown, schema: FormSchema): Record<string, FormValue> | null {
-  if (typeof content !== 'object' || content === null || Array.isArray(content)) return null;
+export function checkFormContent(content: unknown, schema: FormSchema): { content: Record<string, FormValue> } | { problem: string } {
+  if (typeof content !== 'object' || content === null || Array.isArray(content)) return { problem: 'the content must be an object of the form’s fields' };
   const read: Record<string, FormValue> = {};
   for (const [key, value] of Object.entries(content as Record<string, unknown>)) {
     const field = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
-    if (!field) return null;
+    if (!field) return { problem: `the form has no field ${JSON.stringify(key)} (its fields: ${Object.keys(schema.properties).join(', ')})` };
     const checked = fieldValue(field, value);
-    if (checked === undefined) return null;
+    if (checked === undefined) return { problem: `field ${JSON.stringify(key)} takes ${fieldTakes(field)}` };
     read[key] = checked;
   }
-  return schema.required.every((key) => Object.hasOwn(read, key)) ? read : null;
+  const missing = schema.required.filter((key) => !Object.hasOwn(read, key));
+  return missing.length > 0 ? { problem: `required field${missing.length > 1 ? 's' : ''} missing: ${missing.join(', ')}` } : { content: read };
+}
+
+/** The content of an `accept` answer when it fits the form (checkFormContent); null otherwise (the answer is then ignored, as the Tasks extension requires of a malformed one). */
+export function readFormContent(content: unknown, schema: FormSchema): Record<string, FormValue> | null {
+  const checked = checkFormContent(content, schema);
+  return 'content' in checked ? checked.content : null;
 }

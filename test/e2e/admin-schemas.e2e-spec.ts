@@ -3,6 +3,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { useStack } from '../support/e2e-stack.js';
+import { httpRawDispatch, modernMeta, type RawResponse } from '../support/mcp-clients.js';
+import { EVERYTHING, stdio } from '../support/mcp-servers-stack.js';
 import { ResponseSchemas, type OpenApiDocument } from '../support/openapi-responses.js';
 import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
 
@@ -28,8 +30,14 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     config: {
       auth: PROXY_AUTH,
       queue: { progress_poll_ms: 20 },
-      // An optional server that cannot start: listed as down, with its error.
-      agent: { approvals: { mode: 'commands' }, mcp_servers: { broken: { command: '/nonexistent/server' } } },
+      // An optional server that cannot start: listed as down, with its error; and one that asks a form.
+      agent: {
+        approvals: { mode: 'commands' },
+        mcp_servers: {
+          broken: { command: '/nonexistent/server' },
+          everything: { ...stdio(EVERYTHING, ['stdio']), approval: 'never', tools: { allow: ['trigger-elicitation-request'] } },
+        },
+      },
     },
   });
   let schemas: ResponseSchemas;
@@ -168,7 +176,11 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     for (const { seq } of page.items.slice(0, 5)) await checked('GET', '/admin/audit/{seq}', `/admin/audit/${seq}`, ADMIN);
     expect(await checked('GET', '/admin/audit/verify', '/admin/audit/verify', ADMIN)).toMatchObject({ ok: true });
     const servers = await checked('GET', '/admin/mcp-servers', '/admin/mcp-servers', ADMIN);
-    expect(servers).toMatchObject({ servers: [{ name: 'broken', transport: 'stdio', required: false, last_error: expect.stringContaining('ENOENT') }] });
+    expect((servers as { servers: { name: string }[] }).servers.find((server) => server.name === 'broken')).toMatchObject({
+      transport: 'stdio',
+      required: false,
+      last_error: expect.stringContaining('ENOENT'),
+    });
     await checked('GET', '/admin/readyz', '/admin/readyz', ADMIN);
   });
 
@@ -227,6 +239,27 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
       await page.screenshot({ path: join(SCREENSHOTS, 'admin-task-answered-approvals.png'), fullPage: true });
       await page.context().close();
     });
+  });
+
+  it("POST /admin/approvals/:id/form: its owner fills another server's form that a Task waits for, drawn from form_schema", async () => {
+    const raw = httpRawDispatch(stack.service.url, ALICE);
+    const withTasks = (method: string, params: Record<string, unknown>): Promise<RawResponse> => raw({ method, params: { ...params, _meta: modernMeta(true) } });
+    stack.ollama.enqueue(call('everything__trigger-elicitation-request', {}), { content: 'Thanks for the details.' });
+    const created = (await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'Ask me for my details.' } })) as { result: { taskId: string } };
+    const taskId = created.result.taskId;
+    let key: string | undefined;
+    while (!key) {
+      const got = await withTasks('tasks/get', { taskId });
+      if (got.kind === 'result' && got.result.status === 'input_required') [key] = Object.keys(got.result.inputRequests as Record<string, unknown>);
+      else await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const task = await checked<{ pending_approvals: unknown[] }>('GET', '/admin/tasks/{id}', `/admin/tasks/${taskId}`, ALICE);
+    expect(task.pending_approvals).toMatchObject([{ approval_id: key, tool: 'mcp_elicitation', server: 'everything', form_schema: { type: 'object', required: ['name'] } }]);
+    const content = encodeURIComponent(JSON.stringify({ name: 'Alice' }));
+    const answer = await checked('POST', '/admin/approvals/{id}/form', `/admin/approvals/${key}/form?content=${content}`, ALICE);
+    expect(answer).toEqual({ approval_id: key, via: 'in_place', state: 'granted', task_id: taskId });
+    await checked('POST', '/admin/approvals/{id}/form', `/admin/approvals/${key}/form?content=${content}`, ALICE, 404);
+    expect(await ended(taskId)).toMatchObject({ status: 'completed', result: 'Thanks for the details.' });
   });
 
   it('checked a real answer of every admin route and success status the document gives a JSON schema', async () => {

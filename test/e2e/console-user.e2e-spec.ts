@@ -71,6 +71,10 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     expect(((await (await api('tasks?owner=bob@example.com', ALICE)).json()) as { items: unknown[] }).items.map((t: any) => t.owner)).not.toContain('bob@example.com');
     expect((await api(`tasks/${bobTask}`, ALICE)).status).toBe(404);
     expect((await api(`tasks/${bobTask}/cancel`, ALICE, { method: 'POST' })).status).toBe(404);
+    // A Task's diff is an own view too (the Task page reads it): her own, and Bob's answers as missing.
+    const diff = await api(`tasks/${planless}/diff`, ALICE);
+    expect([diff.status, diff.headers.get('content-type')]).toEqual([200, 'text/x-diff; charset=utf-8']);
+    expect((await api(`tasks/${bobTask}/diff`, ALICE)).status).toBe(404);
     expect((await api(`sessions/${paused.session_id}/files`, as('bob@example.com'))).status).toBe(404);
     expect((await api('audit', ALICE)).status).toBe(403);
     expect((await api('usage', ALICE)).status).toBe(403);
@@ -114,8 +118,16 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     await shot(page, 'console-user-tasks');
 
     // A plan the model could not give shows as the fallback it is, not as a red error.
+    const rejected = () => probe<{ action: string }>(db, "SELECT action FROM audit_events WHERE outcome = 'rejected' AND actor = ?", 'alice@example.com');
+    const rejectedBefore = await rejected();
     await page.click(`a[href="#/tasks/${planless}"]`);
     await page.waitForSelector('#trace li.fallback');
+    // Her Task's diff shows (it changed nothing), with no refusal on the page or in the audit log, and no
+    // undo or fork to offer her (admin routes).
+    expect(await page.textContent('#task-diff')).toContain('No file changed.');
+    expect(await page.textContent('#task-diff')).not.toContain('No diff');
+    expect(await page.locator('#task-diff button').count()).toBe(0);
+    expect(await rejected()).toEqual(rejectedBefore);
     expect(await page.locator('#trace li.bad').count()).toBe(0);
     expect(await page.textContent('#trace li.fallback')).toContain("The model's plan could not be used");
     await shot(page, 'console-user-plan-fallback');
@@ -124,6 +136,10 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     const section = page.locator('section.card', { hasText: 'Pending approvals' });
     await section.waitFor();
     expect(await page.textContent('#task-status')).toContain('awaiting approval');
+    // The page re-reads the Task and its diff every 3 s while it waits: the re-reads are not audited.
+    const diffReads = await auditCount('admin.task_diff', 'alice@example.com');
+    await page.waitForResponse(new RegExp(`/admin/tasks/${paused.task_id}/diff$`));
+    expect(await auditCount('admin.task_diff', 'alice@example.com')).toBe(diffReads);
     await shot(page, 'console-user-approval');
     ollama.enqueue({ content: 'All 12 tests pass.' });
     await section.locator('button.approve').click();

@@ -2,6 +2,7 @@ import { describe, expect, it, beforeAll } from '@jest/globals';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import { commandEnvironment } from '../../src/workspace/sandbox.js';
 import { probe } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal, type RawDispatch, type RawResponse } from '../support/mcp-clients.js';
@@ -150,6 +151,57 @@ describe('elicitation: a server asks the person a form, in place for a Tasks-ext
     });
     const [answered] = await h.audit(taskId, 'elicitation.answered');
     expect(JSON.parse(answered.detail)).toMatchObject({ via: 'in_place', reason: '{"name":"Alice","check":true,"integer":7}' });
+  });
+
+  it('lets its owner fill the form from the console: checked as tasks/update checks it; approve says where a form is filled', async () => {
+    h.ollama.enqueue(calls(['everything__trigger-elicitation-request', {}]), answer('filled in the console'));
+    const { taskId, key, params } = await askedInPlace('Ask me in the console.');
+    const post = async (path: string) => {
+      const response = await fetch(`${h.stack.base}/admin/approvals/${key}/${path}`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+      return { status: response.status, body: (await response.json()) as { message?: string; state?: string; via?: string } };
+    };
+    // The console draws the form from the schema its Task page carries: the one tasks/get shows.
+    const [pending] = (await h.admin(`/admin/tasks/${taskId}`)).pending_approvals;
+    expect(pending).toMatchObject({ approval_id: key, tool: 'mcp_elicitation', server: 'everything', form_schema: params.requestedSchema });
+
+    const approve = await post('approve');
+    expect(approve.status).toBe(400);
+    expect(approve.body.message).toContain(`is a form of the MCP server "everything": it is not approved but filled, with POST /admin/approvals/${key}/form?content=`);
+    const form = (content: string) => post(`form?content=${encodeURIComponent(content)}`);
+    expect(await post('form')).toMatchObject({ status: 400, body: { message: 'content: required (the form’s content as a JSON object)' } });
+    expect(await form('{"name":')).toMatchObject({ status: 400, body: { message: 'content: not JSON (the form’s content as a JSON object)' } });
+    expect(await form('{"name":"Bob","integer":500}')).toMatchObject({ status: 400, body: { message: 'content: field "integer" takes an integer from 1 to 100' } });
+    expect(await form('{"check":true}')).toMatchObject({ status: 400, body: { message: 'content: required field missing: name' } });
+    expect((await rows(taskId))[0].state).toBe('pending');
+
+    // Filled on the Task page: one input per field (defaults as the server gave them), sent to its server.
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${h.stack.base}/admin#/tasks/${taskId}`);
+      await page.fill('#token', ADMIN_TOKEN);
+      await page.press('#token', 'Enter');
+      await page.waitForSelector('form.mcp-form');
+      expect(await page.$$eval('form.mcp-form label[data-field]', (labels) => labels.map((label) => (label as HTMLElement).dataset.field))).toEqual(
+        Object.keys(params.requestedSchema.properties),
+      );
+      expect(await page.inputValue('label[data-field="integer"] input')).toBe('42');
+      await page.fill('label[data-field="name"] input', 'Bob');
+      await page.fill('label[data-field="integer"] input', '9');
+      await page.click('form.mcp-form button.send-form');
+      expect(fieldsOf(await h.finished(taskId))).toMatchObject({ status: 'completed', result: 'filled in the console' });
+    } finally {
+      await browser.close();
+    }
+    expect(h.toolResults()[0].content).toContain('- Name: Bob');
+    expect(h.toolResults()[0].content).toContain('- Favorite Integer: 9');
+    const [answered] = await rows(taskId);
+    expect(answered).toMatchObject({ state: 'granted', answered_via: 'in_place' });
+    expect(JSON.parse(answered.reason!)).toMatchObject({ name: 'Bob', integer: 9 });
+    expect(await h.audit(taskId, 'elicitation.answered')).toHaveLength(1);
+    // Answered once: the form is no longer there to fill.
+    expect((await form('{"name":"Eve"}')).status).toBe(404);
   });
 
   it('tells the server decline when the person declines in place', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { formMessage, waitingLabel } from '../../src/approvals/approval-texts.js';
-import { readFormContent, shownFormSchema, type FormSchema } from '../../src/approvals/person-form.js';
+import { checkFormContent, readFormContent, shownFormSchema, type FormSchema } from '../../src/approvals/person-form.js';
 import { readRequestedForm } from '../../src/mcp-client/elicitation-form.js';
 
 const schema: FormSchema = {
@@ -93,6 +93,19 @@ describe("another server's form (elicitation)", () => {
     for (const bad of [{ name: 'Al', agree: 'yes' }, { name: 'Al', tags: ['a', 'b'] }, { name: 'Al', tags: ['c'] }, { name: 'Al', extra: 1 }, ['Al'], null]) {
       expect(readFormContent(bad, schema)).toBeNull();
     }
+  });
+
+  it('says which field of an answer does not fit and what it takes (the console shows it)', () => {
+    const problem = (content: unknown) => (checkFormContent(content, schema) as { problem: string }).problem;
+    expect(problem({ name: 'A' })).toBe('field "name" takes text of 2 to 10 characters');
+    expect(problem({ name: 'Al', pet: 'cow' })).toBe('field "pet" takes one of "cat", "dog"');
+    expect(problem({ name: 'Al', age: 0 })).toBe('field "age" takes an integer from 1 to 120');
+    expect(problem({ name: 'Al', agree: 'yes' })).toBe('field "agree" takes true or false');
+    expect(problem({ name: 'Al', tags: ['a', 'b'] })).toBe('field "tags" takes a list of distinct choices among "a", "b", at most 1');
+    expect(problem({ name: 'Al', extra: 1 })).toBe('the form has no field "extra" (its fields: name, pet, age, ratio, agree, tags)');
+    expect(problem({ pet: 'cat' })).toBe('required field missing: name');
+    expect(problem(['Al'])).toBe('the content must be an object of the form’s fields');
+    expect(checkFormContent({ name: 'Al', tags: ['a'] }, schema)).toEqual({ content: { name: 'Al', tags: ['a'] } });
   });
 
   it('shows who asks before what the server wrote, escaped, in the configured locale', () => {

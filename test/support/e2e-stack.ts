@@ -59,12 +59,21 @@ export class E2eStack {
     this.options.ollama?.(this.ollama);
     await this.ollama.start();
     const { config = {} } = this.options;
-    const port = await freePort();
-    const dir = this.options.dir ?? mkdtempSync(join(tmpdir(), 'oam-'));
-    this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? await config(this.ollama.url, `http://127.0.0.1:${port}`, dir) : config, dir);
-    this.service = new ServiceProcess(this.config.file, this.options.env, this.options.launch);
-    if (this.options.service !== false) await this.service.start(port);
-    return this;
+    // The port is chosen before agent.yaml is written (a config may name the service's origin), so another process
+    // of the parallel suite can take it before the service binds it: then the stack starts again on another port.
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const dir = this.options.dir ?? mkdtempSync(join(tmpdir(), 'oam-'));
+      this.config = await writeConfig(this.ollama.url, typeof config === 'function' ? await config(this.ollama.url, `http://127.0.0.1:${port}`, dir) : config, dir);
+      this.service = new ServiceProcess(this.config.file, this.options.env, this.options.launch);
+      if (this.options.service === false) return this;
+      try {
+        await this.service.start(port);
+        return this;
+      } catch (error) {
+        if (!this.service.lostItsPort || attempt === 3) throw error;
+      }
+    }
   }
 
   /**

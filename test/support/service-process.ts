@@ -95,7 +95,19 @@ export class ServiceProcess {
   }
 
   async start(port?: number): Promise<this> {
-    this.port = port ?? (await freePort());
+    if (port !== undefined) return this.startOn(port);
+    // A port of its own choosing: when another process of the parallel suite took it before the bind, another one.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.startOn(await freePort());
+      } catch (error) {
+        if (!this.lostItsPort || attempt === 3) throw error;
+      }
+    }
+  }
+
+  private async startOn(port: number): Promise<this> {
+    this.port = port;
     this.stderr = '';
     this.child = spawn(process.execPath, [join(buildRoot(this.options.unprivileged), 'dist/main.js')], {
       ...launchOptions(this.options),
@@ -113,6 +125,11 @@ export class ServiceProcess {
       throw new Error(`${error.message.startsWith('the service exited') ? 'service exited early' : 'service did not start'}:\n${this.stderr}`);
     });
     return this;
+  }
+
+  /** Whether the last start failed because another process took its port between freePort and the bind. */
+  get lostItsPort(): boolean {
+    return / is already in use /.test(this.stderr);
   }
 
   /** Resolves once the service's output (stdout and stderr) matches `pattern`: an event to wait for, not a time. */

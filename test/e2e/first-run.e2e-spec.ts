@@ -15,6 +15,7 @@ describe('first run: the admin console on the default auth mode', () => {
   let tokenFile: string;
   let browser: Browser;
 
+  const SIGN_IN_LINE = /admin sign-in: open \S+#token=\S+ /;
   const signInUrl = (log: string) => /admin sign-in: open (\S+#token=\S+)/.exec(log)?.[1];
   const me = (token?: string) => fetch(`http://127.0.0.1:${service.port}/admin/me`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
 
@@ -27,6 +28,7 @@ describe('first run: the admin console on the default auth mode', () => {
   });
 
   it('keeps a token with the data (mode 0600) and logs a sign-in URL with it', async () => {
+    await service.waitForOutput(SIGN_IN_LINE);
     const url = signInUrl(service.stderr);
     expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${service.port}/admin#token=[A-Za-z0-9_-]{32}$`));
     expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
@@ -67,11 +69,14 @@ describe('first run: the admin console on the default auth mode', () => {
     const before = readFileSync(tokenFile, 'utf8').trim();
     await service.stop();
     await service.start();
+    // The sign-in line follows the 'listening:' line that the start waits for.
+    await service.waitForOutput(SIGN_IN_LINE);
     expect(signInUrl(service.stderr)).toContain(`#token=${before}`);
     await service.stop();
     const configured = await stack.startAnotherService({ AGENT__AUTH__ADMIN_TOKEN: 'a-configured-token-of-24-chars-or-more' });
-    expect(configured.stderr).not.toContain('admin sign-in');
     await configured.stop();
+    // Read once it has stopped: all it logged, so a sign-in line after 'listening:' would be there.
+    expect(configured.stderr).not.toContain('admin sign-in');
     await service.start();
   }, 180_000);
 });

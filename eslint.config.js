@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-tools/', 'coverage/', 'node_modules/'] },
+  { ignores: ['dist/', 'build/', 'dist-tools/', 'coverage/', 'node_modules/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,6 +1,7 @@
 /**
  * `npm test`: every suite in one Jest run, in parallel workers. Two projects: `sqlite` (unit, medium and e2e
- * suites; e2e on a SQLite file) and `postgres` (the e2e suites again on PostgreSQL, a fresh database each). Each
+ * suites; e2e on a SQLite file) and `postgres` (the e2e suites again on PostgreSQL, a fresh database each, but for
+ * the one that never reads OAM_TEST_DB). Each
  * e2e file starts its own scripted Ollama and service on free ports, with its own directories and databases, so
  * files are independent; a worker runs one file at a time. OAM_TEST_WORKERS sets how many (default 4: e2e files
  * mostly wait on their service, so more workers than this machine's two cores keep both busy).
@@ -22,6 +23,14 @@ export default {
       testMatch: ['<rootDir>/test/unit/**/*.spec.ts', '<rootDir>/test/medium/**/*.spec.ts', e2e],
       setupFiles: ['<rootDir>/test/support/database-kind/sqlite.ts'],
     },
-    { ...project, displayName: 'postgres', testMatch: [e2e], setupFiles: ['<rootDir>/test/support/database-kind/postgres.ts'] },
+    {
+      ...project,
+      displayName: 'postgres',
+      testMatch: [e2e],
+      // The README's quick start runs on the committed defaults (embedded SQLite) whatever OAM_TEST_DB says: a second
+      // run of it here would repeat the same test on the same inputs, a full build and start included.
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/first-run-quickstart\\.e2e-spec\\.ts$'],
+      setupFiles: ['<rootDir>/test/support/database-kind/postgres.ts'],
+    },
   ],
 };

@@ -20,10 +20,9 @@ if (!existsSync(entry)) {
   process.stderr.write(`ollama-agent-mcp: ${entry} is missing: run \`npm run build\` once (and again after changing src/)\n`);
   process.exit(1);
 }
-// `tsc -b` is incremental: it re-emits only the files that changed (the entry may be older than the last
-// build) and rewrites its build record every time, so that record says when the last build was.
-const record = join(root, 'dist', '.tsbuildinfo');
-const builtAt = statSync(existsSync(record) ? record : entry).mtimeMs;
+// The bundler (scripts/bundle.mjs, the last step of every build) writes the entry points anew each time, so an
+// entry's time is when the last build was.
+const builtAt = statSync(entry).mtimeMs;
 const source = newestSource(join(root, 'src'));
 if (source.mtimeMs > builtAt) {
   process.stderr.write(`ollama-agent-mcp: dist/ is older than the sources (${source.path.slice(root.length + 1)} changed since the last build): run \`npm run build\`\n`);

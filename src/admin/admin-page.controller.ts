@@ -2,9 +2,10 @@ import { Controller, Get, Header, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
+import { installationFile } from '../common/installation.js';
 import { AppConfig } from '../config/app-config.js';
 
-const asset = (name: string) => readFileSync(new URL(`../../public/${name}`, import.meta.url), 'utf8');
+const asset = (name: string) => readFileSync(installationFile('public', name), 'utf8');
 // Static files, read once; the console calls the admin API with the same credentials (proxy identity or admin token).
 const PAGE = asset('admin.html');
 const SCRIPT = asset('console.js');

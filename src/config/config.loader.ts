@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { INSTALLATION } from '../common/installation.js';
 import { type AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
 import { configSchema } from './config.schema.js';
 import { closestKey } from './key-suggestion.js';
@@ -12,9 +12,6 @@ const PATH_KEYS = [
   ['workspace', 'root'],
   ['workspace', 'template'],
 ] as const;
-
-/** The installation's own folder (the one with package.json), from src/config or dist/config alike. */
-const INSTALLATION = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Which file configures the service, and why that one: `AGENT_CONFIG`, else `agent.yaml` in the

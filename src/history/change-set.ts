@@ -29,13 +29,19 @@ export async function readMeta(repo: GitRepository, commit: string): Promise<Che
   return JSON.parse(message.slice(message.indexOf('\n\n') + 2)) as CheckpointMeta;
 }
 
+/** The metas of the two checkpoints where the caller already holds them (the Task that just took them): not read again. */
+export interface KnownMetas {
+  before?: CheckpointMeta;
+  after?: CheckpointMeta;
+}
+
 /**
  * Every path that differs between two checkpoints: added, changed, deleted, renamed (same content under
  * a new name: exact renames only, so a pairing is never a guess) and permission-only changes, which git
  * trees see for the executable bit and the metas for the other bits. Sorted by path.
  */
-export async function changeSet(repo: GitRepository, beforeCommit: string, afterCommit: string): Promise<FileChange[]> {
-  const [beforeMeta, afterMeta] = await Promise.all([readMeta(repo, beforeCommit), readMeta(repo, afterCommit)]);
+export async function changeSet(repo: GitRepository, beforeCommit: string, afterCommit: string, known: KnownMetas = {}): Promise<FileChange[]> {
+  const [beforeMeta, afterMeta] = await Promise.all([known.before ?? readMeta(repo, beforeCommit), known.after ?? readMeta(repo, afterCommit)]);
   const raw = await repo.git(['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-textconv', '--no-ext-diff', beforeCommit, afterCommit, '--']);
   const fields = raw.stdout.toString('utf8').split('\0');
   const changes: FileChange[] = [];

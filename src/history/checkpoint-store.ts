@@ -90,7 +90,7 @@ export class CheckpointStore {
         changed.push({ entry, gitMode });
       }
     }
-    await this.repo.fastImport(async (write) => {
+    const printed = await this.repo.fastImport(async (write) => {
       const message = Buffer.from(`${subjectOf(meta)}\n\n${JSON.stringify(meta)}`);
       await write(`commit ${ref}\nmark :1\ncommitter ollama-agent-mcp <history@localhost> ${Math.floor(scanStart / 1000)} +0000\n`);
       await write(Buffer.concat([Buffer.from(`data ${message.length}\n`), message, Buffer.from('\n')]));
@@ -112,9 +112,10 @@ export class CheckpointStore {
         await write('\n');
         stored++;
       }
-      await write(`\nreset ${HEAD}\nfrom :1\n\ndone\n`);
+      // The new commit's id from fast-import itself, instead of a `git rev-parse` (one process less per checkpoint).
+      await write(`\nreset ${HEAD}\nfrom :1\n\nget-mark :1\ndone\n`);
     });
-    const commit = await this.repo.resolve(ref);
+    const commit = /^[0-9a-f]{40,64}$/m.exec(printed)?.[0];
     if (!commit) throw new Error(`checkpoint ${ref} was not recorded`);
     await this.writeCache({ commit, files });
     return { commit, meta, stored };

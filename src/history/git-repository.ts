@@ -19,6 +19,9 @@ const PINNED_CONFIG = [
   // of 10 000 files / 200 MiB: 40 % less CPU in fast-import). Diffs are rendered here, never by git.
   'core.bigFileThreshold=1',
   'core.compression=1',
+  // A checkpoint's objects stay one pack (the history service folds packs past MAX_PACKS): below this limit
+  // fast-import would unpack them into loose objects through one more process, `git unpack-objects`.
+  'fastimport.unpackLimit=0',
   'pack.compression=1',
   'gc.auto=0',
   'gc.autoDetach=false',
@@ -85,17 +88,22 @@ export class GitRepository {
 
   /**
    * Runs `git fast-import` on this repository, its input streamed by `produce` with backpressure (a
-   * first checkpoint of a large workspace never sits in memory whole).
+   * first checkpoint of a large workspace never sits in memory whole). Resolves with what fast-import
+   * printed: the answers to the stream's `get-mark` commands, one line each.
    */
-  async fastImport(produce: (write: (chunk: Buffer | string) => Promise<void>) => Promise<void>): Promise<void> {
+  async fastImport(produce: (write: (chunk: Buffer | string) => Promise<void>) => Promise<void>): Promise<string> {
     const child = spawn('git', [...PINNED_CONFIG, 'fast-import', '--quiet', '--force', '--done'], {
       env: this.environment(true),
       cwd: '/',
-      stdio: ['pipe', 'ignore', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
     let err = '';
+    let out = '';
     child.stderr.on('data', (chunk: Buffer) => {
       if (err.length < 8192) err += chunk.toString('utf8');
+    });
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (out.length < 8192) out += chunk.toString('utf8');
     });
     const closed = new Promise<number | null>((resolve, reject) => {
       child.on('error', reject);
@@ -117,6 +125,7 @@ export class GitRepository {
     child.stdin.end();
     const code = await closed;
     if (code !== 0) throw new GitError(`git fast-import exited ${code}: ${err.trim().slice(0, 500)}`);
+    return out;
   }
 
   private environment(bare: boolean): Record<string, string> {
@@ -142,13 +151,6 @@ export class GitRepository {
 
   async text(args: string[]): Promise<string> {
     return (await this.git(args)).stdout.toString('utf8');
-  }
-
-  /** The object a ref names, or null when there is no such ref. */
-  async resolve(ref: string): Promise<string | null> {
-    const run = await this.git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).catch(() => null);
-    const oid = run?.stdout.toString('utf8').trim();
-    return oid ? oid : null;
   }
 
   /** Blob contents by object id (one `cat-file --batch` for all of them). */

@@ -158,7 +158,9 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
         await rm(join(store.repo.dir, MARKER), { force: true });
         await this.bound(store, task.id);
         // A Task that changed nothing has no diff to deliver (its URI still reads, as an empty diff).
-        if ((await changeSet(store.repo, history.before!.commit, after.commit)).length === 0) return result;
+        // Both metas are in hand (each git process costs the service a fork): only the trees are compared by git.
+        const known = { before: history.before!.meta, after: after.meta };
+        if ((await changeSet(store.repo, history.before!.commit, after.commit, known)).length === 0) return result;
       } catch (error) {
         await this.failed(store, task.id, 'after', error);
         return result;
@@ -351,8 +353,9 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   private async bound(store: CheckpointStore, keepTaskId: string): Promise<void> {
     const limit = this.config.history.maxBytes;
     // Each checkpoint is one small pack: fold them before there are enough to slow every lookup.
-    if ((await objectCounts(store.repo)).packs > MAX_PACKS) await store.repo.git(['repack', '-a', '-d', '-q']);
-    let size = await repositoryBytes(store.repo);
+    const counts = await objectCounts(store.repo);
+    if (counts.packs > MAX_PACKS) await store.repo.git(['repack', '-a', '-d', '-q']);
+    let size = counts.packs > MAX_PACKS ? await repositoryBytes(store.repo) : counts.bytes;
     if (size <= limit) return;
     const timeline = await timelineOf(store.repo);
     const dropped: string[] = [];

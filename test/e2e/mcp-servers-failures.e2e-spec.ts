@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fieldsOf } from '../support/mcp-clients.js';
 import { ADMIN_TOKEN, calls, EVERYTHING, MEMORY, stdio, toolNames, useMcpStack } from '../support/mcp-servers-stack.js';
+import { pollUntil } from '../support/poll.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
 import { freePort, ServiceProcess, writeConfig } from '../support/service-process.js';
 
@@ -24,7 +25,8 @@ describe('failures: a server killed mid-Task, a hung call cancelled, a call past
         hung: { url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`, timeout_ms: 1500 },
         everything: { ...stdio(EVERYTHING, ['stdio']), tools: { allow: ['echo', 'trigger-long-running-operation'] } },
         // The extra argument (ignored by the server) tells its process apart from the other one.
-        slow: { ...stdio(EVERYTHING, ['stdio', 'slow-instance']), timeout_ms: 1000, tools: { allow: ['trigger-long-running-operation'] } },
+        // timeout_ms also bounds its connect: 3 s lets a loaded machine start a Node server (1 s did not, at load 10).
+        slow: { ...stdio(EVERYTHING, ['stdio', 'slow-instance']), timeout_ms: 3000, tools: { allow: ['trigger-long-running-operation'] } },
       },
     },
   }));
@@ -103,13 +105,19 @@ describe('failures: a server killed mid-Task, a hung call cancelled, a call past
   });
 
   it('a call that does not answer within timeout_ms is a tool error, not a stuck Task', async () => {
+    // Its tools are offered once it is connected (a Task does not wait longer for a server that is still starting).
+    await pollUntil(
+      async () => ((await h.admin('/admin/mcp-servers')).servers.find((server: any) => server.name === 'slow')?.state === 'connected' ? true : undefined),
+      'the slow server connected',
+      { everyMs: 100 },
+    );
     h.ollama.enqueue(calls(['slow__trigger-long-running-operation', { duration: 30, steps: 30 }]), { content: 'too slow', promptEvalCount: 10, evalCount: 5 });
     const started = Date.now();
     const { taskId, text } = await h.run('slow work');
     expect(fieldsOf(text).status).toBe('completed');
     // Far below the operation's 30 s: the call was cut at timeout_ms (a loaded machine may add seconds).
     expect(Date.now() - started).toBeLessThan(15_000);
-    expect(h.toolResults()[0].content).toMatch(/^Error: slow__trigger-long-running-operation did not answer within 1000 ms; the call was cancelled/);
+    expect(h.toolResults()[0].content).toMatch(/^Error: slow__trigger-long-running-operation did not answer within 3000 ms; the call was cancelled/);
     const [audit] = await h.audit(taskId);
     expect(JSON.parse(audit.detail)).toMatchObject({ server: 'slow', tool: 'trigger-long-running-operation', result: 'timeout' });
   });

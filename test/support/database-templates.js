@@ -1,5 +1,5 @@
 // Jest global setup (plain JS: it runs outside the transform). Migrates one template database per kind, once a
-// run, with the build's own migrations (dist/database/data-source-options.js), and names them for the workers:
+// run, with the build's own migrations (build/database/data-source-options.js), and names them for the workers:
 // writeConfig (test/support/databases.ts) gives each e2e service a copy, so that the ~250 services of a run start
 // on a migrated schema instead of each migrating an empty database (a PostgreSQL one takes hundreds of
 // milliseconds of DDL). The migrations themselves stay under test: the medium tests run them on empty databases
@@ -25,7 +25,7 @@ async function migrate(dataSourceOptions, database) {
 }
 
 export async function prepareTemplates() {
-  const options = join(ROOT, 'dist/database/data-source-options.js');
+  const options = join(ROOT, 'build/database/data-source-options.js');
   if (!existsSync(options)) return;
   const { dataSourceOptions } = await import(pathToFileURL(options).href);
   const path = join(mkdtempSync(join(tmpdir(), 'oam-template-')), 'agent.sqlite');

@@ -205,32 +205,29 @@ describe('HistoryService: the history.max_bytes bound', () => {
   });
 });
 
-describe("workspace history: what a checkpoint costs (the issue's goal; `npm run bench:history` measures 200 MiB)", () => {
-  it('checkpoints 10 000 files with 10 changed in under a second', async () => {
+// What a checkpoint costs is measured by `npm run bench:history` (10 000 files, 200 MiB, against `git status` of the
+// same tree in the same run), not asserted here: a timed assertion fails on a loaded machine and proves nothing on a
+// quiet one. This test holds the property that makes it cheap: a later checkpoint reads only the changed files.
+describe('workspace history: a later checkpoint stores only what changed', () => {
+  it('stores the 10 changed files of 1 000, round after round', async () => {
     const base = await mkdtemp(join(tmpdir(), 'oam-history-cost-'));
     const ws = join(base, 'ws');
     try {
-      for (let d = 0; d < 100; d++) await mkdir(join(ws, `d${d}`), { recursive: true });
-      await Promise.all(Array.from({ length: 10_000 }, (_, i) => writeFile(join(ws, `d${i % 100}`, `f${i}.txt`), `file ${i}\n`.repeat(20))));
+      for (let d = 0; d < 10; d++) await mkdir(join(ws, `d${d}`), { recursive: true });
+      await Promise.all(Array.from({ length: 1_000 }, (_, i) => writeFile(join(ws, `d${i % 10}`, `f${i}.txt`), `file ${i}\n`.repeat(20))));
       const store = new CheckpointStore(new GitRepository(join(base, 'history.git')), { maxFiles: 100_000, largeFileBytes: 1 << 24 });
       let n = 0;
       const take = () => store.take(ws, { kind: n % 2 ? 'after' : 'before', taskId: `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`, sessionId: SESSION });
-      await take();
+      expect((await take()).stored).toBe(1_000);
       await new Promise((resolve) => setTimeout(resolve, 2100)); // past the racy window, as between two Tasks
-      await take();
-      const times: number[] = [];
+      // Files written within the racy window of a checkpoint cannot be trusted by their stamp: read again once.
+      expect((await take()).stored).toBe(1_000);
       for (let round = 0; round < 3; round++) {
         for (let k = 0; k < 10; k++) await writeFile(join(ws, `d${k}`, `f${k}.txt`), `round ${round}\n`);
-        const start = performance.now();
-        const checkpoint = await take();
-        times.push(performance.now() - start);
-        expect(checkpoint.stored).toBe(10);
+        expect((await take()).stored).toBe(10);
       }
-      const median = [...times].sort((a, b) => a - b)[1];
-      process.stderr.write(`checkpoint of 10 000 files, 10 changed: median ${median.toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(', ')})\n`);
-      expect(median).toBeLessThan(1000);
     } finally {
       await rm(base, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 60_000);
 });

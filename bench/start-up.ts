@@ -35,19 +35,17 @@ function measureStart(entry: string, env: Record<string, string>, ready: RegExp,
   const child = spawn(process.execPath, [join(ROOT, entry)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.end(input);
   let output = '';
+  let figures: Start | null = null;
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (!ready.test(output)) return;
-      const figures = { wallMs: Number(process.hrtime.bigint() - started) / 1e6, cpuMs: cpuMs(child.pid!) };
-      child.stdout.off('data', onData);
-      child.stderr.off('data', onData);
-      child.once('exit', () => resolve(figures));
+      if (figures || !ready.test(output)) return;
+      figures = { wallMs: Number(process.hrtime.bigint() - started) / 1e6, cpuMs: cpuMs(child.pid!) };
       child.kill('SIGKILL');
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it was ready:\n${output}`)));
+    child.once('exit', (code) => (figures ? resolve(figures) : reject(new Error(`${entry} exited with ${code} before it was ready:\n${output}`))));
   });
 }
 

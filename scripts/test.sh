@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm test` (after scripts/ensure-test-env.sh, its pre-step): the build that every e2e file spawns (dist/), the
-# static checks (scripts/check.sh) and every Jest suite (jest.all.config.js; arguments go to Jest).
+# `npm test` (after scripts/ensure-test-env.sh, its pre-step): the build that every e2e file spawns (as `npm run
+# build`: build/ by tsc, then the bundled entry points in dist/, ADR 0016), the static checks (scripts/check.sh) and
+# every Jest suite (jest.all.config.js; arguments go to Jest).
 #
 # The checks do not gate the suites, so they run beside them instead of before, at the lowest CPU priority: on a
 # machine with few cores the suites' processes come first, and the checks take the time those leave idle (while
@@ -14,7 +15,7 @@ checks=$(mktemp)
 trap 'rm -f "$checks"' EXIT
 nice -n 19 scripts/check.sh >"$checks" 2>&1 &
 check_pid=$!
-if "$bin/tsc" -b tsconfig.build.json; then
+if "$bin/tsc" -b tsconfig.build.json && node scripts/bundle.mjs; then
   "$bin/jest" -c jest.all.config.js "$@"
   suites=$?
 else

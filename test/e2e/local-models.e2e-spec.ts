@@ -17,8 +17,10 @@ const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ 
 
 /** A service on its own scripted Ollama as every case wants it, with `overrides` for some sections. */
 function stackOptions(overrides: Record<string, Record<string, unknown>> = {}): StackOptions {
-  // The cases put files into the workspace root themselves: one shared local project.
-  return { config: { ...overrides, ollama: { stall_timeout_ms: 500, ...overrides.ollama }, workspace: { isolation: 'shared', ...overrides.workspace } } };
+  // The cases put files into the workspace root themselves: one shared local project. The stall bound stays well
+  // above the 400 ms that live progress delays each answer: with 500 ms, a loaded machine (load 10) made one of them a
+  // stall, and its retry an extra model call in the trace.
+  return { config: { ...overrides, ollama: { stall_timeout_ms: 1500, ...overrides.ollama }, workspace: { isolation: 'shared', ...overrides.workspace } } };
 }
 
 /** The helpers every case uses, on a started stack; their client closes with the stack. */
@@ -229,7 +231,7 @@ describe('local models as they really behave (scripted with the bytes real model
       env.ollama.enqueue({ content: 'stuck', stall: true }, { content: 'stuck again', stall: true });
       const final = await env.finish(await env.submit('Stall twice.'));
       expect(final.status).toBe('failed');
-      expect(final.result).toMatch(/^Ollama stopped streaming: no chunk for 500 ms, twice: .*raise ollama\.stall_timeout_ms/);
+      expect(final.result).toMatch(/^Ollama stopped streaming: no chunk for 1500 ms, twice: .*raise ollama\.stall_timeout_ms/);
     });
 
     it('answers an unusable plan with the reason as the tool error, and reads a plan whose arguments came as a JSON string', async () => {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test` (after scripts/ensure-test-env.sh, its pre-step): the build that every e2e file spawns (as `npm run
+# `npm test` (after scripts/ensure-test-env.sh, its pre-step): the build that every e2e file spawns (`npm run
 # build`: build/ by tsc, then the bundled entry points in dist/, ADR 0016), the static checks (scripts/check.sh) and
 # every Jest suite (jest.all.config.js; arguments go to Jest).
 #
@@ -15,7 +15,7 @@ checks=$(mktemp)
 trap 'rm -f "$checks"' EXIT
 nice -n 19 scripts/check.sh >"$checks" 2>&1 &
 check_pid=$!
-if "$bin/tsc" -b tsconfig.build.json && node scripts/bundle.mjs; then
+if npm run --silent build; then
   "$bin/jest" -c jest.all.config.js "$@"
   suites=$?
 else

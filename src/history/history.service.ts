@@ -354,8 +354,11 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     const limit = this.config.history.maxBytes;
     // Each checkpoint is one small pack: fold them before there are enough to slow every lookup.
     const counts = await objectCounts(store.repo);
-    if (counts.packs > MAX_PACKS) await store.repo.git(['repack', '-a', '-d', '-q']);
-    let size = counts.packs > MAX_PACKS ? await repositoryBytes(store.repo) : counts.bytes;
+    let size = counts.bytes;
+    if (counts.packs > MAX_PACKS) {
+      await store.repo.git(['repack', '-a', '-d', '-q']);
+      size = await repositoryBytes(store.repo);
+    }
     if (size <= limit) return;
     const timeline = await timelineOf(store.repo);
     const dropped: string[] = [];

@@ -84,11 +84,14 @@ describe('the admin console in headless Chromium', () => {
     await page.waitForSelector('#tasks tr[data-task-id]');
     expect(await page.textContent('#whoami')).toMatch(/^signed in as \S+ \(admin token\)$/);
 
-    // A running Task that moves through three subtasks, and one queued behind it.
+    // A running Task that moves through three subtasks, and one queued behind it. The second subtask answers only
+    // once the page has shown the first done: the page refreshes every 3 s, and a timed delay let it miss "1/3".
+    let firstSeen!: () => void;
+    const seenOne = new Promise<void>((resolve) => (firstSeen = resolve));
     ollama.enqueue(
       call('plan', { subtasks: ['one', 'two', 'three'].map((id) => ({ id, title: `Step ${id}`, instructions: `Do ${id}.`, depends_on: [] })) }),
-      { content: 'one done', delayMs: 1500 },
-      { content: 'two done', delayMs: 1500 },
+      { content: 'one done' },
+      { content: 'two done', heldUntil: seenOne },
       { hang: true },
     );
     running = await submit('A long job in three steps');
@@ -121,9 +124,10 @@ describe('the admin console in headless Chromium', () => {
     await page.goto(`http://127.0.0.1:${service.port}/admin#/tasks/${running}`);
     await page.waitForFunction(() => /running/.test(document.querySelector('#task-status')?.textContent ?? ''));
     // It shows the first subtask done, then the second, each as the page refreshes itself.
-    for (const done of ['1/3', '2/3']) {
-      await page.waitForFunction((wanted) => /(\d\/3)/.exec(document.querySelector('#task-progress')?.textContent ?? '')?.[1] === wanted, done);
-    }
+    const progressReaches = (wanted: string) => page.waitForFunction((done) => /(\d\/3)/.exec(document.querySelector('#task-progress')?.textContent ?? '')?.[1] === done, wanted);
+    await progressReaches('1/3');
+    firstSeen();
+    await progressReaches('2/3');
     expect(await page.textContent('#task-progress')).toContain('Step three');
     await shot(page, '03-running-task');
     page.once('dialog', (dialog) => void dialog.accept());

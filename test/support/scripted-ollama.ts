@@ -18,6 +18,11 @@ export interface ScriptedReply {
   error?: string;
   /** Accept the request and never answer. */
   hang?: boolean;
+  /**
+   * Answer only once this settles (then after `delayMs`): a test holds the agent at a step until it has seen that
+   * step from outside, instead of racing a delay against a page or a client that polls.
+   */
+  heldUntil?: Promise<unknown>;
   /** Stream the first half of the content, then send nothing more (a runner stuck mid-answer). */
   stall?: boolean;
   /** Answer 200 with a body that is not Ollama's JSON at all. */
@@ -235,6 +240,7 @@ export class ScriptedOllama {
         await new Promise<void>((resolve) => res.on('close', () => resolve()));
         return;
       }
+      if (reply.heldUntil) await Promise.race([reply.heldUntil, new Promise((resolve) => res.once('close', resolve))]);
       await pause(reply.delayMs ?? 0, res);
       if (closed) return;
       if (reply.status) return json(res, reply.status, { error: reply.error ?? 'scripted failure' });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { probe } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal, type RawDispatch } from '../support/mcp-clients.js';
 import { useStack } from '../support/e2e-stack.js';
+import { pollUntil } from '../support/poll.js';
 import type { ServiceProcess, writeConfig } from '../support/service-process.js';
 
 const CANARIES = { OLLAMA_API_KEY: 'canary-C1', DATABASE_URL: 'canary-C2', AWS_SECRET_ACCESS_KEY: 'canary-C3', GITHUB_TOKEN: 'canary-C4' };
@@ -100,6 +101,10 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
   });
 
   it('runs a 3-subtask plan in dependency order, reporting progress and the critical path tokens', async () => {
+    // Each subtask's answer waits until agent_status has shown that subtask running: a timed delay raced the polls.
+    const wanted = ['0/3 コードを調査', '1/3 ドキュメントを確認', '2/3 修正を適用'];
+    const opens: (() => void)[] = [];
+    const shown = wanted.map(() => new Promise<void>((resolve) => opens.push(resolve)));
     ollama.enqueue(
       {
         ...call('plan', {
@@ -112,18 +117,24 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
         promptEvalCount: 20,
         evalCount: 30,
       },
-      { content: 'inspected', promptEvalCount: 100, evalCount: 50, delayMs: 600 },
-      { content: 'docs read', promptEvalCount: 150, evalCount: 20, delayMs: 600 },
-      { content: 'fixed', promptEvalCount: 200, evalCount: 100, delayMs: 600 },
+      { content: 'inspected', promptEvalCount: 100, evalCount: 50, heldUntil: shown[0] },
+      { content: 'docs read', promptEvalCount: 150, evalCount: 20, heldUntil: shown[1] },
+      { content: 'fixed', promptEvalCount: 200, evalCount: 100, heldUntil: shown[2] },
       { content: '調査と修正が完了しました。', promptEvalCount: 300, evalCount: 40 },
     );
     const taskId = await submit('コードを調べて修正してください。');
     const seen = new Set<string>();
-    for (let fields = fieldsOf(await status(taskId)); !['completed', 'failed'].includes(fields.status); fields = fieldsOf(await status(taskId))) {
-      if (fields.status === 'running') seen.add(`${fields.completed_tasks} ${fields.current_task}`);
-      await new Promise((done) => setTimeout(done, 40));
-    }
-    expect([...seen]).toEqual(expect.arrayContaining(['0/3 コードを調査', '1/3 ドキュメントを確認', '2/3 修正を適用']));
+    await pollUntil(
+      async () => {
+        const fields = fieldsOf(await status(taskId));
+        if (fields.status === 'running') seen.add(`${fields.completed_tasks} ${fields.current_task}`);
+        for (const [index, state] of wanted.entries()) if (seen.has(state)) opens[index]();
+        return ['completed', 'failed'].includes(fields.status) || undefined;
+      },
+      `task ${taskId} ending`,
+      { everyMs: 40, lastSeen: () => [...seen].join(', ') },
+    );
+    expect([...seen]).toEqual(expect.arrayContaining(wanted));
     const final = fieldsOf(await status(taskId));
     expect(final).toMatchObject({ status: 'completed', completed_tasks: '3/3', result: '調査と修正が完了しました。' });
     // inspect (150) -> fix (300) is heavier than docs (170) alone.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { probe } from '../support/database-probe.js';
 import { E2eStack, useStack, type StackOptions } from '../support/e2e-stack.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { pollUntil } from '../support/poll.js';
 import type { ScriptedReply } from '../support/scripted-ollama.js';
 
 interface Step {
@@ -18,8 +19,8 @@ const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ 
 /** A service on its own scripted Ollama as every case wants it, with `overrides` for some sections. */
 function stackOptions(overrides: Record<string, Record<string, unknown>> = {}): StackOptions {
   // The cases put files into the workspace root themselves: one shared local project. The stall bound stays well
-  // above the 400 ms that live progress delays each answer: with 500 ms, a loaded machine (load 10) made one of them a
-  // stall, and its retry an extra model call in the trace.
+  // above a gap between two chunks on a loaded machine: with 500 ms, one (load 10) made a delayed answer of the live
+  // progress case a stall, and its retry an extra model call in the trace.
   return { config: { ...overrides, ollama: { stall_timeout_ms: 1500, ...overrides.ollama }, workspace: { isolation: 'shared', ...overrides.workspace } } };
 }
 
@@ -261,20 +262,30 @@ describe('local models as they really behave (scripted with the bytes real model
 
   describe('8. live progress', () => {
     it('current_task and statusMessage name the action in progress, round by round', async () => {
+      // Each answer waits until agent_status has shown its round in progress: a timed delay raced the polls.
+      const rounds = ['ollama chat', 'ollama chat (round 2)', 'ollama chat (round 3)'];
+      const opens: (() => void)[] = [];
+      const shown = rounds.map(() => new Promise<void>((resolve) => opens.push(resolve)));
       env.ollama.enqueue(
-        { ...call('run_command', { command: 'sleep 1' }), delayMs: 400 },
-        { ...call('edit_file', { path: 'math.js', old_text: 'a + b', new_text: 'b + a' }), delayMs: 400 },
-        { content: 'done', delayMs: 400 },
+        { ...call('run_command', { command: 'sleep 1' }), heldUntil: shown[0] },
+        { ...call('edit_file', { path: 'math.js', old_text: 'a + b', new_text: 'b + a' }), heldUntil: shown[1] },
+        { content: 'done', heldUntil: shown[2] },
       );
       const taskId = await env.submit('Wait, then edit.');
       const seen: string[] = [];
       const messages = new Set<string>();
-      for (let fields = fieldsOf(await env.status(taskId)); !['completed', 'failed'].includes(fields.status); fields = fieldsOf(await env.status(taskId))) {
-        if (fields.status === 'running' && seen.at(-1) !== fields.current_task) seen.push(fields.current_task);
-        const got = await env.raw({ method: 'tasks/get', params: { taskId, _meta: modernMeta(true) } });
-        if (got.kind === 'result') messages.add(got.result.statusMessage);
-        await new Promise((done) => setTimeout(done, 30));
-      }
+      await pollUntil(
+        async () => {
+          const fields = fieldsOf(await env.status(taskId));
+          if (fields.status === 'running' && seen.at(-1) !== fields.current_task) seen.push(fields.current_task);
+          for (const [index, round] of rounds.entries()) if (seen.includes(round)) opens[index]();
+          const got = await env.raw({ method: 'tasks/get', params: { taskId, _meta: modernMeta(true) } });
+          if (got.kind === 'result') messages.add(got.result.statusMessage);
+          return ['completed', 'failed'].includes(fields.status) || undefined;
+        },
+        `task ${taskId} ending`,
+        { everyMs: 30, lastSeen: () => seen.join(', ') },
+      );
       // edit_file takes milliseconds, too short for a poll to be sure to see; the trace has it.
       expect(seen.filter((action) => action !== 'edit_file: math.js')).toEqual(['ollama chat', 'run_command: sleep 1', 'ollama chat (round 2)', 'ollama chat (round 3)']);
       expect(messages).toContain('running 0/1: run_command: sleep 1 - タスクを実行しています。');

@@ -72,12 +72,19 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
   });
 
   it('shows running progress while the chat is in flight', async () => {
-    ollama.enqueue({ content: 'slow', delayMs: 1500, promptEvalCount: 1, evalCount: 1 });
+    // The chat answers once agent_status has been read (a timed delay raced it).
+    let answer!: () => void;
+    const read = new Promise<void>((resolve) => (answer = resolve));
+    ollama.enqueue({ content: 'slow', heldUntil: read, promptEvalCount: 1, evalCount: 1 });
     const chatsBefore = ollama.workChats.length;
     const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'slow one' })));
-    await ollama.waitForChats(chatsBefore + 1);
-    const running = fieldsOf(await status(taskId));
-    expect(running).toMatchObject({ status: 'running', completed_tasks: '0/1', current_task: 'ollama chat', message: 'タスクを実行しています。' });
+    try {
+      await ollama.waitForChats(chatsBefore + 1);
+      const running = fieldsOf(await status(taskId));
+      expect(running).toMatchObject({ status: 'running', completed_tasks: '0/1', current_task: 'ollama chat', message: 'タスクを実行しています。' });
+    } finally {
+      answer();
+    }
     await waitForTerminal((id) => status(id), taskId);
   });
 

@@ -184,12 +184,19 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
   });
 
   it("lets an admin cancel any user's queued Task and see the session", async () => {
-    ollama.enqueue({ content: 'slow', delayMs: 800 });
+    // The first Task holds the worker until the second is cancelled (a timed delay could end first and let it run).
+    let release!: () => void;
+    const cancelled = new Promise<void>((resolve) => (release = resolve));
+    ollama.enqueue({ content: 'slow', heldUntil: cancelled });
     await alice.callTool({ name: 'agent_run', arguments: { request: 'occupy' } });
     const queued = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: 'to be cancelled' } })));
-    const cancel = await admin(`/admin/tasks/${queued.task_id}/cancel`, ADMIN, { method: 'POST' });
-    expect(cancel.status).toBe(200);
-    expect(await cancel.json()).toMatchObject({ status: 'cancelled' });
+    try {
+      const cancel = await admin(`/admin/tasks/${queued.task_id}/cancel`, ADMIN, { method: 'POST' });
+      expect(cancel.status).toBe(200);
+      expect(await cancel.json()).toMatchObject({ status: 'cancelled' });
+    } finally {
+      release();
+    }
     const session = (await (await admin(`/admin/sessions/${queued.session_id}`)).json()) as { owner: string; tasks: { status: string }[] };
     expect(session).toMatchObject({ owner: 'alice@example.com', tasks: [{ status: 'cancelled' }] });
     const [event] = await probe<{ actor: string }>(db, "SELECT actor FROM audit_events WHERE task_id = ? AND action = 'task.status'", queued.task_id);

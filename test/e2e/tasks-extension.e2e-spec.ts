@@ -85,14 +85,21 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
   });
 
   it('cancels a queued Task at once; cancel on a terminal Task is an idempotent ack', async () => {
-    ollama.enqueue({ content: 'slow', delayMs: 800 });
+    // The first Task holds the worker until the second is cancelled (a timed delay could end first and let it run).
+    let release!: () => void;
+    const cancelled = new Promise<void>((resolve) => (release = resolve));
+    ollama.enqueue({ content: 'slow', heldUntil: cancelled });
     const first = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'occupies the worker' } });
     const queued = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'waits in the queue' } });
     const queuedId = (queued as { result: { taskId: string } }).result.taskId;
-    expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result', result: { resultType: 'complete' } });
-    expect(await withTasks('tasks/get', { taskId: queuedId })).toMatchObject({ kind: 'result', result: { status: 'cancelled' } });
-    expect(await probe(db, 'SELECT status FROM tasks WHERE id = ?', queuedId)).toEqual([{ status: 'cancelled' }]);
-    expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result' });
+    try {
+      expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result', result: { resultType: 'complete' } });
+      expect(await withTasks('tasks/get', { taskId: queuedId })).toMatchObject({ kind: 'result', result: { status: 'cancelled' } });
+      expect(await probe(db, 'SELECT status FROM tasks WHERE id = ?', queuedId)).toEqual([{ status: 'cancelled' }]);
+      expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result' });
+    } finally {
+      release();
+    }
     await waitForStatus((first as { result: { taskId: string } }).result.taskId, ['completed']);
     expect(ollama.workChats.some((chat) => chat.body.messages.at(-1)!.content === 'waits in the queue')).toBe(false);
   });

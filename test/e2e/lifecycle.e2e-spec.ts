@@ -51,19 +51,27 @@ describe('process lifecycle: SIGTERM with a grace of 3 s', () => {
     const client = await modernClient(graceful.url);
     const submit = async (request: string) => client.callTool({ name: 'agent_run', arguments: { request } });
     const before = ollama.workChats.length;
-    ollama.enqueue({ content: 'finished in time', delayMs: 1000 });
+    // The running Task answers once the test has seen the shutting-down service refuse work and report the queued
+    // Task: a timed delay could end first, and the process with it, before those requests were made.
+    let finish!: () => void;
+    const checked = new Promise<void>((resolve) => (finish = resolve));
+    ollama.enqueue({ content: 'finished in time', heldUntil: checked });
     const running = fieldsOf(textOf(await submit('almost done'))).task_id;
     const queued = fieldsOf(textOf(await submit('still queued'))).task_id;
     await ollama.waitForChats(before + 1);
     const started = Date.now();
     const exited = graceful.signal('SIGTERM');
-    // main.ts logs this line and then, in the same turn, stops accepting work.
-    await graceful.waitForOutput(/SIGTERM: shutting down/);
-    const refused = await submit('too late');
-    expect(refused.isError).toBe(true);
-    expect(textOf(refused)).toMatch(/shutting down/);
-    const status = fieldsOf(textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: queued } })));
-    expect(status.status).toBe('queued');
+    try {
+      // main.ts logs this line and then, in the same turn, stops accepting work.
+      await graceful.waitForOutput(/SIGTERM: shutting down/);
+      const refused = await submit('too late');
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(/shutting down/);
+      const status = fieldsOf(textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: queued } })));
+      expect(status.status).toBe('queued');
+    } finally {
+      finish();
+    }
     expect(await exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(3000 + 5000);
     const database = (

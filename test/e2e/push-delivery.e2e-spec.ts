@@ -62,6 +62,16 @@ class Receiver {
 
 const SECRET = 'webhook-secret-of-the-tests';
 
+/**
+ * A gate for a scripted answer: the Task ends only once the test opens it, here once its push config is stored
+ * (a push goes out when the Task ends, to the configs it has then; a timed delay could end it first).
+ */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
 /** The audit outcomes of `action` for the Task, once the last is `ok` (an attempt is audited after its answer came back). */
 async function auditedUntilOk(db: DatabaseTarget, action: string, taskId: string): Promise<string[]> {
   let outcomes: string[] = [];
@@ -114,10 +124,11 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
   });
 
   it('delivers the ended Task to a local receiver, signed, retried after one 500; every attempt audited', async () => {
-    ollama.enqueue({ content: 'pushed answer', delayMs: 600 });
+    const configured = gate();
+    ollama.enqueue({ content: 'pushed answer', heldUntil: configured.opened });
     const task = await submit('push me');
     const url = `${receiver.url}/a2a-hook`;
-    const created = await a2a.createTaskPushNotificationConfig(pushConfig(task.id, url, 'client-token'));
+    const created = await a2a.createTaskPushNotificationConfig(pushConfig(task.id, url, 'client-token')).finally(configured.open);
     expect(created).toMatchObject({ taskId: task.id, url, id: expect.any(String) });
     expect(await a2a.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' })).toMatchObject({ configs: [{ id: created.id, url }] });
     expect(await a2a.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: created.id })).toMatchObject({ id: created.id, url, token: 'client-token' });
@@ -140,18 +151,24 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
   });
 
   it('refuses a URL outside the allowlist and the metadata address http://169.254.169.254/, storing nothing', async () => {
-    ollama.enqueue({ content: 'x', delayMs: 300 });
+    // The Task runs until its configs were tried (refused, and one stored then deleted).
+    const tried = gate();
+    ollama.enqueue({ content: 'x', heldUntil: tried.opened });
     const task = await submit('refuse pushes');
-    await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'https://example.com/hook'))).rejects.toThrow(/not under a2a.push.allowed_urls/);
-    await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'http://169.254.169.254/latest/meta-data'))).rejects.toThrow(
-      /link-local or private address \(169\.254\.169\.254\)/,
-    );
-    await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'http://[::ffff:127.0.0.1]:9/'))).rejects.toThrow(/private address/);
-    expect(await probe(db, 'SELECT * FROM a2a_push_configs WHERE task_id = ?', task.id)).toEqual([]);
-    // Delete takes back a config; another's Task (here: a made-up id) is not found.
-    const kept = await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `${receiver.url}/deleted`));
-    await a2a.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: kept.id });
-    expect(await probe(db, 'SELECT * FROM a2a_push_configs WHERE task_id = ?', task.id)).toEqual([]);
+    try {
+      await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'https://example.com/hook'))).rejects.toThrow(/not under a2a.push.allowed_urls/);
+      await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'http://169.254.169.254/latest/meta-data'))).rejects.toThrow(
+        /link-local or private address \(169\.254\.169\.254\)/,
+      );
+      await expect(a2a.createTaskPushNotificationConfig(pushConfig(task.id, 'http://[::ffff:127.0.0.1]:9/'))).rejects.toThrow(/private address/);
+      expect(await probe(db, 'SELECT * FROM a2a_push_configs WHERE task_id = ?', task.id)).toEqual([]);
+      // Delete takes back a config; another's Task (here: a made-up id) is not found.
+      const kept = await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `${receiver.url}/deleted`));
+      await a2a.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: kept.id });
+      expect(await probe(db, 'SELECT * FROM a2a_push_configs WHERE task_id = ?', task.id)).toEqual([]);
+    } finally {
+      tried.open();
+    }
     await expect(a2a.createTaskPushNotificationConfig(pushConfig('00000000-0000-4000-8000-000000000000', `${receiver.url}/x`))).rejects.toThrow(/not found/i);
     const refused = await probe<{ outcome: string }>(
       db,
@@ -161,10 +178,11 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
   });
 
   it('never connects to a name that resolves to loopback unless its address is listed (checked at connect time)', async () => {
-    ollama.enqueue({ content: 'y', delayMs: 300 });
+    const configured = gate();
+    ollama.enqueue({ content: 'y', heldUntil: configured.opened });
     const task = await submit('resolve me');
     const port = new URL(receiver.url).port;
-    await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `http://localhost:${port}/by-name`));
+    await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `http://localhost:${port}/by-name`)).finally(configured.open);
     const rows = await pollUntil(
       async () => {
         const audited = await probe<{ outcome: string; detail: string }>(db, "SELECT outcome, detail FROM audit_events WHERE action = 'a2a.push' AND task_id = ?", task.id);
@@ -199,9 +217,10 @@ describe('outgoing pushes: A2A push notifications and webhooks (issue 23)', () =
 
   it('survives a restart: a delivery still failing when the service stops is finished by the next start', async () => {
     receiver.failing.add('/restart');
-    ollama.enqueue({ content: 'restart answer', delayMs: 500 });
+    const configured = gate();
+    ollama.enqueue({ content: 'restart answer', heldUntil: configured.opened });
     const task = await submit('deliver after a restart');
-    await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `${receiver.url}/restart`));
+    await a2a.createTaskPushNotificationConfig(pushConfig(task.id, `${receiver.url}/restart`)).finally(configured.open);
     await receiver.until((entries) => entries.some((entry) => entry.path === '/restart' && entry.body.includes('TASK_STATE_COMPLETED')));
     await service.stop();
     receiver.failing.delete('/restart');

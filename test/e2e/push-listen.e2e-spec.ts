@@ -26,10 +26,19 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
     fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request, ...(sessionId ? { session_id: sessionId } : {}) } })));
 
   it('pushes notifications/tasks for each transition of the caller’s own Task, none for another user’s', async () => {
-    ollama.enqueue({ content: 'alice done', delayMs: 500 }, { content: 'bob done', delayMs: 200 });
+    // Alice's Task answers once the stream has pushed its current state: a timed delay could end it before the
+    // stream opened, and the stream would then show only its end.
+    let answer!: () => void;
+    const followed = new Promise<void>((resolve) => (answer = resolve));
+    ollama.enqueue({ content: 'alice done', heldUntil: followed }, { content: 'bob done', delayMs: 200 });
     const mine = await run(alice, 'alice work');
     const theirs = await run(bob, 'bob work');
     const listen = await listenOn(service.url, ALICE, { taskIds: [mine.task_id, theirs.task_id] });
+    try {
+      await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks'));
+    } finally {
+      answer();
+    }
     await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks' && message.params?.status === 'completed'), 15_000);
     const [ack] = listen.messages;
     expect(ack).toMatchObject({

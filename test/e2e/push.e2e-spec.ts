@@ -9,6 +9,7 @@ import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { E2E_DATABASE } from '../support/databases.js';
 import { useStack } from '../support/e2e-stack.js';
 import { pollUntil } from '../support/poll.js';
+import type { ScriptedReply } from '../support/scripted-ollama.js';
 import { Listen } from '../support/listen-client.js';
 import { fieldsOf, textOf } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
@@ -16,13 +17,17 @@ import type { ServiceProcess } from '../support/service-process.js';
 const MODEL = 'ollama-agent';
 type Chunk = { choices: { delta: { content?: string; agent_answer_offset?: number }; finish_reason: string | null }[]; status?: string };
 
-/** The chunks of a streamed Chat API answer, parsed, until [DONE]; `firstContentAt`: when (performance.now()) the first content delta arrived. */
-export async function streamChatTimed(base: string, content: string): Promise<{ chunks: Chunk[]; firstContentAt: number | null }> {
+/**
+ * The chunks of a streamed Chat API answer, parsed, until [DONE]; `firstContentAt`: when (performance.now()) the
+ * first content delta arrived. `onResponse` is called once the response has begun (the Task is queued by then).
+ */
+export async function streamChatTimed(base: string, content: string, onResponse: () => void = () => undefined): Promise<{ chunks: Chunk[]; firstContentAt: number | null }> {
   const res = await fetch(`${base}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ model: MODEL, stream: true, messages: [{ role: 'user', content }] }),
   });
+  onResponse();
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let text = '';
@@ -57,8 +62,10 @@ export function contentOf(chunks: Chunk[]) {
 const WORDS = ['The', ' answer', ' streams', ' as', ' the', ' model', ' writes', ' it', '.'];
 
 describe('push, not poll: the answer streams as the model writes it (issue 23)', () => {
-  // The fallback read is slow on purpose: what arrives in time arrives pushed.
-  const stack = useStack({ config: { queue: { progress_poll_ms: 5000 }, ollama: { stall_timeout_ms: 400 } } });
+  // The fallback read is slow on purpose: what arrives in time arrives pushed. The stall bound is far above the
+  // longest gap the scripts leave between two chunks (250 ms): with 400 ms, a loaded machine could turn one into a
+  // stall, and its retry into the fallback answer.
+  const stack = useStack({ config: { queue: { progress_poll_ms: 5000 }, ollama: { stall_timeout_ms: 2000 } } });
   const { ollama } = stack;
   let base: string;
   let mcp: Client;
@@ -172,13 +179,20 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
     bClient = await stack.mcpClient();
   }, 90_000);
 
-  /** Streams a Chat answer through A while B runs it: B is busy with another Task when A queues it. */
-  async function streamThroughAWhileBRuns(words: string[], duringStream: () => Promise<void> = async () => undefined) {
-    ollama.enqueue({ content: 'first', delayMs: 600 }, { chunks: words, chunkDelayMs: 60 });
+  /**
+   * Streams a Chat answer (`answer`: the model's replies) through A while B runs it: B is busy with another Task
+   * until A has queued it (and so tried to claim it, in vain), then B claims it.
+   */
+  async function streamThroughAWhileBRuns(answer: ScriptedReply[], duringStream: () => Promise<void> = async () => undefined) {
+    let queuedThroughA!: () => void;
+    const queued = new Promise<void>((resolve) => (queuedThroughA = resolve));
+    ollama.enqueue({ content: 'first', heldUntil: queued }, ...answer);
     const before = ollama.workChats.length;
     await bClient.callTool({ name: 'agent_run', arguments: { request: 'keep B busy' } });
     await ollama.waitForChats(before + 1);
-    const streamed = streamChatTimed(`http://127.0.0.1:${a.port}`, 'streamed across replicas');
+    const streamed = streamChatTimed(`http://127.0.0.1:${a.port}`, 'streamed across replicas', queuedThroughA);
+    // A stream that fails before its response would leave B busy for good.
+    streamed.catch(queuedThroughA);
     await ollama.waitForChats(before + 2);
     const [row] = await probe<{ lease_owner: string; request: string }>(database, "SELECT lease_owner, request FROM tasks WHERE status = 'running'");
     expect(row.request).toBe('streamed across replicas');
@@ -188,7 +202,7 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
   }
 
   it('a Chat client on replica A sees content deltas of a Task replica B runs, as B’s model writes them', async () => {
-    const { chunks, runner, firstDeltaMs } = await streamThroughAWhileBRuns(WORDS);
+    const { chunks, runner, firstDeltaMs } = await streamThroughAWhileBRuns([{ chunks: WORDS, chunkDelayMs: 60 }]);
     expect(runner).toContain(`/${b.pid}/`);
     // B's model wrote its first chunk; A's client had it well within a second (the goal), pushed, not polled.
     expect(firstDeltaMs).toBeLessThan(1000);
@@ -199,10 +213,20 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
   });
 
   it('an MCP client listening on replica A gets notifications/tasks for a Task replica B runs', async () => {
-    ollama.enqueue({ content: 'run by B', delayMs: 400 });
+    // B's model answers once A's stream has pushed the Task's state: the end must come pushed from B (a timed delay
+    // could end the Task before the stream opened, and A would only read the end).
+    let answer!: () => void;
+    const followed = new Promise<void>((resolve) => (answer = resolve));
+    ollama.enqueue({ content: 'run by B', heldUntil: followed });
     const before = ollama.workChats.length;
     const { task_id: taskId } = fieldsOf(textOf(await bClient.callTool({ name: 'agent_run', arguments: { request: 'notify A' } })));
-    const listen = await new Listen().open(a.url, {}, { taskIds: [taskId] });
+    const listen = new Listen();
+    try {
+      await listen.open(a.url, {}, { taskIds: [taskId] });
+      await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks'));
+    } finally {
+      answer();
+    }
     await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks' && message.params?.status === 'completed'));
     expect(ollama.workChats.length).toBe(before + 1);
     const updates = listen.of('notifications/tasks').map((message) => message.params!.status);
@@ -212,22 +236,31 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
   });
 
   it('A2A SubscribeToTask on replica A follows a Task replica B runs, to its end, the answer in appended chunks', async () => {
-    ollama.enqueue({ content: 'first', delayMs: 300 }, { chunks: WORDS, chunkDelayMs: 60 });
+    // The answer streams once the subscription on A has its first event: a timed delay could let the Task end
+    // before A subscribed.
+    let stream!: () => void;
+    const subscribed = new Promise<void>((resolve) => (stream = resolve));
+    ollama.enqueue({ content: 'first', delayMs: 300 }, { chunks: WORDS, chunkDelayMs: 60, heldUntil: subscribed });
     const before = ollama.workChats.length;
     await bClient.callTool({ name: 'agent_run', arguments: { request: 'keep B busy again' } });
     await ollama.waitForChats(before + 1);
     const { task_id: taskId } = fieldsOf(textOf(await bClient.callTool({ name: 'agent_run', arguments: { request: 'subscribe to me' } })));
-    const a2aOnA = await new ClientFactory().createFromUrl(`http://127.0.0.1:${a.port}`);
     const cases: string[] = [];
     const texts: string[] = [];
     let finalState: unknown;
-    for await (const event of a2aOnA.resubscribeTask({ tenant: '', id: taskId })) {
-      cases.push(event.payload!.$case);
-      if (event.payload?.$case === 'artifactUpdate' && event.payload.value.artifact?.name === 'answer') {
-        const part = event.payload.value.artifact.parts[0].content;
-        texts.push(part?.$case === 'text' ? part.value : '');
+    try {
+      const a2aOnA = await new ClientFactory().createFromUrl(`http://127.0.0.1:${a.port}`);
+      for await (const event of a2aOnA.resubscribeTask({ tenant: '', id: taskId })) {
+        stream();
+        cases.push(event.payload!.$case);
+        if (event.payload?.$case === 'artifactUpdate' && event.payload.value.artifact?.name === 'answer') {
+          const part = event.payload.value.artifact.parts[0].content;
+          texts.push(part?.$case === 'text' ? part.value : '');
+        }
+        if (event.payload?.$case === 'statusUpdate') finalState = event.payload.value.status?.state;
       }
-      if (event.payload?.$case === 'statusUpdate') finalState = event.payload.value.status?.state;
+    } finally {
+      stream();
     }
     expect(cases[0]).toBe('task');
     expect(texts.join('')).toBe(WORDS.join(''));
@@ -237,15 +270,27 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
 
   it('a dropped LISTEN connection loses nothing: A reconnects and catches up from the stored draft', async () => {
     const words = Array.from({ length: 16 }, (_, n) => `${n === 0 ? '' : ' '}word${n}`);
-    const written = ollama.firstContentAt.length;
-    const { chunks } = await streamThroughAWhileBRuns(words, async () => {
-      // B's model has begun the streamed answer (the first chat, keeping B busy, wrote its answer before): cut A's LISTEN mid-stream.
-      await ollama.until(() => ollama.firstContentAt.length >= written + 2);
-      const client = new pg.Client({ connectionString: (database as { url: string }).url });
-      await client.connect();
-      const { rowCount } = await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`oam-events/${a.pid}`]);
-      await client.end();
-      expect(rowCount).toBe(1);
+    // The answer comes in two calls (the first cut at done_reason "length"), the second held until A's LISTEN is cut:
+    // so it is cut mid-answer for sure (a timed stream could end before the cut).
+    let goOn!: () => void;
+    const cut = new Promise<void>((resolve) => (goOn = resolve));
+    const chats = ollama.workChats.length;
+    const answer: ScriptedReply[] = [
+      { chunks: words.slice(0, 8), chunkDelayMs: 60, doneReason: 'length' },
+      { chunks: words.slice(8), chunkDelayMs: 60, heldUntil: cut },
+    ];
+    const { chunks } = await streamThroughAWhileBRuns(answer, async () => {
+      try {
+        // B's model wrote the first half of the answer and was asked for the rest: cut A's LISTEN now.
+        await ollama.waitForChats(chats + 3);
+        const client = new pg.Client({ connectionString: (database as { url: string }).url });
+        await client.connect();
+        const { rowCount } = await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`oam-events/${a.pid}`]);
+        await client.end();
+        expect(rowCount).toBe(1);
+      } finally {
+        goOn();
+      }
     });
     const { deltas, shown } = contentOf(chunks);
     expect(shown).toBe(words.join(''));

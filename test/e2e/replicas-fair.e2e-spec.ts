@@ -27,13 +27,20 @@ describeOnPostgres('fair scheduling on three replicas of one PostgreSQL database
 
   it("runs bob's Tasks between mallory's, whichever replica took them, never two at once", async () => {
     const sampler = startActiveTaskSampler(stack.database);
-    // mallory's first Task holds the worker while the rest of the flood and bob's two Tasks arrive.
-    ollama.enqueue({ content: 'first', delayMs: 600 });
+    // mallory's first Task holds the worker until the rest of the flood and bob's two Tasks have arrived (a timed
+    // delay could end it first, and mallory's next Task would start before bob's were there).
+    let release!: () => void;
+    const allQueued = new Promise<void>((resolve) => (release = resolve));
+    ollama.enqueue({ content: 'first', heldUntil: allQueued });
     ollama.setFallback({ content: 'done', delayMs: 40, promptEvalCount: 1, evalCount: 1 });
     const submit = async (clients: Client[], n: number, request: string) => fieldsOf(textOf(await clients[n % 3].callTool({ name: 'agent_run', arguments: { request } }))).task_id;
     const ids: [Client[], string][] = [];
-    for (let n = 0; n < 6; n++) ids.push([mallory, await submit(mallory, n, `mallory ${n}`)]);
-    for (let n = 0; n < 2; n++) ids.push([bob, await submit(bob, n + 1, `bob ${n}`)]);
+    try {
+      for (let n = 0; n < 6; n++) ids.push([mallory, await submit(mallory, n, `mallory ${n}`)]);
+      for (let n = 0; n < 2; n++) ids.push([bob, await submit(bob, n + 1, `bob ${n}`)]);
+    } finally {
+      release();
+    }
     for (const [index, [clients, id]] of ids.entries()) {
       const final = await waitForTerminal(async (taskId) => textOf(await clients[(index + 2) % 3].callTool({ name: 'agent_status', arguments: { task_id: taskId } })), id, 30_000);
       expect(final.status).toBe('completed');

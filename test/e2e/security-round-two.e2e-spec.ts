@@ -134,49 +134,58 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
   });
 
   it("finding 6: refuses one user's Tasks past queue.max_queued_per_user on every surface (audited), and another user's Task runs next", async () => {
-    // Two halves of 2 s: long enough to fill the queue behind it, short of the 10 s stall timeout.
-    ollama.enqueue({ content: 'occupying', delayMs: 2000 });
-    const chats = ollama.workChats.length;
-    const busy = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: 'occupy the worker' } })));
-    // Running (its chat reached the model), so no longer one of alice's queued Tasks.
-    await ollama.waitForChats(chats + 1);
-    const queued: string[] = [];
-    for (let i = 0; i < MAX_QUEUED; i++) queued.push(fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: `flood ${i}` } }))).task_id);
-    const refused = await alice.callTool({ name: 'agent_run', arguments: { request: 'one too many' } });
-    expect(refused).toMatchObject({ isError: true });
-    expect(textOf(refused)).toMatch(/^Too many queued tasks: you already have 3 tasks waiting, the most one user may queue \(queue.max_queued_per_user: 3\)/);
-    const chat = await fetch(`${base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { ...as('alice@example.com'), 'Content-Type': 'application/json' },
-      body: JSON.stringify({ model: 'ollama-agent', messages: [{ role: 'user', content: 'chat flood' }] }),
-    });
-    expect([chat.status, chat.headers.get('retry-after')]).toEqual([429, '30']);
-    expect(await chat.json()).toMatchObject({ error: { type: 'rate_limit_error', code: 'queue_full' } });
-    const a2a = await fetch(`${base}/a2a`, {
-      method: 'POST',
-      headers: { ...as('alice@example.com'), 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'SendMessage',
-        params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'a2a flood' }] }, configuration: { returnImmediately: true } },
-      }),
-    });
-    expect(JSON.stringify(await a2a.json())).toMatch(/queue_full: you already have 3 tasks waiting/);
-    const rejected = await probe<{ action: string }>(db, "SELECT action FROM audit_events WHERE outcome = 'rejected' AND detail LIKE '%max_queued_per_user%' ORDER BY seq");
-    expect(rejected.map((event) => event.action)).toEqual(['tools/call agent_run', 'chat.completions', 'a2a SendMessage']);
-    // Bob's one Task waits behind one of alice's at most: alice is being served, bob was never.
-    const bobs = fieldsOf(textOf(await bob.callTool({ name: 'agent_run', arguments: { request: 'bob waits' } })));
-    const position = async (taskId: string) =>
-      ((await (await fetch(`${base}/admin/tasks/${taskId}`, { headers: ADMIN })).json()) as { queue_position: number | null }).queue_position;
-    expect(await position(bobs.task_id)).toBe(1);
-    expect(fieldsOf(textOf(await bob.callTool({ name: 'agent_status', arguments: { task_id: bobs.task_id } })))).toMatchObject({
-      status: 'queued',
-      current_task: 'queue position 1',
-    });
-    expect(await Promise.all(queued.map(position))).toEqual([2, 3, 4]);
-    for (const id of queued) expect((await fetch(`${base}/admin/tasks/${id}/cancel`, { headers: ADMIN, method: 'POST' })).status).toBe(200);
-    ollama.enqueue({ content: 'bob served' });
+    // It holds the worker until the queue behind it has been filled, refused and cancelled (a timed delay could end
+    // it first, and one of alice's queued Tasks would start).
+    let release!: () => void;
+    const checked = new Promise<void>((resolve) => (release = resolve));
+    ollama.enqueue({ content: 'occupying', heldUntil: checked });
+    let busy: Record<string, string>;
+    let bobs: Record<string, string>;
+    try {
+      const chats = ollama.workChats.length;
+      busy = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: 'occupy the worker' } })));
+      // Running (its chat reached the model), so no longer one of alice's queued Tasks.
+      await ollama.waitForChats(chats + 1);
+      const queued: string[] = [];
+      for (let i = 0; i < MAX_QUEUED; i++) queued.push(fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: `flood ${i}` } }))).task_id);
+      const refused = await alice.callTool({ name: 'agent_run', arguments: { request: 'one too many' } });
+      expect(refused).toMatchObject({ isError: true });
+      expect(textOf(refused)).toMatch(/^Too many queued tasks: you already have 3 tasks waiting, the most one user may queue \(queue.max_queued_per_user: 3\)/);
+      const chat = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...as('alice@example.com'), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model: 'ollama-agent', messages: [{ role: 'user', content: 'chat flood' }] }),
+      });
+      expect([chat.status, chat.headers.get('retry-after')]).toEqual([429, '30']);
+      expect(await chat.json()).toMatchObject({ error: { type: 'rate_limit_error', code: 'queue_full' } });
+      const a2a = await fetch(`${base}/a2a`, {
+        method: 'POST',
+        headers: { ...as('alice@example.com'), 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'a2a flood' }] }, configuration: { returnImmediately: true } },
+        }),
+      });
+      expect(JSON.stringify(await a2a.json())).toMatch(/queue_full: you already have 3 tasks waiting/);
+      const rejected = await probe<{ action: string }>(db, "SELECT action FROM audit_events WHERE outcome = 'rejected' AND detail LIKE '%max_queued_per_user%' ORDER BY seq");
+      expect(rejected.map((event) => event.action)).toEqual(['tools/call agent_run', 'chat.completions', 'a2a SendMessage']);
+      // Bob's one Task waits behind one of alice's at most: alice is being served, bob was never.
+      bobs = fieldsOf(textOf(await bob.callTool({ name: 'agent_run', arguments: { request: 'bob waits' } })));
+      const position = async (taskId: string) =>
+        ((await (await fetch(`${base}/admin/tasks/${taskId}`, { headers: ADMIN })).json()) as { queue_position: number | null }).queue_position;
+      expect(await position(bobs.task_id)).toBe(1);
+      expect(fieldsOf(textOf(await bob.callTool({ name: 'agent_status', arguments: { task_id: bobs.task_id } })))).toMatchObject({
+        status: 'queued',
+        current_task: 'queue position 1',
+      });
+      expect(await Promise.all(queued.map(position))).toEqual([2, 3, 4]);
+      for (const id of queued) expect((await fetch(`${base}/admin/tasks/${id}/cancel`, { headers: ADMIN, method: 'POST' })).status).toBe(200);
+      ollama.enqueue({ content: 'bob served' });
+    } finally {
+      release();
+    }
     const statusOf = async (client: Client, taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
     expect(await waitForTerminal((id) => statusOf(bob, id), bobs.task_id)).toMatchObject({ status: 'completed', result: 'bob served' });
     expect(await waitForTerminal((id) => statusOf(alice, id), busy.task_id)).toMatchObject({ status: 'completed' });

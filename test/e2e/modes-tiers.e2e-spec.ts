@@ -77,12 +77,21 @@ describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Ch
   });
 
   it('runs a tier on its own model, by model id or agent_level, with the tier in current_task', async () => {
-    ollama.enqueue({ content: 'big answer', delayMs: 300 });
-    const stream = await openai.chat.completions.create({ model: 'ollama-agent-high_performance', messages: [{ role: 'user', content: 'Think hard.' }], stream: true });
+    // The model answers once the stream has shown the running step: a timed delay could end the Task before the
+    // stream first read it, and an ended Task has no current step to show.
+    let answer!: () => void;
+    const shown = new Promise<void>((resolve) => (answer = resolve));
+    ollama.enqueue({ content: 'big answer', heldUntil: shown });
     const subtasks: string[] = [];
-    for await (const chunk of stream) {
-      const steps = (chunk.choices[0]?.delta as { agent_steps?: { type: string; name: string }[] } | undefined)?.agent_steps ?? [];
-      subtasks.push(...steps.filter((step) => step.type === 'subtask').map((step) => step.name));
+    try {
+      const stream = await openai.chat.completions.create({ model: 'ollama-agent-high_performance', messages: [{ role: 'user', content: 'Think hard.' }], stream: true });
+      for await (const chunk of stream) {
+        const steps = (chunk.choices[0]?.delta as { agent_steps?: { type: string; name: string }[] } | undefined)?.agent_steps ?? [];
+        subtasks.push(...steps.filter((step) => step.type === 'subtask').map((step) => step.name));
+        if (subtasks.includes('ollama chat [high_performance]')) answer();
+      }
+    } finally {
+      answer();
     }
     expect(lastChat().model).toBe('big-model');
     expect(lastChat().tools?.map((tool) => tool.function.name)).toContain('plan');

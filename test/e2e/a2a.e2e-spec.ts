@@ -61,12 +61,23 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
   });
 
   it('SendStreamingMessage: the submitted Task, WORKING updates with the trace steps, the artifacts, then COMPLETED', async () => {
+    // The answer comes once the stream has sent a WORKING update: a timed delay could end the Task before the
+    // stream first read it, and it would then send only the end.
+    let answer!: () => void;
+    const working = new Promise<void>((resolve) => (answer = resolve));
     ollama.enqueue(
       { toolCalls: [{ name: 'write_file', arguments: { path: 'a2a/out.txt', content: 'hi' } }], promptEvalCount: 3, evalCount: 2 },
-      { content: 'wrote it', delayMs: 200 },
+      { content: 'wrote it', heldUntil: working },
     );
     const events = [];
-    for await (const event of client.sendMessageStream(send([text('write a file')]))) events.push(event.payload!);
+    try {
+      for await (const event of client.sendMessageStream(send([text('write a file')]))) {
+        events.push(event.payload!);
+        if (event.payload?.$case === 'statusUpdate' && (event.payload.value as { status?: { state: TaskState } }).status?.state === TaskState.TASK_STATE_WORKING) answer();
+      }
+    } finally {
+      answer();
+    }
     // The first event is the Task as stored when it is sent: submitted, or already being worked on.
     expect(events[0]).toMatchObject({ $case: 'task', value: { id: expect.any(String) } });
     expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain((events[0].value as Task).status?.state);

@@ -143,17 +143,24 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
   });
 
   it('keeps running a Task whose client disconnected, and cancels a session’s running Task on request', async () => {
-    ollama.enqueue({ content: 'finished anyway', delayMs: 500 });
+    // The model answers only once the client has gone: a timed delay could end the Task first.
+    let answer!: () => void;
+    const gone = new Promise<void>((resolve) => (answer = resolve));
+    ollama.enqueue({ content: 'finished anyway', heldUntil: gone });
     const abort = new AbortController();
-    const stream = await openai.chat.completions.create({ model: MODEL, stream: true, messages: [{ role: 'user', content: 'leave early' }] }, { signal: abort.signal });
     let agent: { task_id: string; session_id: string } | undefined;
     try {
-      for await (const chunk of stream) {
-        agent = (chunk.choices[0].delta as { agent?: typeof agent }).agent;
-        abort.abort();
+      const stream = await openai.chat.completions.create({ model: MODEL, stream: true, messages: [{ role: 'user', content: 'leave early' }] }, { signal: abort.signal });
+      try {
+        for await (const chunk of stream) {
+          agent = (chunk.choices[0].delta as { agent?: typeof agent }).agent;
+          abort.abort();
+        }
+      } catch {
+        // The abort ends the iteration.
       }
-    } catch {
-      // The abort ends the iteration.
+    } finally {
+      answer();
     }
     expect(await waitTerminal(agent!.task_id)).toMatchObject({ status: 'completed', result: 'finished anyway' });
 

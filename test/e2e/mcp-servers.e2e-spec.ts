@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { probe } from '../support/database-probe.js';
 import { fieldsOf } from '../support/mcp-clients.js';
+import { pollUntil } from '../support/poll.js';
 import { ADMIN_TOKEN, answer, calls, EVERYTHING, FILESYSTEM, HttpEverything, MEMORY, SERVICE_SECRET, stdio, toolNames, useMcpStack } from '../support/mcp-servers-stack.js';
 import { as, PROXY_AUTH } from '../support/proxy-identity.js';
 import { ScriptedOllama } from '../support/scripted-ollama.js';
@@ -221,8 +222,13 @@ describe('Streamable HTTP: server-everything with caller headers, sampling on th
     expect(response.status).toBe(200);
     expect(fieldsOf(await h.finished(accepted.task_id)).status).toBe('cancelled');
     const call = JSON.parse(remote.seenBodies.find((body) => body.includes('trigger-long-running-operation'))!) as { id: number };
-    await new Promise((done) => setTimeout(done, 200));
-    const cancelled = remote.seenBodies.map((body) => JSON.parse(body)).find((message) => message.method === 'notifications/cancelled');
+    // The notification travels on a request of its own, which may reach the server after the Task shows cancelled:
+    // wait for it (a fixed 200 ms could be too short on a loaded machine).
+    const cancelled = await pollUntil(
+      async () => remote.seenBodies.map((body) => JSON.parse(body)).find((message) => message.method === 'notifications/cancelled'),
+      'notifications/cancelled reaching the server',
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     expect(cancelled).toMatchObject({ params: { requestId: call.id } });
   });
 

@@ -122,7 +122,11 @@ describe('push, not poll: the answer streams as the model writes it (issue 23)',
   });
 
   it('agent_status: result grows while running, with a message that it is being written', async () => {
-    ollama.enqueue({ chunks: ['Partial', ' answer', ' still', ' coming'], chunkDelayMs: 250 });
+    // The rest of the answer waits until a status showed the part written so far: 250 ms between chunks left a
+    // window of half a second for a poll to see it, which a loaded machine could miss.
+    let partialSeen!: () => void;
+    const seenPartial = new Promise<void>((resolve) => (partialSeen = resolve));
+    ollama.enqueue({ chunks: ['Partial', ' answer', ' still', ' coming'], chunkDelayMs: 250, holdBeforeChunk: { index: 2, until: seenPartial } });
     const taskId = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'slow writer' } }))).task_id;
     const status = async () => fieldsOf(await statusText(mcp, taskId));
     const statusWhen = (done: (fields: Record<string, string>) => boolean, what: string) =>
@@ -134,7 +138,7 @@ describe('push, not poll: the answer streams as the model writes it (issue 23)',
         what,
         { everyMs: 50 },
       );
-    let seen = await statusWhen((fields) => (fields.result ?? '').startsWith('Partial answer'), 'a partial result');
+    let seen = await statusWhen((fields) => (fields.result ?? '').startsWith('Partial answer'), 'a partial result').finally(partialSeen);
     expect(seen).toMatchObject({ status: 'running', message: 'タスクを実行しています。回答を書いています。' });
     expect(seen.result).toMatch(/^Partial answer/);
     seen = await statusWhen((fields) => fields.status === 'completed', 'the Task ending');

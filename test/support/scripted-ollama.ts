@@ -23,6 +23,12 @@ export interface ScriptedReply {
    * step from outside, instead of racing a delay against a page or a client that polls.
    */
   heldUntil?: Promise<unknown>;
+  /**
+   * Hold the stream before chunk `index` (of `chunks`) until `until` settles: a test that must see a partial
+   * answer while it is written holds the rest back until it has (keep the hold under the service's
+   * `ollama.stall_timeout_ms`, or the service takes it for a stalled runner).
+   */
+  holdBeforeChunk?: { index: number; until: Promise<unknown> };
   /** Stream the first half of the content, then send nothing more (a runner stuck mid-answer). */
   stall?: boolean;
   /** Answer 200 with a body that is not Ollama's JSON at all. */
@@ -284,6 +290,8 @@ export class ScriptedOllama {
       const half = Math.ceil(content.length / 2);
       const parts = reply.chunks ?? [content.slice(0, half), content.slice(half)];
       for (const [index, part] of parts.entries()) {
+        if (reply.holdBeforeChunk?.index === index) await Promise.race([reply.holdBeforeChunk.until, new Promise((resolve) => res.once('close', resolve))]);
+        if (closed) return;
         res.write(chunk({ content: part }));
         if (index === 0 && body.format === undefined) this.firstContentAt.push(performance.now());
         if (reply.stall && index === 0) {

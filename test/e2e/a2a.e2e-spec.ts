@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { a2aList, a2aSend, a2aText } from '../support/a2a-clients.js';
 import { count, probe, type DatabaseTarget } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
+import { gate } from '../support/gate.js';
 
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const text = a2aText;
@@ -63,20 +64,19 @@ describe('A2A 1.0 with the official @a2a-js/sdk client', () => {
   it('SendStreamingMessage: the submitted Task, WORKING updates with the trace steps, the artifacts, then COMPLETED', async () => {
     // The answer comes once the stream has sent a WORKING update: a timed delay could end the Task before the
     // stream first read it, and it would then send only the end.
-    let answer!: () => void;
-    const working = new Promise<void>((resolve) => (answer = resolve));
+    const working = gate();
     ollama.enqueue(
       { toolCalls: [{ name: 'write_file', arguments: { path: 'a2a/out.txt', content: 'hi' } }], promptEvalCount: 3, evalCount: 2 },
-      { content: 'wrote it', heldUntil: working },
+      { content: 'wrote it', heldUntil: working.opened },
     );
     const events = [];
     try {
       for await (const event of client.sendMessageStream(send([text('write a file')]))) {
         events.push(event.payload!);
-        if (event.payload?.$case === 'statusUpdate' && (event.payload.value as { status?: { state: TaskState } }).status?.state === TaskState.TASK_STATE_WORKING) answer();
+        if (event.payload?.$case === 'statusUpdate' && (event.payload.value as { status?: { state: TaskState } }).status?.state === TaskState.TASK_STATE_WORKING) working.open();
       }
     } finally {
-      answer();
+      working.open();
     }
     // The first event is the Task as stored when it is sent: submitted, or already being worked on.
     expect(events[0]).toMatchObject({ $case: 'task', value: { id: expect.any(String) } });

@@ -6,6 +6,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'admin-token-for-the-browser-test';
@@ -86,12 +87,11 @@ describe('the admin console in headless Chromium', () => {
 
     // A running Task that moves through three subtasks, and one queued behind it. The second subtask answers only
     // once the page has shown the first done: the page refreshes every 3 s, and a timed delay let it miss "1/3".
-    let firstSeen!: () => void;
-    const seenOne = new Promise<void>((resolve) => (firstSeen = resolve));
+    const seenOne = gate();
     ollama.enqueue(
       call('plan', { subtasks: ['one', 'two', 'three'].map((id) => ({ id, title: `Step ${id}`, instructions: `Do ${id}.`, depends_on: [] })) }),
       { content: 'one done' },
-      { content: 'two done', heldUntil: seenOne },
+      { content: 'two done', heldUntil: seenOne.opened },
       { hang: true },
     );
     running = await submit('A long job in three steps');
@@ -126,7 +126,7 @@ describe('the admin console in headless Chromium', () => {
     // It shows the first subtask done, then the second, each as the page refreshes itself.
     const progressReaches = (wanted: string) => page.waitForFunction((done) => /(\d\/3)/.exec(document.querySelector('#task-progress')?.textContent ?? '')?.[1] === done, wanted);
     await progressReaches('1/3');
-    firstSeen();
+    seenOne.open();
     await progressReaches('2/3');
     expect(await page.textContent('#task-progress')).toContain('Step three');
     await shot(page, '03-running-task');

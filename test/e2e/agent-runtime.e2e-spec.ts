@@ -8,6 +8,7 @@ import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTer
 import { useStack } from '../support/e2e-stack.js';
 import { pollUntil } from '../support/poll.js';
 import type { ServiceProcess, writeConfig } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 const CANARIES = { OLLAMA_API_KEY: 'canary-C1', DATABASE_URL: 'canary-C2', AWS_SECRET_ACCESS_KEY: 'canary-C3', GITHUB_TOKEN: 'canary-C4' };
 
@@ -103,8 +104,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
   it('runs a 3-subtask plan in dependency order, reporting progress and the critical path tokens', async () => {
     // Each subtask's answer waits until agent_status has shown that subtask running: a timed delay raced the polls.
     const wanted = ['0/3 コードを調査', '1/3 ドキュメントを確認', '2/3 修正を適用'];
-    const opens: (() => void)[] = [];
-    const shown = wanted.map(() => new Promise<void>((resolve) => opens.push(resolve)));
+    const shown = wanted.map(() => gate());
     ollama.enqueue(
       {
         ...call('plan', {
@@ -117,9 +117,9 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
         promptEvalCount: 20,
         evalCount: 30,
       },
-      { content: 'inspected', promptEvalCount: 100, evalCount: 50, heldUntil: shown[0] },
-      { content: 'docs read', promptEvalCount: 150, evalCount: 20, heldUntil: shown[1] },
-      { content: 'fixed', promptEvalCount: 200, evalCount: 100, heldUntil: shown[2] },
+      { content: 'inspected', promptEvalCount: 100, evalCount: 50, heldUntil: shown[0].opened },
+      { content: 'docs read', promptEvalCount: 150, evalCount: 20, heldUntil: shown[1].opened },
+      { content: 'fixed', promptEvalCount: 200, evalCount: 100, heldUntil: shown[2].opened },
       { content: '調査と修正が完了しました。', promptEvalCount: 300, evalCount: 40 },
     );
     const taskId = await submit('コードを調べて修正してください。');
@@ -128,7 +128,7 @@ describe('agent runtime: planning, subtasks and workspace tools against a script
       async () => {
         const fields = fieldsOf(await status(taskId));
         if (fields.status === 'running') seen.add(`${fields.completed_tasks} ${fields.current_task}`);
-        for (const [index, state] of wanted.entries()) if (seen.has(state)) opens[index]();
+        for (const [index, state] of wanted.entries()) if (seen.has(state)) shown[index].open();
         return ['completed', 'failed'].includes(fields.status) || undefined;
       },
       `task ${taskId} ending`,

@@ -5,6 +5,7 @@ import { count, probe, type DatabaseTarget } from '../support/database-probe.js'
 import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
 import { useStack } from '../support/e2e-stack.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const MODEL = 'ollama-agent';
@@ -144,9 +145,8 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
 
   it('keeps running a Task whose client disconnected, and cancels a session’s running Task on request', async () => {
     // The model answers only once the client has gone: a timed delay could end the Task first.
-    let answer!: () => void;
-    const gone = new Promise<void>((resolve) => (answer = resolve));
-    ollama.enqueue({ content: 'finished anyway', heldUntil: gone });
+    const gone = gate();
+    ollama.enqueue({ content: 'finished anyway', heldUntil: gone.opened });
     const abort = new AbortController();
     let agent: { task_id: string; session_id: string } | undefined;
     try {
@@ -160,7 +160,7 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
         // The abort ends the iteration.
       }
     } finally {
-      answer();
+      gone.open();
     }
     expect(await waitTerminal(agent!.task_id)).toMatchObject({ status: 'completed', result: 'finished anyway' });
 

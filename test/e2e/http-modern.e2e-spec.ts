@@ -8,6 +8,7 @@ import type { DatabaseTarget } from '../support/database-probe.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { useStack } from '../support/e2e-stack.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 const ADMIN_TOKEN = 'metrics-scraper-token-0123456789';
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -73,9 +74,8 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
 
   it('shows running progress while the chat is in flight', async () => {
     // The chat answers once agent_status has been read (a timed delay raced it).
-    let answer!: () => void;
-    const read = new Promise<void>((resolve) => (answer = resolve));
-    ollama.enqueue({ content: 'slow', heldUntil: read, promptEvalCount: 1, evalCount: 1 });
+    const read = gate();
+    ollama.enqueue({ content: 'slow', heldUntil: read.opened, promptEvalCount: 1, evalCount: 1 });
     const chatsBefore = ollama.workChats.length;
     const { task_id: taskId } = fieldsOf(textOf(await run({ request: 'slow one' })));
     try {
@@ -83,7 +83,7 @@ describe('MCP 2026-07-28 over HTTP with the v2 SDK client (no Tasks extension)',
       const running = fieldsOf(await status(taskId));
       expect(running).toMatchObject({ status: 'running', completed_tasks: '0/1', current_task: 'ollama chat', message: 'タスクを実行しています。' });
     } finally {
-      answer();
+      read.open();
     }
     await waitForTerminal((id) => status(id), taskId);
   });

@@ -9,6 +9,7 @@ import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, httpRawDispatch, mcpPostHeaders, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ADMIN, ADMIN_GROUP, as, PROXY_AUTH } from '../support/proxy-identity.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 /** A raw HTTP request, for what fetch cannot send (repeated header lines). */
 function rawRequest(port: number, path: string, headers: Record<string, string | string[]>, body?: string) {
@@ -185,9 +186,8 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
 
   it("lets an admin cancel any user's queued Task and see the session", async () => {
     // The first Task holds the worker until the second is cancelled (a timed delay could end first and let it run).
-    let release!: () => void;
-    const cancelled = new Promise<void>((resolve) => (release = resolve));
-    ollama.enqueue({ content: 'slow', heldUntil: cancelled });
+    const cancelled = gate();
+    ollama.enqueue({ content: 'slow', heldUntil: cancelled.opened });
     await alice.callTool({ name: 'agent_run', arguments: { request: 'occupy' } });
     const queued = fieldsOf(textOf(await alice.callTool({ name: 'agent_run', arguments: { request: 'to be cancelled' } })));
     try {
@@ -195,7 +195,7 @@ describe('behind an SSO proxy (auth.mode proxy_headers): identity, per-user isol
       expect(cancel.status).toBe(200);
       expect(await cancel.json()).toMatchObject({ status: 'cancelled' });
     } finally {
-      release();
+      cancelled.open();
     }
     const session = (await (await admin(`/admin/sessions/${queued.session_id}`)).json()) as { owner: string; tasks: { status: string }[] };
     expect(session).toMatchObject({ owner: 'alice@example.com', tasks: [{ status: 'cancelled' }] });

@@ -3,6 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { probe } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
+import { gate } from '../support/gate.js';
 
 describe('process lifecycle: kill -9', () => {
   const stack = useStack();
@@ -53,9 +54,8 @@ describe('process lifecycle: SIGTERM with a grace of 3 s', () => {
     const before = ollama.workChats.length;
     // The running Task answers once the test has seen the shutting-down service refuse work and report the queued
     // Task: a timed delay could end first, and the process with it, before those requests were made.
-    let finish!: () => void;
-    const checked = new Promise<void>((resolve) => (finish = resolve));
-    ollama.enqueue({ content: 'finished in time', heldUntil: checked });
+    const checked = gate();
+    ollama.enqueue({ content: 'finished in time', heldUntil: checked.opened });
     const running = fieldsOf(textOf(await submit('almost done'))).task_id;
     const queued = fieldsOf(textOf(await submit('still queued'))).task_id;
     await ollama.waitForChats(before + 1);
@@ -70,7 +70,7 @@ describe('process lifecycle: SIGTERM with a grace of 3 s', () => {
       const status = fieldsOf(textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: queued } })));
       expect(status.status).toBe('queued');
     } finally {
-      finish();
+      checked.open();
     }
     expect(await exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(3000 + 5000);

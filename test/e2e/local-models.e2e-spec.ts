@@ -6,6 +6,7 @@ import { E2eStack, useStack, type StackOptions } from '../support/e2e-stack.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { pollUntil } from '../support/poll.js';
 import type { ScriptedReply } from '../support/scripted-ollama.js';
+import { gate } from '../support/gate.js';
 
 interface Step {
   kind: string;
@@ -264,12 +265,11 @@ describe('local models as they really behave (scripted with the bytes real model
     it('current_task and statusMessage name the action in progress, round by round', async () => {
       // Each answer waits until agent_status has shown its round in progress: a timed delay raced the polls.
       const rounds = ['ollama chat', 'ollama chat (round 2)', 'ollama chat (round 3)'];
-      const opens: (() => void)[] = [];
-      const shown = rounds.map(() => new Promise<void>((resolve) => opens.push(resolve)));
+      const shown = rounds.map(() => gate());
       env.ollama.enqueue(
-        { ...call('run_command', { command: 'sleep 1' }), heldUntil: shown[0] },
-        { ...call('edit_file', { path: 'math.js', old_text: 'a + b', new_text: 'b + a' }), heldUntil: shown[1] },
-        { content: 'done', heldUntil: shown[2] },
+        { ...call('run_command', { command: 'sleep 1' }), heldUntil: shown[0].opened },
+        { ...call('edit_file', { path: 'math.js', old_text: 'a + b', new_text: 'b + a' }), heldUntil: shown[1].opened },
+        { content: 'done', heldUntil: shown[2].opened },
       );
       const taskId = await env.submit('Wait, then edit.');
       const seen: string[] = [];
@@ -278,7 +278,7 @@ describe('local models as they really behave (scripted with the bytes real model
         async () => {
           const fields = fieldsOf(await env.status(taskId));
           if (fields.status === 'running' && seen.at(-1) !== fields.current_task) seen.push(fields.current_task);
-          for (const [index, round] of rounds.entries()) if (seen.includes(round)) opens[index]();
+          for (const [index, round] of rounds.entries()) if (seen.includes(round)) shown[index].open();
           const got = await env.raw({ method: 'tasks/get', params: { taskId, _meta: modernMeta(true) } });
           if (got.kind === 'result') messages.add(got.result.statusMessage);
           return ['completed', 'failed'].includes(fields.status) || undefined;

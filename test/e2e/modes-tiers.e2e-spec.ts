@@ -8,6 +8,7 @@ import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Chat API, A2A and MCP', () => {
   const stack = useStack({
@@ -79,19 +80,18 @@ describe('modes (direct: one call, no tools) and tiers (ollama.models) on the Ch
   it('runs a tier on its own model, by model id or agent_level, with the tier in current_task', async () => {
     // The model answers once the stream has shown the running step: a timed delay could end the Task before the
     // stream first read it, and an ended Task has no current step to show.
-    let answer!: () => void;
-    const shown = new Promise<void>((resolve) => (answer = resolve));
-    ollama.enqueue({ content: 'big answer', heldUntil: shown });
+    const shown = gate();
+    ollama.enqueue({ content: 'big answer', heldUntil: shown.opened });
     const subtasks: string[] = [];
     try {
       const stream = await openai.chat.completions.create({ model: 'ollama-agent-high_performance', messages: [{ role: 'user', content: 'Think hard.' }], stream: true });
       for await (const chunk of stream) {
         const steps = (chunk.choices[0]?.delta as { agent_steps?: { type: string; name: string }[] } | undefined)?.agent_steps ?? [];
         subtasks.push(...steps.filter((step) => step.type === 'subtask').map((step) => step.name));
-        if (subtasks.includes('ollama chat [high_performance]')) answer();
+        if (subtasks.includes('ollama chat [high_performance]')) shown.open();
       }
     } finally {
-      answer();
+      shown.open();
     }
     expect(lastChat().model).toBe('big-model');
     expect(lastChat().tools?.map((tool) => tool.function.name)).toContain('plan');

@@ -12,6 +12,7 @@ import { useStack } from '../support/e2e-stack.js';
 import { pollUntil } from '../support/poll.js';
 import { fieldsOf, textOf } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 interface Received {
   path: string;
@@ -61,16 +62,6 @@ class Receiver {
 }
 
 const SECRET = 'webhook-secret-of-the-tests';
-
-/**
- * A gate for a scripted answer: the Task ends only once the test opens it, here once its push config is stored
- * (a push goes out when the Task ends, to the configs it has then; a timed delay could end it first).
- */
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
-}
 
 /** The audit outcomes of `action` for the Task, once the last is `ok` (an attempt is audited after its answer came back). */
 async function auditedUntilOk(db: DatabaseTarget, action: string, taskId: string): Promise<string[]> {

@@ -6,6 +6,7 @@ import { Listen, SUBSCRIPTION_ID } from '../support/listen-client.js';
 import { as } from '../support/proxy-identity.js';
 import { useProxiedStack } from '../support/proxy-service.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 const ALICE = as('alice@example.com');
 const BOB = as('bob@example.com');
@@ -28,16 +29,15 @@ describe('MCP subscriptions/listen: pushed Task status and resource notification
   it('pushes notifications/tasks for each transition of the caller’s own Task, none for another user’s', async () => {
     // Alice's Task answers once the stream has pushed its current state: a timed delay could end it before the
     // stream opened, and the stream would then show only its end.
-    let answer!: () => void;
-    const followed = new Promise<void>((resolve) => (answer = resolve));
-    ollama.enqueue({ content: 'alice done', heldUntil: followed }, { content: 'bob done', delayMs: 200 });
+    const followed = gate();
+    ollama.enqueue({ content: 'alice done', heldUntil: followed.opened }, { content: 'bob done', delayMs: 200 });
     const mine = await run(alice, 'alice work');
     const theirs = await run(bob, 'bob work');
     const listen = await listenOn(service.url, ALICE, { taskIds: [mine.task_id, theirs.task_id] });
     try {
       await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks'));
     } finally {
-      answer();
+      followed.open();
     }
     await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks' && message.params?.status === 'completed'), 15_000);
     const [ack] = listen.messages;

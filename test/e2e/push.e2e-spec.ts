@@ -13,6 +13,7 @@ import type { ScriptedReply } from '../support/scripted-ollama.js';
 import { Listen } from '../support/listen-client.js';
 import { fieldsOf, textOf } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 const MODEL = 'ollama-agent';
 type Chunk = { choices: { delta: { content?: string; agent_answer_offset?: number }; finish_reason: string | null }[]; status?: string };
@@ -124,9 +125,8 @@ describe('push, not poll: the answer streams as the model writes it (issue 23)',
   it('agent_status: result grows while running, with a message that it is being written', async () => {
     // The rest of the answer waits until a status showed the part written so far: 250 ms between chunks left a
     // window of half a second for a poll to see it, which a loaded machine could miss.
-    let partialSeen!: () => void;
-    const seenPartial = new Promise<void>((resolve) => (partialSeen = resolve));
-    ollama.enqueue({ chunks: ['Partial', ' answer', ' still', ' coming'], chunkDelayMs: 250, holdBeforeChunk: { index: 2, until: seenPartial } });
+    const seenPartial = gate();
+    ollama.enqueue({ chunks: ['Partial', ' answer', ' still', ' coming'], chunkDelayMs: 250, holdBeforeChunk: { index: 2, until: seenPartial.opened } });
     const taskId = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'slow writer' } }))).task_id;
     const status = async () => fieldsOf(await statusText(mcp, taskId));
     const statusWhen = (done: (fields: Record<string, string>) => boolean, what: string) =>
@@ -138,7 +138,7 @@ describe('push, not poll: the answer streams as the model writes it (issue 23)',
         what,
         { everyMs: 50 },
       );
-    let seen = await statusWhen((fields) => (fields.result ?? '').startsWith('Partial answer'), 'a partial result').finally(partialSeen);
+    let seen = await statusWhen((fields) => (fields.result ?? '').startsWith('Partial answer'), 'a partial result').finally(seenPartial.open);
     expect(seen).toMatchObject({ status: 'running', message: 'タスクを実行しています。回答を書いています。' });
     expect(seen.result).toMatch(/^Partial answer/);
     seen = await statusWhen((fields) => fields.status === 'completed', 'the Task ending');
@@ -188,15 +188,14 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
    * until A has queued it (and so tried to claim it, in vain), then B claims it.
    */
   async function streamThroughAWhileBRuns(answer: ScriptedReply[], duringStream: () => Promise<void> = async () => undefined) {
-    let queuedThroughA!: () => void;
-    const queued = new Promise<void>((resolve) => (queuedThroughA = resolve));
-    ollama.enqueue({ content: 'first', heldUntil: queued }, ...answer);
+    const queued = gate();
+    ollama.enqueue({ content: 'first', heldUntil: queued.opened }, ...answer);
     const before = ollama.workChats.length;
     await bClient.callTool({ name: 'agent_run', arguments: { request: 'keep B busy' } });
     await ollama.waitForChats(before + 1);
-    const streamed = streamChatTimed(`http://127.0.0.1:${a.port}`, 'streamed across replicas', queuedThroughA);
+    const streamed = streamChatTimed(`http://127.0.0.1:${a.port}`, 'streamed across replicas', queued.open);
     // A stream that fails before its response would leave B busy for good.
-    streamed.catch(queuedThroughA);
+    streamed.catch(queued.open);
     await ollama.waitForChats(before + 2);
     const [row] = await probe<{ lease_owner: string; request: string }>(database, "SELECT lease_owner, request FROM tasks WHERE status = 'running'");
     expect(row.request).toBe('streamed across replicas');
@@ -219,9 +218,8 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
   it('an MCP client listening on replica A gets notifications/tasks for a Task replica B runs', async () => {
     // B's model answers once A's stream has pushed the Task's state: the end must come pushed from B (a timed delay
     // could end the Task before the stream opened, and A would only read the end).
-    let answer!: () => void;
-    const followed = new Promise<void>((resolve) => (answer = resolve));
-    ollama.enqueue({ content: 'run by B', heldUntil: followed });
+    const followed = gate();
+    ollama.enqueue({ content: 'run by B', heldUntil: followed.opened });
     const before = ollama.workChats.length;
     const { task_id: taskId } = fieldsOf(textOf(await bClient.callTool({ name: 'agent_run', arguments: { request: 'notify A' } })));
     const listen = new Listen();
@@ -229,7 +227,7 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
       await listen.open(a.url, {}, { taskIds: [taskId] });
       await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks'));
     } finally {
-      answer();
+      followed.open();
     }
     await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks' && message.params?.status === 'completed'));
     expect(ollama.workChats.length).toBe(before + 1);
@@ -242,9 +240,8 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
   it('A2A SubscribeToTask on replica A follows a Task replica B runs, to its end, the answer in appended chunks', async () => {
     // The answer streams once the subscription on A has its first event: a timed delay could let the Task end
     // before A subscribed.
-    let stream!: () => void;
-    const subscribed = new Promise<void>((resolve) => (stream = resolve));
-    ollama.enqueue({ content: 'first', delayMs: 300 }, { chunks: WORDS, chunkDelayMs: 60, heldUntil: subscribed });
+    const subscribed = gate();
+    ollama.enqueue({ content: 'first', delayMs: 300 }, { chunks: WORDS, chunkDelayMs: 60, heldUntil: subscribed.opened });
     const before = ollama.workChats.length;
     await bClient.callTool({ name: 'agent_run', arguments: { request: 'keep B busy again' } });
     await ollama.waitForChats(before + 1);
@@ -255,7 +252,7 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
     try {
       const a2aOnA = await new ClientFactory().createFromUrl(`http://127.0.0.1:${a.port}`);
       for await (const event of a2aOnA.resubscribeTask({ tenant: '', id: taskId })) {
-        stream();
+        subscribed.open();
         cases.push(event.payload!.$case);
         if (event.payload?.$case === 'artifactUpdate' && event.payload.value.artifact?.name === 'answer') {
           const part = event.payload.value.artifact.parts[0].content;
@@ -264,7 +261,7 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
         if (event.payload?.$case === 'statusUpdate') finalState = event.payload.value.status?.state;
       }
     } finally {
-      stream();
+      subscribed.open();
     }
     expect(cases[0]).toBe('task');
     expect(texts.join('')).toBe(WORDS.join(''));
@@ -276,12 +273,11 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
     const words = Array.from({ length: 16 }, (_, n) => `${n === 0 ? '' : ' '}word${n}`);
     // The answer comes in two calls (the first cut at done_reason "length"), the second held until A's LISTEN is cut:
     // so it is cut mid-answer for sure (a timed stream could end before the cut).
-    let goOn!: () => void;
-    const cut = new Promise<void>((resolve) => (goOn = resolve));
+    const cut = gate();
     const chats = ollama.workChats.length;
     const answer: ScriptedReply[] = [
       { chunks: words.slice(0, 8), chunkDelayMs: 60, doneReason: 'length' },
-      { chunks: words.slice(8), chunkDelayMs: 60, heldUntil: cut },
+      { chunks: words.slice(8), chunkDelayMs: 60, heldUntil: cut.opened },
     ];
     const { chunks } = await streamThroughAWhileBRuns(answer, async () => {
       try {
@@ -293,7 +289,7 @@ describeOnPostgres('push across replicas: LISTEN/NOTIFY on PostgreSQL (issue 23)
         await client.end();
         expect(rowCount).toBe(1);
       } finally {
-        goOn();
+        cut.open();
       }
     });
     const { deltas, shown } = contentOf(chunks);

@@ -6,6 +6,7 @@ import { E2E_DATABASE } from '../support/databases.js';
 import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { as, PROXY_AUTH } from '../support/proxy-identity.js';
+import { gate } from '../support/gate.js';
 
 // Replicas share a PostgreSQL database; this suite runs in the PostgreSQL pass of `npm test`.
 const describeOnPostgres = E2E_DATABASE === 'postgres' ? describe : describe.skip;
@@ -29,9 +30,8 @@ describeOnPostgres('fair scheduling on three replicas of one PostgreSQL database
     const sampler = startActiveTaskSampler(stack.database);
     // mallory's first Task holds the worker until the rest of the flood and bob's two Tasks have arrived (a timed
     // delay could end it first, and mallory's next Task would start before bob's were there).
-    let release!: () => void;
-    const allQueued = new Promise<void>((resolve) => (release = resolve));
-    ollama.enqueue({ content: 'first', heldUntil: allQueued });
+    const allQueued = gate();
+    ollama.enqueue({ content: 'first', heldUntil: allQueued.opened });
     ollama.setFallback({ content: 'done', delayMs: 40, promptEvalCount: 1, evalCount: 1 });
     const submit = async (clients: Client[], n: number, request: string) => fieldsOf(textOf(await clients[n % 3].callTool({ name: 'agent_run', arguments: { request } }))).task_id;
     const ids: [Client[], string][] = [];
@@ -39,7 +39,7 @@ describeOnPostgres('fair scheduling on three replicas of one PostgreSQL database
       for (let n = 0; n < 6; n++) ids.push([mallory, await submit(mallory, n, `mallory ${n}`)]);
       for (let n = 0; n < 2; n++) ids.push([bob, await submit(bob, n + 1, `bob ${n}`)]);
     } finally {
-      release();
+      allQueued.open();
     }
     for (const [index, [clients, id]] of ids.entries()) {
       const final = await waitForTerminal(async (taskId) => textOf(await clients[(index + 2) % 3].callTool({ name: 'agent_status', arguments: { task_id: taskId } })), id, 30_000);

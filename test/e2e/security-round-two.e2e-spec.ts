@@ -11,6 +11,7 @@ import { ADMIN, as } from '../support/proxy-identity.js';
 import { useProxiedStack } from '../support/proxy-service.js';
 import type { ServiceProcess } from '../support/service-process.js';
 import { startSwapper } from '../support/swap-race.js';
+import { gate } from '../support/gate.js';
 
 const QUOTA = 64 * 1024;
 const MAX_FILES = 40;
@@ -136,9 +137,8 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
   it("finding 6: refuses one user's Tasks past queue.max_queued_per_user on every surface (audited), and another user's Task runs next", async () => {
     // It holds the worker until the queue behind it has been filled, refused and cancelled (a timed delay could end
     // it first, and one of alice's queued Tasks would start).
-    let release!: () => void;
-    const checked = new Promise<void>((resolve) => (release = resolve));
-    ollama.enqueue({ content: 'occupying', heldUntil: checked });
+    const checked = gate();
+    ollama.enqueue({ content: 'occupying', heldUntil: checked.opened });
     let busy: Record<string, string>;
     let bobs: Record<string, string>;
     try {
@@ -184,7 +184,7 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
       for (const id of queued) expect((await fetch(`${base}/admin/tasks/${id}/cancel`, { headers: ADMIN, method: 'POST' })).status).toBe(200);
       ollama.enqueue({ content: 'bob served' });
     } finally {
-      release();
+      checked.open();
     }
     const statusOf = async (client: Client, taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
     expect(await waitForTerminal((id) => statusOf(bob, id), bobs.task_id)).toMatchObject({ status: 'completed', result: 'bob served' });

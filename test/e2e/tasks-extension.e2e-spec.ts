@@ -6,6 +6,7 @@ import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, httpRawDispatch, legacyClient, modernMeta, tasksSession, textOf, type RawDispatch } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { gate } from '../support/gate.js';
 
 describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => {
   const stack = useStack();
@@ -86,9 +87,8 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
 
   it('cancels a queued Task at once; cancel on a terminal Task is an idempotent ack', async () => {
     // The first Task holds the worker until the second is cancelled (a timed delay could end first and let it run).
-    let release!: () => void;
-    const cancelled = new Promise<void>((resolve) => (release = resolve));
-    ollama.enqueue({ content: 'slow', heldUntil: cancelled });
+    const cancelled = gate();
+    ollama.enqueue({ content: 'slow', heldUntil: cancelled.opened });
     const first = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'occupies the worker' } });
     const queued = await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'waits in the queue' } });
     const queuedId = (queued as { result: { taskId: string } }).result.taskId;
@@ -98,7 +98,7 @@ describe('Tasks extension over HTTP (ext-tasks client and raw requests)', () => 
       expect(await probe(db, 'SELECT status FROM tasks WHERE id = ?', queuedId)).toEqual([{ status: 'cancelled' }]);
       expect(await withTasks('tasks/cancel', { taskId: queuedId })).toMatchObject({ kind: 'result' });
     } finally {
-      release();
+      cancelled.open();
     }
     await waitForStatus((first as { result: { taskId: string } }).result.taskId, ['completed']);
     expect(ollama.workChats.some((chat) => chat.body.messages.at(-1)!.content === 'waits in the queue')).toBe(false);

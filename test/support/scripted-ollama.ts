@@ -246,7 +246,7 @@ export class ScriptedOllama {
         await new Promise<void>((resolve) => res.on('close', () => resolve()));
         return;
       }
-      if (reply.heldUntil) await Promise.race([reply.heldUntil, new Promise((resolve) => res.once('close', resolve))]);
+      if (reply.heldUntil) await settledOrClosed(reply.heldUntil, res);
       await pause(reply.delayMs ?? 0, res);
       if (closed) return;
       if (reply.status) return json(res, reply.status, { error: reply.error ?? 'scripted failure' });
@@ -290,7 +290,7 @@ export class ScriptedOllama {
       const half = Math.ceil(content.length / 2);
       const parts = reply.chunks ?? [content.slice(0, half), content.slice(half)];
       for (const [index, part] of parts.entries()) {
-        if (reply.holdBeforeChunk?.index === index) await Promise.race([reply.holdBeforeChunk.until, new Promise((resolve) => res.once('close', resolve))]);
+        if (reply.holdBeforeChunk?.index === index) await settledOrClosed(reply.holdBeforeChunk.until, res);
         if (closed) return;
         res.write(chunk({ content: part }));
         if (index === 0 && body.format === undefined) this.firstContentAt.push(performance.now());
@@ -335,6 +335,19 @@ function pause(ms: number, res: ServerResponse): Promise<void> {
     };
     const timer = setTimeout(done, ms);
     res.once('close', done);
+  });
+}
+
+/** Waits until `gate` settles (a test's hold on a reply), or until the client has gone: a held reply never outlives its request. */
+function settledOrClosed(gate: Promise<unknown>, res: ServerResponse): Promise<void> {
+  if (res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('close', done);
+      resolve();
+    };
+    res.once('close', done);
+    gate.then(done, done);
   });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addEdge, findCycle, importEdges, relativeSpecifiers, topLevelDirectory, type Graph, type ImportEdge } from '../support/import-graph.js';
 
@@ -56,6 +56,24 @@ describe('module dependencies of src/', () => {
     const graph = graphOf(edges.map((edge) => [edge.from, edge.to]));
     const cycle = findCycle(graph);
     expect(cycle && describeCycle(cycle, (from, to) => ({ from, to }))).toBeNull();
+  });
+});
+
+describe("stdout, the stdio server's protocol channel (a stray line there breaks every MCP client)", () => {
+  const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
+  const writesStdout = (file: string) => /process\.stdout|console\.(log|info|debug|dir|table)\(/.test(readFileSync(join(SRC, file), 'utf8'));
+
+  it('is written by the stdio transport (its default stream) and by the doctor command only; logs go to stderr', () => {
+    expect(
+      files
+        .filter(writesStdout)
+        .map((file) => file.split('\\').join('/'))
+        .sort(),
+    ).toEqual(['doctor.ts', 'mcp/stdio-line-transport.ts']);
+  });
+
+  it('never has the doctor in the stdio server: doctor.ts is its own entry point (dist/doctor.js), imported by nothing', () => {
+    expect(importEdges(SRC).filter((edge) => edge.to === 'doctor.ts')).toEqual([]);
   });
 });
 

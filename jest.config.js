@@ -1,3 +1,5 @@
+import { swcOptions } from './scripts/swc-options.js';
+
 /** Jest 30 in native ESM mode; requires NODE_OPTIONS=--experimental-vm-modules (set in .npmrc). */
 export default {
   testEnvironment: 'node',
@@ -10,19 +12,6 @@ export default {
   // Drops the per-test PostgreSQL databases (oam_*) of this and earlier runs; makes the build readable to nobody.
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',
-  transform: {
-    '^.+\\.ts$': [
-      '@swc/jest',
-      {
-        jsc: {
-          parser: { syntax: 'typescript', decorators: true },
-          transform: { legacyDecorator: true, decoratorMetadata: true },
-          target: 'es2022',
-          keepClassNames: true,
-        },
-        module: { type: 'es6' },
-        sourceMaps: 'inline',
-      },
-    ],
-  },
+  // The same SWC settings as the build's (scripts/swc-options.js), with the maps inline for Jest's stack traces.
+  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcOptions, sourceMaps: 'inline' }] },
 };

@@ -1,12 +1,12 @@
-// The second step of `npm run build`: bundles the compiled modules (build/, from `tsc -b`) into the three entry
+// The second step of `npm run build`: bundles the compiled modules (build/, from scripts/compile.mjs) into the three entry
 // points that people and tests run: dist/main.js, dist/stdio.js and dist/doctor.js, one file each.
 //
 // Why (docs/adr/0016-bundled-entry-points.md): a start of the unbundled service loaded about 2 800 modules, and most
 // of its 1.9 CPU seconds went to Node's module loader; the stdio server is started by an MCP client for each of its
 // sessions, and the test suite starts the service about 250 times. One bundle is resolved and read once.
 //
-// It bundles tsc's output, not the TypeScript sources: esbuild does not emit decorator metadata, which Nest's
-// dependency injection reads (design:paramtypes), and tsc's JavaScript already carries it.
+// It bundles SWC's output, not the TypeScript sources: esbuild does not emit decorator metadata, which Nest's
+// dependency injection reads (design:paramtypes), and SWC's JavaScript already carries it.
 import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,7 +36,7 @@ await build({
   keepNames: true,
   // CommonJS packages inside an ES module bundle still call require() for Node's built-ins.
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
-  // Linked maps back to the TypeScript sources (through tsc's own maps): `node --enable-source-maps dist/main.js`.
+  // Linked maps back to the TypeScript sources (through the maps of build/): `node --enable-source-maps dist/main.js`.
   sourcemap: 'linked',
   legalComments: 'linked',
   logLevel: 'warning',

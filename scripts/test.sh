@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test` (after scripts/ensure-test-env.sh, its pre-step): the build that every e2e file spawns (`npm run
-# build`: build/ by tsc, then the bundled entry points in dist/, ADR 0016), the static checks (scripts/check.sh) and
+# build`: build/ by SWC, then the bundled entry points in dist/, ADR 0016), the static checks (scripts/check.sh) and
 # every Jest suite (jest.all.config.js; arguments go to Jest).
 #
 # The checks do not gate the suites, so they run beside them instead of before, at the lowest CPU priority: on a

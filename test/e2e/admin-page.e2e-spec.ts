@@ -1,14 +1,14 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
 import { gate } from '../support/gate.js';
+import { openBrowser } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'admin-token-for-the-browser-test';
 /** Screenshots for a person to look at (gitignored). */
 const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
@@ -31,7 +31,6 @@ describe('the admin console in headless Chromium', () => {
   const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is required (apt-get install chromium)`);
     mkdirSync(SCREENSHOTS, { recursive: true });
     ({ service } = stack);
     client = stack.closeOnStop(await modernClient(service.url));
@@ -53,12 +52,7 @@ describe('the admin console in headless Chromium', () => {
     await waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), planned);
     await client.callTool({ name: 'agent_run', arguments: { request: '   ' } });
     for (let n = 0; n < 30; n++) await client.callTool({ name: 'agent_status', arguments: { task_id: planned } });
-    browser = stack.closeOnStop(
-      await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      }),
-    );
+    browser = stack.closeOnStop(await openBrowser());
   });
 
   it('signs in with Enter, lists and filters Tasks, follows the running one and cancels with confirmation', async () => {

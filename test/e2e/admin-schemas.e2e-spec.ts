@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { useStack } from '../support/e2e-stack.js';
 import { httpRawDispatch, modernMeta, type RawResponse } from '../support/mcp-clients.js';
 import { EVERYTHING, stdio } from '../support/mcp-servers-stack.js';
 import { ResponseSchemas, type OpenApiDocument } from '../support/openapi-responses.js';
 import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
+import { openBrowser } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
 const ALICE = as('alice@example.com');
 const NO_TASK = '00000000-0000-4000-8000-000000000000';
@@ -214,7 +214,7 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     let browser: Browser;
     beforeAll(async () => {
       mkdirSync(SCREENSHOTS, { recursive: true });
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+      browser = await openBrowser();
     });
     afterAll(() => browser?.close());
 

@@ -3,7 +3,6 @@ import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { E2E_DATABASE } from '../support/databases.js';
 import { useStack, type E2eStack } from '../support/e2e-stack.js';
@@ -21,9 +20,9 @@ import {
 } from '../support/mcp-clients.js';
 import { pollUntil } from '../support/poll.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { openBrowser } from '../support/browser.js';
 
 const ADMIN_TOKEN = 'approvals-admin-token-0123456789';
-const CHROMIUM = '/usr/bin/chromium';
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 10, evalCount: 5 });
 
 interface ApprovalRow {
@@ -252,7 +251,7 @@ describe('approvals, mode commands: end and resume through the conversation, ans
     const task = await (await fetch(`${base}/admin/tasks/${first.task_id}`, { headers: auth })).json();
     expect(task.pending_approvals).toMatchObject([{ command: 'echo admin > admin.txt', waiting_in_place: false }]);
     // The console shows it on the Task's page.
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+    const browser = await openBrowser();
     try {
       const page = await browser.newPage();
       page.setDefaultTimeout(10_000);

@@ -2,13 +2,13 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
+import { openBrowser } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
 const ALICE = as('alice@example.com');
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 30, evalCount: 10 });
@@ -59,7 +59,7 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     paused = await submit(alice, 'Run the tests please');
     ollama.enqueue({ content: 'bob answer', promptEvalCount: 5, evalCount: 5 });
     bobTask = (await submit(bob, 'Bob’s secret request')).task_id;
-    browser = stack.closeOnStop(await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] }));
+    browser = stack.closeOnStop(await openBrowser());
   });
 
   it('gives a user their own Tasks only, with the surface, and answers another user’s as missing', async () => {

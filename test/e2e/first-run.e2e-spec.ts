@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { useStack } from '../support/e2e-stack.js';
 import type { ServiceProcess } from '../support/service-process.js';
+import { openBrowser } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
 
 /** The first start in mode none, with no auth.admin_token: a kept token, a sign-in URL that works pasted, a 403 that says what to do. */
@@ -24,7 +24,7 @@ describe('first run: the admin console on the default auth mode', () => {
     const { database } = stack;
     tokenFile = join(database.type === 'sqlite' ? dirname(database.path) : join(stack.config.dir, 'data'), 'admin-token');
     mkdirSync(SCREENSHOTS, { recursive: true });
-    browser = stack.closeOnStop(await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] }));
+    browser = stack.closeOnStop(await openBrowser());
   });
 
   it('keeps a token with the data (mode 0600) and logs a sign-in URL with it', async () => {

@@ -2,12 +2,12 @@ import { describe, expect, it, beforeAll } from '@jest/globals';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { commandEnvironment } from '../../src/workspace/sandbox.js';
 import { probe } from '../support/database-probe.js';
 import { fieldsOf, httpRawDispatch, modernClient, modernMeta, textOf, waitForTerminal, type RawDispatch, type RawResponse } from '../support/mcp-clients.js';
 import { ADMIN_TOKEN, answer, calls, EVERYTHING, FILESYSTEM, MEMORY, stdio, toolNames, useMcpStack } from '../support/mcp-servers-stack.js';
 import { as, PROXY_AUTH } from '../support/proxy-identity.js';
+import { openBrowser } from '../support/browser.js';
 
 /**
  * What the person and the configuration decide about other MCP servers' tools: who sees them
@@ -175,7 +175,7 @@ describe('elicitation: a server asks the person a form, in place for a Tasks-ext
     expect((await rows(taskId))[0].state).toBe('pending');
 
     // Filled on the Task page: one input per field (defaults as the server gave them), sent to its server.
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    const browser = await openBrowser();
     try {
       const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
       page.setDefaultTimeout(10_000);

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { probe } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
 import { OidcIssuer } from '../support/oidc-issuer.js';
+import { openBrowser } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const CONSOLE = { id: 'agent-console', secret: 'console-secret-0123456789' };
 
 /** The admin console in auth.mode oauth, in a real browser: sign-in at the issuer (code + PKCE), the session cookie, sign-out. */
@@ -44,13 +43,7 @@ describe('auth.mode oauth: the console signs a person in at the issuer', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is required (apt-get install chromium)`);
-    browser = stack.closeOnStop(
-      await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      }),
-    );
+    browser = stack.closeOnStop(await openBrowser());
   });
 
   it('signs an admin in with the authorization-code flow, keeps the session in a Secure HttpOnly SameSite cookie, and signs out', async () => {

@@ -5,8 +5,9 @@ import OpenAI from 'openai';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { probe, type DatabaseTarget } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { as, PROXY_AUTH } from '../support/proxy-identity.js';
+import { openBrowser } from '../support/browser.js';
 
 const ask = (question: string, options: unknown) => ({ toolCalls: [{ name: 'ask_user', arguments: { question, options } }], promptEvalCount: 10, evalCount: 5 });
 const answerOf = (task: Task) => task.artifacts.find((artifact) => artifact.name === 'answer')?.parts[0]?.content;
@@ -110,7 +111,7 @@ describe('The console shows a pending question with its options as text; its own
   const audits = (action: string) => probe<{ outcome: string; actor: string }>(stack.database, 'SELECT outcome, actor FROM audit_events WHERE action = ? ORDER BY seq', action);
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    browser = await openBrowser();
   });
   afterAll(async () => browser?.close());
 

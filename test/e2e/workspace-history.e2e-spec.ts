@@ -3,7 +3,6 @@ import type { Client } from '@modelcontextprotocol/client';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClientFactory } from '@a2a-js/sdk/client';
-import { chromium } from 'playwright-core';
 import type { Task } from '@a2a-js/sdk';
 import { runTask, statusText, toolCall as call } from '../support/agent-tasks.js';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
@@ -12,6 +11,7 @@ import { pollUntil } from '../support/poll.js';
 import { fieldsOf, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ADMIN_GROUP, as } from '../support/proxy-identity.js';
 import { useProxiedStack } from '../support/proxy-service.js';
+import { openBrowser } from '../support/browser.js';
 
 const ALICE_ADMIN = as('alice@example.com', `dev, ${ADMIN_GROUP}`);
 const BOB_ADMIN = as('bob@example.com', `dev, ${ADMIN_GROUP}`);
@@ -237,7 +237,7 @@ describe("the console's Task page shows the Task's diff", () => {
   it('per file, foldable, inline or side by side', async () => {
     const root = stack.config.workspace;
     const client = await stack.mcpClient();
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    const browser = await openBrowser();
     try {
       const status = async (taskId: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: taskId } }));
       ollama.enqueue(call('write_file', { path: 'notes.txt', content: 'first\n' }), call('write_file', { path: 'other.txt', content: 'x\n' }), { content: 'ok' });

@@ -2,15 +2,17 @@
  * `npm run bench:start-up`: what a start of the service costs, the bundled entry points (dist/, what `npm start`,
  * `npm run start:stdio` and the e2e suites run) against the compiled modules they are bundled from (build/), in
  * alternating rounds of one run (this machine is shared and noisy: the ratio is the figure, not the milliseconds).
+ * The bundles are measured twice: without their V8 code cache (a first start, or one where none can be written) and
+ * with it (every later start; ADR 0018).
  *
  * - HTTP: `node main.js` on a fresh SQLite database until its `listening:` line; CPU is the process's user + system
  *   time at that moment (/proc/PID/stat), wall is from spawn to the line.
  * - stdio: `node stdio.js` until it answers an MCP `initialize`, as an MCP client that starts the server sees it.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { writeConfig } from '../test/support/service-process.js';
 import { median } from './measure.js';
 
@@ -51,29 +53,62 @@ function measureStart(entry: string, env: Record<string, string>, ready: RegExp,
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } })}\n`;
 
+type Variant = 'modules' | 'cold' | 'cached';
+const ENTRY: Record<Variant, string> = { modules: 'build', cold: 'dist', cached: 'dist' };
+const BUNDLES = join(ROOT, 'dist', 'bundle');
+
+/** The code caches beside the bundles (dist/bundle/*.cache), which a start writes a few seconds in. */
+const caches = () => readdirSync(BUNDLES).filter((name) => name.endsWith('.cache'));
+const dropCaches = () => caches().forEach((name) => rmSync(join(BUNDLES, name)));
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'oam-bench-start-'));
   // No Ollama answers there: the service starts anyway and says so, as on a machine where Ollama is not up yet.
   const { file } = await writeConfig('http://127.0.0.1:9', { database: { type: 'sqlite', path: join(dir, 'agent.sqlite') } }, dir);
   const kinds = {
-    http: (entry: string) => measureStart(`${entry}/main.js`, { AGENT_CONFIG: file }, /listening: MCP endpoint/),
-    stdio: (entry: string) => measureStart(`${entry}/stdio.js`, { AGENT_CONFIG: file }, /"serverInfo"/, INITIALIZE),
+    http: { entry: 'main.js', start: (entry: string) => measureStart(entry, { AGENT_CONFIG: file }, /listening: MCP endpoint/) },
+    stdio: { entry: 'stdio.js', start: (entry: string) => measureStart(entry, { AGENT_CONFIG: file }, /"serverInfo"/, INITIALIZE) },
   };
   const rows: string[] = [];
-  for (const [kind, start] of Object.entries(kinds)) {
-    const figures: Record<'build' | 'dist', Start[]> = { build: [], dist: [] };
-    await start('dist'); // a first start warms the page cache for both
-    for (let round = 0; round < ROUNDS; round++) for (const entry of ['build', 'dist'] as const) figures[entry].push(await start(entry));
-    const cpu = (entry: 'build' | 'dist') => median(figures[entry].map((f) => f.cpuMs));
-    const wall = (entry: 'build' | 'dist') => median(figures[entry].map((f) => f.wallMs));
+  for (const [kind, { entry, start }] of Object.entries(kinds)) {
+    const path = (variant: Variant) => `${ENTRY[variant]}/${entry}`;
+    await start(path('modules')); // a first start warms the page cache for all
+    const figures: Record<Variant, Start[]> = { modules: [], cold: [], cached: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      figures.modules.push(await start(path('modules')));
+      dropCaches();
+      figures.cold.push(await start(path('cold')));
+      await writeCacheOnce(path('cached'), { AGENT_CONFIG: file });
+      figures.cached.push(await start(path('cached')));
+    }
+    const cpu = (variant: Variant) => median(figures[variant].map((f) => f.cpuMs));
+    const wall = (variant: Variant) => median(figures[variant].map((f) => f.wallMs));
+    const ratio = (a: number, b: number) => (a / b).toFixed(2);
     rows.push(
-      `| ${kind} | ${cpu('build').toFixed(0)} | ${cpu('dist').toFixed(0)} | ${(cpu('dist') / cpu('build')).toFixed(2)} | ${wall('build').toFixed(0)} | ${wall('dist').toFixed(0)} | ${(wall('dist') / wall('build')).toFixed(2)} |`,
+      `| ${kind} | ${cpu('modules').toFixed(0)} | ${cpu('cold').toFixed(0)} | ${cpu('cached').toFixed(0)} | ${ratio(cpu('cold'), cpu('modules'))} | ${ratio(cpu('cached'), cpu('cold'))} | ` +
+        `${wall('modules').toFixed(0)} | ${wall('cold').toFixed(0)} | ${wall('cached').toFixed(0)} | ${ratio(wall('cold'), wall('modules'))} | ${ratio(wall('cached'), wall('cold'))} |`,
     );
   }
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`service start, median of ${ROUNDS} alternating rounds (ms; ratio = bundled / modules)\n`);
-  process.stdout.write('| start | CPU, modules (build/) | CPU, bundled (dist/) | ratio | wall, modules | wall, bundled | ratio |\n|---|---|---|---|---|---|---|\n');
+  process.stdout.write(`service start, median of ${ROUNDS} alternating rounds (ms)\n`);
+  process.stdout.write(
+    '| start | CPU, modules | CPU, bundle | CPU, bundle + cache | bundle / modules | cache / no cache | wall, modules | wall, bundle | wall, bundle + cache | bundle / modules | cache / no cache |\n' +
+      '|---|---|---|---|---|---|---|---|---|---|---|\n',
+  );
   process.stdout.write(`${rows.join('\n')}\n`);
+}
+
+/** A start left running until its bundle's code cache is written (src/entry/run-bundle.ts), unless it is there already. */
+async function writeCacheOnce(entry: string, env: Record<string, string>): Promise<void> {
+  const prefix = `${basename(entry, '.js')}.cjs.`;
+  const written = () => caches().some((file) => file.startsWith(prefix));
+  if (written()) return;
+  const child = spawn(process.execPath, [join(ROOT, entry)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env }, stdio: ['pipe', 'ignore', 'ignore'] });
+  const exited = new Promise((done) => child.once('exit', done));
+  for (let waited = 0; !written() && waited < 30_000; waited += 100) await new Promise((done) => setTimeout(done, 100));
+  child.kill('SIGTERM');
+  await exited;
+  if (!written()) throw new Error(`${entry} wrote no code cache within 30 s`);
 }
 
 await main();

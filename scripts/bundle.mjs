@@ -8,7 +8,8 @@
 // It bundles SWC's output, not the TypeScript sources: esbuild does not emit decorator metadata, which Nest's
 // dependency injection reads (design:paramtypes), and SWC's JavaScript already carries it.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
@@ -20,24 +21,53 @@ const outdir = join(root, 'dist');
 //   websockets, Fastify); they are not installed, and bundling would fail on them.
 const external = ['better-sqlite3', '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@fastify/static'];
 
+const ENTRIES = ['main', 'stdio', 'doctor'];
+
 rmSync(outdir, { recursive: true, force: true });
+// The bundles: CommonJS, because V8's code cache (vm.Script's cachedData) is there for scripts only, not for ES
+// modules on Node 20 (docs/adr/0018-code-cache-for-the-bundles.md).
 await build({
   absWorkingDir: root,
-  entryPoints: ['build/main.js', 'build/stdio.js', 'build/doctor.js'],
-  outdir,
+  entryPoints: Object.fromEntries(ENTRIES.map((name) => [name, `build/${name}.js`])),
+  outdir: join(outdir, 'bundle'),
+  outExtension: { '.js': '.cjs' },
   bundle: true,
   // No shared chunks: across chunks esbuild does not keep the order of side-effect imports, and reflect-metadata
   // must run before the first decorator does (it did not, with splitting).
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20.19',
   external,
   // Nest names providers, loggers and routes after their classes; esbuild renames classes that share a name.
   keepNames: true,
-  // CommonJS packages inside an ES module bundle still call require() for Node's built-ins.
-  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+  // The sources' import.meta.url (finding the installation, resolving better-sqlite3) is the bundle's own URL.
+  define: { 'import.meta.url': '__bundleUrl' },
+  banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   // Linked maps back to the TypeScript sources (through the maps of build/): `node --enable-source-maps dist/main.js`.
   sourcemap: 'linked',
   legalComments: 'linked',
   logLevel: 'warning',
 });
+// What runs them (src/entry/run-bundle.ts), an ES module of Node's built-ins only.
+await build({
+  absWorkingDir: root,
+  entryPoints: ['build/entry/run-bundle.js'],
+  outfile: join(outdir, 'run-bundle.js'),
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  logLevel: 'warning',
+});
+// The entry points people and tests run, by the paths they always had; each names its bundle and the bundle's
+// hash, which keys the code cache.
+for (const name of ENTRIES) {
+  const bundle = join(outdir, 'bundle', `${name}.cjs`);
+  const buildId = createHash('sha256').update(readFileSync(bundle)).digest('hex').slice(0, 16);
+  writeFileSync(
+    join(outdir, `${name}.js`),
+    `// Written by scripts/bundle.mjs: runs bundle/${name}.cjs with V8's code cache (src/entry/run-bundle.ts).\n` +
+      `import { fileURLToPath } from 'node:url';\nimport { runBundle } from './run-bundle.js';\n\n` +
+      `runBundle(fileURLToPath(new URL('./bundle/${name}.cjs', import.meta.url)), '${buildId}');\n`,
+  );
+}

@@ -1,5 +1,7 @@
-// The second step of `npm run build`: bundles the compiled modules (build/, from scripts/compile.mjs) into the three entry
-// points that people and tests run: dist/main.js, dist/stdio.js and dist/doctor.js, one file each.
+// The second step of `npm run build`: bundles the compiled modules (build/, from scripts/compile.mjs) into one file
+// for each of the three entry points (dist/bundle/main.cjs, stdio.cjs, doctor.cjs), and writes the entry points that
+// people and tests run, dist/main.js, dist/stdio.js and dist/doctor.js, which run their bundle with V8's code cache
+// (docs/adr/0018-code-cache-for-the-bundles.md).
 //
 // Why (docs/adr/0016-bundled-entry-points.md): a start of the unbundled service loaded about 2 800 modules, and most
 // of its 1.9 CPU seconds went to Node's module loader; the stdio server is started by an MCP client for each of its

@@ -31,10 +31,14 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
+/** `node <entry>` from the repository, with only PATH, NO_COLOR and `env` in its environment. */
+const startEntry = (entry: string, env: Record<string, string>) =>
+  spawn(process.execPath, [join(ROOT, entry)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+
 /** Starts `node <entry>`, writes `input` to its stdin, and measures it once its output matches `ready`. */
 function measureStart(entry: string, env: Record<string, string>, ready: RegExp, input = ''): Promise<Start> {
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [join(ROOT, entry)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = startEntry(entry, env);
   child.stdin.end(input);
   let output = '';
   let figures: Start | null = null;
@@ -103,7 +107,9 @@ async function writeCacheOnce(entry: string, env: Record<string, string>): Promi
   const prefix = `${basename(entry, '.js')}.cjs.`;
   const written = () => caches().some((file) => file.startsWith(prefix));
   if (written()) return;
-  const child = spawn(process.execPath, [join(ROOT, entry)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env }, stdio: ['pipe', 'ignore', 'ignore'] });
+  const child = startEntry(entry, env);
+  child.stdout.resume(); // its log is not read: drained, so that a full pipe never holds it up
+  child.stderr.resume();
   const exited = new Promise((done) => child.once('exit', done));
   for (let waited = 0; !written() && waited < 30_000; waited += 100) await new Promise((done) => setTimeout(done, 100));
   child.kill('SIGTERM');

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * The installation's own folder (the one with package.json and public/), found by walking up from this module:
  * the same answer from the TypeScript sources (src/common), the compiled modules (build/common) and the bundled
- * entry points (dist/main.js, where every module shares the bundle's own URL), whatever their depth.
+ * entry points (dist/bundle/main.cjs and its siblings, where every module shares the bundle's own URL), whatever their depth.
  */
 export const INSTALLATION = (() => {
   const start = dirname(fileURLToPath(import.meta.url));

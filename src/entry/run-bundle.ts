@@ -15,7 +15,7 @@ export interface BundleRun {
 }
 
 /** How long after the start the cache is written (or at the exit, if sooner): the start's own functions are compiled by then, not just the top level. */
-export const CACHE_AFTER_MS = 3000;
+const CACHE_AFTER_MS = 3000;
 
 /**
  * Runs one of the bundles (dist/bundle/*.cjs) as a CommonJS module, compiled with V8's code cache when there is one

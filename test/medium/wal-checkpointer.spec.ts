@@ -12,14 +12,20 @@ import { pollUntil } from '../support/poll.js';
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/** Sessions found in the database file alone, without its WAL: what has been checkpointed. */
-function sessionsInMainFile(path: string): number {
+/**
+ * Sessions found in the database file alone, without its WAL: what has been checkpointed. null when the copy caught
+ * a checkpoint half-way through writing the file (SQLite then finds it malformed): a copy does not take SQLite's locks.
+ */
+function sessionsInMainFile(path: string): number | null {
   const copy = join(mkdtempSync(join(tmpdir(), 'oam-main-')), 'copy.sqlite');
   copyFileSync(path, copy);
   const db = new Database(copy, { readonly: true });
   try {
     const table = db.prepare("SELECT name FROM sqlite_master WHERE name = 'sessions'").get();
     return table ? (db.prepare('SELECT COUNT(*) AS n FROM sessions').get() as { n: number }).n : 0;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_CORRUPT') return null;
+    throw error;
   } finally {
     db.close();
   }

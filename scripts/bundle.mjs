@@ -25,6 +25,23 @@ const external = ['better-sqlite3', '@nestjs/microservices', '@nestjs/microservi
 
 const ENTRIES = ['main', 'stdio', 'doctor'];
 
+// @nestjs/typeorm reads two classes that TypeORM 1 no longer has (Connection, AbstractRepository) through a
+// `createRequire(import.meta.url)('typeorm')` that esbuild cannot follow: in the bundle it loaded a second, unbundled
+// copy of TypeORM (about 300 modules through Node's loader, with no code cache) at every start, to find two
+// undefined exports. Read from the bundled TypeORM instead, as the package means to: the same values, one copy.
+const typeormCompat = {
+  name: 'nestjs-typeorm-compat',
+  setup(build) {
+    build.onLoad({ filter: /@nestjs[\\/]typeorm[\\/]dist[\\/]common[\\/]typeorm-compat\.js$/ }, () => ({
+      contents: `import * as typeorm from 'typeorm';
+export const Connection = typeorm['Connection'];
+export const AbstractRepository = typeorm['AbstractRepository'];
+`,
+      loader: 'js',
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 // The bundles: CommonJS, because V8's code cache (vm.Script's cachedData) is there for scripts only, not for ES
 // modules on Node 20 (docs/adr/0018-code-cache-for-the-bundles.md).
@@ -40,6 +57,7 @@ await build({
   platform: 'node',
   target: 'node20.19',
   external,
+  plugins: [typeormCompat],
   // Nest names providers, loggers and routes after their classes; esbuild renames classes that share a name.
   keepNames: true,
   // The sources' import.meta.url (finding the installation, resolving better-sqlite3) is the bundle's own URL.

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import pg from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { AgentConfig } from '../config/agent-config.js';
 import { PlainSql } from './plain-sql.js';
@@ -44,7 +45,9 @@ export const MIGRATIONS = [
 export function dataSourceOptions(database: AgentConfig['database'], entities: NonNullable<DataSourceOptions['entities']> = []): DataSourceOptions {
   const common = { entities, migrations: MIGRATIONS, migrationsRun: true, synchronize: false } as const;
   if (database.type === 'postgres') {
-    return { ...common, type: 'postgres', url: database.url };
+    // The driver named, not left to TypeORM's require('pg') by name, which esbuild cannot follow: in the bundle that
+    // loaded a second pg, module by module from node_modules, at every start (scripts/bundle.mjs).
+    return { ...common, type: 'postgres', url: database.url, driver: pg };
   }
   const path = database.path === ':memory:' ? ':memory:' : resolve(database.path);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });

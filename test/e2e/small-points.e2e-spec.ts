@@ -17,8 +17,9 @@ const hasCase = (value: unknown): boolean => typeof value === 'object' && value 
 /** The smaller points of the first-run trial, each against the built service. */
 describe('first-run details', () => {
   const stack = useStack({ config: { auth: PROXY_AUTH, mcp: { locale: 'en' } } });
-  // A second service whose Ollama is unreachable (nothing listens on the loopback's port 9).
-  const unreachable = useStack({ config: { ollama: { host: 'http://127.0.0.1:9' } } });
+  // A second service whose Ollama is unreachable (nothing listens on the loopback's port 9), which also logs what
+  // Node's own module loader loads (NODE_DEBUG=module).
+  const unreachable = useStack({ config: { ollama: { host: 'http://127.0.0.1:9' } }, env: { NODE_DEBUG: 'module' } });
   const { ollama } = stack;
   let service: ServiceProcess;
   let base: string;
@@ -72,6 +73,17 @@ describe('first-run details', () => {
       title: `calc.js (session ${accepted.session_id.slice(0, 8)})`,
       description: `calc.js in the workspace of session ${accepted.session_id}`,
     });
+  });
+
+  it('starts from its bundle alone: Node loads no package but better-sqlite3 and its native addon (on SQLite)', async () => {
+    const other = unreachable.service;
+    await other.waitForOutput(/listening:/);
+    const packages = new Set([...other.stderr.matchAll(/: load "[^"]*node_modules\/((?:@[^/]+\/)?[^/"]+)/g)].map((match) => match[1]));
+    // A package outside the bundle would be loaded again, module by module and with no code cache, at every start
+    // (a second TypeORM did, through @nestjs/typeorm's createRequire: scripts/bundle.mjs).
+    const addon = ['better-sqlite3', 'bindings', 'file-uri-to-path'];
+    expect([...packages].filter((name) => !addon.includes(name))).toEqual([]);
+    if (unreachable.database.type === 'sqlite') expect([...packages].sort()).toEqual(addon);
   });
 
   it('stops on SIGINT as on SIGTERM, and logs an unreachable Ollama without the ".;" typo', async () => {

@@ -60,6 +60,9 @@ await build({
   plugins: [typeormCompat],
   // Nest names providers, loggers and routes after their classes; esbuild renames classes that share a name.
   keepNames: true,
+  // Half the bytes to read and keep in the heap at every start (docs/adr/0019-minified-bundles.md); the linked maps
+  // below still lead a stack trace back to the TypeScript sources.
+  minify: true,
   // The sources' import.meta.url (finding the installation, resolving better-sqlite3) is the bundle's own URL.
   define: { 'import.meta.url': '__bundleUrl' },
   banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
-import { copyFileSync, mkdtempSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -17,7 +17,8 @@ const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * a checkpoint half-way through writing the file (SQLite then finds it malformed): a copy does not take SQLite's locks.
  */
 function sessionsInMainFile(path: string): number | null {
-  const copy = join(mkdtempSync(join(tmpdir(), 'oam-main-')), 'copy.sqlite');
+  const dir = mkdtempSync(join(tmpdir(), 'oam-main-'));
+  const copy = join(dir, 'copy.sqlite');
   copyFileSync(path, copy);
   const db = new Database(copy, { readonly: true });
   try {
@@ -28,6 +29,8 @@ function sessionsInMainFile(path: string): number | null {
     throw error;
   } finally {
     db.close();
+    // The probe runs in a poll: each copy goes at once, not with the run.
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -29,10 +29,13 @@ export async function readMeta(repo: GitRepository, commit: string): Promise<Che
   return JSON.parse(message.slice(message.indexOf('\n\n') + 2)) as CheckpointMeta;
 }
 
-/** The metas of the two checkpoints where the caller already holds them (the Task that just took them): not read again. */
-export interface KnownMetas {
-  before?: CheckpointMeta;
-  after?: CheckpointMeta;
+/**
+ * Whether two checkpoints hold the same files, without a git process: the same root tree (contents, git modes,
+ * links, large files' pointers) and the same permission bits, which are all that `changeSet` compares.
+ */
+export function sameFiles(a: { tree: string; meta: CheckpointMeta }, b: { tree: string; meta: CheckpointMeta }): boolean {
+  const paths = new Set([...Object.keys(a.meta.modes), ...Object.keys(b.meta.modes)]);
+  return a.tree === b.tree && [...paths].every((path) => a.meta.modes[path] === b.meta.modes[path]);
 }
 
 /**
@@ -40,8 +43,8 @@ export interface KnownMetas {
  * a new name: exact renames only, so a pairing is never a guess) and permission-only changes, which git
  * trees see for the executable bit and the metas for the other bits. Sorted by path.
  */
-export async function changeSet(repo: GitRepository, beforeCommit: string, afterCommit: string, known: KnownMetas = {}): Promise<FileChange[]> {
-  const [beforeMeta, afterMeta] = await Promise.all([known.before ?? readMeta(repo, beforeCommit), known.after ?? readMeta(repo, afterCommit)]);
+export async function changeSet(repo: GitRepository, beforeCommit: string, afterCommit: string): Promise<FileChange[]> {
+  const [beforeMeta, afterMeta] = await Promise.all([readMeta(repo, beforeCommit), readMeta(repo, afterCommit)]);
   const raw = await repo.git(['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-textconv', '--no-ext-diff', beforeCommit, afterCommit, '--']);
   const fields = raw.stdout.toString('utf8').split('\0');
   const changes: FileChange[] = [];

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { open, readFile, readlink, rename, writeFile } from 'node:fs/promises';
+import { open, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type GitRepository } from './git-repository.js';
 import { canonicalMode, pointerOf, quotePath, subjectOf, type CheckpointKind, type CheckpointMeta, type LargeFile } from './checkpoint-meta.js';
@@ -21,6 +21,8 @@ export interface CheckpointLabel {
 
 export interface Checkpoint {
   commit: string;
+  /** The commit's root tree: two checkpoints with the same tree and modes hold the same files. */
+  tree: string;
   meta: CheckpointMeta;
   /** Files read and stored this time (the rest were unchanged since the previous checkpoint). */
   stored: number;
@@ -32,8 +34,24 @@ interface CachedFile {
   large?: LargeFile;
 }
 
+/** The newest checkpoint: its commit, root tree and sequence number. */
+export interface CheckpointHead {
+  commit: string;
+  tree: string;
+  seq: number;
+}
+
+/**
+ * Written after every checkpoint, beside the repository: each file's stat as that checkpoint read it, and the
+ * checkpoint itself (`head`; written at the repository's creation too), so the next one needs no git process to
+ * learn what it builds on. A cache from
+ * before a crash may name an older checkpoint than the repository's newest: `head` is then left out (see
+ * `distrustHead`), and the files count only where their commit is the newest one git reports.
+ */
 interface StatCache {
   commit: string;
+  /** null: the repository has no checkpoint yet; absent: unknown, ask git. */
+  head?: CheckpointHead | null;
   files: Record<string, CachedFile>;
 }
 
@@ -56,12 +74,17 @@ export class CheckpointStore {
     private readonly limits: CheckpointLimits,
   ) {}
 
+  /** Creates the repository once, with a cache that says it has no checkpoint yet. */
+  async ensure(): Promise<void> {
+    if (await this.repo.ensure()) await this.writeCache({ commit: '', head: null, files: {} });
+  }
+
   async take(root: string, label: CheckpointLabel): Promise<Checkpoint> {
-    await this.repo.ensure();
+    await this.ensure();
     const scanStart = Date.now();
     const scan = await scanWorkspace(root, this.limits.maxFiles);
-    const head = await this.head();
     const cache = await this.readCache();
+    const head = cache && cache.head !== undefined ? cache.head : await this.head();
     const base = head && cache?.commit === head.commit ? cache : null;
     const meta: CheckpointMeta = { v: 1, ...label, seq: (head?.seq ?? 0) + 1, dirs: {}, modes: {}, large: {}, skipped: scan.skipped };
     const files: Record<string, CachedFile> = {};
@@ -112,17 +135,29 @@ export class CheckpointStore {
         await write('\n');
         stored++;
       }
-      // The new commit's id from fast-import itself, instead of a `git rev-parse` (one process less per checkpoint).
-      await write(`\nreset ${HEAD}\nfrom :1\n\nget-mark :1\ndone\n`);
+      // The new commit and its root tree from fast-import itself, instead of a `git log` (a process less per checkpoint).
+      await write(`\nreset ${HEAD}\nfrom :1\n\nls :1 ""\nget-mark :1\ndone\n`);
     });
     const commit = /^[0-9a-f]{40,64}$/m.exec(printed)?.[0];
-    if (!commit) throw new Error(`checkpoint ${ref} was not recorded`);
-    await this.writeCache({ commit, files });
-    return { commit, meta, stored };
+    const tree = /^040000 tree ([0-9a-f]{40,64})\t/m.exec(printed)?.[1];
+    if (!commit || !tree) throw new Error(`checkpoint ${ref} was not recorded`);
+    await this.writeCache({ commit, head: { commit, tree, seq: meta.seq }, files });
+    return { commit, tree, meta, stored };
   }
 
-  /** The newest checkpoint, its tree and sequence number; null before the first. */
-  async head(): Promise<{ commit: string; tree: string; seq: number } | null> {
+  /**
+   * After a crash (the history service finds a Task's marker) the cache may name an older checkpoint than the
+   * repository's newest, when the process stopped between the two: the next checkpoint asks git instead.
+   */
+  async distrustHead(): Promise<void> {
+    const cache = await this.readCache();
+    if (cache?.head === undefined) return;
+    // Where the cache cannot be written again (a full disk), it goes: every file is then read again, but none is missed.
+    await this.writeCache({ commit: cache.commit, files: cache.files }).catch(() => rm(join(this.repo.dir, STAT_CACHE), { force: true }));
+  }
+
+  /** The newest checkpoint, its tree and sequence number, as git reports it; null before the first. */
+  async head(): Promise<CheckpointHead | null> {
     const line = await this.repo.text(['log', '-1', '--format=%H %T %s', HEAD, '--']).catch(() => '');
     const [commit, tree, seq] = line.trim().split(' ');
     return commit && tree ? { commit, tree, seq: Number(seq?.replace('#', '')) || 0 } : null;

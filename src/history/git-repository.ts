@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -46,13 +46,17 @@ export interface GitRun {
 export class GitRepository {
   constructor(readonly dir: string) {}
 
-  /** Creates the bare repository once; its info/attributes makes every path plain bytes, whatever a tree holds. */
-  async ensure(): Promise<void> {
-    if (await stat(join(this.dir, 'HEAD')).catch(() => null)) return;
+  /**
+   * Creates the bare repository once; its info/attributes makes every path plain bytes, whatever a tree holds.
+   * True when this call created it.
+   */
+  async ensure(): Promise<boolean> {
+    if (await stat(join(this.dir, 'HEAD')).catch(() => null)) return false;
     await mkdir(this.dir, { recursive: true });
     await this.git(['init', '--quiet', '--bare', '--template=', this.dir], { bare: false });
     await mkdir(join(this.dir, 'info'), { recursive: true });
     await writeFile(join(this.dir, 'info', 'attributes'), '* -text -eol -crlf -filter -ident -working-tree-encoding !diff !merge\n');
+    return true;
   }
 
   /** Runs git on this repository; stdin is written whole, stdout is capped at `maxOutput` bytes. */
@@ -84,6 +88,27 @@ export class GitRepository {
       });
       child.stdin.end(options.input ?? '');
     });
+  }
+
+  /**
+   * What the repository's objects take on disk and how many packs hold them, read from its object folder
+   * instead of a `git count-objects` after every Task (each git process costs the service a fork). The layout
+   * read here, packs in objects/pack and loose objects in two-hex-digit folders, is git's for every ref format.
+   */
+  async objectStore(): Promise<{ bytes: number; packs: number }> {
+    const objects = join(this.dir, 'objects');
+    let bytes = 0;
+    let packs = 0;
+    for (const folder of await readdir(objects).catch(() => [] as string[])) {
+      if (folder !== 'pack' && !/^[0-9a-f]{2}$/.test(folder)) continue;
+      for (const name of await readdir(join(objects, folder)).catch(() => [] as string[])) {
+        const info = await stat(join(objects, folder, name)).catch(() => null);
+        if (!info?.isFile()) continue;
+        bytes += info.size;
+        if (folder === 'pack' && name.endsWith('.pack')) packs++;
+      }
+    }
+    return { bytes, packs };
   }
 
   /**

@@ -9,7 +9,7 @@ import { isUuid } from '../common/uuid.js';
 import { AppConfig } from '../config/app-config.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
-import { changeSet, type FileChange } from './change-set.js';
+import { changeSet, sameFiles, type FileChange } from './change-set.js';
 import { CheckpointStore, type Checkpoint } from './checkpoint-store.js';
 import { renderDiff } from './diff-text.js';
 import { GitRepository } from './git-repository.js';
@@ -132,7 +132,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
       const store = this.store(task.sessionId);
       try {
         const root = (await this.workspace.forTask(task.sessionId)).root;
-        await store.repo.ensure();
+        await store.ensure();
         await this.settleStaleMarker(store, root);
         await this.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'before', at: nowIso(this.clock) });
         const before = await store.take(root, { kind: 'before', taskId: task.id, sessionId: task.sessionId });
@@ -157,10 +157,9 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
         const after = await store.take(root, { kind: 'after', taskId: task.id, sessionId: task.sessionId, undoOf: history.undoOf });
         await rm(join(store.repo.dir, MARKER), { force: true });
         await this.bound(store, task.id);
-        // A Task that changed nothing has no diff to deliver (its URI still reads, as an empty diff).
-        // Both metas are in hand (each git process costs the service a fork): only the trees are compared by git.
-        const known = { before: history.before!.meta, after: after.meta };
-        if ((await changeSet(store.repo, history.before!.commit, after.commit, known)).length === 0) return result;
+        // A Task that changed nothing has no diff to deliver (its URI still reads, as an empty diff). Told by the
+        // two trees and permission bits in hand, not by a `git diff-tree` (each git process costs the service a fork).
+        if (sameFiles(history.before!, after)) return result;
       } catch (error) {
         await this.failed(store, task.id, 'after', error);
         return result;
@@ -299,6 +298,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   private async settleStaleMarker(store: CheckpointStore, root: string): Promise<void> {
     const raw = await readFile(join(store.repo.dir, MARKER), 'utf8').catch(() => null);
     if (raw === null) return;
+    await store.distrustHead();
     let marker: Marker | null = null;
     try {
       marker = JSON.parse(raw) as Marker;
@@ -320,6 +320,8 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     const message = (error as Error).message ?? String(error);
     this.logger.warn(`task ${taskId}: the ${phase === 'before' ? 'start' : 'end'} checkpoint failed: ${message}`);
     await this.journal(store, { at: nowIso(this.clock), taskId, event: 'checkpoint_failed', phase, note: message.slice(0, 500) }).catch(() => undefined);
+    // The checkpoint may have been recorded before the failure: the next one asks git which is the newest.
+    await store.distrustHead().catch(() => undefined);
     await rm(join(store.repo.dir, MARKER), { force: true }).catch(() => undefined);
   }
 
@@ -353,11 +355,11 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   private async bound(store: CheckpointStore, keepTaskId: string): Promise<void> {
     const limit = this.config.history.maxBytes;
     // Each checkpoint is one small pack: fold them before there are enough to slow every lookup.
-    const counts = await objectCounts(store.repo);
+    const counts = await store.repo.objectStore();
     let size = counts.bytes;
     if (counts.packs > MAX_PACKS) {
       await store.repo.git(['repack', '-a', '-d', '-q']);
-      size = await repositoryBytes(store.repo);
+      size = (await store.repo.objectStore()).bytes;
     }
     if (size <= limit) return;
     const timeline = await timelineOf(store.repo);
@@ -369,19 +371,9 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
       await store.repo.git(['update-ref', '--stdin'], { input: refs.join('') });
       dropped.push(oldest.taskId);
       await store.repo.git(['gc', '--quiet', '--prune=now']);
-      size = await repositoryBytes(store.repo);
+      size = (await store.repo.objectStore()).bytes;
     }
     for (const taskId of dropped)
       await this.journal(store, { at: nowIso(this.clock), taskId, event: 'dropped', note: `history.max_bytes (${limit} bytes) reached; this Task's checkpoints were removed` });
   }
-}
-
-async function objectCounts(repo: GitRepository): Promise<{ bytes: number; packs: number }> {
-  const counts = await repo.text(['count-objects', '-v']);
-  const value = (key: string) => Number(new RegExp(`^${key}: (\\d+)$`, 'm').exec(counts)?.[1] ?? 0);
-  return { bytes: (value('size') + value('size-pack') + value('size-garbage')) * 1024, packs: value('packs') };
-}
-
-async function repositoryBytes(repo: GitRepository): Promise<number> {
-  return (await objectCounts(repo)).bytes;
 }

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { changeSet, touchedPaths } from '../../src/history/change-set.js';
+import { changeSet, sameFiles, touchedPaths } from '../../src/history/change-set.js';
 import { CheckpointStore } from '../../src/history/checkpoint-store.js';
 import { renderDiff } from '../../src/history/diff-text.js';
 import { GitRepository } from '../../src/history/git-repository.js';
@@ -128,6 +128,71 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     expect(await readFile(join(copy, 'f3.txt'), 'utf8')).toBe('changed\n');
     expect(await readlink(join(copy, 'alias'))).toBe('f1.txt');
     expect(await readFile(join(copy, 'é "日本"\n.txt'), 'utf8')).toBe('unicode\n');
+  });
+
+  it('takes a checkpoint with one git process, and tells an unchanged workspace by its tree and modes alone', async () => {
+    const processes: string[] = [];
+    const repo = new GitRepository(join(base, 'history', 'counted.git'));
+    const git = repo.git.bind(repo);
+    const fastImport = repo.fastImport.bind(repo);
+    repo.git = (args, options) => (processes.push(args[0]), git(args, options));
+    repo.fastImport = (produce) => (processes.push('fast-import'), fastImport(produce));
+    store = new CheckpointStore(repo, { maxFiles: 1000, largeFileBytes: 1024 });
+    await writeFile(join(ws, 'a.txt'), 'a\n');
+    const first = await take('before');
+    const second = await take('after');
+    expect(processes).toEqual(['init', 'fast-import', 'fast-import']);
+    expect(second.meta.seq).toBe(first.meta.seq + 1);
+    expect(sameFiles(first, second)).toBe(true);
+    await chmod(join(ws, 'a.txt'), 0o600);
+    const third = await take('before');
+    expect(processes.slice(3)).toEqual(['fast-import']);
+    expect(sameFiles(second, third)).toBe(false); // the same tree, other permission bits
+    expect((await diffOf(second.commit, third.commit)).changes.map((change) => change.status)).toEqual(['mode']);
+    await writeFile(join(ws, 'a.txt'), 'b\n');
+    processes.length = 0; // the diff read above asked git for the metas, trees and blobs
+    expect(sameFiles(third, await take('after'))).toBe(false);
+    expect(processes).toEqual(['fast-import']);
+  });
+
+  it('after a crash between a checkpoint and its cache, asks git for the newest checkpoint again', async () => {
+    await writeFile(join(ws, 'a.txt'), 'one\n');
+    await take('before');
+    const cacheFile = join(store.repo.dir, 'oam-stat-cache.json');
+    const olderCache = await readFile(cacheFile);
+    await writeFile(join(ws, 'a.txt'), 'two\n');
+    const lost = await take('after');
+    await writeFile(cacheFile, olderCache); // as if the process died before it wrote the cache
+    await store.distrustHead();
+    await writeFile(join(ws, 'b.txt'), 'bee\n');
+    const next = await take('before');
+    expect(next.meta.seq).toBe(lost.meta.seq + 1);
+    expect((await diffOf(lost.commit, next.commit)).changes.map((change) => [change.status, change.path])).toEqual([['added', 'b.txt']]);
+  });
+
+  it('after a crash during a repository’s first checkpoint, asks git too', async () => {
+    await store.ensure();
+    const cacheFile = join(store.repo.dir, 'oam-stat-cache.json');
+    const newRepositoryCache = await readFile(cacheFile);
+    await writeFile(join(ws, 'a.txt'), 'one\n');
+    const lost = await take('before');
+    await writeFile(cacheFile, newRepositoryCache);
+    await store.distrustHead();
+    expect((await take('after')).meta.seq).toBe(lost.meta.seq + 1);
+  });
+
+  it('measures the object store as git count-objects does', async () => {
+    for (let i = 0; i < 3; i++) {
+      await writeFile(join(ws, `f${i}.txt`), `file ${i}\n`.repeat(1000));
+      await take(i % 2 ? 'after' : 'before');
+    }
+    const counted = await store.repo.text(['count-objects', '-v']);
+    const value = (key: string) => Number(new RegExp(`^${key}: (\\d+)$`, 'm').exec(counted)?.[1]);
+    const measured = await store.repo.objectStore();
+    expect(measured.packs).toBe(value('packs'));
+    expect(measured.packs).toBe(3);
+    // count-objects rounds each pack and index down to whole KiB.
+    expect(Math.abs(measured.bytes - (value('size') + value('size-pack')) * 1024)).toBeLessThan(2 * 1024 * measured.packs);
   });
 
   it('does not write through a link the workspace planted where a directory was', async () => {

@@ -60,6 +60,34 @@ for (let round = 0; round < ROUNDS; round++) {
   statuses.push(ms(start));
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+// A Task's two checkpoints on a small workspace where nothing changed (a Task that only answers): what each git
+// process costs dominates there, so the figure is set against one bare git process measured in the same run.
+const small = join(base, 'small');
+mkdirSync(small);
+for (let i = 0; i < 10; i++) writeFileSync(join(small, `f${i}.txt`), `small file ${i}\n`);
+const smallRepo = new GitRepository(join(base, 'small.git'));
+let smallProcesses = 0;
+const run = smallRepo.git.bind(smallRepo);
+const fastImport = smallRepo.fastImport.bind(smallRepo);
+smallRepo.git = (args, options) => (smallProcesses++, run(args, options));
+smallRepo.fastImport = (produce) => (smallProcesses++, fastImport(produce));
+const smallStore = new CheckpointStore(smallRepo, { maxFiles: 1000, largeFileBytes: 1 << 24 });
+let task = 0;
+const pairs: number[] = [];
+const bare: number[] = [];
+for (let round = 0; round < 4 * ROUNDS; round++) {
+  const taskId = `00000000-0000-4000-9000-${String(++task).padStart(12, '0')}`;
+  if (round === 1) smallProcesses = 0; // the first round creates the repository
+  start = process.hrtime.bigint();
+  await smallStore.take(small, { kind: 'before', taskId, sessionId: SESSION });
+  await smallStore.take(small, { kind: 'after', taskId, sessionId: SESSION });
+  pairs.push(ms(start));
+  start = process.hrtime.bigint();
+  execFileSync('git', ['--version']);
+  bare.push(ms(start));
+}
+const pairProcesses = smallProcesses / (4 * ROUNDS - 1);
 const du = (path: string) => Number(execFileSync('du', ['-sb', path]).toString().split('\t')[0]);
 const history = du(join(base, 'history.git'));
 const workspace = du(ws);
@@ -69,6 +97,7 @@ process.stdout.write(
     `first checkpoint (reads every file): ${first.toFixed(0)} ms`,
     `checkpoint with 10 files changed: median ${median(checkpoints).toFixed(0)} ms of ${ROUNDS} (${checkpoints.map((v) => v.toFixed(0)).join(', ')})`,
     `baseline git status --porcelain, same tree: median ${median(statuses).toFixed(0)} ms; ratio ${(median(checkpoints) / median(statuses)).toFixed(2)}x`,
+    `a Task's two checkpoints, 10 files, none changed: median ${median(pairs).toFixed(1)} ms, ${pairProcesses} git processes; baseline one bare git process: median ${median(bare).toFixed(1)} ms; ratio ${(median(pairs) / median(bare)).toFixed(2)}x`,
     `history disk after ${n} checkpoints: ${(history / 1048576).toFixed(1)} MiB (${((history / workspace) * 100).toFixed(0)}% of the workspace)`,
   ].join('\n') + '\n',
 );

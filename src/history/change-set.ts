@@ -23,10 +23,22 @@ const ZERO = /^0+$/;
 /** Empty files are all alike: deleting one and adding another is no rename. */
 const EMPTY_BLOB = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
 
-/** A checkpoint commit's meta (its message after the subject line). */
+/**
+ * Checkpoint commits' metas (each message after its subject line), read together by one git process. A commit
+ * object is its headers, a blank line and the message; fast-import writes no header that holds a blank line.
+ */
+export async function readMetas(repo: GitRepository, commits: string[]): Promise<CheckpointMeta[]> {
+  const objects = await repo.objects(commits);
+  return commits.map((commit) => {
+    const raw = objects.get(commit)?.toString('utf8');
+    if (raw === undefined) throw new Error(`checkpoint ${commit} is missing from the history`);
+    const message = raw.slice(raw.indexOf('\n\n') + 2);
+    return JSON.parse(message.slice(message.indexOf('\n\n') + 2)) as CheckpointMeta;
+  });
+}
+
 export async function readMeta(repo: GitRepository, commit: string): Promise<CheckpointMeta> {
-  const message = await repo.text(['log', '-1', '--format=%B', commit, '--']);
-  return JSON.parse(message.slice(message.indexOf('\n\n') + 2)) as CheckpointMeta;
+  return (await readMetas(repo, [commit]))[0];
 }
 
 /**
@@ -44,7 +56,7 @@ export function sameFiles(a: { tree: string; meta: CheckpointMeta }, b: { tree: 
  * trees see for the executable bit and the metas for the other bits. Sorted by path.
  */
 export async function changeSet(repo: GitRepository, beforeCommit: string, afterCommit: string): Promise<FileChange[]> {
-  const [beforeMeta, afterMeta] = await Promise.all([readMeta(repo, beforeCommit), readMeta(repo, afterCommit)]);
+  const [beforeMeta, afterMeta] = await readMetas(repo, [beforeCommit, afterCommit]);
   const raw = await repo.git(['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-textconv', '--no-ext-diff', beforeCommit, afterCommit, '--']);
   const fields = raw.stdout.toString('utf8').split('\0');
   const changes: FileChange[] = [];

@@ -178,8 +178,8 @@ export class GitRepository {
     return (await this.git(args)).stdout.toString('utf8');
   }
 
-  /** Blob contents by object id (one `cat-file --batch` for all of them). */
-  async blobs(oids: string[]): Promise<Map<string, Buffer>> {
+  /** Objects' contents by id, one `cat-file --batch` for all of them: a blob's bytes, a commit's headers and message. */
+  async objects(oids: string[]): Promise<Map<string, Buffer>> {
     const unique = [...new Set(oids)];
     const found = new Map<string, Buffer>();
     if (unique.length === 0) return found;

@@ -228,7 +228,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     const task = (await timelineOf(store.repo)).find((entry) => entry.taskId === taskId && entry.sessionId === sessionId);
     if (!task?.before || !task.after) return { text: await this.missingText(store, taskId, task), changes: [] };
     const changes = await changeSet(store.repo, task.before.commit, task.after.commit);
-    const blobs = await store.repo.blobs(changes.flatMap((change) => [change.before?.oid, change.after?.oid]).filter((oid): oid is string => !!oid));
+    const blobs = await store.repo.objects(changes.flatMap((change) => [change.before?.oid, change.after?.oid]).filter((oid): oid is string => !!oid));
     const scope = this.shared ? `# workspace: the shared root (workspace.isolation: shared), as changed while task ${taskId} ran\n` : '';
     const notes = (await this.journalOf(store, taskId)).map((entry) => `# ${entry.event}: ${entry.note}\n`).join('');
     const text = renderDiff(changes, blobs, {

@@ -49,7 +49,7 @@ export async function restoreCheckpoint(repo: GitRepository, commit: string, roo
   const [meta, tree] = await Promise.all([readMeta(repo, commit), listTree(repo, commit)]);
   const wanted = paths === 'all' ? [...tree.keys()] : [...new Set(paths)];
   const present = wanted.filter((path) => tree.has(path) && !meta.large[path]);
-  const blobs = await repo.blobs(present.map((path) => tree.get(path)!.oid));
+  const blobs = await repo.objects(present.map((path) => tree.get(path)!.oid));
   const outcome: RestoreOutcome = { restored: [], notRestorable: [] };
   // Removals first (deepest first), so a directory the checkpoint wants where a file is now can be made.
   for (const path of wanted

@@ -22,7 +22,7 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
   const take = (kind: 'before' | 'after') => store.take(ws, { kind, taskId: `00000000-0000-4000-8000-${String(++step).padStart(12, '0')}`, sessionId: SESSION });
   const diffOf = async (a: string, b: string) => {
     const changes = await changeSet(store.repo, a, b);
-    const blobs = await store.repo.blobs(changes.flatMap((change) => [change.before?.oid, change.after?.oid]).filter((oid): oid is string => !!oid));
+    const blobs = await store.repo.objects(changes.flatMap((change) => [change.before?.oid, change.after?.oid]).filter((oid): oid is string => !!oid));
     return { changes, text: renderDiff(changes, blobs, BOUNDS) };
   };
 
@@ -148,9 +148,11 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     const third = await take('before');
     expect(processes.slice(3)).toEqual(['fast-import']);
     expect(sameFiles(second, third)).toBe(false); // the same tree, other permission bits
+    processes.length = 0;
     expect((await diffOf(second.commit, third.commit)).changes.map((change) => change.status)).toEqual(['mode']);
+    expect(processes).toEqual(['cat-file', 'diff-tree', 'ls-tree', 'cat-file']); // both metas, the trees, the bits, the blobs
     await writeFile(join(ws, 'a.txt'), 'b\n');
-    processes.length = 0; // the diff read above asked git for the metas, trees and blobs
+    processes.length = 0;
     expect(sameFiles(third, await take('after'))).toBe(false);
     expect(processes).toEqual(['fast-import']);
   });

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { probe } from '../support/database-probe.js';
 import { E2eStack, useStack, type StackOptions } from '../support/e2e-stack.js';
@@ -263,11 +263,14 @@ describe('local models as they really behave (scripted with the bytes real model
 
   describe('8. live progress', () => {
     it('current_task and statusMessage name the action in progress, round by round', async () => {
-      // Each answer waits until agent_status has shown its round in progress: a timed delay raced the polls.
+      // Each answer waits until agent_status has shown its round in progress: a timed delay raced the polls. The
+      // command, likewise, runs until agent_status has shown it: it waits for a file the test writes then.
       const rounds = ['ollama chat', 'ollama chat (round 2)', 'ollama chat (round 3)'];
       const shown = rounds.map(() => gate());
+      const command = 'until [ -e shown ]; do sleep 0.02; done';
+      const commandShown = join(env.config.workspace, 'shown');
       env.ollama.enqueue(
-        { ...call('run_command', { command: 'sleep 1' }), heldUntil: shown[0].opened },
+        { ...call('run_command', { command }), heldUntil: shown[0].opened },
         { ...call('edit_file', { path: 'math.js', old_text: 'a + b', new_text: 'b + a' }), heldUntil: shown[1].opened },
         { content: 'done', heldUntil: shown[2].opened },
       );
@@ -279,6 +282,7 @@ describe('local models as they really behave (scripted with the bytes real model
           const fields = fieldsOf(await env.status(taskId));
           if (fields.status === 'running' && seen.at(-1) !== fields.current_task) seen.push(fields.current_task);
           for (const [index, round] of rounds.entries()) if (seen.includes(round)) shown[index].open();
+          if (seen.includes(`run_command: ${command}`)) writeFileSync(commandShown, '');
           const got = await env.raw({ method: 'tasks/get', params: { taskId, _meta: modernMeta(true) } });
           if (got.kind === 'result') messages.add(got.result.statusMessage);
           return ['completed', 'failed'].includes(fields.status) || undefined;
@@ -287,10 +291,11 @@ describe('local models as they really behave (scripted with the bytes real model
         { everyMs: 30, lastSeen: () => seen.join(', ') },
       );
       // edit_file takes milliseconds, too short for a poll to be sure to see; the trace has it.
-      expect(seen.filter((action) => action !== 'edit_file: math.js')).toEqual(['ollama chat', 'run_command: sleep 1', 'ollama chat (round 2)', 'ollama chat (round 3)']);
-      expect(messages).toContain('running 0/1: run_command: sleep 1 - タスクを実行しています。');
+      rmSync(commandShown);
+      expect(seen.filter((action) => action !== 'edit_file: math.js')).toEqual(['ollama chat', `run_command: ${command}`, 'ollama chat (round 2)', 'ollama chat (round 3)']);
+      expect(messages).toContain(`running 0/1: run_command: ${command} - タスクを実行しています。`);
       const steps = (await env.steps(taskId)).map((step) => `${step.kind}:${step.name}`);
-      expect(steps).toEqual(['model_call:chat', 'command:sleep 1', 'model_call:chat', 'file_op:edit_file', 'model_call:chat']);
+      expect(steps).toEqual(['model_call:chat', `command:${command}`, 'model_call:chat', 'file_op:edit_file', 'model_call:chat']);
     });
   });
 });

@@ -44,9 +44,9 @@ export interface CheckpointHead {
 /**
  * Written after every checkpoint, beside the repository: each file's stat as that checkpoint read it, and the
  * checkpoint itself (`head`; written at the repository's creation too), so the next one needs no git process to
- * learn what it builds on. A cache from
- * before a crash may name an older checkpoint than the repository's newest: `head` is then left out (see
- * `distrustHead`), and the files count only where their commit is the newest one git reports.
+ * learn what it builds on. A cache from before a crash may name an older checkpoint than the repository's newest:
+ * `head` is then left out (see `distrustHead`), and the files count only where their commit is the newest one git
+ * reports.
  */
 interface StatCache {
   commit: string;

@@ -73,8 +73,12 @@ describe('the file plane against a command swapping a directory for a link (issu
       'mkfifo',
       fifos.map((name) => join(root, name)),
     );
-    const within = <T>(ms: number, promise: Promise<T>) =>
-      Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms))]);
+    // The deadline goes with the answer: a timer left pending kept the Jest worker alive past the run's end.
+    const within = <T>(ms: number, promise: Promise<T>) => {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms)));
+      return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+    };
     const reads = await within(3000, Promise.allSettled(fifos.flatMap((name) => [files.readBytes(paths, name, 1024), files.readFile(paths, name)])));
     expect(reads.map((result) => result.status === 'rejected' && (result.reason as Error).message)).toEqual(
       fifos.flatMap((name) => [`${name}: not a regular file`, `${name}: not a regular file`]),

@@ -269,6 +269,7 @@ describe('local models as they really behave (scripted with the bytes real model
       const shown = rounds.map(() => gate());
       const command = 'until [ -e shown ]; do sleep 0.02; done';
       const commandShown = join(env.config.workspace, 'shown');
+      let commandTold = false;
       env.ollama.enqueue(
         { ...call('run_command', { command }), heldUntil: shown[0].opened },
         { ...call('edit_file', { path: 'math.js', old_text: 'a + b', new_text: 'b + a' }), heldUntil: shown[1].opened },
@@ -282,7 +283,10 @@ describe('local models as they really behave (scripted with the bytes real model
           const fields = fieldsOf(await env.status(taskId));
           if (fields.status === 'running' && seen.at(-1) !== fields.current_task) seen.push(fields.current_task);
           for (const [index, round] of rounds.entries()) if (seen.includes(round)) shown[index].open();
-          if (seen.includes(`run_command: ${command}`)) writeFileSync(commandShown, '');
+          if (!commandTold && fields.current_task === `run_command: ${command}`) {
+            writeFileSync(commandShown, '');
+            commandTold = true;
+          }
           const got = await env.raw({ method: 'tasks/get', params: { taskId, _meta: modernMeta(true) } });
           if (got.kind === 'result') messages.add(got.result.statusMessage);
           return ['completed', 'failed'].includes(fields.status) || undefined;

@@ -13,6 +13,7 @@ import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { asciiRegExps } from './ascii-regexps.mjs';
 
 const root = join(import.meta.dirname, '..');
 const outdir = join(root, 'dist');
@@ -57,7 +58,8 @@ await build({
   platform: 'node',
   target: 'node20.19',
   external,
-  plugins: [typeormCompat],
+  // typeormCompat first: it replaces a file before anything else reads it.
+  plugins: [typeormCompat, asciiRegExps],
   // Nest names providers, loggers and routes after their classes; esbuild renames classes that share a name.
   keepNames: true,
   // Half the bytes to read and keep in the heap at every start (docs/adr/0019-minified-bundles.md); the linked maps

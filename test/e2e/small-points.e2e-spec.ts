@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import { isAscii } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,6 +85,10 @@ describe('first-run details', () => {
     const addon = ['better-sqlite3', 'bindings', 'file-uri-to-path'];
     expect([...packages].filter((name) => !addon.includes(name))).toEqual([]);
     if (unreachable.database.type === 'sqlite') expect([...packages].sort()).toEqual(addon);
+  });
+
+  it('is built as ASCII alone, which each start reads as one-byte text (scripts/ascii-regexps.mjs escapes the regular expressions)', () => {
+    for (const name of ['main', 'stdio', 'doctor']) expect([name, isAscii(readFileSync(join(import.meta.dirname, '../../dist/bundle', `${name}.cjs`)))]).toEqual([name, true]);
   });
 
   it('stops on SIGINT as on SIGTERM, and logs an unreachable Ollama without the ".;" typo', async () => {

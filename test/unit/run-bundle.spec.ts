@@ -55,6 +55,19 @@ describe('runBundle: a bundle run as a CommonJS module, with V8 code cache', () 
     expect(readdirSync(dir).sort()).toEqual(['app.cjs', 'helper.cjs', 'ran.json', first.cacheFile!.slice(dir.length + 1)].sort());
   });
 
+  it('reads an ASCII bundle as Latin-1 and any other as UTF-8: the text it runs is the text of the file either way', () => {
+    // 'caf\\u00e9' is ASCII in the file and é once run; 'café' is UTF-8 in the file, which Latin-1 would make 'cafÃ©'.
+    for (const [written, expected] of [
+      ['caf\\u00e9', 'café'],
+      ['café 😀', 'café 😀'],
+    ]) {
+      const { dir, bundle } = bundleFolder();
+      writeFileSync(bundle, `require('node:fs').writeFileSync(require('node:path').join(__dirname, 'text.json'), JSON.stringify({ text: '${written}' }));\n`);
+      runBundle(bundle, 'build1', 0);
+      expect(JSON.parse(readFileSync(join(dir, 'text.json'), 'utf8'))).toEqual({ text: expected });
+    }
+  });
+
   it('never runs a rebuilt bundle from the old cache: another build id, size or time is another cache file', async () => {
     const { bundle, ran } = bundleFolder();
     const old = runBundle(bundle, 'build1', 0);

@@ -36,22 +36,22 @@ function expectSameRegExps(original: string, escaped: string, probes: string[]):
 describe('escapeRegExpLiterals: the bundles are ASCII, their regular expressions unchanged in meaning', () => {
   it('escapes non-ASCII units in regular expression literals only, keeping ranges, flags, identity escapes and surrogate pairs', () => {
     const original = [
-      "// a comment with é stays",
+      '// a comment with é stays',
       "const word = 'café';",
-      "const a = 6, b = 3, c = 2; const ratio = a / b / c;",
-      "module.exports = {",
-      "  word, ratio, template: `é`,",
-      "  range: /^[A-ZÀ-ÿ]+$/i,",
-      "  astral: /😀+/,",
-      "  astralUnicode: /^😀+$/u,",
-      "  astralClassUnicode: /^[😀-😂]$/u,",
-      "  identity: /\\é/,",
-      "  backslashThenChar: /\\\\é/,",
-      "  words: /^(承認|はい|approve)$/i,",
-      "};",
+      'const a = 6, b = 3, c = 2; const ratio = a / b / c;',
+      'module.exports = {',
+      '  word, ratio, template: `é`,',
+      '  range: /^[A-ZÀ-ÿ]+$/i,',
+      '  astral: /😀+/,',
+      '  astralUnicode: /^😀+$/u,',
+      '  astralClassUnicode: /^[😀-😂]$/u,',
+      '  identity: /\\é/,',
+      '  backslashThenChar: /\\\\é/,',
+      '  words: /^(承認|はい|approve)$/i,',
+      '};',
     ].join('\n');
     const escaped = escapeRegExpLiterals(original)!;
-    expect(escaped).toContain("// a comment with é stays");
+    expect(escaped).toContain('// a comment with é stays');
     expect(escaped).toContain("const word = 'café';");
     expect(escaped).toContain('template: `é`');
     expect(escaped).toContain('/^(\\u627f\\u8a8d|\\u306f\\u3044|approve)$/i');

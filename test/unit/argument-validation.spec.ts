@@ -1,11 +1,18 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
+import { Ajv } from '@modelcontextprotocol/server/validators/ajv';
 import { validateAgentRun, validateAgentStatus } from '../../src/tools/argument-validation.js';
+import { AGENT_RUN_INPUT_SCHEMA, AGENT_STATUS_INPUT_SCHEMA } from '../../src/tools/tool-schemas.js';
 
 const limits = { images: { maxCount: 4, maxBytesPerImage: 1024, maxTotalBytes: 2048 }, maxRequestChars: 100 };
 const image = (data_base64: string) => ({ request: 'x', images: [{ mime_type: 'image/png', data_base64 }] });
 
 describe('agent_run argument validation', () => {
+  it('checks against schemas that are valid JSON Schema (the service compiles them without checking, once a start)', () => {
+    const metaSchema = new Ajv({ strict: false });
+    for (const schema of [AGENT_RUN_INPUT_SCHEMA, AGENT_STATUS_INPUT_SCHEMA]) expect([metaSchema.validateSchema(schema), metaSchema.errors ?? null]).toEqual([true, null]);
+  });
+
   it('applies the schema defaults and keeps the request as given', () => {
     expect(validateAgentRun({ request: ' fix it ' }, limits)).toEqual({ request: ' fix it ', sessionId: null, temperature: null, images: [] });
   });

@@ -7,8 +7,8 @@ import type { AgentConfig } from '../config/agent-config.js';
 import type { TaskRequest, TaskRequestImage } from '../queue/task-request.js';
 import { AGENT_RUN_INPUT_SCHEMA, AGENT_STATUS_INPUT_SCHEMA, type AgentRunArguments, type AgentStatusArguments } from './tool-schemas.js';
 
-// validateSchema off: the two schemas are constants of this file's module, checked against JSON Schema's meta-schema by
-// argument-validation.spec; checking them again at every start compiled that meta-schema, about 60 ms of a start's CPU.
+// validateSchema off: the two schemas are constants (tool-schemas.ts) that argument-validation.spec checks against JSON
+// Schema's meta-schema; checking them again at every start compiled that meta-schema, about 60 ms of a start's CPU.
 const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
 // eslint-disable-next-line @typescript-eslint/no-unsafe-call -- the SDK re-exports ajv-formats' plugin without its types
 addFormats(ajv);

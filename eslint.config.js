@@ -6,7 +6,8 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'build/', 'dist-tools/', 'coverage/', 'node_modules/'] },
+  // Build output and the git-ignored folders of .gitignore: a profile's copy of dist/ under .prof/ ran ESLint out of memory.
+  { ignores: ['dist/', 'build/', 'dist-tools/', 'coverage/', 'node_modules/', '.prof/', 'data/', 'workspace/', 'test-output/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

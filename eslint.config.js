@@ -1,13 +1,16 @@
 // ESLint with typescript-eslint's type-checked rules; formatting is Prettier's (eslint-config-prettier turns off the
 // rules it owns). The architecture rules (module boundaries, one reader of process.env...) stay in test/unit specs.
+import { includeIgnoreFile } from '@eslint/compat';
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
+import { fileURLToPath } from 'node:url';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // Build output and the git-ignored folders of .gitignore: a profile's copy of dist/ under .prof/ ran ESLint out of memory.
-  { ignores: ['dist/', 'build/', 'dist-tools/', 'coverage/', 'node_modules/', '.prof/', 'data/', 'workspace/', 'test-output/'] },
+  // What git ignores (build output, data/, a profile's copies under .prof/, which ran ESLint out of memory), read from
+  // .gitignore itself so that the two lists cannot drift apart.
+  includeIgnoreFile(fileURLToPath(new URL('.gitignore', import.meta.url))),
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

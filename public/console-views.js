@@ -28,7 +28,7 @@ async function approvalsView() {
       { className: 'muted' },
       signedIn.admin
         ? 'Everyone’s pending approvals; each owner answers their own.'
-        : 'Your Tasks’ pending approvals: approve or deny here, or answer 承認 / 拒否 in the conversation.',
+        : 'Your Tasks’ pending approvals: approve or deny here, and the Task goes on with your decision.',
     ),
     h('section', { className: 'card' }, note, list),
   );

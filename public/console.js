@@ -1,7 +1,8 @@
 // The console: plain DOM, no framework, no inline script (strict CSP). Every value from the API goes in
-// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals; admins also
-// #/audit and #/usage (console-views.js). Any signed-in user sees their own Tasks; admins everyone's.
-/* global refreshApprovalBadge, usageView, approvalsView -- defined in console-views.js */
+// as text (textContent), never as markup, but for answers, which render as sanitised Markdown
+// (console-conversation.js). Views: #/chat (console-conversation.js), #/tasks, #/tasks/<id>, #/approvals;
+// admins also #/audit and #/usage (console-views.js). Any signed-in user sees their own Tasks; admins everyone's.
+/* global refreshApprovalBadge, usageView, approvalsView, chatView, liveTask, markdown, consoleOptions -- defined in console-views.js and console-conversation.js */
 'use strict';
 
 const AUTH_MODE = document.querySelector('meta[name="oam-auth-mode"]').content;
@@ -45,8 +46,8 @@ function authHeaders() {
 }
 
 /** `refresh: true` marks a view's automatic re-read, which the service does not audit (what a person did is). */
-async function api(path, { refresh = false, ...options } = {}) {
-  const headers = { ...authHeaders(), ...(refresh ? { 'X-Console-Refresh': '1' } : {}) };
+async function api(path, { refresh = false, contentType, ...options } = {}) {
+  const headers = { ...authHeaders(), ...(refresh ? { 'X-Console-Refresh': '1' } : {}), ...(contentType ? { 'Content-Type': contentType } : {}) };
   const res = await fetch(`${BASE}/admin/${path}`, { ...options, headers, credentials: 'same-origin' });
   const body = await res.json().catch(() => ({}));
   if (!res.ok) throw new ApiError(res.status, body.message ?? res.statusText);
@@ -234,6 +235,9 @@ function scheduleRefresh(load) {
 
 async function taskView(taskId) {
   setView(h('p', { className: 'muted', role: 'status' }, `Loading Task ${taskId}…`));
+  // While the Task runs, its answer and steps stream into this section, kept across the page's re-reads.
+  let live = null;
+  window.addEventListener('hashchange', () => live?.stop(), { once: true });
   const load = async (refresh = false) => {
     let task;
     try {
@@ -247,15 +251,18 @@ async function taskView(taskId) {
     if (files === null) return;
     // A running Task has no end checkpoint yet: its diff shows once it has ended.
     const diff = ACTIVE.includes(task.status) ? null : await diffOf(task.task_id, refresh);
+    const options = await consoleOptions().catch(() => ({ fork: false }));
+    if (ACTIVE.includes(task.status) && !live) live = liveTask(task.task_id, () => load(true));
+    if (!ACTIVE.includes(task.status)) live = null;
     const scroll = window.scrollY;
-    setView(...taskPage(task, load, files, diff));
+    setView(...taskPage(task, load, files, diff, live, options));
     window.scrollTo(0, scroll);
     if (ACTIVE.includes(task.status) || task.awaiting_approval) scheduleRefresh(() => load(true));
   };
   await load();
 }
 
-function taskPage(task, reload, files, diff) {
+function taskPage(task, reload, files, diff, live, options) {
   const waited = between(task.created_at, task.started_at ?? (task.status === 'queued' ? new Date().toISOString() : null));
   const ran = between(task.started_at, task.finished_at ?? (ACTIVE.includes(task.status) ? new Date().toISOString() : null));
   const facts = h(
@@ -301,16 +308,18 @@ function taskPage(task, reload, files, diff) {
     ),
     h('section', { className: 'card', 'aria-labelledby': 'h-request' }, h('h3', { id: 'h-request' }, 'Request'), h('p', { className: 'request' }, task.request)),
     h('section', { className: 'card' }, facts),
-    h(
-      'section',
-      { className: 'card', 'aria-labelledby': 'h-result' },
-      h('h3', { id: 'h-result' }, 'Result'),
-      task.result === null ? h('p', { className: 'muted' }, ACTIVE.includes(task.status) ? 'Not finished yet.' : 'No result.') : h('pre', { id: 'task-result' }, task.result),
-    ),
+    live
+      ? live.element
+      : h(
+          'section',
+          { className: 'card', 'aria-labelledby': 'h-result' },
+          h('h3', { id: 'h-result' }, 'Result'),
+          task.result === null ? h('p', { className: 'muted' }, 'No result.') : markdown(task.result, { id: 'task-result' }),
+        ),
   ];
   sections.push(listSection('Deliverables', task.deliverables, deliverableItem, 'deliverables'));
   sections.push(sessionFilesSection(files));
-  if (diff !== null) sections.push(diffSection(diff, task));
+  if (diff !== null) sections.push(diffSection(diff, task, options));
   sections.push(listSection('Pending approvals', task.pending_approvals, (item) => approvalItem(item, reload), 'pending-approvals'));
   const answered = task.approvals.filter((item) => item.state !== 'pending');
   if (answered.length > 0) sections.push(listSection('Answered approvals', answered, answeredItem, 'answered-approvals'));
@@ -426,9 +435,9 @@ function fileFacts(file) {
  * Undo (a new Task of the session) and fork (a new session from this Task's end), for the session's owner: the
  * API answers anyone else as if the session did not exist, and the message says so.
  */
-function historyButtons(task, changed) {
-  // Undo and fork act on the caller's own sessions and are admin routes: offered only where they would answer.
-  if (ACTIVE.includes(task.status) || !signedIn?.admin || task.owner !== signedIn.user) return [];
+function historyButtons(task, changed, options) {
+  // Undo and fork act on the caller's own sessions: offered to their owner only, and Fork only where it works.
+  if (ACTIVE.includes(task.status) || task.owner !== signedIn?.user) return [];
   const act = (label, path, done) =>
     h(
       'button',
@@ -455,14 +464,16 @@ function historyButtons(task, changed) {
           location.hash = `#/tasks/${queued.task_id}`;
         })
       : '',
-    act('Fork', `${session}/fork?${query}`, (forked) => {
-      location.hash = `#/tasks?session_id=${forked.session_id}`;
-    }),
+    options.fork
+      ? act('Fork', `${session}/fork?${query}`, (forked) => {
+          location.hash = `#/chat?session=${forked.session_id}`;
+        })
+      : '',
   ];
 }
 
 /** The Task's diff, one foldable block per file, inline or side by side (the choice is remembered). */
-function diffSection(diff, task) {
+function diffSection(diff, task, options) {
   const title = h('h3', { id: 'h-diff' }, 'Changes (diff)');
   if (diff.error) return h('section', { className: 'card', id: 'task-diff', 'aria-labelledby': 'h-diff' }, title, h('p', { className: 'muted' }, `No diff: ${diff.error}`));
   const { notes, files } = parseDiff(diff.text);
@@ -498,7 +509,7 @@ function diffSection(diff, task) {
   return h(
     'section',
     { className: 'card', id: 'task-diff', 'aria-labelledby': 'h-diff' },
-    h('div', { className: 'toolbar' }, h('div', { className: 'grow' }, title), files.length > 0 ? toggle : '', ...historyButtons(task, files.length > 0)),
+    h('div', { className: 'toolbar' }, h('div', { className: 'grow' }, title), files.length > 0 ? toggle : '', ...historyButtons(task, files.length > 0, options)),
     ...notes.map((note) => h('p', { className: 'muted' }, note.replace(/^# /, ''))),
     files.length === 0 ? h('p', { className: 'muted' }, 'No file changed.') : body,
   );
@@ -520,7 +531,7 @@ const questionItem = (item, after) => [
   h(
     'span',
     { className: 'muted' },
-    ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for an answer in the conversation'} · asked `,
+    ` · ${item.waiting_in_place ? 'the Task waits for your answer' : 'waiting for your answer; the conversation continues once it is given'} · asked `,
     clock(item.created_at),
   ),
   choiceButtons(item, after),
@@ -543,7 +554,7 @@ const approvalItem = (item, after) =>
         h(
           'span',
           { className: 'muted' },
-          ` · ${item.waiting_in_place ? 'the Task waits for an answer in place' : 'waiting for 承認 / 拒否 in the conversation'} · requested `,
+          ` · ${item.waiting_in_place ? 'the Task waits for your decision' : 'waiting for your decision; the conversation continues once it is made'} · requested `,
           clock(item.created_at),
         ),
         item.diff ? h('pre', { className: 'output' }, item.diff) : '',
@@ -784,13 +795,19 @@ function stepBody(step) {
       return [
         step.kind === 'mcp_tool' ? h('div', { className: 'muted' }, `MCP server ${d.server} · tool ${d.tool}`) : null,
         args.length ? h('div', { className: 'mono' }, args.map(([k, v]) => `${k}: ${clip(typeof v === 'string' ? v : JSON.stringify(v), 200)}`).join(' · ')) : null,
-        d.path ? h('div', { className: 'file-change' }, `${d.created ? 'created' : 'changed'} ${d.path} (${d.bytes} bytes)`) : null,
+        d.path ? h('div', { className: 'file-change' }, fileChange(d)) : null,
         d.error ? h('div', { className: 'error-text' }, d.error) : null,
       ];
     }
     default:
       return [h('pre', {}, JSON.stringify(d, null, 2))];
   }
+}
+
+/** A file step's change: an undo's restore names the Task it undid; a size only where the step measured one. */
+function fileChange(d) {
+  if (d.undoOf) return `restored ${d.path} as it was before Task ${short(d.undoOf)}`;
+  return `${d.created ? 'created' : 'changed'} ${d.path}${typeof d.bytes === 'number' ? ` (${d.bytes} bytes)` : ''}`;
 }
 
 // ---- Audit view -------------------------------------------------------------------------------
@@ -984,7 +1001,7 @@ function route() {
   const params = new URLSearchParams(search);
   const parts = path.split('/').filter(Boolean);
   for (const link of document.querySelectorAll('header nav a')) link.removeAttribute('aria-current');
-  const views = { audit: signedIn.admin && auditView, usage: signedIn.admin && usageView, approvals: approvalsView };
+  const views = { audit: signedIn.admin && auditView, usage: signedIn.admin && usageView, approvals: approvalsView, chat: chatView };
   if (views[parts[0]]) {
     document.getElementById(`nav-${parts[0]}`).setAttribute('aria-current', 'page');
     return views[parts[0]](params);

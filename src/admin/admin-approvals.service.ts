@@ -1,16 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { ELICITATION_TOOL, formOf, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
+import { randomUUID } from 'node:crypto';
+import type { ApprovalEntity } from '../approvals/approval.entity.js';
+import { decisionRequest, ELICITATION_TOOL, formOf, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
 import { mapApproval } from '../approvals/approval-view.js';
-import { ApprovalsService } from '../approvals/approvals.service.js';
+import { alreadyDecided, ApprovalsService } from '../approvals/approvals.service.js';
+import type { AuditDraft } from '../audit/audit.service.js';
 import { checkFormContent } from '../approvals/person-form.js';
 import { AgentError } from '../common/agent-error.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import type { ApprovalAnswerDto, ApprovalListDto, FormAnswerDto, QuestionAnswerDto, SessionApprovalDto } from './admin-responses.dto.js';
-
-/** The words a conversation answer is made of (approval-texts.ts reads them back). */
-const CONVERSATION_WORD = { approve: '承認', deny: '拒否' } as const;
 
 /** The console's views of pending approvals, and its owner's answers. */
 @Injectable()
@@ -34,12 +34,14 @@ export class AdminApprovalsService {
 
   /**
    * Only the owner answers (an admin sees others' approvals but does not act for them). A Task that
-   * waits in place takes the answer as tasks/update would; an action left for the conversation gets
-   * the answer as the next turn of its session, as the owner's MCP client would have sent it.
+   * waits in place takes the decision as tasks/update would; an action left for the conversation is
+   * decided here, and a new turn of its session continues the run with that decision (its request a
+   * note for people, never read as an answer). A second decision is refused (already_decided, 409)
+   * and queues nothing.
    */
   async answer(caller: Caller, id: string, decision: 'approve' | 'deny'): Promise<ApprovalAnswerDto | null> {
-    const row = await this.approvals.find(id);
-    if (!row || row.state !== 'pending' || row.owner !== caller.user) return null;
+    const row = await this.ownRequest(caller, id);
+    if (!row) return null;
     // A form is not approved but filled: the message says where, rather than a 404 for a form that is there.
     if (row.tool === ELICITATION_TOOL && decision === 'approve') {
       throw new AgentError(
@@ -47,15 +49,50 @@ export class AdminApprovalsService {
         `approval ${id} is a form of the MCP server "${formOf(row).server}": it is not approved but filled, with POST /admin/approvals/${id}/form?content={…} (the console's form) or in the Task's MCP client (tasks/update); POST /admin/approvals/${id}/deny declines it`,
       );
     }
-    if (row.waiting) {
-      const response = row.tool === ELICITATION_TOOL ? { action: 'decline' } : { action: 'accept', content: { approve: decision === 'approve' } };
-      await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: response });
-      const after = await this.approvals.find(id);
-      return { approval_id: id, decision, via: 'in_place', state: after?.state ?? row.state, task_id: row.taskId };
+    if (
+      row.waiting &&
+      (await this.inPlace(caller, row, row.tool === ELICITATION_TOOL ? { action: 'decline' } : { action: 'accept', content: { approve: decision === 'approve' } }))
+    ) {
+      return { approval_id: id, decision, via: 'in_place', state: decision === 'approve' && row.tool !== ELICITATION_TOOL ? 'granted' : 'denied', task_id: row.taskId };
     }
-    const request = { request: CONVERSATION_WORD[decision], sessionId: row.sessionId, temperature: null, images: [] };
-    const task = await this.queue.enqueue(caller, request, { action: 'console.approval_answer', detail: { approval_id: id, decision } });
-    return { approval_id: id, decision, via: 'conversation', state: 'answered_by_task', task_id: task.id };
+    const state = decision === 'approve' ? 'granted' : 'denied';
+    const taskId = await this.continueWith(caller, row, { state, reason: null }, decisionRequest(row, decision), {
+      action: 'console.approval_answer',
+      detail: { approval_id: id, decision },
+    });
+    return { approval_id: id, decision, via: 'conversation', state: 'answered_by_task', task_id: taskId };
+  }
+
+  /**
+   * The caller's own request by id (null: none of theirs, answered as missing); a decided one is
+   * refused as such, so that a second click, tab or client learns it was decided and nothing was done.
+   */
+  private async ownRequest(caller: Caller, id: string): Promise<ApprovalEntity | null> {
+    const row = await this.approvals.find(id);
+    if (!row || row.owner !== caller.user) return null;
+    if (row.state !== 'pending') throw alreadyDecided(id);
+    return row;
+  }
+
+  /**
+   * An answer to a request its Task waits for: true when it was taken. False when the wait ended just
+   * before (the request is then left for the conversation, and decided there); a decision that came
+   * first is refused.
+   */
+  private async inPlace(caller: Caller, row: ApprovalEntity, response: Record<string, unknown>): Promise<boolean> {
+    if (await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: response })) return true;
+    const after = await this.approvals.find(row.id);
+    if (after?.state !== 'pending') throw alreadyDecided(row.id);
+    return false;
+  }
+
+  /** Decides a request left for the conversation and queues the turn that continues its run with the decision, in one transaction; the new Task's id. */
+  private async continueWith(caller: Caller, row: ApprovalEntity, decided: { state: 'granted' | 'denied'; reason: string | null }, request: string, accepted: AuditDraft) {
+    const taskId = randomUUID();
+    const decision = this.approvals.decision(caller, row, taskId, decided);
+    await this.queue.enqueue(caller, { request, sessionId: row.sessionId, temperature: null, images: [], taskId, decision: decision.steps }, accepted);
+    await decision.record();
+    return taskId;
   }
 
   /**
@@ -64,8 +101,8 @@ export class AdminApprovalsService {
    * Null when it is not the caller's form waiting in place; a content that does not fit is refused (400).
    */
   async fill(caller: Caller, id: string, content: string | undefined): Promise<FormAnswerDto | null> {
-    const row = await this.approvals.find(id);
-    if (!row || row.state !== 'pending' || !row.waiting || row.owner !== caller.user || row.tool !== ELICITATION_TOOL) return null;
+    const row = await this.ownRequest(caller, id);
+    if (!row || !row.waiting || row.tool !== ELICITATION_TOOL) return null;
     if (content === undefined) throw new AgentError('invalid_input', 'content: required (the form’s content as a JSON object)');
     let parsed: unknown;
     try {
@@ -75,9 +112,8 @@ export class AdminApprovalsService {
     }
     const checked = checkFormContent(parsed, formOf(row).schema);
     if ('problem' in checked) throw new AgentError('invalid_input', `content: ${checked.problem}`);
-    await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: { action: 'accept', content: checked.content } });
-    const after = await this.approvals.find(id);
-    return { approval_id: id, via: 'in_place', state: after?.state ?? row.state, task_id: row.taskId };
+    if (!(await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: { action: 'accept', content: checked.content } }))) throw alreadyDecided(id);
+    return { approval_id: id, via: 'in_place', state: 'granted', task_id: row.taskId };
   }
 
   /**
@@ -87,18 +123,18 @@ export class AdminApprovalsService {
    * has no such option.
    */
   async choose(caller: Caller, id: string, option: number): Promise<QuestionAnswerDto | null> {
-    const row = await this.approvals.find(id);
-    if (!row || row.state !== 'pending' || row.owner !== caller.user || row.tool !== QUESTION_TOOL) return null;
+    const row = await this.ownRequest(caller, id);
+    if (!row || row.tool !== QUESTION_TOOL) return null;
     const choice = optionsOf(row)[option - 1];
     if (choice === undefined) return null;
-    if (row.waiting) {
-      await this.approvals.answerInPlace(caller, row.taskId, { [row.id]: { action: 'accept', content: { choice } } });
-      const after = await this.approvals.find(id);
-      return { approval_id: id, option, via: 'in_place', state: after?.state ?? row.state, task_id: row.taskId };
+    if (row.waiting && (await this.inPlace(caller, row, { action: 'accept', content: { choice } }))) {
+      return { approval_id: id, option, via: 'in_place', state: 'granted', task_id: row.taskId };
     }
-    const request = { request: String(option), sessionId: row.sessionId, temperature: null, images: [] };
-    const task = await this.queue.enqueue(caller, request, { action: 'console.question_answer', detail: { approval_id: id, option } });
-    return { approval_id: id, option, via: 'conversation', state: 'answered_by_task', task_id: task.id };
+    const taskId = await this.continueWith(caller, row, { state: 'granted', reason: choice }, decisionRequest(row, 'choose', choice), {
+      action: 'console.question_answer',
+      detail: { approval_id: id, option },
+    });
+    return { approval_id: id, option, via: 'conversation', state: 'answered_by_task', task_id: taskId };
   }
 
   /** A session's pending action (`pending: null` when nothing waits); null when there is no such session. */

@@ -61,6 +61,7 @@ export class AdminHistoryController {
 
   @Post('sessions/:id/undo')
   @HttpCode(202)
+  @OwnView()
   @AdminAction('admin.session_undo')
   @ApiOperation({ summary: 'Queue an undo Task for one of your sessions (the last Task, or ?task_id=); 400 with the files when it would be refused' })
   @ApiResponse({ status: 202, type: UndoQueuedDto, description: 'The undo Task, queued' })
@@ -81,6 +82,7 @@ export class AdminHistoryController {
 
   @Post('sessions/:id/fork')
   @HttpCode(201)
+  @OwnView()
   @AdminAction('admin.session_fork')
   @ApiOperation({ summary: 'Fork one of your sessions at a Task (?task_id=): a new session of yours with its conversation and workspace as that Task left them' })
   @ApiResponse({ status: 201, type: ForkDto, description: 'The new session' })

@@ -2,6 +2,8 @@ import { Controller, Get, Header, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { installationFile } from '../common/installation.js';
 import { AppConfig } from '../config/app-config.js';
 
@@ -10,8 +12,14 @@ const asset = (name: string) => readFileSync(installationFile('public', name), '
 const PAGE = asset('admin.html');
 const SCRIPT = asset('console.js');
 const VIEWS = asset('console-views.js');
+const CONVERSATION = asset('console-conversation.js');
 const STYLE = asset('console.css');
 const ROOT = asset('index.html');
+// The Markdown renderer and the sanitiser of the answers, served from their own npm packages (wherever npm
+// put them). DOMPurify exports its browser build; marked does not, so it is found beside its package.json.
+const dependency = createRequire(installationFile('package.json'));
+const MARKED = readFileSync(join(dirname(dependency.resolve('marked/package.json')), 'lib/marked.umd.js'), 'utf8');
+const PURIFY = readFileSync(dependency.resolve('dompurify/dist/purify.min.js'), 'utf8');
 
 /** No inline script or style anywhere, nothing from another origin, no framing. */
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -55,6 +63,24 @@ export class AdminPageController {
   @Header('Content-Type', 'text/javascript; charset=utf-8')
   views(): string {
     return VIEWS;
+  }
+
+  @Get('admin/console-conversation.js')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  conversation(): string {
+    return CONVERSATION;
+  }
+
+  @Get('admin/vendor/marked.js')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  marked(): string {
+    return MARKED;
+  }
+
+  @Get('admin/vendor/purify.js')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  purify(): string {
+    return PURIFY;
   }
 
   @Get('admin/console.css')

@@ -26,11 +26,27 @@ import { AdminSessionFilesController } from './admin-session-files.controller.js
 import { AdminSignInController } from './admin-sign-in.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AdminTasksService } from './admin-tasks.service.js';
+import { ConsoleConversationController } from './console-conversation.controller.js';
+import { ConsoleConversationService } from './console-conversation.service.js';
+import { ChatModule } from '../chat/chat.module.js';
+import { ConversationModule } from '../conversation/conversation.module.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
 @Module({
-  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule, McpClientModule],
+  imports: [
+    AuditModule,
+    TaskQueueModule,
+    AgentModule,
+    SessionsModule,
+    SessionFilesModule,
+    IdentityModule,
+    HealthModule,
+    ApprovalsModule,
+    McpClientModule,
+    ChatModule,
+    ConversationModule,
+  ],
   controllers: [
     AdminIdentityController,
     AdminAuditController,
@@ -43,6 +59,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminMcpServersController,
     AdminPageController,
     AdminSignInController,
+    ConsoleConversationController,
   ],
   providers: [
     AdminAuthGuard,
@@ -50,6 +67,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminAuditService,
     AdminTasksService,
     AdminApprovalsService,
+    ConsoleConversationService,
     AdminMetricsService,
     // Query and path parameters are validated against the DTOs; anything undeclared is refused.
     { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },

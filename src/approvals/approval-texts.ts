@@ -181,3 +181,17 @@ export const chosenOutput = (choice: string) => `The user chose: ${choice}`;
 export const DECLINED_QUESTION_OUTPUT = 'The user did not answer the question. Continue with what you know, or explain what you need.';
 
 export const QUESTION_DROPPED_OUTPUT = 'The user did not choose an option and gave a new instruction instead (next message).';
+
+const DECISION_REQUEST_CHARS = 500;
+
+/**
+ * The request of the Task that carries a person's decision made in the console: a note for people, in
+ * the Task list and the conversation's history. The run never reads it as an answer (the decision is
+ * the approval's own state); what the model chose to show is escaped as every approval text is.
+ */
+export function decisionRequest(row: Pick<ApprovalEntity, 'tool' | 'subject'>, decision: 'approve' | 'deny' | 'choose', choice = ''): string {
+  const action = row.tool === 'run_command' ? `$ ${row.subject}` : row.tool === 'mcp_tool' ? `MCP tool ${row.subject}` : `${row.tool} ${row.subject}`;
+  const text = decision === 'choose' ? `Answered the agent's question "${row.subject}": ${choice}` : `${decision === 'approve' ? 'Approved' : 'Denied'}: ${action}`;
+  const shown = shownEscaped(text.replace(/[ \t\n]+/g, ' '));
+  return shown.length > DECISION_REQUEST_CHARS ? `${shown.slice(0, DECISION_REQUEST_CHARS - 1)}…` : shown;
+}

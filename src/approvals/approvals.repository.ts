@@ -86,6 +86,33 @@ export class ApprovalsRepository {
     return taken.reduce<ApprovalEntity | null>((newest, row) => (newest === null || row.createdAt > newest.createdAt ? row : newest), null);
   }
 
+  /**
+   * A person's decision on a request left for the conversation, taken by the new Task `answerTaskId`
+   * that carries it: steps for that Task's unit of work, whose guard refuses the unit (and so queues
+   * nothing) when the request was no longer pending. The UPDATE runs as a plain statement and the
+   * guard reads the row back, since an UPDATE's rows come back differently from the two drivers.
+   */
+  decision(id: string, owner: string, answerTaskId: string, answer: ApprovalAnswer, refuse: () => Error): SqlStep[] {
+    const set = this.sql.assignments(ApprovalEntity, { ...answer, waiting: false, answerTaskId, answeredAt: nowIso() });
+    const update = sqlStep.run(`UPDATE approvals SET ${set.sql} WHERE id = ? AND owner = ? AND waiting = FALSE AND state = 'pending'`, [...set.params, id, owner]);
+    const check: SqlStep = {
+      ...(sqlStep.all('SELECT COUNT(*) AS n FROM approvals WHERE id = ? AND answer_task_id = ?', [id, answerTaskId]) as Extract<SqlStep, { op: 'all' }>),
+      check: (rows) => {
+        if (Number((rows[0] as { n: number | string }).n) !== 1) throw refuse();
+      },
+    };
+    return [update, check];
+  }
+
+  /** The request of the session that a Task carries the decision of (`decision`), or null (by the session's index). */
+  async decidedBy(sessionId: string, answerTaskId: string): Promise<ApprovalEntity | null> {
+    const [approval] = await this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE session_id = ? AND state IN ('granted', 'denied') AND answer_task_id = ? LIMIT 1", [
+      sessionId,
+      answerTaskId,
+    ]);
+    return approval ?? null;
+  }
+
   /** Sets `values` on the pending requests matching `where`; answers with the requests as changed. */
   private async answerPending(values: Partial<ApprovalEntity>, where: string, params: unknown[]): Promise<ApprovalEntity[]> {
     const set = this.sql.assignments(ApprovalEntity, values);

@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AuditService } from '../audit/audit.service.js';
+import { AgentError } from '../common/agent-error.js';
 import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
@@ -209,18 +210,35 @@ export class ApprovalsService implements OnModuleInit {
 
   /**
    * tasks/update: the owner's answer to the request the Task waits for. Unknown keys, answered keys and
-   * malformed answers are ignored, as the Tasks extension requires; a refusal may carry a reason.
+   * malformed answers are ignored, as the Tasks extension requires; a refusal may carry a reason. True
+   * when this answer was the one taken (the console refuses a second decision with it).
    */
-  async answerInPlace(caller: Caller, taskId: string, responses: Record<string, unknown>): Promise<void> {
+  async answerInPlace(caller: Caller, taskId: string, responses: Record<string, unknown>): Promise<boolean> {
     const row = await this.approvals.waitingFor(taskId);
-    if (!row || !Object.hasOwn(responses, row.id)) return;
+    if (!row || !Object.hasOwn(responses, row.id)) return false;
     const response = responses[row.id];
     const decision =
       row.tool === QUESTION_TOOL ? readChoice(response, optionsOf(row)) : row.tool === ELICITATION_TOOL ? readFormAnswer(response, formOf(row).schema) : readElicitResult(response);
-    if (!decision) return;
+    if (!decision) return false;
     const answer: ApprovalAnswer = { ...decision, answeredBy: caller.user, answeredClient: caller.client, answeredVia: 'in_place' };
-    if (!(await this.approvals.answerWaiting(row.id, taskId, caller.user, answer))) return;
+    if (!(await this.approvals.answerWaiting(row.id, taskId, caller.user, answer))) return false;
     await this.recordAnswer(caller, row, answer);
+    return true;
+  }
+
+  /**
+   * A person's decision (approve, deny, a question's option) on a request left for the conversation,
+   * carried by the new Task `answerTaskId` that continues the run: the steps to commit with that Task
+   * (they refuse with `already_decided`, so nothing is queued, when another decision came first), and
+   * the decision's audit event for once they have committed. The Task's request is never read as an
+   * answer: the decision is the approval's own state.
+   */
+  decision(caller: Caller, row: ApprovalEntity, answerTaskId: string, decided: Pick<ApprovalAnswer, 'state' | 'reason'>) {
+    const answer: ApprovalAnswer = { ...decided, answeredBy: caller.user, answeredClient: caller.client, answeredVia: 'conversation' };
+    return {
+      steps: this.approvals.decision(row.id, caller.user, answerTaskId, answer, () => alreadyDecided(row.id)),
+      record: () => this.recordAnswer(caller, row, answer, { answer_task_id: answerTaskId, answer: 'decision' }),
+    };
   }
 
   /**
@@ -228,6 +246,9 @@ export class ApprovalsService implements OnModuleInit {
    * action (approve, deny, or anything else: a new instruction). Null when nothing was pending.
    */
   async takeAnswer(task: AnsweringTask): Promise<{ approval: ApprovalEntity; answer: ConversationAnswer } | null> {
+    // A Task queued with a person's decision (`decision`) continues with it, whatever its request says.
+    const decided = await this.approvals.decidedBy(task.sessionId, task.id);
+    if (decided) return { approval: decided, answer: decided.state === 'granted' ? 'approve' : 'deny' };
     const pending = await this.approvals.pendingOfSession(task.sessionId);
     if (!pending) return null;
     // A question is answered by an option's number or text (kept as the reason); anything else is a new instruction.
@@ -274,6 +295,9 @@ export class ApprovalsService implements OnModuleInit {
     return { caller, action, outcome: 'ok' as const, taskId: row.taskId, sessionId: row.sessionId };
   }
 }
+
+/** A second decision on a request: refused (409 on HTTP), and nothing is done. */
+export const alreadyDecided = (id: string) => new AgentError('already_decided', `approval ${id} was already decided; nothing was done`);
 
 /** The audit action: `approval.<event>`; for a question `question.asked|answered|declined|expired`, for a server's form `elicitation.*` alike. */
 function actionOf(row: Pick<ApprovalEntity, 'tool'>, event: 'requested' | 'granted' | 'denied' | 'expired'): string {

@@ -41,6 +41,7 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   files_expired: { status: 404, type: 'invalid_request_error', param: null },
   shutting_down: { status: 503, type: 'server_error', param: null },
   queue_full: { status: 429, type: 'rate_limit_error', param: null },
+  already_decided: { status: 409, type: 'invalid_request_error', param: null },
   internal: { status: 500, type: 'server_error', param: null },
 };
 
@@ -81,8 +82,16 @@ export class ChatService {
     );
   }
 
-  /** Validates and queues; a refused request is audited and stores nothing else. */
-  async accept(caller: Caller, body: unknown): Promise<{ task: TaskReadModel; stream: boolean }> {
+  /** The model ids a request may name (the tiers), the default first. */
+  modelIds(): string[] {
+    return this.catalog.list.map((model) => model.id);
+  }
+
+  /**
+   * Validates and queues; a refused request is audited and stores nothing else. `action` is the audit
+   * action of the request (the console sends the same requests as its own, `console.request`).
+   */
+  async accept(caller: Caller, body: unknown, action = COMPLETIONS_ACTION): Promise<{ task: TaskReadModel; stream: boolean }> {
     const detail = { arguments: withoutImageData(body) };
     try {
       const { stream, input } = parseChatRequest(body, this.catalog, this.limits);
@@ -91,11 +100,11 @@ export class ChatService {
         const param = isAgentError(error) && error.code === 'invalid_input' ? /^(messages\[\d+\]\.content\[\d+\][.\w]*):/.exec(error.message)?.[1] : undefined;
         throw param ? new ChatInputError((error as Error).message, param) : error;
       });
-      return { task: await this.conversations.accept(caller, staged, { action: COMPLETIONS_ACTION, detail: { ...detail, stream } }), stream };
+      return { task: await this.conversations.accept(caller, staged, { action, detail: { ...detail, stream } }), stream };
     } catch (error) {
       const refused = toChatError(error);
       if (refused.status === 500) this.logger.error(`chat request failed: ${(error as Error).stack ?? String(error)}`);
-      await this.audit.record({ caller, action: COMPLETIONS_ACTION, outcome: refused.status < 500 ? 'rejected' : 'error', detail: { ...detail, reason: refused.message } });
+      await this.audit.record({ caller, action, outcome: refused.status < 500 ? 'rejected' : 'error', detail: { ...detail, reason: refused.message } });
       throw refused;
     }
   }

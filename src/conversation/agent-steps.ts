@@ -38,7 +38,8 @@ export function mapTraceStep(step: TaskStepEntity): AgentStep {
     duration_ms: step.durationMs,
     ...(step.kind === 'model_call' ? { input_tokens: step.inputTokens, output_tokens: step.outputTokens } : {}),
     ...(step.kind === 'command' ? { exit_code: typeof detail.exitCode === 'number' ? detail.exitCode : null } : {}),
-    ...(step.kind === 'file_op' ? { path: String(detail.path), bytes: Number(detail.bytes), created: detail.created === true } : {}),
+    // An undo's steps restore a path and carry no size: `bytes` only where the step measured one.
+    ...(step.kind === 'file_op' ? { path: String(detail.path), ...(typeof detail.bytes === 'number' ? { bytes: detail.bytes } : {}), created: detail.created === true } : {}),
     ...(step.kind === 'mcp_tool' ? { server: String(detail.server), tool: String(detail.tool) } : {}),
   };
 }

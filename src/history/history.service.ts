@@ -170,8 +170,9 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Runs an undo request as the Task's work: restores what the target Task changed to its start
-   * checkpoint, traces each path, and answers in words the conversation keeps (the model reads them
-   * with the next request). A refusal is an AgentFailure naming the reason and the files.
+   * checkpoint, traces each path, and answers in words for the person who asked (the conversation keeps
+   * them, so the model reads them with the next request too). A refusal is an AgentFailure naming the
+   * reason and the files.
    */
   async undo(history: TaskHistory): Promise<AgentOutcome> {
     const target = undoRequestOf(history.task.request);
@@ -196,11 +197,14 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
       });
     }
     const names = (paths: string[]) => paths.map((path) => JSON.stringify(path)).join(', ');
+    const count = outcome.restored.length;
     const lines = [
-      `The person undid task ${plan.target.taskId}: the files it changed are back as they were before it (${outcome.restored.length} path(s): ${names(outcome.restored) || 'none'}).`,
+      count === 0
+        ? `Undid task ${plan.target.taskId}: it had changed no file, so nothing needed restoring.`
+        : `Undid task ${plan.target.taskId}: ${count === 1 ? 'the file it changed is' : `the ${count} files it changed are`} back as they were before it (${names(outcome.restored)}).`,
     ];
     if (outcome.notRestorable.length > 0) {
-      lines.push(`Not restored (large files, recorded by hash only): ${names(outcome.notRestorable)}.`);
+      lines.push(`Not restored, because only their hash was recorded (large files): ${names(outcome.notRestorable)}.`);
     }
     return { result: lines.join('\n'), progress: { completedSubtasks: 1, totalSubtasks: 1, currentTask: 'undo' } };
   }

@@ -70,7 +70,10 @@ export class TaskQueueService {
         `you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${limit}); wait until some have started, or cancel some`,
       );
     const { before, after } = this.tasks.queuedLimit(caller.user, limit, full);
-    await this.unitOfWork.commit({ writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...after], shared: [event] });
+    await this.unitOfWork.commit({
+      writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...(input.decision ?? []), ...after],
+      shared: [event],
+    });
     await this.events.publish({ type: 'accepted', taskId: task.id, sessionId, owner: caller.user, groups: caller.groups });
     this.worker.wake();
     return taskReadModel(task);

@@ -1,3 +1,4 @@
+import type { SqlStep } from '../database/plain-sql.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 
 /** An image of a request, validated and decoded by the surface that accepted it. */
@@ -53,4 +54,9 @@ export interface TaskRequest {
   mode?: 'agent' | 'direct';
   /** The model tier (Chat model id or `agent_level`, A2A `agentLevel`); default `default`, always for MCP. */
   tier?: string;
+  /**
+   * A person's decision this Task carries (ApprovalsService.decision): committed with the Task, or
+   * neither when its guard refuses (the request was decided first). Needs `taskId`.
+   */
+  decision?: SqlStep[];
 }

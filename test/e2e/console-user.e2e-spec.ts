@@ -122,11 +122,11 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     const rejectedBefore = await rejected();
     await page.click(`a[href="#/tasks/${planless}"]`);
     await page.waitForSelector('#trace li.fallback');
-    // Her Task's diff shows (it changed nothing), with no refusal on the page or in the audit log, and no
-    // undo or fork to offer her (admin routes).
+    // Her Task's diff shows (it changed nothing), with no refusal on the page or in the audit log; her own
+    // session can be forked (workspace.isolation: session), and there is nothing to undo.
     expect(await page.textContent('#task-diff')).toContain('No file changed.');
     expect(await page.textContent('#task-diff')).not.toContain('No diff');
-    expect(await page.locator('#task-diff button').count()).toBe(0);
+    expect(await page.locator('#task-diff button').allTextContents()).toEqual(['Fork…']);
     expect(await rejected()).toEqual(rejectedBefore);
     expect(await page.locator('#trace li.bad').count()).toBe(0);
     expect(await page.textContent('#trace li.fallback')).toContain("The model's plan could not be used");
@@ -147,9 +147,32 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     const [approval] = await probe<{ state: string; answer_task_id: string }>(db, 'SELECT state, answer_task_id FROM approvals WHERE task_id = ?', paused.task_id);
     expect(approval.state).toBe('granted');
     expect(await auditCount('console.approval_answer', 'alice@example.com')).toBeGreaterThanOrEqual(1);
+    // The decision itself continues the run: the new turn's request is a note for people, not the word 承認.
     const [answerTask] = await probe<{ request: string; surface: string }>(db, 'SELECT request, surface FROM tasks WHERE id = ?', approval.answer_task_id);
-    expect(answerTask).toEqual({ request: '承認', surface: 'http' });
+    expect(answerTask).toEqual({ request: 'Approved: $ npm test', surface: 'http' });
     await page.context().close();
+  });
+
+  it('refuses a second decision on a decided approval (409) and queues nothing', async () => {
+    const [approval] = await probe<{ id: string; answer_task_id: string }>(db, 'SELECT id, answer_task_id FROM approvals WHERE task_id = ?', paused.task_id);
+    const tasks = async () => Number((await probe<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM tasks WHERE session_id = ?', paused.session_id))[0].n);
+    const before = await tasks();
+    for (const decision of ['approve', 'deny']) {
+      const second = await api(`approvals/${approval.id}/${decision}`, ALICE, { method: 'POST' });
+      expect([second.status, ((await second.json()) as { error: string }).error]).toEqual([409, 'already_decided']);
+    }
+    // Two at once on a fresh approval: one decides, the other is refused; one Task is queued for both.
+    ollama.enqueue(call('run_command', { command: 'npm run lint' }));
+    const again = await submit(alice, 'Lint it please', paused.session_id);
+    const [fresh] = await probe<{ id: string }>(db, "SELECT id FROM approvals WHERE task_id = ? AND state = 'pending'", again.task_id);
+    const queued = await tasks();
+    ollama.enqueue({ content: 'Lint is clean.' });
+    const both = await Promise.all([1, 2].map(() => api(`approvals/${fresh.id}/approve`, ALICE, { method: 'POST' })));
+    expect(both.map((res) => res.status).sort()).toEqual([200, 409]);
+    expect(await tasks()).toBe(queued + 1);
+    expect(await tasks()).toBeGreaterThan(before);
+    // Another user's decision on it is answered as if it did not exist.
+    expect((await api(`approvals/${fresh.id}/approve`, as('bob@example.com'), { method: 'POST' })).status).toBe(404);
   });
 
   it('lets an admin see everyone’s Tasks and the usage view; lays out at 390 px in dark mode', async () => {

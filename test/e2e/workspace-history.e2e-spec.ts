@@ -93,7 +93,7 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
   it('undo restores byte for byte and file modes, and a second undo undoes the Task before', async () => {
     const undo = await run(alice, 'undo', session);
     expect(undo.final).toBe('completed');
-    expect(undo.text).toContain(`undid task ${editTask}`);
+    expect(undo.text).toContain(`Undid task ${editTask}`);
     expect(readFileSync(file('a.txt'), 'utf8')).toBe('alpha\nbeta\n');
     expect(readFileSync(file('b.txt'), 'utf8')).toBe('one\n');
     expect(statSync(file('b.txt')).mode & 0o777).toBe(0o600);
@@ -102,7 +102,7 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
     expect(await readDiff(alice, session, undo.task_id)).toContain('+beta\n');
 
     const second = await run(alice, '元に戻す', session);
-    expect(second.text).toContain(`undid task ${seedTask}`);
+    expect(second.text).toContain(`Undid task ${seedTask}`);
     expect(existsSync(file('a.txt'))).toBe(false);
     const third = await run(alice, 'undo', session);
     expect(third.final).toBe('failed');

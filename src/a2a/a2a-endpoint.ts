@@ -14,6 +14,7 @@ import { PushSigning } from '../push/push-signing.js';
 import { A2aPushConfigRepository } from './a2a-push-config.repository.js';
 import { A2aPushStore } from './a2a-push-store.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
+import { personLocale } from '../common/person-locale.js';
 import { A2aUser } from './a2a-user.js';
 import { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 
@@ -56,7 +57,11 @@ export class A2aEndpoint {
     app.use(
       '/a2a',
       (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),
-      jsonRpcHandler({ requestHandler: this.handler, userBuilder: async (req) => new A2aUser((req as IdentifiedRequest).caller!), legacyCompat: { enabled: true } }),
+      jsonRpcHandler({
+        requestHandler: this.handler,
+        userBuilder: async (req) => new A2aUser((req as IdentifiedRequest).caller!, personLocale(req)),
+        legacyCompat: { enabled: true },
+      }),
     );
   }
 

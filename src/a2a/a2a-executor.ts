@@ -1,4 +1,5 @@
 import { AgentEvent, type AgentExecutionEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import type { PersonLocale } from '../common/person-locale.js';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
 import { type ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import type { TaskFeed } from '../conversation/task-feed.js';
@@ -7,7 +8,7 @@ import { commonPrefix } from '../common/common-prefix.js';
 import type { TaskRequest } from '../queue/task-request.js';
 import type { TaskReadModel } from '../queue/task-read-model.js';
 import { A2A_STATE, a2aMetadataOf, a2aStatusOf, a2aTaskOf, answerArtifact, artifactsOf, progressMessage } from './a2a-task.mapper.js';
-import { callerOf } from './a2a-user.js';
+import { callerOf, localeOf } from './a2a-user.js';
 
 /** Keys of ServerCallContext.state the request handler sets for the executor. */
 export const ACCEPTED_INPUT = 'oam.input';
@@ -33,14 +34,18 @@ export class A2aExecutor implements AgentExecutor {
     const input = state.get(ACCEPTED_INPUT) as TaskRequest;
     const action = state.get(ACCEPT_ACTION) as string;
     const caller = callerOf(context.context);
-    const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId }, { action, detail: { version: context.context.requestedVersion } });
+    const accepted = await this.conversations.accept(
+      caller,
+      { ...input, taskId: context.taskId, locale: localeOf(context.context) },
+      { action, detail: { version: context.context.requestedVersion } },
+    );
     // Queued just now, it has changed no file yet.
     bus.publish(AgentEvent.task(a2aTaskOf({ ...accepted, files: [] })));
-    if (state.get(FOLLOW) === true) await this.follow(accepted.id, (event) => bus.publish(event));
+    if (state.get(FOLLOW) === true) await this.follow(accepted.id, (event) => bus.publish(event), localeOf(context.context));
   }
 
   /** The Task's updates as A2A events, until it is terminal; also what SubscribeToTask streams, on any replica. */
-  async follow(taskId: string, publish: (event: AgentExecutionEvent) => void): Promise<void> {
+  async follow(taskId: string, publish: (event: AgentExecutionEvent) => void, locale: PersonLocale): Promise<void> {
     const bus = { publish };
     let draft = '';
     let shown = '';
@@ -71,7 +76,7 @@ export class A2aExecutor implements AgentExecutor {
           else bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact, append: false, lastChunk: true, metadata: {} }));
         }
         if (task.status !== 'completed' && shown !== '') chunk(task, '', true);
-        const status = a2aStatusOf(task, await this.conversations.asking(task.id));
+        const status = a2aStatusOf(task, await this.conversations.asking(task.id, locale), locale);
         bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.sessionId, status, metadata: { ...a2aMetadataOf(task), agent_steps: agentSteps } }));
         return;
       }

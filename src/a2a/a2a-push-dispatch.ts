@@ -67,7 +67,12 @@ export class A2aPushDispatch implements OnModuleInit, OnModuleDestroy {
     const configs = await this.configs.ofTask(taskId, task.owner);
     if (configs.length === 0) return;
     const payload: StreamResponse = ended
-      ? { payload: { $case: 'task', value: a2aTaskOf(await this.conversations.withFiles(task), await this.conversations.asking(task.id)) } }
+      ? {
+          payload: {
+            $case: 'task',
+            value: a2aTaskOf(await this.conversations.withFiles(task), await this.conversations.asking(task.id, task.locale ?? 'en'), task.locale ?? 'en'),
+          },
+        }
       : {
           payload: {
             $case: 'statusUpdate',

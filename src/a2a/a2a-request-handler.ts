@@ -29,7 +29,7 @@ import { taskRequestOf } from './a2a-message.js';
 import { a2aTaskOf } from './a2a-task.mapper.js';
 import { type A2aPushStore, NO_SDK_SENDER } from './a2a-push-store.js';
 import { A2aTaskStore } from './a2a-task-store.js';
-import { callerOf } from './a2a-user.js';
+import { callerOf, localeOf } from './a2a-user.js';
 import { agentCardOf } from './agent-card.js';
 import type { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 import { isUuid } from '../common/uuid.js';
@@ -90,11 +90,13 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     const task = isUuid(params.id) ? await this.conversations.find(callerOf(context), params.id) : null;
     if (!task) throw new TaskNotFoundError(`Task not found: ${params.id.slice(0, 64)}`);
     if (isTerminal(task.status)) throw new UnsupportedOperationError(`Task ${task.id} is in a terminal state (${task.status}) and cannot be subscribed to.`);
-    yield { payload: { $case: 'task', value: a2aTaskOf(await this.conversations.withFiles(task)) } };
+    yield { payload: { $case: 'task', value: a2aTaskOf(await this.conversations.withFiles(task), null, localeOf(context)) } };
     const pending: AgentExecutionEvent[] = [];
     let wake: (() => void) | null = null;
     let done = false;
-    const following = new A2aExecutor(this.conversations, this.feed).follow(task.id, (event) => (pending.push(event), wake?.())).finally(() => ((done = true), wake?.()));
+    const following = new A2aExecutor(this.conversations, this.feed)
+      .follow(task.id, (event) => (pending.push(event), wake?.()), localeOf(context))
+      .finally(() => ((done = true), wake?.()));
     for (;;) {
       for (let event = pending.shift(); event; event = pending.shift()) yield streamResponseOf(event);
       if (done) break;

@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import type { ConversationService } from '../conversation/conversation.service.js';
 import { TASK_STATUSES, type TaskStatus } from '../queue/task-status.js';
 import { A2A_STATE, a2aTaskOf } from './a2a-task.mapper.js';
-import { callerOf } from './a2a-user.js';
+import { callerOf, localeOf } from './a2a-user.js';
 import { isUuid } from '../common/uuid.js';
 
 /**
@@ -22,7 +22,8 @@ export class A2aTaskStore implements TaskStore {
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     if (!isUuid(taskId)) return undefined;
     const task = await this.conversations.find(callerOf(context), taskId);
-    return task ? a2aTaskOf(await this.conversations.withFiles(task), await this.conversations.asking(task.id)) : undefined;
+    const locale = localeOf(context);
+    return task ? a2aTaskOf(await this.conversations.withFiles(task), await this.conversations.asking(task.id, locale), locale) : undefined;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -36,7 +37,8 @@ export class A2aTaskStore implements TaskStore {
     const withArtifacts = params.includeArtifacts === true;
     // Without artifacts the files would be dropped with them: they are not read.
     const withFiles = withArtifacts ? await this.conversations.allWithFiles(page) : page.map((task) => ({ ...task, files: [] }));
-    const tasks = await Promise.all(withFiles.map(async (task) => a2aTaskOf(task, await this.conversations.asking(task.id))));
+    const locale = localeOf(context);
+    const tasks = await Promise.all(withFiles.map(async (task) => a2aTaskOf(task, await this.conversations.asking(task.id, locale), locale)));
     if (!withArtifacts) for (const task of tasks) task.artifacts = [];
     return { tasks, nextPageToken: rows.length > pageSize ? encodeCursor(page[page.length - 1].seq) : '', pageSize, totalSize };
   }

@@ -1,4 +1,5 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type Task, type TaskStatus as A2aTaskStatus } from '@a2a-js/sdk';
+import type { PersonLocale } from '../common/person-locale.js';
 import type { AgentStep } from '../conversation/agent-steps.js';
 import type { InputRequest } from '../conversation/input-request.js';
 import type { TaskStatus } from '../queue/task-status.js';
@@ -59,24 +60,27 @@ export function progressMessage(task: TaskReadModel, steps: AgentStep[]): Messag
 const endMessage = (task: TaskReadModel): Message | undefined => (task.error === null ? undefined : agentMessage(task, `${task.id}/end`, [textPart(task.error)]));
 
 /** A paused Task's status message: the question or action with its numbered options, the request itself in metadata. */
-const inputMessage = (task: TaskReadModel, asking: InputRequest): Message => {
+const inputMessage = (task: TaskReadModel, asking: InputRequest, locale: PersonLocale): Message => {
   const options = asking.kind === 'question' ? '' : `\n\n${asking.options.map((option, index) => `${index + 1}. ${option}`).join('\n')}`;
-  const hint = `\n\n(Answer with a new message in the same contextId (${task.sessionId}): an option's number or text; any other text becomes the new instruction.)`;
+  const hint =
+    locale === 'ja'
+      ? `\n\n(同じ contextId (${task.sessionId}) で新しいメッセージとして、選択肢の番号または文言を送ってください。それ以外のメッセージは新しい指示になります。)`
+      : `\n\n(Answer with a new message in the same contextId (${task.sessionId}): an option's number or text; any other text becomes the new instruction.)`;
   return { ...agentMessage(task, `${task.id}/input/${asking.approval_id}`, [textPart(`${asking.message}${options}${hint}`)]), metadata: { input_request: asking } };
 };
 
 /** The A2A status: `input-required` with the question while the Task waits for a person, else the Task's own. */
-export function a2aStatusOf(task: TaskReadModel, asking: InputRequest | null = null): A2aTaskStatus {
-  if (asking) return { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: inputMessage(task, asking), timestamp: task.updatedAt };
+export function a2aStatusOf(task: TaskReadModel, asking: InputRequest | null = null, locale: PersonLocale = 'en'): A2aTaskStatus {
+  if (asking) return { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: inputMessage(task, asking, locale), timestamp: task.updatedAt };
   return { state: A2A_STATE[task.status], message: endMessage(task), timestamp: task.updatedAt };
 }
 
 /**
  * An agent Task as an A2A Task: id = Task id, contextId = session id, the request as the one history
  * message, the answer and deliverables as artifacts, progress and token usage in metadata. `asking`:
- * what it waits for when it paused for a person (ConversationService.asking).
+ * what it waits for when it paused for a person (ConversationService.asking), shown in `locale`.
  */
-export function a2aTaskOf(task: WithFiles, asking: InputRequest | null = null): Task {
+export function a2aTaskOf(task: WithFiles, asking: InputRequest | null = null, locale: PersonLocale = 'en'): Task {
   const request: Message = {
     messageId: `${task.id}/request`,
     contextId: task.sessionId,
@@ -90,7 +94,7 @@ export function a2aTaskOf(task: WithFiles, asking: InputRequest | null = null): 
   return {
     id: task.id,
     contextId: task.sessionId,
-    status: a2aStatusOf(task, asking),
+    status: a2aStatusOf(task, asking, locale),
     artifacts: artifactsOf(task),
     history: [request],
     metadata: a2aMetadataOf(task),

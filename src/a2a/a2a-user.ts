@@ -1,10 +1,15 @@
 import type { ServerCallContext, User } from '@a2a-js/sdk/server';
 import { A2AError } from '@a2a-js/sdk/errors';
+import type { PersonLocale } from '../common/person-locale.js';
 import type { Caller } from '../identity/caller.js';
 
 /** The caller the edge identified, carried through the SDK's call context to the store and executor. */
 export class A2aUser implements User {
-  constructor(readonly caller: Caller) {}
+  constructor(
+    readonly caller: Caller,
+    /** The language the call's client asked for (Accept-Language): its texts for people follow it. */
+    readonly locale: PersonLocale = 'en',
+  ) {}
 
   get isAuthenticated(): boolean {
     return true;
@@ -21,3 +26,6 @@ export function callerOf(context: ServerCallContext): Caller {
   if (!(user instanceof A2aUser)) throw new A2AError('no identified caller on this call');
   return user.caller;
 }
+
+/** The language the call's client asked for (Accept-Language): `ja` or English. */
+export const localeOf = (context: ServerCallContext): PersonLocale => (context.user instanceof A2aUser ? context.user.locale : 'en');

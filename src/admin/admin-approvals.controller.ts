@@ -1,5 +1,6 @@
 import { Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { personLocale } from '../common/person-locale.js';
 import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
 import { AdminApprovalsService } from './admin-approvals.service.js';
 import { ApprovalAnswerParamDto, ApprovalListQueryDto, FormAnswerQueryDto, QuestionChoiceParamDto, UuidParamDto } from './admin.dto.js';
@@ -34,6 +35,7 @@ export class AdminApprovalsController {
   @ApiAdminErrors(
     [400, 'A parameter is invalid, or the content is missing, not JSON or does not fit the form (which field, and what it takes, in `message`); nothing is done'],
     [404, 'No form of the caller’s waiting in place with this id'],
+    [409, 'The form was already answered or ended; nothing is done'],
   )
   async fill(@Param() { id }: UuidParamDto, @Query() query: FormAnswerQueryDto, @Req() req: AdminRequest) {
     return found(await this.approvals.fill(req.caller!, id, query.content), `no form ${id} of yours waiting for an answer`);
@@ -45,15 +47,16 @@ export class AdminApprovalsController {
   @AdminAction('console.approval_answer')
   @ApiOperation({
     summary:
-      "The owner's answer from the console: a Task waiting in place continues at once; an action waiting for the conversation is answered by a new turn of its session (承認 / 拒否)",
+      "The owner's decision from the console: a Task waiting in place continues at once; for an action left for the conversation the decision is recorded and a new turn of its session continues the run with it (its request a note for people, never read as an answer); a second decision is refused (409) and queues nothing",
   })
   @ApiOkResponse({ type: ApprovalAnswerDto })
   @ApiAdminErrors(
     [400, 'A parameter is invalid, or `approve` of a server’s form (mcp_elicitation: it is filled with POST …/form, or declined with …/deny); nothing is done'],
-    [404, 'No pending approval of the caller’s with this id'],
+    [404, 'No approval of the caller’s with this id'],
+    [409, 'The approval was already decided (by another click, tab or client); nothing is done'],
   )
   async answer(@Param() { id, decision }: ApprovalAnswerParamDto, @Req() req: AdminRequest) {
-    return found(await this.approvals.answer(req.caller!, id, decision), `no pending approval ${id} of yours`);
+    return found(await this.approvals.answer(req.caller!, id, decision, personLocale(req)), `no approval ${id} of yours`);
   }
 
   @Post('approvals/:id/choices/:option')
@@ -65,9 +68,9 @@ export class AdminApprovalsController {
       "The owner's answer to an agent's question (ask_user) from the console: its option by number; a Task waiting in place continues at once, otherwise the number becomes the next turn of its session",
   })
   @ApiOkResponse({ type: QuestionAnswerDto })
-  @ApiAdminErrors(INVALID, [404, 'No pending question of the caller’s with this id and option'])
+  @ApiAdminErrors(INVALID, [404, 'No question of the caller’s with this id and option'], [409, 'The question was already answered; nothing is done'])
   async choose(@Param() { id, option }: QuestionChoiceParamDto, @Req() req: AdminRequest) {
-    return found(await this.approvals.choose(req.caller!, id, option), `no pending question ${id} of yours with an option ${option}`);
+    return found(await this.approvals.choose(req.caller!, id, option, personLocale(req)), `no question ${id} of yours with an option ${option}`);
   }
 
   @Get('sessions/:id/approval')

@@ -5,6 +5,7 @@ import { decisionRequest, ELICITATION_TOOL, formOf, optionsOf, QUESTION_TOOL } f
 import { mapApproval } from '../approvals/approval-view.js';
 import { alreadyDecided, ApprovalsService } from '../approvals/approvals.service.js';
 import type { AuditDraft } from '../audit/audit.service.js';
+import type { PersonLocale } from '../common/person-locale.js';
 import { checkFormContent } from '../approvals/person-form.js';
 import { AgentError } from '../common/agent-error.js';
 import type { Caller } from '../identity/caller.js';
@@ -39,7 +40,7 @@ export class AdminApprovalsService {
    * note for people, never read as an answer). A second decision is refused (already_decided, 409)
    * and queues nothing.
    */
-  async answer(caller: Caller, id: string, decision: 'approve' | 'deny'): Promise<ApprovalAnswerDto | null> {
+  async answer(caller: Caller, id: string, decision: 'approve' | 'deny', locale: PersonLocale): Promise<ApprovalAnswerDto | null> {
     const row = await this.ownRequest(caller, id);
     if (!row) return null;
     // A form is not approved but filled: the message says where, rather than a 404 for a form that is there.
@@ -56,7 +57,7 @@ export class AdminApprovalsService {
       return { approval_id: id, decision, via: 'in_place', state: decision === 'approve' && row.tool !== ELICITATION_TOOL ? 'granted' : 'denied', task_id: row.taskId };
     }
     const state = decision === 'approve' ? 'granted' : 'denied';
-    const taskId = await this.continueWith(caller, row, { state, reason: null }, decisionRequest(row, decision), {
+    const taskId = await this.continueWith(caller, row, { state, reason: null }, decisionRequest(row, decision), locale, {
       action: 'console.approval_answer',
       detail: { approval_id: id, decision },
     });
@@ -86,11 +87,21 @@ export class AdminApprovalsService {
     return false;
   }
 
-  /** Decides a request left for the conversation and queues the turn that continues its run with the decision, in one transaction; the new Task's id. */
-  private async continueWith(caller: Caller, row: ApprovalEntity, decided: { state: 'granted' | 'denied'; reason: string | null }, request: string, accepted: AuditDraft) {
+  /**
+   * Decides a request left for the conversation and queues the turn that continues its run with the
+   * decision, in one transaction (its texts for people in `locale`); the new Task's id.
+   */
+  private async continueWith(
+    caller: Caller,
+    row: ApprovalEntity,
+    decided: { state: 'granted' | 'denied'; reason: string | null },
+    request: string,
+    locale: PersonLocale,
+    accepted: AuditDraft,
+  ) {
     const taskId = randomUUID();
     const decision = this.approvals.decision(caller, row, taskId, decided);
-    await this.queue.enqueue(caller, { request, sessionId: row.sessionId, temperature: null, images: [], taskId, decision: decision.steps }, accepted);
+    await this.queue.enqueue(caller, { request, sessionId: row.sessionId, temperature: null, images: [], taskId, locale, decision: decision.steps }, accepted);
     await decision.record();
     return taskId;
   }
@@ -122,7 +133,7 @@ export class AdminApprovalsService {
    * number, which the conversation reads back). Null when it is not the caller's pending question or
    * has no such option.
    */
-  async choose(caller: Caller, id: string, option: number): Promise<QuestionAnswerDto | null> {
+  async choose(caller: Caller, id: string, option: number, locale: PersonLocale): Promise<QuestionAnswerDto | null> {
     const row = await this.ownRequest(caller, id);
     if (!row || row.tool !== QUESTION_TOOL) return null;
     const choice = optionsOf(row)[option - 1];
@@ -130,7 +141,7 @@ export class AdminApprovalsService {
     if (row.waiting && (await this.inPlace(caller, row, { action: 'accept', content: { choice } }))) {
       return { approval_id: id, option, via: 'in_place', state: 'granted', task_id: row.taskId };
     }
-    const taskId = await this.continueWith(caller, row, { state: 'granted', reason: choice }, decisionRequest(row, 'choose', choice), {
+    const taskId = await this.continueWith(caller, row, { state: 'granted', reason: choice }, decisionRequest(row, 'choose', choice), locale, {
       action: 'console.question_answer',
       detail: { approval_id: id, option },
     });

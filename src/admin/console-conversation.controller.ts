@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { ChatCompletionRequestDto } from '../chat/chat.dto.js';
 import { ChatError } from '../chat/chat.service.js';
 import { writeSse } from '../chat/sse-writer.js';
+import { personLocale } from '../common/person-locale.js';
 import { AppConfig } from '../config/app-config.js';
 import { RequestLimits } from '../config/request-limits.js';
 import { BodyBudget } from '../http/body-budget.js';
@@ -74,7 +75,7 @@ export class ConsoleConversationController {
       return refuse(req, res, status, { error: status === 413 ? 'request_too_large' : 'invalid_input', message });
     }
     try {
-      res.status(202).json(await this.conversation.send(caller, body.value));
+      res.status(202).json(await this.conversation.send(caller, body.value, personLocale(req)));
     } catch (error) {
       if (!(error instanceof ChatError)) throw error;
       res.status(error.status).json({ error: error.code ?? error.type, message: error.message });
@@ -94,7 +95,7 @@ export class ConsoleConversationController {
   async stream(@Param() { id }: UuidParamDto, @Req() req: AdminRequest, @Res() res: Response): Promise<void> {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const chunks = await this.conversation.stream(req.caller!, id, gone.signal);
+    const chunks = await this.conversation.stream(req.caller!, id, gone.signal, personLocale(req));
     if (!chunks) return void res.status(404).json({ error: 'not_found', message: `no task ${id}` });
     await writeSse(res, chunks, this.keepaliveMs, gone.signal);
   }

@@ -3,6 +3,7 @@ import { ChatService } from '../chat/chat.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import type { Caller } from '../identity/caller.js';
+import type { PersonLocale } from '../common/person-locale.js';
 import type { ConversationOptionsDto, ConversationTaskDto } from './console-conversation.dto.js';
 
 /** The audit action of a request typed in the console (its refusals too). */
@@ -26,15 +27,15 @@ export class ConsoleConversationService {
   }
 
   /** Queues the request (a Chat completion request's body); refusals are ChatErrors, audited as CONSOLE_REQUEST. */
-  async send(caller: Caller, body: unknown): Promise<ConversationTaskDto> {
-    const { task } = await this.chat.accept(caller, body, CONSOLE_REQUEST);
+  async send(caller: Caller, body: unknown, locale: PersonLocale): Promise<ConversationTaskDto> {
+    const { task } = await this.chat.accept(caller, body, locale, CONSOLE_REQUEST);
     return { task_id: task.id, session_id: task.sessionId, status: task.status };
   }
 
   /** The Chat stream's chunks of a Task the caller may see (an admin: anyone's), until it ends; null when there is none. */
-  async stream(caller: Caller, taskId: string, signal: AbortSignal): Promise<AsyncGenerator<object> | null> {
+  async stream(caller: Caller, taskId: string, signal: AbortSignal, locale: PersonLocale): Promise<AsyncGenerator<object> | null> {
     const task = await this.conversations.read(taskId);
     if (!task || (!caller.admin && task.owner !== caller.user)) return null;
-    return this.chat.chunks(task, signal);
+    return this.chat.chunks(task, signal, locale);
   }
 }

@@ -1,3 +1,4 @@
+import type { PersonLocale } from '../common/person-locale.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 
 /**
@@ -42,6 +43,10 @@ export interface AgentTask {
   mode: 'agent' | 'direct';
   /** The model tier the Task runs on (see `ollama.models`). */
   tier: string;
+  /** The surface that accepted it (`mcp-http`, `stdio`, `chat`, `a2a`, `http` for the console), null for old Tasks. */
+  surface: string | null;
+  /** The language of its texts for people outside MCP (null: MCP's, `mcp.locale`). */
+  locale: PersonLocale | null;
   request: string;
   temperature: number;
   images: AgentImage[];

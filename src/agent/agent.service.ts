@@ -1,13 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import {
-  approvalRequestResult,
-  chosenOutput,
-  NOT_APPROVED_OUTPUT,
-  QUESTION_DROPPED_OUTPUT,
-  questionRequestResult,
-  refusedOutput,
-  type ConversationAnswer,
-} from '../approvals/approval-texts.js';
+import { chosenOutput, NOT_APPROVED_OUTPUT, QUESTION_DROPPED_OUTPUT, refusedOutput, type ConversationAnswer } from '../approvals/approval-texts.js';
+import { pausePrompt } from '../approvals/surface-prompts.js';
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
@@ -163,9 +156,7 @@ export class AgentService extends AgentRunner {
 
   private pauseText(executor: ApprovalExecutor, state: RunState, task: AgentTask): string {
     const request = executor.requested.get(state.pause!.id)!;
-    return state.pause!.kind === 'question'
-      ? questionRequestResult(request, task.sessionId, this.config.mcp.locale)
-      : approvalRequestResult(request, task.sessionId, this.config.mcp.locale);
+    return pausePrompt(request, task, this.config.mcp.locale);
   }
 
   private async openWorkspace(task: AgentTask) {

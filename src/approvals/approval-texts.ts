@@ -34,7 +34,7 @@ export function waitingLabel(approval: Pick<ApprovalEntity, 'tool' | 'subject'> 
 }
 
 /** The exact action: the command, or the path and the bounded diff, with nothing a display would hide. */
-function describeAction(approval: Described): string {
+export function describeAction(approval: Described): string {
   if (approval.tool === 'run_command') return `command: ${shownEscaped(approval.subject)}`;
   if (approval.tool === 'mcp_tool') return `MCP tool: ${shownEscaped(approval.subject)}`;
   return `file: ${shownEscaped(approval.subject)} (${approval.tool})\n${shownDiff(approval.diff ?? '')}`;

@@ -1,6 +1,7 @@
-import { Controller, Get, Param, Post, Res, UseFilters, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Param, Post, Req, Res, UseFilters, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import { personLocale } from '../common/person-locale.js';
 import { AppConfig } from '../config/app-config.js';
 import { Admitted, ChatAdmission, ReadsBody, type ChatAdmitted } from './chat-admission.interceptor.js';
 import { ChatErrorFilter } from './chat-error.filter.js';
@@ -38,18 +39,20 @@ export class ChatController {
     description:
       'The last message is the request; without session_id a new session starts with the earlier messages as its history. ' +
       'Streamed chunks carry the extension fields delta.agent (task_id, session_id, status) and delta.agent_steps (execution steps); ' +
+      'texts for people (a paused Task’s prompt, agent_input) follow Accept-Language (ja or en, English otherwise); ' +
       'a comment line `: keep-alive` is sent at least every chat.keepalive_ms. A client that disconnects does not cancel the Task.',
   })
   @ApiBody({ type: ChatCompletionRequestDto })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiOkResponse({ type: ChatCompletionDto })
   @ApiResponse({ status: 400, type: ChatErrorDto, description: 'Invalid input; nothing is stored' })
-  async complete(@Admitted() { caller, body }: ChatAdmitted, @Res() res: Response): Promise<void> {
+  async complete(@Admitted() { caller, body }: ChatAdmitted, @Req() req: Request, @Res() res: Response): Promise<void> {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const { task, stream } = await this.chat.accept(caller, body);
-    if (stream) return writeSse(res, this.chat.chunks(task, gone.signal), this.config.chat.keepaliveMs, gone.signal);
-    const completion = await this.chat.completion(task, gone.signal);
+    const locale = personLocale(req);
+    const { task, stream } = await this.chat.accept(caller, body, locale);
+    if (stream) return writeSse(res, this.chat.chunks(task, gone.signal, locale), this.config.chat.keepaliveMs, gone.signal);
+    const completion = await this.chat.completion(task, gone.signal, locale);
     // Null: the client went away before the Task ended, and there is no one to answer.
     if (completion) res.status(200).json(completion);
   }

@@ -10,6 +10,7 @@ import { applyDelta } from '../events/answer-drafts.js';
 import { commonPrefix } from '../common/common-prefix.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
+import type { PersonLocale } from '../common/person-locale.js';
 import { tierModels } from '../ollama/model-tiers.js';
 import type { TaskReadModel } from '../queue/task-read-model.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
@@ -88,14 +89,15 @@ export class ChatService {
   }
 
   /**
-   * Validates and queues; a refused request is audited and stores nothing else. `action` is the audit
-   * action of the request (the console sends the same requests as its own, `console.request`).
+   * Validates and queues; a refused request is audited and stores nothing else. `locale` is the language
+   * the client asked for (its Task's texts for people follow it); `action` is the audit action of the
+   * request (the console sends the same requests as its own, `console.request`).
    */
-  async accept(caller: Caller, body: unknown, action = COMPLETIONS_ACTION): Promise<{ task: TaskReadModel; stream: boolean }> {
+  async accept(caller: Caller, body: unknown, locale: PersonLocale, action = COMPLETIONS_ACTION): Promise<{ task: TaskReadModel; stream: boolean }> {
     const detail = { arguments: withoutImageData(body) };
     try {
       const { stream, input } = parseChatRequest(body, this.catalog, this.limits);
-      const staged = await this.inputFiles.stage(caller, input).catch((error: unknown) => {
+      const staged = await this.inputFiles.stage(caller, { ...input, locale }).catch((error: unknown) => {
         // A refused file names its part (`messages[0].content[1].file.file_data: …`): that is the param.
         const param = isAgentError(error) && error.code === 'invalid_input' ? /^(messages\[\d+\]\.content\[\d+\][.\w]*):/.exec(error.message)?.[1] : undefined;
         throw param ? new ChatInputError((error as Error).message, param) : error;
@@ -110,9 +112,9 @@ export class ChatService {
   }
 
   /** The `chat.completion` once the Task is terminal; null when the client went away first. */
-  async completion(task: TaskReadModel, signal: AbortSignal) {
+  async completion(task: TaskReadModel, signal: AbortSignal, locale: PersonLocale) {
     const done = await this.feed.untilTerminal(task.id, signal);
-    return done && completionOf(await this.conversations.withFiles(done), this.catalog.idOf(done), await this.conversations.asking(done.id));
+    return done && completionOf(await this.conversations.withFiles(done), this.catalog.idOf(done), await this.conversations.asking(done.id, locale));
   }
 
   /**
@@ -123,7 +125,7 @@ export class ChatService {
    * the content it applies after (a client drops what it shows beyond it). The content of all deltas
    * together, so applied, is the Task's `result`.
    */
-  async *chunks(task: TaskReadModel, signal: AbortSignal): AsyncGenerator<object> {
+  async *chunks(task: TaskReadModel, signal: AbortSignal, locale: PersonLocale): AsyncGenerator<object> {
     yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: agentOf(task) });
     let last = task;
     let draft = '';
@@ -142,7 +144,7 @@ export class ChatService {
     if (!isTerminal(last.status)) return;
     const delta = contentDelta(shown, last.result ?? '', true);
     if (delta) yield chunkOf(last, this.catalog.idOf(task), delta);
-    yield lastChunkOf(await this.conversations.withFiles(last), this.catalog.idOf(task), await this.conversations.asking(last.id));
+    yield lastChunkOf(await this.conversations.withFiles(last), this.catalog.idOf(task), await this.conversations.asking(last.id, locale));
   }
 
   /** Cancels the session's queued or running Task (404 when the session is not the caller's). */

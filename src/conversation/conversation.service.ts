@@ -4,6 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { TraceRepository } from '../agent/trace.repository.js';
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
 import type { Caller } from '../identity/caller.js';
+import type { PersonLocale } from '../common/person-locale.js';
 import type { AuditDraft } from '../audit/audit.service.js';
 import { SessionFork } from '../queue/session-fork.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
@@ -91,9 +92,9 @@ export class ConversationService {
   }
 
   /** What the Task asked a person and nobody has answered yet (a question or an approval), or null: the Task then waits for input. */
-  async asking(taskId: string): Promise<InputRequest | null> {
+  async asking(taskId: string, locale: PersonLocale): Promise<InputRequest | null> {
     const [pending] = await this.approvals.pendingOfTask(taskId);
-    return pending ? inputRequestOf(pending) : null;
+    return pending ? inputRequestOf(pending, locale) : null;
   }
 
   /** The Tasks with the workspace files each created or changed (their deliverables), in the order it first changed them. */

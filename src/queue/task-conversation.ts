@@ -30,6 +30,8 @@ export class TaskConversation {
       answersInPlace: task.answersInPlace,
       mode: task.mode,
       tier: task.tier,
+      surface: task.surface,
+      locale: task.locale,
       request: task.request,
       temperature: task.temperature ?? this.config.ollama.temperature,
       images,

@@ -186,6 +186,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     temperature: input.temperature,
     client: caller.client,
     surface: caller.transport,
+    locale: input.locale ?? null,
     answersInPlace: input.answersInPlace ?? false,
     mode: input.mode ?? 'agent',
     tier: input.tier ?? DEFAULT_TIER,

@@ -1,3 +1,4 @@
+import type { PersonLocale } from '../common/person-locale.js';
 import { Injectable } from '@nestjs/common';
 import { TraceRepository, type TaskFile } from '../agent/trace.repository.js';
 import type { TaskStatus } from './task-status.js';
@@ -22,6 +23,8 @@ export interface TaskReadModel {
   tier: string;
   /** The surface that accepted it (`mcp-http`, `stdio`, `chat`, `a2a`); null for Tasks older than that column. */
   surface: string | null;
+  /** The language of its texts for people outside MCP (Accept-Language when it was accepted); null for MCP's. */
+  locale: PersonLocale | null;
   /** How many times a runner claimed it (a re-queued Task runs again). */
   attempt: number;
   progress: { completedSubtasks: number; totalSubtasks: number; currentTask: string; criticalPathTokens: number };
@@ -63,6 +66,7 @@ export function taskReadModel(task: TaskEntity): TaskReadModel {
     mode: task.mode,
     tier: task.tier,
     surface: task.surface,
+    locale: task.locale,
     attempt: task.attempt,
     progress: { completedSubtasks: task.completedSubtasks, totalSubtasks: task.totalSubtasks, currentTask: task.currentTask, criticalPathTokens: task.criticalPathTokens },
     usage: { input, output, total: input + output },

@@ -1,3 +1,4 @@
+import type { PersonLocale } from '../common/person-locale.js';
 import type { SqlStep } from '../database/plain-sql.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 
@@ -54,6 +55,8 @@ export interface TaskRequest {
   mode?: 'agent' | 'direct';
   /** The model tier (Chat model id or `agent_level`, A2A `agentLevel`); default `default`, always for MCP. */
   tier?: string;
+  /** The language of the texts a person reads about it (Accept-Language on the Chat API, A2A, the console); MCP: none (mcp.locale). */
+  locale?: PersonLocale;
   /**
    * A person's decision this Task carries (ApprovalsService.decision): committed with the Task, or
    * neither when its guard refuses (the request was decided first). Needs `taskId`.

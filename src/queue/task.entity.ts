@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { PersonLocale } from '../common/person-locale.js';
 import type { TaskStatus } from './task-status.js';
 
 /**
@@ -62,6 +63,10 @@ export class TaskEntity {
   /** The surface that accepted it (`mcp-http`, `stdio`, `chat`, `a2a`); null for Tasks older than the column. */
   @Column({ type: 'varchar', length: 16, nullable: true })
   surface!: string | null;
+
+  /** The language of the texts a person reads about it outside MCP (Accept-Language: `ja` or `en`); null for MCP's (mcp.locale). */
+  @Column({ type: 'varchar', length: 8, nullable: true })
+  locale!: PersonLocale | null;
 
   /** That request declared the Tasks extension, so its client can answer approvals in place. */
   @Column({ name: 'answers_in_place', type: 'boolean', default: false })

@@ -31,6 +31,7 @@ function row(overrides: Partial<TaskEntity> = {}): TaskEntity {
     criticalPathTokens: 900,
     client: 'claude-code/2.0',
     surface: 'chat',
+    locale: 'en',
     answersInPlace: false,
     mode: 'agent',
     tier: 'default',

@@ -28,7 +28,7 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
 /** An answer as Markdown: marked's HTML, sanitised by DOMPurify before it is markup (the only innerHTML of the console). */
 function markdown(text, props = {}) {
   const box = h('div', { ...props, className: `markdown ${props.className ?? ''}`.trim() });
-  box.innerHTML = DOMPurify.sanitize(marked.parse(text, { async: false, gfm: true }));
+  box.innerHTML = DOMPurify.sanitize(marked.parse(text, { async: false, gfm: true })).trim();
   return box;
 }
 
@@ -347,6 +347,9 @@ async function chatView(params) {
         messages: [{ role: 'user', content: parts.length ? [{ type: 'text', text }, ...parts] : text }],
         ...(forkFrom ? { fork_from: forkFrom } : sessionId ? { session_id: sessionId } : {}),
       };
+      // STEER HOOK (issue 35, ADR 0020 §4): once the Chat API takes `agent_steer`, a request sent while `live`
+      // follows a running Task of this conversation is a correction to it: add `agent_steer: true` to `body` here
+      // (with `session_id`), keep following the same Task, and show the message among its steps.
       const accepted = await api('conversation', { method: 'POST', body: JSON.stringify(body), contentType: 'application/json' });
       prompt.value = '';
       files.value = '';

@@ -153,6 +153,12 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
         throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
       }
+      // Issue 36: checked here for an A2A error (the queue refuses it too, exactly, when it stores the Task).
+      if (input.sessionId !== null) {
+        await this.conversations.refuseRepeatedDecision(input.sessionId, input.request).catch((error: unknown) => {
+          throw isAgentError(error) ? new UnsupportedOperationError(`${error.code}: ${error.message}`) : error;
+        });
+      }
       // Checked here for an A2A error; the queue checks again, exactly, when it stores the Task.
       const queued = await this.conversations.countOwned(callerOf(context), { status: ['queued'] });
       if (queued >= this.maxQueued) {

@@ -90,7 +90,7 @@ export class ConsoleConversationController {
       'A Task as it runs, as Server-Sent Events: the Chat API’s stream chunks (delta.agent, delta.agent_steps, the answer as content deltas), then data: [DONE] once it has ended (a user: their own)',
   })
   @ApiProduces('text/event-stream')
-  @ApiResponse({ status: 200, description: 'The stream' })
+  @ApiOkResponse({ schema: { type: 'string' }, description: '`data: <chat.completion.chunk JSON>` events, `: keep-alive` comments, then `data: [DONE]`' })
   @ApiAdminErrors(INVALID, [404, 'No such Task (or another user’s)'])
   async stream(@Param() { id }: UuidParamDto, @Req() req: AdminRequest, @Res() res: Response): Promise<void> {
     const gone = new AbortController();

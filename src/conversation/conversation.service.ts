@@ -45,6 +45,11 @@ export class ConversationService {
     return this.queue.enqueue(caller, input, accepted);
   }
 
+  /** A decision word to a session whose last request was decided already: refused (`already_decided`), as the queue would. */
+  refuseRepeatedDecision(sessionId: string, request: string): Promise<void> {
+    return this.approvals.refuseRepeatedDecision(sessionId, request);
+  }
+
   async ownsSession(caller: Caller, sessionId: string): Promise<boolean> {
     return (await this.sessions.findOwned(sessionId, caller.user)) !== null;
   }

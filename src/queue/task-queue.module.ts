@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule } from '../agent/agent.module.js';
+import { ApprovalsModule } from '../approvals/approvals.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { HistoryModule } from '../history/history.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
@@ -19,7 +20,7 @@ import { TaskWorker } from './task-worker.js';
 import { TasksRepository } from './tasks.repository.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule, HistoryModule],
+  imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, ApprovalsModule, AuditModule, SessionsModule, HistoryModule],
   providers: [
     TasksRepository,
     RunnerIdentity,

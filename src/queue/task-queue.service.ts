@@ -1,4 +1,5 @@
 import { RunEventHub } from '../agent/run-event-hub.js';
+import { ApprovalsService } from '../approvals/approvals.service.js';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
@@ -34,6 +35,7 @@ export class TaskQueueService {
     private readonly config: AppConfig,
     private readonly forks: SessionFork,
     private readonly events: RunEventHub,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   /**
@@ -54,6 +56,9 @@ export class TaskQueueService {
       throw new AgentError('session_not_found', `session_id: session ${sessionId} does not exist.`);
     }
     const task = newTask(caller, sessionId, input);
+    // Issue 36: a decision sent as a message decides its request with this Task (or is refused as a second
+    // one); a direct Task answers nothing, and a new session has nothing to decide.
+    const fromMessage = input.decision || newSession || input.mode === 'direct' ? null : await this.approvals.messageDecision(caller, sessionId, task.id, input.request);
     const images = input.images.map((image, position) => newImage(task.id, position, image));
     const event = this.audit.entry({
       ...accepted,
@@ -71,9 +76,10 @@ export class TaskQueueService {
       );
     const { before, after } = this.tasks.queuedLimit(caller.user, limit, full);
     await this.unitOfWork.commit({
-      writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...(input.decision ?? []), ...after],
+      writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...(input.decision ?? fromMessage?.steps ?? []), ...after],
       shared: [event],
     });
+    await fromMessage?.record();
     await this.events.publish({ type: 'accepted', taskId: task.id, sessionId, owner: caller.user, groups: caller.groups });
     this.worker.wake();
     return taskReadModel(task);

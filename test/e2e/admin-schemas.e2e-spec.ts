@@ -49,13 +49,13 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
   const seen = new Set<string>();
 
   /** `method route` (the document's path) at `path`: answers `status`, and its body matches the documented schema. */
-  const checked = async <T = Record<string, unknown>>(method: string, route: string, path: string, headers: Record<string, string>, status = 200): Promise<T> => {
-    const res = await fetch(`${stack.base}${path}`, { method, headers });
-    const body = (await res.json()) as unknown;
+  const checked = async <T = Record<string, unknown>>(method: string, route: string, path: string, headers: Record<string, string>, status = 200, body?: unknown): Promise<T> => {
+    const res = await fetch(`${stack.base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const answer = (await res.json()) as unknown;
     expect([method, path, res.status]).toEqual([method, path, status]);
-    expect(schemas.problems(method, route, status, body)).toEqual([]);
+    expect(schemas.problems(method, route, status, answer)).toEqual([]);
     seen.add(`${method} ${route} ${status}`);
-    return body as T;
+    return answer as T;
   };
   const chat = async (content: string, sessionId?: string, headers = ALICE): Promise<Chat> => {
     const res = await fetch(`${stack.base}/v1/chat/completions`, {
@@ -257,8 +257,22 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     const content = encodeURIComponent(JSON.stringify({ name: 'Alice' }));
     const answer = await checked('POST', '/admin/approvals/{id}/form', `/admin/approvals/${key}/form?content=${content}`, ALICE);
     expect(answer).toEqual({ approval_id: key, via: 'in_place', state: 'granted', task_id: taskId });
-    await checked('POST', '/admin/approvals/{id}/form', `/admin/approvals/${key}/form?content=${content}`, ALICE, 404);
+    // A second answer is refused as decided, and changes nothing.
+    await checked('POST', '/admin/approvals/{id}/form', `/admin/approvals/${key}/form?content=${content}`, ALICE, 409);
     expect(await ended(taskId)).toMatchObject({ status: 'completed', result: 'Thanks for the details.' });
+  });
+
+  it('the console conversation view: its options, and a request typed there queued as a Task (202)', async () => {
+    const options = await checked<{ models: string[]; fork: boolean }>('GET', '/admin/conversation/options', '/admin/conversation/options', ALICE);
+    expect(options.models[0]).toBe('ollama-agent');
+    stack.ollama.enqueue({ content: 'Typed in the console.' });
+    const queued = await checked<{ task_id: string }>('POST', '/admin/conversation', '/admin/conversation', ALICE, 202, {
+      model: 'ollama-agent',
+      messages: [{ role: 'user', content: 'Hello from the console' }],
+    });
+    expect(await ended(queued.task_id)).toMatchObject({ status: 'completed', result: 'Typed in the console.' });
+    const refused = await fetch(`${stack.base}/admin/conversation`, { method: 'POST', headers: ALICE, body: '{"model":"ollama-agent","messages":[]}' });
+    expect([refused.status, ((await refused.json()) as { error: string }).error]).toEqual([400, 'invalid_type']);
   });
 
   it('checked a real answer of every admin route and success status the document gives a JSON schema', async () => {

@@ -261,7 +261,7 @@ describe('approvals, mode commands: end and resume through the conversation, ans
       const section = page.locator('section.card', { hasText: 'Pending approvals' });
       await section.waitFor();
       expect(await section.textContent()).toContain('$ echo admin > admin.txt');
-      expect(await section.textContent()).toContain('waiting for 承認 / 拒否 in the conversation');
+      expect(await section.textContent()).toContain('waiting for your decision; the conversation continues once it is made');
     } finally {
       await browser.close();
     }
@@ -452,8 +452,9 @@ describe('approvals, mode changes: diffs, the wait running out, kill -9 between 
     h.ollama.enqueue({ content: 'counted' });
     const second = await h.submit('承認', first.session_id);
     expect(fieldsOf(await h.finished(second.task_id))).toMatchObject({ status: 'completed', result: 'counted' });
-    h.ollama.enqueue({ content: 'nothing pending' });
-    await h.finished((await h.submit('承認', first.session_id)).task_id);
+    // A second 承認 finds the action decided (issue 36): refused, nothing queued, the command ran once.
+    const again = await h.client.callTool({ name: 'agent_run', arguments: { request: '承認', session_id: first.session_id } });
+    expect([again.isError, textOf(again)]).toEqual([true, expect.stringMatching(/^Already decided: approval /)]);
     expect(readFileSync(h.file('count.txt'), 'utf8')).toBe('run\n');
     expect(await h.approvalsOf(first.task_id)).toMatchObject([{ state: 'granted', answered_via: 'conversation' }]);
   });

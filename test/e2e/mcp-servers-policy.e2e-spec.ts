@@ -200,8 +200,8 @@ describe('elicitation: a server asks the person a form, in place for a Tasks-ext
     expect(answered).toMatchObject({ state: 'granted', answered_via: 'in_place' });
     expect(JSON.parse(answered.reason!)).toMatchObject({ name: 'Bob', integer: 9 });
     expect(await h.audit(taskId, 'elicitation.answered')).toHaveLength(1);
-    // Answered once: the form is no longer there to fill.
-    expect((await form('{"name":"Eve"}')).status).toBe(404);
+    // Answered once: a second answer is refused as decided (issue 36), and changes nothing.
+    expect((await form('{"name":"Eve"}')).status).toBe(409);
   });
 
   it('tells the server decline when the person declines in place', async () => {

@@ -143,7 +143,8 @@ describe('The console shows a pending question with its options as text; its own
     const [row] = await approval();
     expect(row).toMatchObject({ state: 'granted', reason: 'Postgres' });
     const [answer] = await probe<{ request: string }>(stack.database, 'SELECT request FROM tasks WHERE id = ?', row.answer_task_id);
-    expect(answer).toMatchObject({ request: '2' });
+    // The choice itself continues the run; the new turn's request is a note for people, not the number.
+    expect(answer).toMatchObject({ request: 'Answered the agent\'s question "Which <b>db</b>?": Postgres' });
     expect(await audits('console.question_answer')).toContainEqual({ outcome: 'ok', actor: 'alice@example.com' });
   });
 });

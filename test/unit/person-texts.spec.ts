@@ -2,6 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { decisionRequest } from '../../src/approvals/approval-texts.js';
 import { answerSurfaceOf, approvalOptions, askedMessage, pausePrompt } from '../../src/approvals/surface-prompts.js';
 import { personLocale } from '../../src/common/person-locale.js';
+import type { TaskStepEntity } from '../../src/agent/task-step.entity.js';
+import { mapTraceStep } from '../../src/conversation/agent-steps.js';
 
 const command = { tool: 'run_command', subject: 'npm test', diff: null, options: null };
 const question = { tool: 'ask_user', subject: 'Which colour?', diff: null, options: JSON.stringify(['red', 'blue']) };
@@ -82,5 +84,27 @@ describe('the request of a Task that carries a decision: a note for people', () 
     const hostile = decisionRequest({ tool: 'run_command', subject: `rm -rf /\u202e\n${'x'.repeat(2000)}` }, 'approve');
     expect(hostile).not.toMatch(/[\u202e\n]/);
     expect(hostile.length).toBeLessThanOrEqual(500);
+  });
+});
+
+describe('a file step as the Chat API and A2A show it', () => {
+  const step = (detail: Record<string, unknown>) =>
+    ({
+      seq: 1,
+      taskId: 't',
+      subtask: 'undo',
+      kind: 'file_op',
+      name: 'undo',
+      outcome: 'ok',
+      inputTokens: 0,
+      outputTokens: 0,
+      durationMs: 3,
+      startedAt: '2026-12-06T00:00:00.000Z',
+      detail: JSON.stringify(detail),
+    }) as TaskStepEntity;
+
+  it('carries a size only where the step measured one (an undo restores a path and measures none)', () => {
+    expect(mapTraceStep(step({ path: 'calc.js', undoOf: 'x' }))).not.toHaveProperty('bytes');
+    expect(mapTraceStep(step({ path: 'calc.js', bytes: 53, created: true }))).toMatchObject({ path: 'calc.js', bytes: 53, created: true });
   });
 });

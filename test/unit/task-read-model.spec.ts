@@ -62,6 +62,7 @@ describe('the read model of a Task', () => {
       mode: 'agent',
       tier: 'default',
       surface: 'chat',
+      locale: 'en',
       attempt: 1,
       progress: { completedSubtasks: 2, totalSubtasks: 3, currentTask: 'summary', criticalPathTokens: 900 },
       usage: { input: 1536, output: 284, total: 1820 },

@@ -254,7 +254,7 @@ export class ApprovalsService implements OnModuleInit {
       if (pending.waiting || pending.tool === ELICITATION_TOOL) return null;
       const choice = pending.tool === QUESTION_TOOL ? chosenOption(request, pending) : null;
       const kind = pending.tool === QUESTION_TOOL ? (choice === null ? 'instruction' : 'approve') : conversationAnswer(request);
-      return kind === 'instruction' ? null : this.decision(caller, pending, taskId, { state: ANSWER_STATE[kind] as 'granted' | 'denied', reason: choice });
+      return kind === 'instruction' ? null : this.decision(caller, pending, taskId, { state: ANSWER_STATE[kind], reason: choice });
     }
     await this.refuseRepeatedDecision(sessionId, request);
     return null;

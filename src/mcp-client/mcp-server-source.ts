@@ -39,6 +39,7 @@ const MAX_SAMPLES_PER_CALL = 3;
  */
 const DOWN_REASONS: Record<DownKind | 'connecting', string> = {
   cannot_start: 'it cannot be started on this host',
+  identity_unsendable: 'your identity cannot be sent to it exactly',
   cannot_connect: 'it could not be connected to',
   timed_out: 'it did not answer in time',
   closed: 'it closed the connection',
@@ -137,9 +138,12 @@ export class McpServerSource implements ToolSource {
       });
       return result;
     };
-    if (!entry) return finish({ output: `Error: the MCP server "${this.name}" offers no tool ${call.function.name} to you.`, isError: true }, 'denied');
     const connection = this.pool.forSession(context.caller, context.workspace.sessionId, context.workspace.paths.root);
-    if (!(await connection.ready(this.config.timeoutMs))) {
+    // A server that cannot be used by this caller at all is unavailable to it, not a server without the tool.
+    if (!entry && !(this.allows(context.caller) && connection.downKind === 'identity_unsendable')) {
+      return finish({ output: `Error: the MCP server "${this.name}" offers no tool ${call.function.name} to you.`, isError: true }, 'denied');
+    }
+    if (!entry || !(await connection.ready(this.config.timeoutMs))) {
       return finish(
         { output: `Error: the MCP server "${this.name}" is unavailable (${downReason(connection)}). Go on without it.`, isError: true },
         'error',

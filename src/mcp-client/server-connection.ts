@@ -44,8 +44,11 @@ export interface ConnectionOptions {
   timeoutMs: number;
   /** The roots while no call runs: a per-session process's workspace from its start. */
   roots?: { uri: string; name: string }[];
-  /** Why this server cannot start here at all (a sandbox that does not run): it is never tried. */
-  unavailable?: string | null;
+  /**
+   * Why this server cannot be used here at all: a sandbox that does not run (`cannot_start`), or a caller
+   * whose identity its headers cannot carry exactly (`identity_unsendable`). It is never tried.
+   */
+  unavailable?: { kind: 'cannot_start' | 'identity_unsendable'; reason: string } | null;
 }
 
 /** How much of a server's error text is kept for admins and the log. */
@@ -71,7 +74,7 @@ export type ConnectionState = 'connecting' | 'connected' | 'down' | 'stopped';
  * Why a connection is down, as one of a few states we name ourselves: what the model is told is chosen
  * from these, never from the server's own words (an error text is the server's to choose).
  */
-export type DownKind = 'cannot_start' | 'cannot_connect' | 'timed_out' | 'closed';
+export type DownKind = 'cannot_start' | 'identity_unsendable' | 'cannot_connect' | 'timed_out' | 'closed';
 
 /**
  * One MCP client connection to one server through the SDK's `Client` (both protocol eras: it probes
@@ -162,8 +165,8 @@ export class ServerConnection {
   private async open(): Promise<void> {
     if (this.options.unavailable) {
       this.state = 'down';
-      this.lastError = this.options.unavailable;
-      this.downKind = 'cannot_start';
+      this.lastError = this.options.unavailable.reason;
+      this.downKind = this.options.unavailable.kind;
       return;
     }
     this.state = 'connecting';

@@ -164,7 +164,7 @@ describe('a server that never connected', () => {
       sampling: false,
       restart: false,
       timeoutMs: 1000,
-      unavailable: 'sandbox: true needs bubblewrap',
+      unavailable: { kind: 'cannot_start', reason: 'sandbox: true needs bubblewrap' },
       transport: () => {
         throw new Error('a server that cannot start is never started');
       },

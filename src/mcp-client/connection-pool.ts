@@ -30,11 +30,18 @@ const UNSENDABLE = /[\0-\x1f\x7f]/;
 /** Inside a group: what would split it (`,`), what encodes (`%`), and spaces (trimmed around list items). */
 const GROUP_RESERVED = /[%,\s]/g;
 
+/**
+ * A header value as its UTF-8 bytes, one character per byte (fetch sends each as that byte): what an SSO
+ * proxy sends for `山田 太郎`. Fetch refuses characters above U+00FF, and would send U+0080-U+00FF as Latin-1.
+ */
+const asUtf8Bytes = (value: string) => (/[^\x00-\x7f]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value);
+
 export type RenderedHeaders = { headers: Record<string, string> } | { problem: string };
 
 /**
  * The caller's identity in header templates: `{user}`, `{email}`, and `{groups}` as a comma-separated
- * list with `%`, `,` and whitespace in each group percent-encoded (split on `,`, percent-decode each).
+ * list with `%`, `,` and whitespace in each group percent-encoded (split on `,`, percent-decode each);
+ * a value beyond ASCII goes as its UTF-8 bytes.
  * A value HTTP cannot carry exactly (a control character, whitespace at an edge, which HTTP trims) is
  * a problem, never sent altered: an altered identity is another caller's.
  */
@@ -52,7 +59,7 @@ export function renderHeaders(headers: Record<string, string>, caller: ToolCalle
       const why = UNSENDABLE.test(value) ? 'it holds a control character' : value !== value.trim() ? 'it starts or ends with whitespace' : null;
       if (why) return { problem: `the caller's ${name} cannot be sent exactly in the header ${header}: ${why} (${shownEscaped(cutText(value, 256))})` };
     }
-    rendered[header] = template.replace(/\{user\}|\{email\}|\{groups\}/g, (part) => values[part][1]);
+    rendered[header] = asUtf8Bytes(template.replace(/\{user\}|\{email\}|\{groups\}/g, (part) => values[part][1]));
   }
   return { headers: rendered };
 }

@@ -138,9 +138,9 @@ export class McpServerSource implements ToolSource {
       });
       return result;
     };
-    const connection = this.pool.forSession(context.caller, context.workspace.sessionId, context.workspace.paths.root);
-    // A server that cannot be used by this caller at all is unavailable to it, not a server without the tool.
-    if (!entry && !(this.allows(context.caller) && connection.downKind === 'identity_unsendable')) {
+    const connection = this.allows(context.caller) ? this.pool.forSession(context.caller, context.workspace.sessionId, context.workspace.paths.root) : null;
+    // A server that is down for this caller (it lists nothing then) is unavailable to it, not a server without the tool.
+    if (!connection || (!entry && connection.downKind === null)) {
       return finish({ output: `Error: the MCP server "${this.name}" offers no tool ${call.function.name} to you.`, isError: true }, 'denied');
     }
     if (!entry || !(await connection.ready(this.config.timeoutMs))) {

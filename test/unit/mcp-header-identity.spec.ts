@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { ToolCallContext, ToolCaller } from '../../src/agent/core/tool-source.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { ConnectionPool, renderHeaders } from '../../src/mcp-client/connection-pool.js';
@@ -70,6 +72,29 @@ describe('a caller whose identity cannot be sent', () => {
       expect(records).toEqual([expect.objectContaining({ server: 'remote', tool: 'remote__whoami', outcome: 'error', error: expect.stringContaining('cannot be sent exactly') })]);
     } finally {
       await pool.stop();
+    }
+  });
+});
+
+describe('a caller whose name is not Latin-1', () => {
+  it('reaches the server as the UTF-8 bytes of the name, as an SSO proxy sends it', async () => {
+    const seen: string[] = [];
+    const server = createServer((request, response) => {
+      seen.push(Buffer.from(String(request.headers['x-on-behalf-of']), 'latin1').toString('utf8'));
+      response.writeHead(503).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const config = validateConfig({ agent: { mcp_servers: { remote: { url: `http://127.0.0.1:${port}/mcp`, headers: TEMPLATES, timeout_ms: 2000 } } } }).agent.mcpServers.remote;
+    const pool = new ConnectionPool('remote', config);
+    try {
+      const connection = pool.forCaller(caller('山田 太郎', ['開発']));
+      await connection.connect();
+      expect(seen).toEqual(['山田 太郎']);
+      expect(connection.downKind).toBe('cannot_connect');
+    } finally {
+      await pool.stop();
+      server.close();
     }
   });
 });

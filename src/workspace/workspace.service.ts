@@ -76,8 +76,9 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
    * only make room: it runs unable to write a byte (RLIMIT_FSIZE 0), and whatever it creates is taken
    * back (otherwise a session over its quota could never be cleaned up: there is no delete tool). The
    * cost is one file-clock reading per command; the walk that takes things back runs only past a limit.
+   * `readOnly`: the workspace is bound read-only (a command that runs without a person's approval).
    */
-  async run(paths: WorkspacePaths, command: string, signal: AbortSignal): Promise<WorkspaceCommandResult> {
+  async run(paths: WorkspacePaths, command: string, signal: AbortSignal, { readOnly = false } = {}): Promise<WorkspaceCommandResult> {
     const { commandTimeoutMs, captureBytes, maxFileBytes, maxProcesses, maxMemoryBytes } = this.config.workspace;
     const before = await usageOf(paths);
     const already = usageOverLimit(paths, before);
@@ -92,6 +93,7 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
       maxFileBytes: Math.min(maxFileBytes, room),
       maxProcesses,
       maxMemoryBytes,
+      readOnlyWorkspace: readOnly,
       signal,
     });
     let after = await remeasure(paths);

@@ -23,11 +23,11 @@ const HOW_TO_APPROVE: Record<Exclude<AnswerSurface, 'mcp'>, Record<PersonLocale,
     ja: (session) =>
       `承認するには、この会話 (session_id ${session}) の次のメッセージとして「承認」を送ってください。拒否するには「拒否」を送ってください。それ以外のメッセージを送ると、この操作は行われず、そのメッセージが新しい指示になります。`,
   },
+  // A2A names no id: a client may name its own contextId (a2a-contexts.ts), which the run does not know.
   a2a: {
-    en: (session) =>
-      `To approve, send "approve" as a new message in the same contextId (${session}); to deny, "deny". Any other message drops the action and becomes the new instruction.`,
-    ja: (session) =>
-      `承認するには、同じ contextId (${session}) で「承認」という新しいメッセージを送ってください。拒否するには「拒否」を送ってください。それ以外のメッセージを送ると、この操作は行われず、そのメッセージが新しい指示になります。`,
+    en: () => 'To approve, send "approve" as a new message with this Task\'s contextId; to deny, "deny". Any other message drops the action and becomes the new instruction.',
+    ja: () =>
+      '承認するには、この Task と同じ contextId で「承認」という新しいメッセージを送ってください。拒否するには「拒否」を送ってください。それ以外のメッセージを送ると、この操作は行われず、そのメッセージが新しい指示になります。',
   },
   console: {
     en: () => 'Approve or deny it in the console, on this Task’s page or in its conversation: the Task goes on with your decision.',
@@ -41,8 +41,8 @@ const HOW_TO_CHOOSE: Record<Exclude<AnswerSurface, 'mcp'>, Record<PersonLocale, 
     ja: (session) => `回答するには、この会話 (session_id ${session}) の次のメッセージとして選択肢の番号または文言を送ってください。それ以外のメッセージは新しい指示になります。`,
   },
   a2a: {
-    en: (session) => `To answer, send the option's number or text as a new message in the same contextId (${session}); any other message becomes the new instruction.`,
-    ja: (session) => `回答するには、同じ contextId (${session}) で選択肢の番号または文言を新しいメッセージとして送ってください。それ以外のメッセージは新しい指示になります。`,
+    en: () => "To answer, send the option's number or text as a new message with this Task's contextId; any other message becomes the new instruction.",
+    ja: () => '回答するには、この Task と同じ contextId で、選択肢の番号または文言を新しいメッセージとして送ってください。それ以外のメッセージは新しい指示になります。',
   },
   console: {
     en: () => 'Choose an option in the console, on this Task’s page or in its conversation.',

@@ -83,14 +83,14 @@ describe('Accept-Language on the Chat API and A2A; MCP keeps mcp.locale', () => 
     expect(english.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const answer = answerOf(english);
     expect(answer?.$case).toBe('text');
-    expect(answer?.value).toContain(`send "approve" as a new message in the same contextId (${english.contextId})`);
+    expect(answer?.value).toContain('send "approve" as a new message with this Task\'s contextId');
     expect(answer?.value).not.toMatch(/agent_run|承認/);
     expect(english.status?.message?.parts[0]?.content?.value).toContain('The agent wants to run this command. Approve?');
     expect(english.status?.message?.parts[0]?.content?.value).toContain('1. approve\n2. deny');
 
     ollama.enqueue(call('run_command', { command: 'echo hi' }));
     const japanese = (await (await a2a('ja')).sendMessage(a2aSend([a2aText('Run echo')]))) as Task;
-    expect(answerOf(japanese)?.value).toContain(`承認するには、同じ contextId (${japanese.contextId}) で「承認」という新しいメッセージを送ってください。`);
+    expect(answerOf(japanese)?.value).toContain('承認するには、この Task と同じ contextId で「承認」という新しいメッセージを送ってください。');
     expect(japanese.status?.message?.parts[0]?.content?.value).toContain('1. 承認\n2. 拒否');
     expect(japanese.status?.message?.parts[0]?.content?.value).toContain(`同じ contextId (${japanese.contextId})`);
   });

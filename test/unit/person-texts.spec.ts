@@ -38,8 +38,8 @@ describe('a paused Task’s prompt names its own surface’s way to answer', () 
   it.each([
     ['chat', 'en', `send "approve" as the next message of this conversation (session_id ${session})`],
     ['chat', 'ja', `この会話 (session_id ${session}) の次のメッセージとして「承認」を送ってください`],
-    ['a2a', 'en', `send "approve" as a new message in the same contextId (${session})`],
-    ['a2a', 'ja', `同じ contextId (${session}) で「承認」という新しいメッセージを送ってください`],
+    ['a2a', 'en', 'send "approve" as a new message with this Task\'s contextId'],
+    ['a2a', 'ja', 'この Task と同じ contextId で「承認」という新しいメッセージを送ってください'],
     ['http', 'en', 'Approve or deny it in the console'],
     ['http', 'ja', 'コンソールのこの Task のページまたは会話で、承認または拒否してください'],
   ] as const)('%s in %s: an approval', (surface, locale, how) => {

@@ -37,8 +37,7 @@ describe('the console’s contrast in both themes', () => {
   };
   const lastTask = async () => (await probe<{ id: string }>(db, 'SELECT id FROM tasks ORDER BY seq DESC LIMIT 1'))[0].id;
   /** What fails axe-core's color-contrast rule (WCAG AA) on the page as it is now: the elements, by selector. */
-  const contrast = async (page: Page) =>
-    (await new AxeBuilder({ page }).withRules(['color-contrast']).analyze()).violations.flatMap((v) => v.nodes.map((n) => n.target.join(' ')));
+  const contrast = async (page: Page) => (await new AxeBuilder({ page }).withRules(['color-contrast']).analyze()).violations.flatMap((v) => v.nodes.map((n) => n.target.join(' ')));
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
@@ -68,8 +67,11 @@ describe('the console’s contrast in both themes', () => {
 
   it('a Task page with its diff, inline and side by side, light and dark; the conversation at 390 px', async () => {
     const page = await open('#/chat');
-    ollama.enqueue(call('write_file', { path: 'calc.js', content: 'const add = (a, b) => a + b;\nexport default add;\n' }), { content: 'Wrote **calc.js**.' });
-    await converse(page, 'Write calc.js', 'Wrote calc.js.');
+    ollama.enqueue(call('write_file', { path: 'calc.js', content: 'const add = (a, b) => a + b;\nexport default add;\n' }), {
+      // A code block and inline code: the conversation's contrast is checked below with them.
+      content: 'Wrote **calc.js**:\n\n```js\nexport default add;\n```\n\nImport it with `import add from "./calc.js"`.',
+    });
+    await converse(page, 'Write calc.js', 'Wrote calc.js:');
     ollama.enqueue(call('write_file', { path: 'calc.js', content: 'const add = (a, b) => a + b + 0;\nexport default add;\n' }), { content: 'Changed it.' });
     await converse(page, 'Change calc.js', 'Changed it.');
     const changed = await lastTask();
@@ -89,7 +91,7 @@ describe('the console’s contrast in both themes', () => {
     const phone = await open('#/chat', 'dark', 390);
     await phone.waitForSelector('#conversation');
     await phone.selectOption('#conversation', { index: 1 });
-    await phone.waitForSelector('#turns li.turn .markdown strong');
+    await phone.waitForSelector('#turns li.turn .markdown pre code');
     expect(await contrast(phone)).toEqual([]);
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await phone.screenshot({ path: join(SCREENSHOTS, 'console-conversation-390-dark.png'), fullPage: true });

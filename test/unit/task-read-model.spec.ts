@@ -68,6 +68,8 @@ describe('the read model of a Task', () => {
       attempt: 1,
       progress: { completedSubtasks: 2, totalSubtasks: 3, currentTask: 'summary', criticalPathTokens: 900 },
       usage: { input: 1536, output: 284, total: 1820 },
+      stoppedBy: null,
+      steerCount: 0,
       result: 'Done.',
       error: null,
       createdAt: '2026-12-04T10:00:00.000Z',
@@ -118,6 +120,8 @@ describe('the read model of a Task', () => {
       outputTokens: 284,
       criticalPathTokens: 900,
       result: 'Done.',
+      stoppedBy: null,
+      steerCount: 0,
       createdAt: '2026-12-04T10:00:00.000Z',
       updatedAt: '2026-12-04T10:00:09.000Z',
     });

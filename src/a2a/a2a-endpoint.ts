@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { withProtocolJson } from './agent-card.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
+import { ConversationIntake } from '../conversation/conversation-intake.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { jsonRpcError } from '../http/refusal.js';
@@ -33,6 +34,7 @@ export class A2aEndpoint {
 
   constructor(
     conversations: ConversationService,
+    intake: ConversationIntake,
     feed: TaskFeed,
     audit: AuditService,
     private readonly admission: RequestAdmission,
@@ -42,7 +44,7 @@ export class A2aEndpoint {
     private readonly signing: PushSigning,
     @Optional() issuer?: IssuerMetadata,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls), issuer);
+    this.handler = new A2aRequestHandler(conversations, intake, feed, audit, inputFiles, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls), issuer);
     this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
   }
 

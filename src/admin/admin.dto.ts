@@ -47,6 +47,14 @@ export class TaskListQueryDto {
   @ApiPropertyOptional({ description: 'Opaque cursor from `next_cursor`' }) @IsOptional() @IsString() @MaxLength(200) cursor?: string;
 }
 
+/** `/admin/tasks/:id/steer?text=…`: a correction for the running Task (the admin API reads no request bodies). */
+export class SteerQueryDto {
+  @ApiProperty({ minLength: 1, maxLength: 8000, description: "The correction, as the person's words to the model at its next step" })
+  @IsString()
+  @Length(1, 8000)
+  text!: string;
+}
+
 /** `/admin/approvals/:id/approve` or `/deny`: the answer is in the path (the admin API reads no request bodies). */
 export class ApprovalAnswerParamDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() id!: string;

@@ -104,6 +104,16 @@ export function formatNotFoundText(taskId: string, locale: Locale = 'ja'): strin
   return [`task_id: ${taskId}`, 'status: failed', `message: ${TEXTS[locale].notFound(taskId)}`].join('\n');
 }
 
+/** Issue 35 (`agent.steering.mcp`): agent_run's answer when the session's running Task took the request as a correction; the keys of §2.4. */
+const STEERED_TEXT: Record<Locale, (taskId: string) => string> = {
+  ja: (taskId) => `タスク ${taskId} は実行中のため、この依頼を修正指示として渡しました。`,
+  en: (taskId) => `Task ${taskId} is running; the request was given to it as a correction.`,
+};
+
+export function formatSteeredText(taskId: string, sessionId: string, locale: Locale = 'ja'): string {
+  return [`task_id: ${taskId}`, `session_id: ${sessionId}`, 'status: running', `message: ${STEERED_TEXT[locale](taskId)}`].join('\n');
+}
+
 export function formatAcceptedText(taskId: string, sessionId: string, locale: Locale = 'ja'): string {
   return [`task_id: ${taskId}`, `session_id: ${sessionId}`, 'status: queued', `message: ${TEXTS[locale].accepted(taskId, sessionId)}`].join('\n');
 }

@@ -69,8 +69,9 @@ export class AdminTasksService {
   }
 
   /** Issue 35: a correction for a running Task (an admin: any; a user: their own); null when the caller cannot see it. */
-  async steer(caller: Caller, id: string, text: string): Promise<AdminTaskDto | null> {
-    const { request } = validateAgentRun({ request: text }, agentRunLimits(this.config));
+  async steer(caller: Caller, id: string, text: string | undefined): Promise<AdminTaskDto | null> {
+    if (!(await this.visible(caller, id))) return null;
+    const { request } = validateAgentRun({ request: text ?? '' }, agentRunLimits(this.config));
     const outcome = await this.intake.steerFromConsole(caller, id, request);
     return outcome.kind === 'steered' ? mapTask(outcome.task) : null;
   }

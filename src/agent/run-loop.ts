@@ -220,6 +220,11 @@ export class RunLoop {
     if (state.stopped) await this.closeInbox();
     else await this.takeSteering();
     await this.giveSteering();
+    // Last, so that it follows the turn's results and the corrections: what the summary call answers.
+    if (state.stopped) {
+      const instruction = limitInstruction(state.stopped);
+      if (state.messages.at(-1)?.content !== instruction) state.messages.push({ role: 'user', content: instruction });
+    }
   }
 
   /** The calls of the turn not yet run, in order; a pause stops the turn where it is, as a limit or a correction does. */
@@ -366,11 +371,10 @@ export class RunLoop {
     return null;
   }
 
-  /** A limit was reached: no more tools; the next model call is the summary, and its answer is the Task's. */
+  /** A limit was reached: no more tools; the next model call (asked for at its boundary) is the summary, and its answer is the Task's. */
   private async stop(reached: LimitReached): Promise<void> {
     const { state } = this;
     state.stopped = reached;
-    state.messages.push({ role: 'user', content: limitInstruction(reached) });
     await this.report.limit(reached, nowIso(this.deps.clock));
   }
 

@@ -79,7 +79,10 @@ describe('budgets end a runaway Task with a summary (issue 35)', () => {
     expect(h.chats).toHaveLength(calls);
     const summary = h.chats.at(-1)!;
     expect(summary.tools ?? []).toEqual([]);
-    expect(lastUser(summary)).toMatch(new RegExp(`^The task has reached its limit ${limit} .*Do not call any tools`));
+    // The instruction is the last message: after the turn's results (each call answered), never inside the turn.
+    expect(summary.messages.at(-1)!.content).toMatch(new RegExp(`^The task has reached its limit ${limit} .*Do not call any tools`));
+    const asked = summary.messages.filter((message) => message.role === 'assistant').flatMap((message) => message.tool_calls ?? []).length;
+    expect(summary.messages.filter((message) => message.role === 'tool')).toHaveLength(asked);
     expect(h.toolbox.ran.length).toBeLessThan(calls);
   });
 

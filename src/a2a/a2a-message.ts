@@ -1,5 +1,5 @@
-import type { Message } from '@a2a-js/sdk';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { Role, type Message } from '@a2a-js/sdk';
+import { ContentTypeNotSupportedError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import { isAgentError } from '../common/agent-error.js';
 import { isUuid } from '../common/uuid.js';
 import type { TaskRequest, TaskRequestFile } from '../queue/task-request.js';
@@ -13,13 +13,15 @@ const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 /**
  * An A2A message as agent work, by agent_run's own rules: its text parts are the request, its file
  * parts with bytes its images (PNG, JPEG, WebP) or files for `inputs/` (any other type, checked when
- * staged), its `contextId` the session to continue (one of the caller's, from any
- * surface). Files by URL are refused (the service fetches nothing on a client's behalf). A message that
- * names a working Task (`taskId`, A2A's way to add input to a Task) is a correction for it (issue 35):
- * text only. Metadata chooses the skill (`skill: "direct_llm"` or `agentMode: false`: one answer
- * without tools), the tier (`agentLevel`) and lower budgets (`agentBudget`).
+ * staged); its `contextId` is the request handler's (A2aContexts). Only a client's own message
+ * (`ROLE_USER`) is work; a data part is a content type this agent does not take. Files by URL are refused (the service fetches nothing on a client's behalf). A
+ * message that names a working Task (`taskId`, A2A's way to add input to a Task) is a correction for it
+ * (issue 35): text only. Metadata chooses the skill (`skill: "direct_llm"` or `agentMode: false`: one
+ * answer without tools), the tier (`agentLevel`) and lower budgets (`agentBudget`).
  */
 export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: string[]): TaskRequest {
+  // A missing role reads as ROLE_UNSPECIFIED (the proto's zero value).
+  if (message.role !== Role.ROLE_USER) throw new RequestMalformedError('message.role: must be ROLE_USER (a message from the client)');
   const choice = modeAndTier(message.metadata ?? {}, tiers);
   const texts: string[] = [];
   const images: { mime_type: string; data_base64: string }[] = [];
@@ -30,6 +32,8 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: s
     else if (content?.$case === 'raw' && IMAGE_TYPES.includes(part.mediaType))
       images.push({ mime_type: part.mediaType, data_base64: Buffer.from(content.value).toString('base64') });
     else if (content?.$case === 'raw') files.push({ name: part.filename ?? '', mediaType: part.mediaType ?? '', data: Buffer.from(content.value), at: `message.parts[${index}]` });
+    else if (content?.$case === 'data')
+      throw new ContentTypeNotSupportedError(`message.parts[${index}]: content type not supported: a data part (structured JSON); send text, or a file with its bytes`);
     else throw new RequestMalformedError(`message.parts[${index}]: must be text, or a file with its bytes (raw); ${content?.$case ?? 'an empty part'} is not accepted`);
   });
   if (message.taskId && (images.length > 0 || files.length > 0)) throw new RequestMalformedError('message.parts: a correction to a running Task (message.taskId) is text only');
@@ -42,7 +46,7 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: s
   try {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- metadata is `any` in the SDK's types
     const budget = readBudget((message.metadata as Record<string, unknown> | undefined)?.agentBudget, 'agentBudget', 'camel');
-    const valid = { ...validateAgentRun({ request: texts.join('\n'), session_id: message.contextId || null, images }, limits), ...choice, ...(budget ? { budget } : {}) };
+    const valid = { ...validateAgentRun({ request: texts.join('\n'), session_id: null, images }, limits), ...choice, ...(budget ? { budget } : {}) };
     const chosen = typeof forkFrom === 'string' ? { ...valid, forkFrom: forkFrom.toLowerCase() } : valid;
     return files.length ? { ...chosen, files } : chosen;
   } catch (error) {
@@ -50,7 +54,6 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: s
     throw new RequestMalformedError(
       error.message
         .replace(/^request:/, 'message text:')
-        .replace(/^session_id:/, 'message.contextId:')
         .replace(/^images/, 'message file parts')
         .replace(/^agentBudget/, 'message.metadata.agentBudget'),
     );

@@ -157,7 +157,8 @@ export class RunLoop {
     const { state } = this;
     const pause = state.pause;
     if (!pause) throw new AgentFailure('The stored point to continue from has no pending request.');
-    Object.assign(state, { taskId, changes: {}, tokens: { input: 0, output: 0, bySubtask: {} }, rounds: 0 });
+    // `received` counts what this Task's inbox gave (its row's steer_count); corrections kept from the wait stay pending.
+    Object.assign(state, { taskId, changes: {}, tokens: { input: 0, output: 0, bySubtask: {} }, rounds: 0, steering: { pending: state.steering.pending, received: 0 } });
     delete state.pause;
     const output = await this.apply(pause.call, result);
     const at = state.turn.results.length;

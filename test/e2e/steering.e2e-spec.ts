@@ -9,6 +9,8 @@ import { useStack } from '../support/e2e-stack.js';
 import { gate } from '../support/gate.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
+import { openBrowser } from '../support/browser.js';
+import { pollUntil } from '../support/poll.js';
 
 const MODEL = 'ollama-agent';
 const CORRECTION = 'Correction from the user while you work:';
@@ -134,6 +136,19 @@ describe('steering a running Task from every surface', () => {
       { action: 'conversation.steer', actor: 'alice' },
       { action: 'conversation.steer', actor: 'carol@example.com' },
     ]);
+  });
+
+  it("console page: the running Task's box sends a correction the model reads", async () => {
+    const task = await runningTask();
+    const browser = stack.closeOnStop(await openBrowser());
+    const page = await (await browser.newContext({ extraHTTPHeaders: as('alice') })).newPage();
+    await page.goto(`${base}/admin#/tasks/${task.taskId}`);
+    await page.fill('#steer-text', 'Answer in one line.');
+    await page.click('#steer button[type=submit]');
+    await pollUntil(async () => ((await tasksOf(task.sessionId))[0].steer_count === 1 ? true : undefined), 'the correction to be taken');
+    const prompt = await finish(task, 'One line.');
+    expect(prompt.at(-1)!.content).toBe(`${CORRECTION}\nAnswer in one line.`);
+    expect(await steerEvents(task.taskId)).toEqual([{ action: 'conversation.steer', actor: 'alice' }]);
   });
 
   it('another user is refused on A2A, the Chat API and MCP exactly as for a missing Task or session', async () => {

@@ -73,28 +73,34 @@ export class MemoryToolbox {
   }
 }
 
-/** A steering inbox in memory: `send` is what the intake does, `take` and `close` what the loop does. */
+/** A steering inbox in memory, per Task: `send` is what the intake does, `take` and `close` what the loop does. */
 export class MemoryInbox implements SteerInbox {
-  private readonly sent: SteerMessage[] = [];
-  private taken = 0;
-  closed = false;
-  /** Called at every take: a test sends a correction "while the run works" from here. */
-  onTake: (() => void) | null = null;
-  send(text: string): boolean {
-    if (this.closed) return false;
-    this.sent.push({ id: `steer-${this.sent.length + 1}`, text, at: '2026-12-01T09:00:00.000Z' });
+  private readonly tasks = new Map<string, { sent: SteerMessage[]; taken: number; closed: boolean }>();
+  send(text: string, taskId = 't1'): boolean {
+    const inbox = this.of(taskId);
+    if (inbox.closed) return false;
+    inbox.sent.push({ id: `steer-${taskId}-${inbox.sent.length + 1}`, text, at: '2026-12-01T09:00:00.000Z' });
     return true;
   }
-  async take(): Promise<SteerMessage[]> {
-    this.onTake?.();
-    const taken = this.sent.slice(this.taken);
-    this.taken = this.sent.length;
+  closed(taskId = 't1'): boolean {
+    return this.of(taskId).closed;
+  }
+  async take(taskId: string): Promise<SteerMessage[]> {
+    const inbox = this.of(taskId);
+    const taken = inbox.sent.slice(inbox.taken);
+    inbox.taken = inbox.sent.length;
     return taken;
   }
-  async close(_taskId: string, received: number): Promise<boolean> {
-    if (this.sent.length > received) return false;
-    this.closed = true;
+  async close(taskId: string, received: number): Promise<boolean> {
+    const inbox = this.of(taskId);
+    if (inbox.sent.length > received) return false;
+    inbox.closed = true;
     return true;
+  }
+  private of(taskId: string) {
+    const inbox = this.tasks.get(taskId) ?? { sent: [], taken: 0, closed: false };
+    this.tasks.set(taskId, inbox);
+    return inbox;
   }
 }
 

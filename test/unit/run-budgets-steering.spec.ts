@@ -139,7 +139,7 @@ describe('steering a running Task (issue 35)', () => {
     ]);
     expect(second.at(-1)!.content).toMatch(/not b\.txt, read c\.txt$/);
     expect(h.events.filter((event) => event.type === 'steered')).toEqual([{ type: 'steered', taskId: 't1', count: 1 }]);
-    expect(inbox.closed).toBe(true);
+    expect(inbox.closed()).toBe(true);
   });
 
   it('does not end on an answer written while a correction arrived: the model reads it and answers again', async () => {
@@ -161,7 +161,7 @@ describe('steering a running Task (issue 35)', () => {
   it('keeps a correction that arrives while the run waits for a person, and gives it to the model when the wait ends', async () => {
     const inbox = new MemoryInbox();
     const h = setup(
-      [{ toolCalls: [{ function: { name: 'run_command', arguments: { command: 'npm test' } } }] }, { content: 'Tests pass; noted.' }],
+      [{ toolCalls: [{ function: { name: 'run_command', arguments: { command: 'npm test' } } }] }, { content: 'Tests pass; noted.' }, { content: 'Tests pass; typed too.' }],
       {},
       { inbox, approvals: 'commands' },
     );
@@ -176,11 +176,18 @@ describe('steering a running Task (issue 35)', () => {
     // The correction answered nothing: the approval is still pending, and the correction is in the stored state.
     expect(h.approvals.rows[0].state).toBe('pending');
     expect(JSON.parse(h.approvals.rows[0].resume).steering.pending).toEqual([expect.objectContaining({ text: 'also run the linter' })]);
+    // The answering Task t2 gets a correction of its own during its first call: its inbox counts from 0 (not the 1 t1 took).
+    const chat = h.service['ollama'].chat.bind(h.service['ollama']);
+    h.service['ollama'].chat = async (request: ChatRequest) => {
+      if (h.chats.length === 1) inbox.send('and the type check', 't2');
+      return chat(request);
+    };
     const resumed = await h.service.run({ ...task('approve'), id: 't2' }, noop, new AbortController().signal);
-    expect(resumed.result).toBe('Tests pass; noted.');
+    expect(resumed.result).toBe('Tests pass; typed too.');
     const messages = h.chats[1].messages;
     expect(messages.slice(-2).map((message) => message.role)).toEqual(['tool', 'user']);
     expect(messages.at(-2)!.content).toBe('run_command ok');
     expect(messages.at(-1)!.content).toMatch(/also run the linter$/);
+    expect(h.chats[2].messages.at(-1)!.content).toMatch(/and the type check$/);
   });
 });

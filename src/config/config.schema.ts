@@ -286,6 +286,18 @@ const shape = {
     max_rounds_per_task: integer(60, 1, 2000),
     tool_output_chars: integer(16_000, 1000, 1_000_000),
     text_tools: flag(true),
+    // What one run may spend before it stops offering tools and answers with a summary (issue 35): only runaway work reaches these.
+    budgets: section({
+      max_model_calls: integer(200, 1, 100_000),
+      max_tool_calls: integer(400, 1, 100_000),
+      max_tokens: integer(4_000_000, 1000, 1_000_000_000),
+      max_wall_ms: integer(3_600_000, 1000, 604_800_000),
+    }),
+    // A person's corrections to a running Task (issue 35): `mcp` lets agent_run with a busy session's id join its Task.
+    steering: section({
+      mcp: flag(false),
+      max_per_task: integer(10, 0, 1000),
+    }),
     approvals: section({
       mode: oneOf(['never', 'commands', 'changes']),
       allow: commandPatterns,

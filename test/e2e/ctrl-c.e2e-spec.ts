@@ -72,13 +72,15 @@ describe('Ctrl-C on `npm start`', () => {
     npm.ctrlC();
     try {
       await npm.waitFor(/SIGINT: shutting down/, 10_000);
-      // npm's forwarded copy arrives within milliseconds: the same request, said so, not a forced stop.
-      await npm.waitFor(/SIGINT again within \d+ ms: the same request to stop/, 10_000);
     } finally {
       drained.open();
     }
     expect(await npm.exited).toBe(0);
+    // Node sees the terminal's SIGINT and npm's forwarded copy, or one of them when the kernel merges the second into
+    // the first while that is still pending; the copy, when seen, is named as the same request and forces nothing
+    // (test/unit/termination.spec.ts drives both cases with its own clock).
     expect(npm.output).not.toMatch(/forced stop/);
+    expect(npm.output.match(/SIGINT: shutting down/g)).toHaveLength(1);
     const [row] = await probe<{ status: string; result: string }>(stack.database, 'SELECT status, result FROM tasks WHERE id = ?', taskId);
     expect(row).toEqual({ status: 'completed', result: 'finished after Ctrl-C' });
     await client.close().catch(() => undefined);

@@ -27,14 +27,15 @@ export function onTermination(shutdown: (signal: NodeJS.Signals) => Promise<void
 /** What onTermination does on each signal, without registering it (unit tests drive it with their own clock). */
 export function terminationHandler(shutdown: (signal: NodeJS.Signals) => Promise<void>, options: TerminationOptions): (signal: NodeJS.Signals) => void {
   const { log, exit = (code) => process.exit(code), now = Date.now } = options;
-  let firstAt: number | null = null;
+  let first: { signal: NodeJS.Signals; at: number } | null = null;
   const handle = (signal: NodeJS.Signals) => {
-    if (firstAt !== null) {
-      if (now() - firstAt <= SAME_STOP_MS) return log(`${signal} again within ${SAME_STOP_MS} ms: the same request to stop (still draining)`);
-      log(`${signal} again: forced stop, the running task is not waited for (it ends interrupted)`);
+    if (first) {
+      const again = signal === first.signal ? 'again' : `after ${first.signal}`;
+      if (now() - first.at <= SAME_STOP_MS) return log(`${signal} ${again} within ${SAME_STOP_MS} ms: the same request to stop (still draining)`);
+      log(`${signal} ${again}: forced stop, the running task is not waited for (it ends interrupted)`);
       return exit(1);
     }
-    firstAt = now();
+    first = { signal, at: now() };
     shutdown(signal).then(
       () => exit(0),
       (error: Error) => {

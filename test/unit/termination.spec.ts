@@ -41,6 +41,15 @@ describe('stopping on SIGINT and SIGTERM', () => {
     expect(stop.lines.at(-1)).toBe('SIGINT again: forced stop, the running task is not waited for (it ends interrupted)');
   });
 
+  it('names a different second signal as such (SIGTERM from a supervisor after a Ctrl-C)', () => {
+    const stop = harness();
+    stop.handle('SIGINT');
+    stop.advance(SAME_STOP_MS + 1);
+    stop.handle('SIGTERM');
+    expect(stop.exits).toEqual([1]);
+    expect(stop.lines.at(-1)).toBe('SIGTERM after SIGINT: forced stop, the running task is not waited for (it ends interrupted)');
+  });
+
   it('exits 1 with the reason when the drain fails', async () => {
     const lines: string[] = [];
     const exits: number[] = [];

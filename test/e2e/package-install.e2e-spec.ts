@@ -73,6 +73,7 @@ describe('the npm package, packed, installed into an empty prefix and run', () =
 
   it('runs its four commands: doctor on no file uses the user data folder, init writes where serve then looks', async () => {
     expect((await run('--help')).stdout).toMatch(/^Usage: ollama-agent-mcp \[command\]/);
+    expect((await run('--version')).stdout).toBe(`${manifest.version}\n`);
     await expect(run('bogus')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "bogus"') });
 
     // No agent.yaml anywhere yet: the defaults, with the data in the user's data folder (not in npm's folder).

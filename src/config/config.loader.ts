@@ -31,7 +31,8 @@ export interface ConfigSource {
  */
 export function locateConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), installation = INSTALLATION): ConfigSource {
   const at = (file: string, reason: string, found = true) => ({ file, reason, found, base: dirname(file) });
-  if (env.AGENT_CONFIG) return at(resolve(cwd, env.AGENT_CONFIG), 'named by AGENT_CONFIG', existsSync(resolve(cwd, env.AGENT_CONFIG)));
+  const named = env.AGENT_CONFIG && resolve(cwd, env.AGENT_CONFIG);
+  if (named) return at(named, 'named by AGENT_CONFIG', existsSync(named));
   const here = resolve(cwd, 'agent.yaml');
   if (existsSync(here)) return at(here, 'agent.yaml in the working directory');
   const user = userConfigFile(env);
@@ -50,8 +51,9 @@ export function describeConfigSource(env: NodeJS.ProcessEnv = process.env, cwd =
 }
 
 /**
- * The only place that reads configuration from process.env (the logger's NO_COLOR and the sandbox probe's
- * inherited environment are not configuration): AGENT_CONFIG picks the file (else locateConfig's search), and
+ * The only place that reads configuration from process.env (with locateConfig and, for `init`, user-folders.ts's
+ * starterPlaces; the logger's NO_COLOR and the sandbox probe's inherited environment are not configuration):
+ * AGENT_CONFIG picks the file (else locateConfig's search), and
  * AGENT__SECTION__KEY variables override single keys (e.g. AGENT__OLLAMA__MODEL=llama3.2).
  *
  * Relative paths in the file (and the defaults) resolve against the file's directory (locateConfig's `base`), so a

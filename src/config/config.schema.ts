@@ -454,6 +454,13 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
   }
   const unlisted = config.webhooks.findIndex((hook) => !config.a2a.push.allowed_urls.some((prefix) => hook.url.startsWith(prefix)));
   if (unlisted >= 0) return [{ path: ['webhooks', String(unlisted), 'url'], message: 'must start with one of a2a.push.allowed_urls (the one allowlist for every outgoing push)' }];
+  // A delivery is stored by its URL and signed with that URL's secret: a second webhook on it would get the first one's.
+  const repeated = config.webhooks.findIndex((hook, index) => config.webhooks.findIndex((other) => other.url === hook.url) !== index);
+  if (repeated >= 0) {
+    const first = config.webhooks.findIndex((hook) => hook.url === config.webhooks[repeated].url);
+    const message = `the same URL as webhooks.${first} (each URL has one secret: merge their owners and groups, or give the receiver two URLs)`;
+    return [{ path: ['webhooks', String(repeated), 'url'], message }];
+  }
   const server = serverProblems(config);
   return server.length > 0 ? server : authProblems(config);
 }

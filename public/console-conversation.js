@@ -252,6 +252,8 @@ async function chatView(params) {
 
   const running = (task) => {
     cancel.hidden = !task;
+    send.textContent = task ? 'Steer' : 'Send';
+    prompt.placeholder = task ? 'A correction for the running Task (Enter sends)' : 'Ask for something (Enter sends, Shift+Enter is a new line)';
     cancel.onclick = task
       ? async () => {
           cancel.disabled = true;
@@ -346,10 +348,10 @@ async function chatView(params) {
         agent_mode: mode.value === 'agent',
         messages: [{ role: 'user', content: parts.length ? [{ type: 'text', text }, ...parts] : text }],
         ...(forkFrom ? { fork_from: forkFrom } : sessionId ? { session_id: sessionId } : {}),
+        // Steering (issue 35): while a Task of this conversation runs, what is typed is a correction for it
+        // (the Chat API's agent_steer); a Task that has just ended takes none, and it becomes the next turn.
+        ...(live && sessionId && !forkFrom ? { agent_steer: true } : {}),
       };
-      // STEER HOOK (issue 35, ADR 0020 §4): once the Chat API takes `agent_steer`, a request sent while `live`
-      // follows a running Task of this conversation is a correction to it: add `agent_steer: true` to `body` here
-      // (with `session_id`), keep following the same Task, and show the message among its steps.
       const accepted = await api('conversation', { method: 'POST', body: JSON.stringify(body), contentType: 'application/json' });
       prompt.value = '';
       files.value = '';

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AgentModule } from '../agent/agent.module.js';
 import { ApprovalsModule } from '../approvals/approvals.module.js';
 import { AuditModule } from '../audit/audit.module.js';
+import { ConversationModule } from '../conversation/conversation.module.js';
 import { HealthModule } from '../health/health.module.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
@@ -29,13 +30,13 @@ import { AdminTasksService } from './admin-tasks.service.js';
 import { ConsoleConversationController } from './console-conversation.controller.js';
 import { ConsoleConversationService } from './console-conversation.service.js';
 import { ChatModule } from '../chat/chat.module.js';
-import { ConversationModule } from '../conversation/conversation.module.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
 @Module({
   imports: [
     AuditModule,
+    ConversationModule,
     TaskQueueModule,
     AgentModule,
     SessionsModule,
@@ -45,7 +46,6 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     ApprovalsModule,
     McpClientModule,
     ChatModule,
-    ConversationModule,
   ],
   controllers: [
     AdminIdentityController,

@@ -28,7 +28,7 @@ export class ConsoleConversationService {
 
   /** Queues the request (a Chat completion request's body); refusals are ChatErrors, audited as CONSOLE_REQUEST. */
   async send(caller: Caller, body: unknown, locale: PersonLocale): Promise<ConversationTaskDto> {
-    const { task } = await this.chat.accept(caller, body, locale, CONSOLE_REQUEST);
+    const { task } = await this.chat.accept(caller, body, locale, { action: CONSOLE_REQUEST, surface: 'console' });
     return { task_id: task.id, session_id: task.sessionId, status: task.status };
   }
 
@@ -36,6 +36,6 @@ export class ConsoleConversationService {
   async stream(caller: Caller, taskId: string, signal: AbortSignal, locale: PersonLocale): Promise<AsyncGenerator<object> | null> {
     const task = await this.conversations.read(taskId);
     if (!task || (!caller.admin && task.owner !== caller.user)) return null;
-    return this.chat.chunks(task, signal, locale);
+    return this.chat.chunks({ task, stream: true, steered: false, followUp: false }, signal, locale);
   }
 }

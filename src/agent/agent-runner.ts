@@ -1,4 +1,5 @@
 import type { PersonLocale } from '../common/person-locale.js';
+import type { RunBudgets } from './core/run-limits.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 
 /**
@@ -14,6 +15,8 @@ export interface TaskProgress {
   inputTokens?: number;
   outputTokens?: number;
   criticalPathTokens?: number;
+  /** The limit that ended the run's tool work (it completed with a summary): `tasks.stopped_by`. */
+  stoppedBy?: string;
 }
 
 export interface AgentImage {
@@ -48,6 +51,8 @@ export interface AgentTask {
   /** The language of its texts for people outside MCP (null: MCP's, `mcp.locale`). */
   locale: PersonLocale | null;
   request: string;
+  /** Lower budgets the request asked for, or null. */
+  budget: Partial<RunBudgets> | null;
   temperature: number;
   images: AgentImage[];
   history: ConversationTurn[];

@@ -50,9 +50,9 @@ export class ChatController {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     const locale = personLocale(req);
-    const { task, stream } = await this.chat.accept(caller, body, locale);
-    if (stream) return writeSse(res, this.chat.chunks(task, gone.signal, locale), this.config.chat.keepaliveMs, gone.signal);
-    const completion = await this.chat.completion(task, gone.signal, locale);
+    const accepted = await this.chat.accept(caller, body, locale);
+    if (accepted.stream) return writeSse(res, this.chat.chunks(accepted, gone.signal, locale), this.config.chat.keepaliveMs, gone.signal);
+    const completion = await this.chat.completion(accepted, gone.signal, locale);
     // Null: the client went away before the Task ended, and there is no one to answer.
     if (completion) res.status(200).json(completion);
   }

@@ -4,6 +4,7 @@ import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
 import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
+import { ConversationIntake, type IntakeSurface } from '../conversation/conversation-intake.js';
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { applyDelta } from '../events/answer-drafts.js';
@@ -16,7 +17,7 @@ import type { TaskReadModel } from '../queue/task-read-model.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { ChatInputError, parseChatRequest } from './chat-request.js';
 import { ChatModels } from './chat-models.js';
-import { agentOf, chunkOf, completionOf, lastChunkOf, modelsList } from './chat-views.js';
+import { agentOf, chunkOf, completionOf, followUpOf, lastChunkOf, modelsList, steeredChunks, steeredOf } from './chat-views.js';
 import { isUuid } from '../common/uuid.js';
 
 /** An error the Chat API answers with: HTTP status plus OpenAI's error fields. */
@@ -46,8 +47,23 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   internal: { status: 500, type: 'server_error', param: null },
 };
 
+/** An accepted request: its Task, whether to stream, and whether it was a correction (`steered`) or became a follow-up Task. */
+export interface ChatAccepted {
+  task: TaskReadModel;
+  stream: boolean;
+  steered: boolean;
+  followUp: boolean;
+}
+
 /** The audit action of a completion request, accepted or refused (its body refused by admission too). */
 export const COMPLETIONS_ACTION = 'chat.completions';
+
+/** The audit action and intake surface of a Chat completions request: the Chat API's own, or the console's. */
+export interface ChatVia {
+  action: string;
+  surface: IntakeSurface;
+}
+const CHAT_VIA: ChatVia = { action: COMPLETIONS_ACTION, surface: 'chat' };
 
 /**
  * The Chat API's rules: an OpenAI Chat Completions request becomes a Task on the shared queue (for
@@ -64,6 +80,7 @@ export class ChatService {
 
   constructor(
     private readonly conversations: ConversationService,
+    private readonly intake: ConversationIntake,
     private readonly feed: TaskFeed,
     private readonly audit: AuditService,
     private readonly inputFiles: InputFilesStager,
@@ -89,20 +106,30 @@ export class ChatService {
   }
 
   /**
-   * Validates and queues; a refused request is audited and stores nothing else. `locale` is the language
-   * the client asked for (its Task's texts for people follow it); `action` is the audit action of the
-   * request (the console sends the same requests as its own, `console.request`).
+   * Validates and queues, or (`agent_steer`) gives the correction to the session's running Task; a
+   * refused request is audited and stores nothing else. `locale` is the language the client asked for
+   * (its Task's texts for people follow it); `via` the audit action and surface of the request (the
+   * console sends the same requests as its own, `console.request`).
    */
-  async accept(caller: Caller, body: unknown, locale: PersonLocale, action = COMPLETIONS_ACTION): Promise<{ task: TaskReadModel; stream: boolean }> {
+  async accept(caller: Caller, body: unknown, locale: PersonLocale, via: ChatVia = CHAT_VIA): Promise<ChatAccepted> {
+    const { action } = via;
     const detail = { arguments: withoutImageData(body) };
     try {
-      const { stream, input } = parseChatRequest(body, this.catalog, this.limits);
+      const { stream, input, steer } = parseChatRequest(body, this.catalog, this.limits);
       const staged = await this.inputFiles.stage(caller, { ...input, locale }).catch((error: unknown) => {
         // A refused file names its part (`messages[0].content[1].file.file_data: …`): that is the param.
         const param = isAgentError(error) && error.code === 'invalid_input' ? /^(messages\[\d+\]\.content\[\d+\][.\w]*):/.exec(error.message)?.[1] : undefined;
         throw param ? new ChatInputError((error as Error).message, param) : error;
       });
-      return { task: await this.conversations.accept(caller, staged, { action, detail: { ...detail, stream } }), stream };
+      const outcome = await this.intake.submit(
+        caller,
+        { request: staged, surface: via.surface, ...(steer ? { steer: { sessionId: staged.sessionId! } } : {}) },
+        { action, detail: { ...detail, stream } },
+      );
+      // A session of the caller's was checked by the intake; its running Task is the caller's too.
+      if (outcome.kind === 'not_found') throw new ChatInputError(`session_id: session ${staged.sessionId} does not exist.`, 'session_id', 'session_not_found');
+      if (outcome.kind === 'steered') return { task: outcome.task, stream, steered: true, followUp: false };
+      return { task: outcome.task, stream, steered: false, followUp: outcome.as === 'follow_up' };
     } catch (error) {
       const refused = toChatError(error);
       if (refused.status === 500) this.logger.error(`chat request failed: ${(error as Error).stack ?? String(error)}`);
@@ -111,10 +138,11 @@ export class ChatService {
     }
   }
 
-  /** The `chat.completion` once the Task is terminal; null when the client went away first. */
-  async completion(task: TaskReadModel, signal: AbortSignal, locale: PersonLocale) {
+  /** The `chat.completion` once the Task is terminal (at once for a correction); null when the client went away first. */
+  async completion({ task, steered, followUp }: ChatAccepted, signal: AbortSignal, locale: PersonLocale) {
+    if (steered) return steeredOf(task, this.catalog.idOf(task));
     const done = await this.feed.untilTerminal(task.id, signal);
-    return done && completionOf(await this.conversations.withFiles(done), this.catalog.idOf(done), await this.conversations.asking(done.id, locale));
+    return done && completionOf(await this.conversations.withFiles(done), this.catalog.idOf(done), await this.conversations.asking(done.id, locale), followUp);
   }
 
   /**
@@ -125,8 +153,9 @@ export class ChatService {
    * the content it applies after (a client drops what it shows beyond it). The content of all deltas
    * together, so applied, is the Task's `result`.
    */
-  async *chunks(task: TaskReadModel, signal: AbortSignal, locale: PersonLocale): AsyncGenerator<object> {
-    yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: agentOf(task) });
+  async *chunks({ task, steered, followUp }: ChatAccepted, signal: AbortSignal, locale: PersonLocale): AsyncGenerator<object> {
+    if (steered) return yield* steeredChunks(task, this.catalog.idOf(task));
+    yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: { ...agentOf(task), ...followUpOf(followUp) } });
     let last = task;
     let draft = '';
     let shown = '';

@@ -33,6 +33,7 @@ export class TaskConversation {
       surface: task.surface,
       locale: task.locale,
       request: task.request,
+      budget: task.budget ? (JSON.parse(task.budget) as AgentTask['budget']) : null,
       temperature: task.temperature ?? this.config.ollama.temperature,
       images,
       history: [

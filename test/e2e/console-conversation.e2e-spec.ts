@@ -114,4 +114,20 @@ describe('the console conversation view (auth.mode proxy_headers)', () => {
     expect(ollama.workChats.at(-1)!.body.messages.at(-1)).toMatchObject({ role: 'tool', tool_name: 'ask_user', content: 'The user chose: blue' });
     await page.context().close();
   });
+
+  it('steers the running Task from the composer (issue 35): the correction reaches the model at its next step', async () => {
+    const page = await open('#/chat');
+    const held = gate();
+    ollama.enqueue({ content: 'A long summary.', heldUntil: held.opened }, { content: 'Short.' });
+    await ask(page, 'Summarise the notes.');
+    await page.waitForSelector('#live-task .status.running');
+    expect(await page.textContent('#send')).toBe('Steer');
+    await ask(page, 'Keep it short.');
+    await page.waitForFunction(() => (document.querySelector('#prompt') as HTMLTextAreaElement).value === '');
+    held.open();
+    await page.waitForFunction(() => [...document.querySelectorAll('#turns li.turn')].some((turn) => turn.textContent?.includes('Short.')));
+    expect(ollama.workChats.at(-1)!.body.messages.at(-1)).toMatchObject({ role: 'user', content: 'Correction from the user while you work:\nKeep it short.' });
+    expect(await page.textContent('#send')).toBe('Send');
+    await page.context().close();
+  });
 });

@@ -61,7 +61,7 @@ export class ApprovalExecutor implements ToolExecutor {
     if (!this.requiresApproval({ source: route.source, offered: target.offered }, call)) return result(await route.source.execute(call, context));
     const ask = await this.describe(route, target.call, context);
     if (!ask) return result(await route.source.execute(call, context));
-    if (this.task.unattendedApprovals === 'deny') return result({ output: refusedOutput(UNATTENDED_REFUSAL) });
+    if (this.task.unattended === 'deny') return result({ output: refusedOutput(UNATTENDED_REFUSAL) });
     const approval = await this.approvals.request({
       taskId: this.task.id,
       sessionId: this.task.sessionId,
@@ -103,7 +103,7 @@ export class ApprovalExecutor implements ToolExecutor {
       return result({ output: `Error: ${read.problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true });
     }
     await step('ok', read);
-    if (this.task.unattendedApprovals === 'deny') return result({ output: DECLINED_QUESTION_OUTPUT });
+    if (this.task.unattended === 'deny') return result({ output: DECLINED_QUESTION_OUTPUT });
     const question = await this.approvals.request({
       taskId: this.task.id,
       sessionId: this.task.sessionId,

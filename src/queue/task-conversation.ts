@@ -28,7 +28,7 @@ export class TaskConversation {
       ownerEmail: task.ownerEmail,
       client: task.client,
       answersInPlace: task.answersInPlace,
-      unattendedApprovals: task.unattendedApprovals,
+      unattended: task.unattended,
       mode: task.mode,
       tier: task.tier,
       request: task.request,

@@ -184,7 +184,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     client: caller.client,
     surface: caller.transport,
     answersInPlace: input.answersInPlace ?? false,
-    unattendedApprovals: input.unattendedApprovals ?? null,
+    unattended: input.unattended ?? null,
     mode: input.mode ?? 'agent',
     tier: input.tier ?? DEFAULT_TIER,
     status: 'queued',

@@ -58,5 +58,5 @@ export interface TaskRequest {
    * person is refused (`deny`: the agent is told no and goes on) or waits (`wait`: the Task pauses and
    * its owner is told). Never an approval on a person's behalf.
    */
-  unattendedApprovals?: 'deny' | 'wait';
+  unattended?: 'deny' | 'wait';
 }

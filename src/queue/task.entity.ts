@@ -68,8 +68,8 @@ export class TaskEntity {
   answersInPlace!: boolean;
 
   /** Issue 38: what an action that needs a person does in a Task nobody watches (`deny`, `wait`); null when a person started it. */
-  @Column({ name: 'unattended_approvals', type: 'varchar', length: 8, nullable: true })
-  unattendedApprovals!: 'deny' | 'wait' | null;
+  @Column({ name: 'unattended', type: 'varchar', length: 8, nullable: true })
+  unattended!: 'deny' | 'wait' | null;
 
   /** `agent`: tools and the workspace; `direct`: one model call, no tools, no workspace. */
   @Column({ type: 'varchar', length: 8, default: 'agent' })

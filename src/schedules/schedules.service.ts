@@ -152,7 +152,7 @@ export class SchedulesService {
         sessionMode: entry.session,
         tier: entry.tier,
         approvals: entry.approvals,
-        catchUp: entry.catch_up,
+        catchUp: entry.catchUp,
         enabled: entry.enabled,
       };
       if (existing) {

@@ -42,7 +42,7 @@ export class UnattendedIntake {
       images: [],
       tier: work.tier,
       files: work.files,
-      unattendedApprovals: work.approvals,
+      unattended: work.approvals,
     });
     const task = await this.conversations.accept(caller, staged, accepted);
     return { taskId: task.id, sessionId: task.sessionId };

@@ -1,4 +1,4 @@
-/** What an action that needs a person does in a Task nobody watches (see TaskRequest.unattendedApprovals). */
+/** What an action that needs a person does in a Task nobody watches (see TaskRequest.unattended). */
 export type UnattendedApprovals = 'deny' | 'wait';
 
 /** `new`: every fire or delivery starts a new session; `continue`: all of them continue the schedule's or trigger's own. */

@@ -23,6 +23,8 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
         agent: { approvals: { mode: 'commands' } },
         a2a: { push: { allowed_urls: [receiver.url] } },
         scheduler: { tick_ms: 200 },
+        // Declared by the operator, run as its owner.
+        schedules: [{ name: 'nightly report', owner: 'alice@example.com', groups: ['dev'], cron: '0 3 * * *', timezone: 'Europe/Berlin', request: 'Write the nightly report', catch_up: 'last' }],
       };
     },
   });
@@ -127,6 +129,17 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
     expect((await bob<{ schedules: unknown[] }>('GET', 'schedules')).body.schedules).toEqual([]);
     expect((await alice('GET', `schedules/${every}`)).body.enabled).toBe(false);
     expect((await admin<{ schedules: { id: string }[] }>('GET', 'schedules')).body.schedules.map((s) => s.id)).toContain(every);
+  });
+
+  it('shows a schedule declared in the configuration to its owner, who may run it but not change it', async () => {
+    const { body } = await alice<{ schedules: { id: string; name: string; declared: boolean; catch_up: string; timezone: string; next_fire_at: string }[] }>('GET', 'schedules');
+    const nightly = body.schedules.find((schedule) => schedule.name === 'nightly report')!;
+    expect(nightly).toMatchObject({ declared: true, catch_up: 'last', timezone: 'Europe/Berlin' });
+    // 03:00 in Berlin is 01:00 or 02:00 UTC, by the season.
+    expect(nightly.next_fire_at).toMatch(/T0[12]:00:00\.000Z$/);
+    expect((await alice('PATCH', `schedules/${nightly.id}`, { enabled: false })).body.message).toMatch(/declared in the configuration/);
+    expect((await alice('DELETE', `schedules/${nightly.id}`)).status).toBe(400);
+    expect((await bob('GET', `schedules/${nightly.id}`)).status).toBe(404);
   });
 
   it('refuses a bad cron, a bad time zone, an unknown field or a wrong type with 400 naming it, and stores nothing', async () => {

@@ -56,7 +56,7 @@ describe('triggers: signed deliveries start one Task each', () => {
     const answer = (await first.json()) as Answer;
     expect(answer).toMatchObject({ state: 'started', replay: false });
     const chat = await pollUntil(async () => ollama.workChats.find((c) => JSON.stringify(c.body.messages).includes('CI is red')), 'the Task reached the model');
-    const asked = chat.body.messages.filter((m: { role: string }) => m.role === 'user').at(-1).content as string;
+    const asked = chat.body.messages.filter((m: { role: string }) => m.role === 'user').at(-1)!.content as string;
     // A field the event lacks renders empty; the event is a file of the session workspace.
     expect(asked).toMatch(/^Triage issues: "CI is red" by octocat\.\n/);
     expect(asked).toContain(`inputs/issues-${delivery}.json`);

@@ -32,7 +32,7 @@ function row(overrides: Partial<TaskEntity> = {}): TaskEntity {
     client: 'claude-code/2.0',
     surface: 'chat',
     answersInPlace: false,
-    unattendedApprovals: null,
+    unattended: null,
     mode: 'agent',
     tier: 'default',
     result: 'Done.',

@@ -4,7 +4,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Work that starts by itself (issue 38): schedules and triggers, each fire or delivery a run row. A fire
  * happens once across replicas because `(schedule_id, fire_at)` is unique: the replica whose insert
  * lands starts the Task, the others find the row taken. A delivery id seen again finds its row the same
- * way (`(trigger_id, delivery_id)`). `tasks.unattended_approvals` is what an unattended Task does when
+ * way (`(trigger_id, delivery_id)`). `tasks.unattended` is what an unattended Task does when
  * an action needs a person: `deny` (the agent is told no) or `wait` (the Task pauses); null for every
  * Task a person started.
  */
@@ -65,11 +65,11 @@ export class SchedulesTriggers1765800000038 implements MigrationInterface {
       UNIQUE (trigger_id, delivery_id))`);
     await queryRunner.query('CREATE INDEX idx_trigger_runs_task ON trigger_runs (task_id)');
     await queryRunner.query('CREATE INDEX idx_trigger_runs_time ON trigger_runs (trigger_id, created_at)');
-    await queryRunner.query('ALTER TABLE tasks ADD COLUMN unattended_approvals VARCHAR(8)');
+    await queryRunner.query('ALTER TABLE tasks ADD COLUMN unattended VARCHAR(8)');
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query('ALTER TABLE tasks DROP COLUMN unattended_approvals');
+    await queryRunner.query('ALTER TABLE tasks DROP COLUMN unattended');
     for (const table of ['trigger_runs', 'triggers', 'schedule_runs', 'schedules']) await queryRunner.query(`DROP TABLE ${table}`);
   }
 }

@@ -6,8 +6,7 @@
 'use strict';
 
 const field = (label, input) => h('label', {}, label, input);
-const choice = (name, options, value) =>
-  h('select', { name }, ...options.map((option) => h('option', { value: option, selected: option === value }, option)));
+const choice = (name, options, value) => h('select', { name }, ...options.map((option) => h('option', { value: option, selected: option === value }, option)));
 
 /** The form's named fields as an object: text as typed, blank optional ones left out. */
 function formValues(form, optional = []) {
@@ -23,7 +22,13 @@ function formValues(form, optional = []) {
 /** A form that sends its values as JSON to `path`; refusals (400 naming the field) are shown under it. */
 function jsonForm(id, method, path, fields, optional, done) {
   const problem = h('p', { className: 'problem', role: 'alert' });
-  const form = h('form', { id, className: 'automation-form' }, ...fields, h('div', {}, h('button', { type: 'submit', className: 'primary' }, method === 'POST' ? 'Create' : 'Save')), problem);
+  const form = h(
+    'form',
+    { id, className: 'automation-form' },
+    ...fields,
+    h('div', {}, h('button', { type: 'submit', className: 'primary' }, method === 'POST' ? 'Create' : 'Save')),
+    problem,
+  );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     problem.textContent = '';
@@ -38,19 +43,23 @@ function jsonForm(id, method, path, fields, optional, done) {
 
 /** A button that calls the API (`json`: its body), then `after` with the answer; a refusal is shown in place. */
 function actionButton(label, { method, path, json }, after, className = '') {
-  return h('button', {
-    type: 'button',
-    className,
-    onclick: async (event) => {
-      event.target.disabled = true;
-      try {
-        after(await api(path, { method, json }));
-      } catch (error) {
-        if (!handleAuthError(error)) event.target.after(banner(error.message));
-      }
-      event.target.disabled = false;
+  return h(
+    'button',
+    {
+      type: 'button',
+      className,
+      onclick: async (event) => {
+        event.target.disabled = true;
+        try {
+          after(await api(path, { method, json }));
+        } catch (error) {
+          if (!handleAuthError(error)) event.target.after(banner(error.message));
+        }
+        event.target.disabled = false;
+      },
     },
-  }, label);
+    label,
+  );
 }
 
 const taskLink = (taskId) => (taskId ? h('a', { href: `#/tasks/${taskId}`, className: 'mono', title: taskId }, short(taskId)) : h('span', { className: 'muted' }, '—'));
@@ -105,7 +114,9 @@ async function schedulesView(params, id) {
             'td',
             {},
             actionButton('Run now', { method: 'POST', path: `schedules/${schedule.id}/run` }, () => load()),
-            schedule.declared ? null : actionButton(schedule.enabled ? 'Pause' : 'Resume', { method: 'PATCH', path: `schedules/${schedule.id}`, json: { enabled: !schedule.enabled } }, () => load()),
+            schedule.declared
+              ? null
+              : actionButton(schedule.enabled ? 'Pause' : 'Resume', { method: 'PATCH', path: `schedules/${schedule.id}`, json: { enabled: !schedule.enabled } }, () => load()),
           ),
         ),
       ),
@@ -203,7 +214,14 @@ async function triggersView(params, id) {
     form.reset();
     created.replaceChildren(
       banner('Trigger made. Give the sender this URL and secret; the secret is not shown again.', false),
-      h('dl', {}, h('dt', {}, 'URL'), h('dd', { className: 'mono' }, `${location.origin}${trigger.path}`), h('dt', {}, 'Secret'), h('dd', { className: 'mono secret' }, trigger.secret)),
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'URL'),
+        h('dd', { className: 'mono' }, `${location.origin}${trigger.path}`),
+        h('dt', {}, 'Secret'),
+        h('dd', { className: 'mono secret' }, trigger.secret),
+      ),
     );
     load();
   });
@@ -248,7 +266,12 @@ async function triggerView(id) {
       actionButton(trigger.enabled ? 'Turn off' : 'Turn on', { method: 'PATCH', path: `triggers/${trigger.id}`, json: { enabled: !trigger.enabled } }, () => triggerView(id)),
       actionButton('Delete', { method: 'DELETE', path: `triggers/${trigger.id}` }, () => (location.hash = '#/triggers'), 'danger'),
     ),
-    h('section', { className: 'card' }, h('h3', {}, 'Edit'), jsonForm('edit-trigger', 'PATCH', `triggers/${trigger.id}`, triggerFields(trigger), [], () => triggerView(id))),
+    h(
+      'section',
+      { className: 'card' },
+      h('h3', {}, 'Edit'),
+      jsonForm('edit-trigger', 'PATCH', `triggers/${trigger.id}`, triggerFields(trigger), [], () => triggerView(id)),
+    ),
     h('h3', {}, 'Deliveries'),
     runs.element,
   );

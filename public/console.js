@@ -272,7 +272,12 @@ function taskPage(task, reload, files, diff) {
     h('dt', {}, 'Owner'),
     h('dd', {}, task.owner),
     h('dt', {}, 'Surface'),
-    h('dd', { id: 'task-surface' }, SURFACES[task.surface] ?? '—', task.started_by ? [' · ', h('a', { href: `#/${task.started_by.replace('/', 's/')}`, id: 'task-started-by' }, task.started_by)] : ''),
+    h(
+      'dd',
+      { id: 'task-surface' },
+      SURFACES[task.surface] ?? '—',
+      task.started_by ? [' · ', h('a', { href: `#/${task.started_by.replace('/', 's/')}`, id: 'task-started-by' }, task.started_by)] : '',
+    ),
     h('dt', {}, 'Session'),
     h('dd', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}` }, task.session_id)),
     h('dt', {}, 'Queued'),

@@ -4,8 +4,16 @@ import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Max, M
 
 /** Issue 38: the bodies and answers of /admin/schedules and /admin/triggers (the OpenAPI document's schemas too). */
 
-const SESSION = { enum: ['new', 'continue'], default: 'new', description: '`new`: each Task in a new session; `continue`: all in this one’s own session (the agent sees its earlier runs)' };
-const APPROVALS = { enum: ['deny', 'wait'], default: 'deny', description: 'An action that needs a person: `deny` (the agent is told no and goes on) or `wait` (the Task pauses; the owner is told)' };
+const SESSION = {
+  enum: ['new', 'continue'],
+  default: 'new',
+  description: '`new`: each Task in a new session; `continue`: all in this one’s own session (the agent sees its earlier runs)',
+};
+const APPROVALS = {
+  enum: ['deny', 'wait'],
+  default: 'deny',
+  description: 'An action that needs a person: `deny` (the agent is told no and goes on) or `wait` (the Task pauses; the owner is told)',
+};
 const NOTIFY = { maxLength: 2000, description: 'A webhook told when each Task ends or waits (under a2a.push.allowed_urls), signed with `notify_secret`' };
 
 export class ScheduleCreateDto {
@@ -17,7 +25,11 @@ export class ScheduleCreateDto {
   @ApiPropertyOptional({ maxLength: 64, default: 'UTC', description: 'IANA time zone name' }) @IsOptional() @IsString() @Length(1, 64) timezone?: string;
   @ApiProperty({ minLength: 1, maxLength: 16000, description: 'What the agent is asked at each fire' }) @IsString() @Length(1, 16000) request!: string;
   @ApiPropertyOptional(SESSION) @IsOptional() @IsIn(['new', 'continue']) session?: 'new' | 'continue';
-  @ApiPropertyOptional({ maxLength: 32, default: 'default', description: 'The model tier (`default` or an ollama.models tier)' }) @IsOptional() @IsString() @Length(1, 32) tier?: string;
+  @ApiPropertyOptional({ maxLength: 32, default: 'default', description: 'The model tier (`default` or an ollama.models tier)' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 32)
+  tier?: string;
   @ApiPropertyOptional({ default: true, description: 'false: paused' }) @IsOptional() @IsBoolean() enabled?: boolean;
   @ApiPropertyOptional(APPROVALS) @IsOptional() @IsIn(['deny', 'wait']) approvals?: 'deny' | 'wait';
   @ApiPropertyOptional({ enum: ['none', 'last'], default: 'none', description: 'Fires missed while no replica ran: `none` are not run, `last`: the latest runs once' })
@@ -34,7 +46,11 @@ export class TriggerCreateDto {
   @ApiProperty({ enum: ['github', 'standard'], description: '`github`: X-Hub-Signature-256; `standard`: Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature)' })
   @IsIn(['github', 'standard'])
   kind!: 'github' | 'standard';
-  @ApiProperty({ minLength: 1, maxLength: 16000, description: 'A template over the event: `{{event}}`, `{{delivery}}`, `{{payload.issue.title}}`…; a field the event lacks renders empty' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 16000,
+    description: 'A template over the event: `{{event}}`, `{{delivery}}`, `{{payload.issue.title}}`…; a field the event lacks renders empty',
+  })
   @IsString()
   @Length(1, 16000)
   request!: string;

@@ -2,7 +2,17 @@ import { Body, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@ne
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { SchedulesService } from '../schedules/schedules.service.js';
 import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
-import { DeletedDto, RunPageQueryDto, ScheduleCreateDto, ScheduleCreatedDto, ScheduleDto, ScheduleListDto, SchedulePatchDto, ScheduleRunDto, ScheduleRunListDto } from './admin-automation.dto.js';
+import {
+  DeletedDto,
+  RunPageQueryDto,
+  ScheduleCreateDto,
+  ScheduleCreatedDto,
+  ScheduleDto,
+  ScheduleListDto,
+  SchedulePatchDto,
+  ScheduleRunDto,
+  ScheduleRunListDto,
+} from './admin-automation.dto.js';
 import { UuidParamDto } from './admin.dto.js';
 import { AdminRoutes, ApiAdminErrors, INVALID } from './admin-routes.decorator.js';
 import { runPage, scheduleRunView, scheduleView } from './automation-views.js';

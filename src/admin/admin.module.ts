@@ -35,7 +35,19 @@ import { TriggersModule } from '../triggers/triggers.module.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons, schedules and triggers) and its page. */
 @Module({
-  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule, McpClientModule, SchedulesModule, TriggersModule],
+  imports: [
+    AuditModule,
+    TaskQueueModule,
+    AgentModule,
+    SessionsModule,
+    SessionFilesModule,
+    IdentityModule,
+    HealthModule,
+    ApprovalsModule,
+    McpClientModule,
+    SchedulesModule,
+    TriggersModule,
+  ],
   controllers: [
     AdminIdentityController,
     AdminAuditController,

@@ -41,7 +41,13 @@ const runView = (run: { id: string; taskId: string | null; taskStatus: string | 
 
 export const scheduleRunView = (run: ScheduleRun): ScheduleRunDto => ({ ...runView(run), fire_at: run.fireAt, kind: run.kind, state: run.state, skipped: run.state === 'skipped' });
 
-export const triggerRunView = (run: TriggerRun): TriggerRunDto => ({ ...runView(run), delivery_id: run.deliveryId, event: run.event, state: run.state, received_at: run.createdAt });
+export const triggerRunView = (run: TriggerRun): TriggerRunDto => ({
+  ...runView(run),
+  delivery_id: run.deliveryId,
+  event: run.event,
+  state: run.state,
+  received_at: run.createdAt,
+});
 
 /** A page of runs and the `before` of the next one (null when this page is not full). */
 export const runPage = <R, V>(runs: R[], limit: number, view: (run: R) => V, at: (run: R) => string) => ({

@@ -142,9 +142,7 @@ const declaredSchedules = z
   .array(
     z.strictObject(
       {
-        name: z
-          .string({ error: 'expected a string' })
-          .refine((value) => value.trim() !== '' && value.length <= 200, { error: 'must be 1 to 200 characters' }),
+        name: z.string({ error: 'expected a string' }).refine((value) => value.trim() !== '' && value.length <= 200, { error: 'must be 1 to 200 characters' }),
         owner: z.string({ error: 'expected a string' }).refine((value) => value.trim() !== '' && value.length <= 320, { error: 'must be 1 to 320 characters' }),
         groups: list([]),
         cron: z.string({ error: 'expected a string' }),
@@ -394,7 +392,7 @@ const shape = {
     max_per_user: integer(50, 1, 10_000),
   }),
   triggers: section({
-    // The largest event body POST /v1/triggers/:id reads (refused with 413 before the rest is read); given to the agent as a file.
+    // The largest event body POST /v1/triggers/:id reads (refused with 413 before the rest is read); given to the agent as a file, so mcp.files.max_bytes bounds it too.
     max_body_bytes: integer(MiB, 1024, 16 * MiB),
     // Deliveries one trigger takes per minute in each process; past it 429 with Retry-After.
     rate_per_minute: integer(60, 1, 100_000),
@@ -506,8 +504,6 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
   const unlistedNotify = config.schedules.findIndex((schedule) => schedule.notify && !config.a2a.push.allowed_urls.some((prefix) => schedule.notify!.url.startsWith(prefix)));
   if (unlistedNotify >= 0)
     return [{ path: ['schedules', String(unlistedNotify), 'notify', 'url'], message: 'must start with one of a2a.push.allowed_urls (the one allowlist for every outgoing push)' }];
-  if (config.triggers.max_body_bytes > config.mcp.files.max_bytes)
-    return [{ path: ['triggers', 'max_body_bytes'], message: 'must not exceed mcp.files.max_bytes (the event is given to the agent as a file)' }];
   const unlisted = config.webhooks.findIndex((hook) => !config.a2a.push.allowed_urls.some((prefix) => hook.url.startsWith(prefix)));
   if (unlisted >= 0) return [{ path: ['webhooks', String(unlisted), 'url'], message: 'must start with one of a2a.push.allowed_urls (the one allowlist for every outgoing push)' }];
   const server = serverProblems(config);

@@ -120,7 +120,10 @@ export class SchedulesRepository {
 
   /** One owner's schedules (or everyone's, `owner` null), oldest first. */
   async list(owner: string | null, limit: number): Promise<Schedule[]> {
-    const rows = owner === null ? await this.sql.all<Row>(`${SELECT} ORDER BY created_at, id LIMIT ?`, [limit]) : await this.sql.all<Row>(`${SELECT} WHERE owner = ? ORDER BY created_at, id LIMIT ?`, [owner, limit]);
+    const rows =
+      owner === null
+        ? await this.sql.all<Row>(`${SELECT} ORDER BY created_at, id LIMIT ?`, [limit])
+        : await this.sql.all<Row>(`${SELECT} WHERE owner = ? ORDER BY created_at, id LIMIT ?`, [owner, limit]);
     return rows.map(scheduleOf);
   }
 
@@ -148,7 +151,9 @@ export class SchedulesRepository {
 
   /** Enabled schedules whose next fire is due by `now`. */
   async due(now: string, limit: number): Promise<Schedule[]> {
-    return (await this.sql.all<Row>(`${SELECT} WHERE enabled = ? AND next_fire_at <= ? ORDER BY next_fire_at LIMIT ?`, [sqlFlag(this.sql.dialect, true), now, limit])).map(scheduleOf);
+    return (await this.sql.all<Row>(`${SELECT} WHERE enabled = ? AND next_fire_at <= ? ORDER BY next_fire_at LIMIT ?`, [sqlFlag(this.sql.dialect, true), now, limit])).map(
+      scheduleOf,
+    );
   }
 
   /** Moves the next fire on, unless another replica (or an edit) moved it first. */

@@ -15,7 +15,10 @@ export class UnattendedRules {
 
   tier(tier: string): string {
     if (tier !== 'default' && !this.config.ollama.models.some(([name]) => name === tier)) {
-      throw new AgentError('invalid_input', `tier: must be default or one of ${this.config.ollama.models.map(([name]) => name).join(', ') || '(no other tiers: ollama.models is empty)'}`);
+      throw new AgentError(
+        'invalid_input',
+        `tier: must be default or one of ${this.config.ollama.models.map(([name]) => name).join(', ') || '(no other tiers: ollama.models is empty)'}`,
+      );
     }
     return tier;
   }

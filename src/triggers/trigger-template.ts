@@ -27,6 +27,7 @@ function lookup(root: unknown, path: string[]): unknown {
 
 function fieldText(value: unknown): string {
   if (value === undefined || value === null) return '';
-  const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  // A parsed JSON payload holds strings, numbers, booleans, arrays and objects only.
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > MAX_FIELD_CHARS ? `${text.slice(0, MAX_FIELD_CHARS)}…` : text;
 }

@@ -24,13 +24,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 @Controller('v1/triggers')
 export class TriggersController {
   private readonly rate: TriggerRate;
+  private readonly maxBodyBytes: number;
 
   constructor(
     private readonly triggers: TriggersService,
     private readonly budget: BodyBudget,
-    private readonly config: AppConfig,
+    config: AppConfig,
   ) {
     this.rate = new TriggerRate(config.triggers.ratePerMinute);
+    // The event becomes a file of the session workspace, so the files limit bounds it too.
+    this.maxBodyBytes = Math.min(config.triggers.maxBodyBytes, config.mcp.files.maxBytes);
   }
 
   @Post(':id')
@@ -56,9 +59,9 @@ export class TriggersController {
     if (wait > 0) return refused(429, 'too many deliveries for this trigger', { 'Retry-After': String(wait) });
     const lease = this.budget.lease();
     res.once('close', lease.release);
-    const read = await readBodyBytes(req, this.config.triggers.maxBodyBytes, lease);
+    const read = await readBodyBytes(req, this.maxBodyBytes, lease);
     if (read.kind === 'aborted') return;
-    if (read.kind === 'too_large') return refused(413, `the body is larger than ${this.config.triggers.maxBodyBytes} bytes (triggers.max_body_bytes)`);
+    if (read.kind === 'too_large') return refused(413, `the body is larger than ${this.maxBodyBytes} bytes (triggers.max_body_bytes, mcp.files.max_bytes)`);
     if (read.kind === 'busy') return refuse(req, res, 503, { error: 'busy' }, { 'Retry-After': '1' });
     if (read.kind === 'none') return refused(400, 'no body');
     const payload = parsed(read.bytes);

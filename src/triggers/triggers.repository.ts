@@ -75,7 +75,10 @@ export class TriggersRepository {
   }
 
   async list(owner: string | null, limit: number): Promise<Trigger[]> {
-    const rows = owner === null ? await this.sql.all<Row>(`${SELECT} ORDER BY created_at, id LIMIT ?`, [limit]) : await this.sql.all<Row>(`${SELECT} WHERE owner = ? ORDER BY created_at, id LIMIT ?`, [owner, limit]);
+    const rows =
+      owner === null
+        ? await this.sql.all<Row>(`${SELECT} ORDER BY created_at, id LIMIT ?`, [limit])
+        : await this.sql.all<Row>(`${SELECT} WHERE owner = ? ORDER BY created_at, id LIMIT ?`, [owner, limit]);
     return rows.map(triggerOf);
   }
 

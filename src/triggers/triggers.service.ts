@@ -91,7 +91,14 @@ export class TriggersService {
     if (!(await this.find(caller, id))) return null;
     await this.triggers.update(
       id,
-      { name: patch.name, request: patch.request, sessionMode: patch.session, tier: patch.tier === undefined ? undefined : this.rules.tier(patch.tier), approvals: patch.approvals, enabled: patch.enabled },
+      {
+        name: patch.name,
+        request: patch.request,
+        sessionMode: patch.session,
+        tier: patch.tier === undefined ? undefined : this.rules.tier(patch.tier),
+        approvals: patch.approvals,
+        enabled: patch.enabled,
+      },
       nowIso(this.clock),
     );
     return this.triggers.find(id);
@@ -152,6 +159,11 @@ export class TriggersService {
 
   /** A delivery refused before it reached a trigger's Task (unknown trigger, signature, size, rate): audited, nothing stored. */
   async refused(triggerId: string, address: string | null, status: number, reason: string): Promise<void> {
-    await this.audit.record({ caller: { ...SYSTEM_CALLER, user: 'anonymous', transport: 'trigger', address }, action: 'trigger.rejected', outcome: 'rejected', detail: { trigger: triggerId, status, reason } });
+    await this.audit.record({
+      caller: { ...SYSTEM_CALLER, user: 'anonymous', transport: 'trigger', address },
+      action: 'trigger.rejected',
+      outcome: 'rejected',
+      detail: { trigger: triggerId, status, reason },
+    });
   }
 }

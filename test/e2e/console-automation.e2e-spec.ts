@@ -54,7 +54,7 @@ describe('the console: Schedules and Triggers pages', () => {
     expect(await page.textContent('#runs')).toContain('manual');
     await page.fill('#edit-schedule textarea[name=request]', 'Read the CI logs');
     await page.click('#edit-schedule button[type=submit]');
-    await page.waitForFunction(() => (document.querySelector('#edit-schedule textarea') as HTMLTextAreaElement | null)?.value === 'Read the CI logs');
+    await page.waitForFunction(() => document.querySelector<HTMLTextAreaElement>('#edit-schedule textarea')?.value === 'Read the CI logs');
     await page.click('#runs a');
     const startedBy = await page.waitForSelector('#task-started-by');
     expect(await startedBy.textContent()).toMatch(/^schedule\/[0-9a-f-]{36}$/);

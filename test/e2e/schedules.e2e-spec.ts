@@ -10,7 +10,16 @@ import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
 
 const ALICE = as('alice@example.com');
 const BOB = as('bob@example.com');
-type Run = { id: string; task_id: string | null; task_status: string | null; state: string; skipped: boolean; kind: string; reason: string | null; result_first_line: string | null };
+type Run = {
+  id: string;
+  task_id: string | null;
+  task_status: string | null;
+  state: string;
+  skipped: boolean;
+  kind: string;
+  reason: string | null;
+  result_first_line: string | null;
+};
 
 /** Issue 38: schedules over the admin REST API, fired by the service's own clock (six-field cron, every second). */
 describe('schedules: cron fires, history, pause, run now, overlap, ownership, unattended approvals', () => {
@@ -24,7 +33,17 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
         a2a: { push: { allowed_urls: [receiver.url] } },
         scheduler: { tick_ms: 200 },
         // Declared by the operator, run as its owner.
-        schedules: [{ name: 'nightly report', owner: 'alice@example.com', groups: ['dev'], cron: '0 3 * * *', timezone: 'Europe/Berlin', request: 'Write the nightly report', catch_up: 'last' }],
+        schedules: [
+          {
+            name: 'nightly report',
+            owner: 'alice@example.com',
+            groups: ['dev'],
+            cron: '0 3 * * *',
+            timezone: 'Europe/Berlin',
+            request: 'Write the nightly report',
+            catch_up: 'last',
+          },
+        ],
       };
     },
   });
@@ -178,7 +197,12 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
     const run = (await alice<Run>('POST', `schedules/${waiting.id}/run`)).body;
     const told = await pollUntil(async () => receiver.received.find((post) => JSON.parse(post.body).type === 'task.waiting'), 'the notify webhook told of the wait');
     const payload = JSON.parse(told.body);
-    expect(payload).toMatchObject({ source: { kind: 'schedule', id: waiting.id, name: 'needs a person' }, task_id: run.task_id, owner: 'alice@example.com', waiting_for: 'approval' });
+    expect(payload).toMatchObject({
+      source: { kind: 'schedule', id: waiting.id, name: 'needs a person' },
+      task_id: run.task_id,
+      owner: 'alice@example.com',
+      waiting_for: 'approval',
+    });
     const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(told.headers['x-oam-signature']))!;
     expect(v1).toBe(createHmac('sha256', waiting.notify_secret!).update(`${t}.${told.body}`).digest('hex'));
     // The owner sees it waiting on the console's approvals; nothing ran the command.

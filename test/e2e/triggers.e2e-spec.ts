@@ -40,7 +40,13 @@ describe('triggers: signed deliveries start one Task each', () => {
   beforeAll(async () => {
     alice = adminApi(stack.base, ALICE);
     ollama.setFallback({ content: 'Triaged.', promptEvalCount: 3, evalCount: 3 });
-    github = (await alice('POST', 'triggers', { name: 'issues', kind: 'github', request: 'Triage {{event}}: "{{payload.issue.title}}" by {{payload.sender.login}}{{payload.nowhere.at.all}}.' })).body;
+    github = (
+      await alice('POST', 'triggers', {
+        name: 'issues',
+        kind: 'github',
+        request: 'Triage {{event}}: "{{payload.issue.title}}" by {{payload.sender.login}}{{payload.nowhere.at.all}}.',
+      })
+    ).body;
     standard = (await alice('POST', 'triggers', { name: 'billing', kind: 'standard', request: 'Handle {{event}} for {{payload.data.customer}}' })).body;
     expect(github.secret.length).toBeGreaterThanOrEqual(32);
     expect(standard.secret).toMatch(/^whsec_/);
@@ -56,7 +62,7 @@ describe('triggers: signed deliveries start one Task each', () => {
     const answer = (await first.json()) as Answer;
     expect(answer).toMatchObject({ state: 'started', replay: false });
     const chat = await pollUntil(async () => ollama.workChats.find((c) => JSON.stringify(c.body.messages).includes('CI is red')), 'the Task reached the model');
-    const asked = chat.body.messages.filter((m: { role: string }) => m.role === 'user').at(-1)!.content as string;
+    const asked = chat.body.messages.filter((m: { role: string }) => m.role === 'user').at(-1)?.content;
     // A field the event lacks renders empty; the event is a file of the session workspace.
     expect(asked).toMatch(/^Triage issues: "CI is red" by octocat\.\n/);
     expect(asked).toContain(`inputs/issues-${delivery}.json`);

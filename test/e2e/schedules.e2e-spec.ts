@@ -31,7 +31,8 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
         auth: PROXY_AUTH,
         agent: { approvals: { mode: 'commands' } },
         a2a: { push: { allowed_urls: [receiver.url] } },
-        scheduler: { tick_ms: 200 },
+        // A fire more than a second late was missed (the outage test below).
+        scheduler: { tick_ms: 200, misfire_grace_ms: 1000 },
         // Declared by the operator, run as its owner.
         schedules: [
           {
@@ -219,5 +220,28 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
     expect(Number(approvals.n)).toBe(0);
     const toolResult = ollama.workChats.at(-1)!.body.messages.find((message: { role: string }) => message.role === 'tool');
     expect(toolResult?.content).toMatch(/^Not run: the person refused this action \(reason: nobody watches/);
+  });
+
+  it('does not replay a fire missed while no replica ran, unless catch_up is last (then once)', async () => {
+    // One fire, eight seconds from now (UTC wall clock); the service is down when it comes and for a while after.
+    const fire = new Date(Math.ceil(Date.now() / 1000) * 1000 + 8000);
+    const cron = `${fire.getUTCSeconds()} ${fire.getUTCMinutes()} ${fire.getUTCHours()} * * *`;
+    const skipped = (await make({ name: 'missed, not replayed', cron })).id;
+    const caughtUp = (await make({ name: 'missed, caught up', cron, catch_up: 'last' })).id;
+    expect((await alice('GET', `schedules/${skipped}`)).body.next_fire_at).toBe(fire.toISOString());
+    await stack.service.stop();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, fire.getTime() + 2500 - Date.now())));
+    const back = await stack.startAnotherService();
+    const api = adminApi(`http://127.0.0.1:${back.port}`, ALICE);
+    const moved = (id: string) =>
+      pollUntil(async () => {
+        const { body } = await api<{ next_fire_at: string }>('GET', `schedules/${id}`);
+        return body.next_fire_at !== fire.toISOString() ? body.next_fire_at : undefined;
+      }, `schedule ${id} moved past the missed fire`);
+    expect(Date.parse(await moved(skipped))).toBe(fire.getTime() + 86_400_000);
+    expect(Date.parse(await moved(caughtUp))).toBe(fire.getTime() + 86_400_000);
+    expect((await api<{ runs: Run[] }>('GET', `schedules/${skipped}/runs`)).body.runs).toEqual([]);
+    const [late] = (await api<{ runs: (Run & { fire_at: string })[] }>('GET', `schedules/${caughtUp}/runs`)).body.runs;
+    expect(late).toMatchObject({ fire_at: fire.toISOString(), kind: 'cron', state: 'started' });
   });
 });

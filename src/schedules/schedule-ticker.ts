@@ -47,9 +47,14 @@ export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShut
   private async tick(): Promise<void> {
     const now = new Date(this.clock.now());
     for (const schedule of await this.schedules.due(now.toISOString(), BATCH)) {
-      const plan = firePlan(CronSpec.of(schedule.cron, schedule.timezone), new Date(schedule.nextFireAt!), now, this.config.scheduler.misfireGraceMs, schedule.catchUp);
-      for (const fireAt of plan.fires) await this.fires.fire(schedule, fireAt, 'cron');
-      await this.schedules.advance(schedule.id, schedule.nextFireAt!, plan.next?.toISOString() ?? null);
+      // One schedule that fails (its database row, its fire) is logged and tried again next tick; the others go on.
+      try {
+        const plan = firePlan(CronSpec.of(schedule.cron, schedule.timezone), new Date(schedule.nextFireAt!), now, this.config.scheduler.misfireGraceMs, schedule.catchUp);
+        for (const fireAt of plan.fires) await this.fires.fire(schedule, fireAt, 'cron');
+        await this.schedules.advance(schedule.id, schedule.nextFireAt!, plan.next?.toISOString() ?? null);
+      } catch (error) {
+        this.logger.warn(`schedule ${schedule.id}: ${(error as Error).message}`);
+      }
     }
   }
 }

@@ -181,6 +181,9 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
     expect(JSON.stringify(unknownField.body.message)).toMatch(/owner should not exist/);
     const wrongType = await alice('POST', 'schedules', { name: 'x', cron: '* * * * *', request: 'r', enabled: 'yes' });
     expect(wrongType.status).toBe(400);
+    // A schedule never approves for a person.
+    const approving = await alice('POST', 'schedules', { name: 'x', cron: '* * * * *', request: 'r', approvals: 'approve' });
+    expect([approving.status, JSON.stringify(approving.body.message)]).toEqual([400, expect.stringContaining('approvals must be one of the following values: deny, wait')]);
     const notJson = await fetch(`${stack.base}/admin/schedules`, { method: 'POST', headers: { ...ALICE, 'Content-Type': 'application/json' }, body: '{"name":' });
     expect(notJson.status).toBe(400);
     const tooLarge = await alice('POST', 'schedules', { name: 'x', cron: '* * * * *', request: 'r'.repeat(70_000) });

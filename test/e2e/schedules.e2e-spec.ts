@@ -30,6 +30,8 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
       return {
         auth: PROXY_AUTH,
         agent: { approvals: { mode: 'commands' } },
+        // Fires count toward their owner's queue limit (the queue-limit test below).
+        queue: { max_queued_per_user: 2 },
         a2a: { push: { allowed_urls: [receiver.url] } },
         // A fire more than a second late was missed (the outage test below).
         scheduler: { tick_ms: 200, misfire_grace_ms: 1000 },
@@ -131,6 +133,24 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
     expect(started.length).toBeGreaterThanOrEqual(1);
     const [audited] = await probe<{ n: number | string }>(stack.database, "SELECT COUNT(*) AS n FROM audit_events WHERE action = 'schedule.skipped'");
     expect(Number(audited.n)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('counts fires toward the owner’s queue limit: one past it is refused and recorded with the reason', async () => {
+    await idle();
+    let release!: () => void;
+    ollama.enqueue({ content: 'busy', heldUntil: new Promise<void>((resolve) => (release = resolve)) });
+    const ids = [];
+    for (const name of ['q1', 'q2', 'q3', 'q4']) ids.push((await make({ name, cron: '0 0 1 1 *' })).id);
+    // q1 runs (held), q2 and q3 wait: alice has two Tasks queued, the most she may.
+    const runs: Run[] = [];
+    for (const id of ids) {
+      runs.push((await alice<Run>('POST', `schedules/${id}/run`)).body);
+      if (runs.length === 1) await pollUntil(async () => ((await runsOf(id))[0].task_status === 'running' ? true : undefined), 'the first Task running');
+    }
+    release();
+    expect(runs.map((run) => run.state)).toEqual(['started', 'started', 'started', 'refused']);
+    expect(runs[3]).toMatchObject({ task_id: null, reason: expect.stringContaining('queue.max_queued_per_user: 2') });
+    for (const id of ids) await alice('DELETE', `schedules/${id}`);
   });
 
   it('another user can neither read nor change it (the answer of an unknown id); an admin sees it', async () => {

@@ -40,6 +40,3 @@ export class UnattendedRules {
 
 /** A secret shown once, when its schedule or trigger is made. */
 export const newSecret = (prefix = '') => `${prefix}${randomBytes(24).toString('base64')}`;
-
-/** A value someone chose, bounded, for an error message. */
-export const shownValue = (text: string) => JSON.stringify(text.slice(0, 200));

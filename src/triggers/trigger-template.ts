@@ -1,7 +1,7 @@
 /** The most characters one field puts into the request. */
 const MAX_FIELD_CHARS = 2000;
 /** The most characters a rendered request may hold (the event itself is a file under inputs/). */
-export const MAX_REQUEST_CHARS = 16_000;
+const MAX_REQUEST_CHARS = 16_000;
 
 const FIELD = /\{\{\s*([A-Za-z0-9_.-]{1,200})\s*\}\}/g;
 

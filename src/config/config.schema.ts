@@ -3,6 +3,7 @@ import { patternProblem } from './command-pattern-syntax.js';
 import { parseCidr } from './cidr.js';
 import { RequestLimits } from './request-limits.js';
 import { mcpServers } from './mcp-servers.schema.js';
+import { skillsSection } from './skills.schema.js';
 
 /**
  * The configuration's one schema: keys as they appear in YAML (snake_case), their defaults, their
@@ -293,6 +294,7 @@ const shape = {
     }),
     mcp_servers: mcpServers,
   }),
+  skills: skillsSection,
   log: section({
     format: oneOf(['text', 'json']),
   }),

@@ -21,6 +21,8 @@ import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
 import { AdminMcpServersController } from './admin-mcp-servers.controller.js';
 import { McpClientModule } from '../mcp-client/mcp-client.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
+import { AdminSkillsController } from './admin-skills.controller.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
 import { AdminSignInController } from './admin-sign-in.controller.js';
@@ -30,7 +32,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
 @Module({
-  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule, McpClientModule],
+  imports: [AuditModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule, McpClientModule, SkillsModule],
   controllers: [
     AdminIdentityController,
     AdminAuditController,
@@ -41,6 +43,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminMetricsController,
     AdminHealthController,
     AdminMcpServersController,
+    AdminSkillsController,
     AdminPageController,
     AdminSignInController,
   ],

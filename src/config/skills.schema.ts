@@ -35,8 +35,8 @@ export const skillsSection = z.preprocess(
     .strictObject(
       {
         dirs: z.array(dir, { error: 'expected a list of folders' }).default(() => []),
-        // Past this many skills for one caller the prompt lists none and offers find_skills (the prompt's budget).
-        max_listed: whole(20, 1, 200),
+        // Past this many skills for one caller (or past 2000 characters of listing) the prompt lists none and offers find_skills.
+        max_listed: whole(10, 1, 100),
         // A SKILL.md over this is skipped with a warning (it is loaded whole into the conversation).
         max_bytes: whole(64 * KiB, KiB, 1024 * KiB),
         // The session's own .agents/skills/*/SKILL.md: off by default, since the agent itself can write them.

@@ -89,6 +89,7 @@ export class OperatorSkills {
     loaded.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const before = this.skills.map((skill) => `${skill.name}\n${skill.description}`).join('\n');
     this.skills = loaded;
+    if (this.dirs.length > 0) this.logger.log(`${loaded.length} skill(s) read from ${this.dirs.length} folder(s)`);
     if (loaded.map((skill) => `${skill.name}\n${skill.description}`).join('\n') !== before) this.onChange();
   }
 

@@ -6,7 +6,12 @@ import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource }
 import type { AvailableSkill } from './skill.js';
 
 /** A description as the prompt lists it: one line, at most this long. */
-export const DESCRIPTION_CHARS = 160;
+export const DESCRIPTION_CHARS = 120;
+/**
+ * The most the listing may add to the fixed prompt (about 500 tokens, 4 characters a token): past it,
+ * as past `skills.max_listed`, none is listed and find_skills is offered, so the prompt stays bounded.
+ */
+export const LISTING_CHARS = 2000;
 const MAX_MATCHES = 8;
 /** How much of a name the model wrote is echoed back in an error. */
 const ECHO_CHARS = 80;
@@ -16,12 +21,12 @@ export const SKILL_TOOL: Tool = {
   type: 'function',
   function: {
     name: 'skill',
-    description: "Load a skill: the instructions of a procedure to follow, by the skill's exact name. With file, a file beside its SKILL.md that the instructions name.",
+    description: "Load a skill's instructions by its exact name; with file, a file the instructions name.",
     parameters: {
       type: 'object',
       properties: {
-        name: { type: 'string', description: 'The skill name, exactly as listed' },
-        file: { type: 'string', description: 'Optional: a file of the skill, e.g. "references/checklist.md"' },
+        name: { type: 'string', description: 'The skill name as listed' },
+        file: { type: 'string', description: 'e.g. references/checklist.md' },
       },
       required: ['name'],
     },
@@ -32,8 +37,8 @@ export const FIND_SKILLS: Tool = {
   type: 'function',
   function: {
     name: 'find_skills',
-    description: 'Search the skills (procedures for specific kinds of work) by words; returns matching skill names and descriptions. Then load one with skill.',
-    parameters: { type: 'object', properties: { query: { type: 'string', description: 'Words describing the work, e.g. "release"' } }, required: ['query'] },
+    description: 'Search the skills (procedures for kinds of work) by words; then load one with skill.',
+    parameters: { type: 'object', properties: { query: { type: 'string', description: 'e.g. release' } }, required: ['query'] },
   },
 };
 
@@ -67,11 +72,15 @@ export class SkillToolSource implements ToolSource {
     private readonly skills: AvailableSkill[],
     private readonly limits: { maxListed: number; outputChars: number },
     private readonly record: (load: SkillLoad) => Promise<void>,
-  ) {}
-
-  private get listed(): boolean {
-    return this.skills.length <= this.limits.maxListed;
+  ) {
+    this.lines = skills.map(lineOf);
+    this.listed = skills.length <= limits.maxListed && this.lines.reduce((sum, line) => sum + line.length + 1, 0) <= LISTING_CHARS;
   }
+
+  /** Listed in the prompt, or found with find_skills: decided once per run, on the run's list. */
+  private readonly listed: boolean;
+
+  private readonly lines: string[];
 
   async tools(): Promise<OfferedTool[]> {
     const skill: OfferedTool = { definition: SKILL_TOOL, effect: 'read', stepKind: 'tool_call' };
@@ -80,7 +89,7 @@ export class SkillToolSource implements ToolSource {
 
   notices(): string[] {
     if (!this.listed) return [SKILLS_SEARCH_NOTICE];
-    return [SKILLS_HEADING, ...this.skills.map(lineOf)];
+    return [SKILLS_HEADING, ...this.lines];
   }
 
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {

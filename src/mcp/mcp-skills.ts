@@ -51,7 +51,12 @@ export class McpSkills {
       const caller = callerOf(ctx);
       const skill = this.skills.operatorSkills(caller).find((candidate) => candidate.entry.uri === params.uri);
       // A skill of a group the caller is not in reads exactly like one that does not exist.
-      await this.audit.record({ caller, action: SKILLS_GET_METHOD, outcome: skill ? 'ok' : 'rejected', detail: { uri: params.uri, ...(skill ? {} : { reason: 'resource_not_found' }) } });
+      await this.audit.record({
+        caller,
+        action: SKILLS_GET_METHOD,
+        outcome: skill ? 'ok' : 'rejected',
+        detail: { uri: params.uri, ...(skill ? {} : { reason: 'resource_not_found' }) },
+      });
       if (!skill) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No skill is served at ${params.uri}`);
       return { skill: skill.entry, ttlMs: 0, cacheScope: 'private' as const };
     });

@@ -39,7 +39,14 @@ export class AgentToolSources extends RunToolSources {
       outcome: load.outcome === 'ok' ? 'ok' : load.outcome === 'not_found' ? 'rejected' : 'error',
       taskId: load.taskId,
       sessionId: load.sessionId,
-      detail: { skill: load.skill, file: load.file, origin: load.origin, result: load.outcome, ...(load.bytes !== undefined ? { bytes: load.bytes } : {}), ...(load.error ? { error: load.error } : {}) },
+      detail: {
+        skill: load.skill,
+        file: load.file,
+        origin: load.origin,
+        result: load.outcome,
+        ...(load.bytes !== undefined ? { bytes: load.bytes } : {}),
+        ...(load.error ? { error: load.error } : {}),
+      },
     });
   }
 }

@@ -43,7 +43,8 @@ export const FIND_SKILLS: Tool = {
 };
 
 export const SKILLS_HEADING = 'Skills (procedures for specific work; before doing such work, load the matching skill with the skill tool and follow it):';
-export const SKILLS_SEARCH_NOTICE = 'Skills (procedures for specific work) are available: before doing such work, search them with find_skills and load the matching one with the skill tool.';
+export const SKILLS_SEARCH_NOTICE =
+  'Skills (procedures for specific work) are available: before doing such work, search them with find_skills and load the matching one with the skill tool.';
 
 /** What a loaded skill leaves in the trace and the audit. */
 export interface SkillLoad {
@@ -97,7 +98,11 @@ export class SkillToolSource implements ToolSource {
     const args = call.function.arguments;
     if (call.function.name === 'find_skills') {
       const output = this.search(typeof args.query === 'string' ? args.query : '');
-      await context.events.emit({ type: 'step', taskId: context.taskId, step: { taskId: context.taskId, subtask: context.subtask, kind: 'tool_call', name: 'find_skills', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: args } } });
+      await context.events.emit({
+        type: 'step',
+        taskId: context.taskId,
+        step: { taskId: context.taskId, subtask: context.subtask, kind: 'tool_call', name: 'find_skills', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: args } },
+      });
       return { output };
     }
     const name = typeof args.name === 'string' ? args.name : '';
@@ -109,13 +114,23 @@ export class SkillToolSource implements ToolSource {
       await context.events.emit({
         type: 'step',
         taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, kind: 'tool_call', name: 'skill', outcome: load.outcome === 'ok' ? 'ok' : 'error', startedAt, durationMs: Date.now() - started, detail: { ...shown, ...load } },
+        step: {
+          taskId: context.taskId,
+          subtask: context.subtask,
+          kind: 'tool_call',
+          name: 'skill',
+          outcome: load.outcome === 'ok' ? 'ok' : 'error',
+          startedAt,
+          durationMs: Date.now() - started,
+          detail: { ...shown, ...load },
+        },
       });
       await this.record({ caller: context.caller, taskId: context.taskId, sessionId: context.workspace.sessionId, ...shown, ...load });
       return result;
     };
     const echo = JSON.stringify(cutText(name, ECHO_CHARS));
-    if (!skill) return finish({ output: `Error: no such skill ${echo}. Use a name exactly as listed${this.listed ? '' : ' by find_skills'}.`, isError: true }, { outcome: 'not_found' });
+    if (!skill)
+      return finish({ output: `Error: no such skill ${echo}. Use a name exactly as listed${this.listed ? '' : ' by find_skills'}.`, isError: true }, { outcome: 'not_found' });
     try {
       const read = await skill.read(file, context.signal);
       if (!read) {
@@ -161,7 +176,6 @@ export class SkillToolSource implements ToolSource {
  * breaks become spaces), the description cut to DESCRIPTION_CHARS; a workspace skill says where it is from.
  */
 export function lineOf(skill: AvailableSkill): string {
-  // eslint-disable-next-line no-control-regex
   const description = cutText(skill.description.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, ' ').trim(), DESCRIPTION_CHARS);
   return `- ${skill.name}: ${description}${skill.origin === 'workspace' ? ' (written in the session workspace)' : ''}`;
 }

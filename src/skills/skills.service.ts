@@ -50,10 +50,7 @@ export class SkillsService implements OnModuleInit, OnApplicationShutdown {
   /** Every skill this caller may use, in name order: the prompt lists them, the `skill` tool loads them. */
   async forCaller(caller: ToolCaller): Promise<AvailableSkill[]> {
     const served = await Promise.all(this.mcp.servers.map(async (server) => ({ server, skills: await server.skills(caller) })));
-    const skills = [
-      ...this.operatorSkills(caller).map(operatorSkill),
-      ...served.flatMap(({ server, skills: list }) => serverSkills(server.name, server.allowGroups, list)),
-    ];
+    const skills = [...this.operatorSkills(caller).map(operatorSkill), ...served.flatMap(({ server, skills: list }) => serverSkills(server.name, server.allowGroups, list))];
     return skills.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 }
@@ -81,7 +78,8 @@ function serverSkills(server: string, groups: string[], skills: ServedSkill[]): 
   const seen = new Map<string, number>();
   return [...skills]
     .sort((a, b) => (a.entry.uri < b.entry.uri ? -1 : 1))
-    .map(({ entry, read }) => {
+    .map((served) => {
+      const { entry } = served;
       const count = (seen.get(entry.frontmatter.name) ?? 0) + 1;
       seen.set(entry.frontmatter.name, count);
       const root = entry.uri.slice(0, -`/${MANIFEST}`.length);
@@ -95,7 +93,7 @@ function serverSkills(server: string, groups: string[], skills: ServedSkill[]): 
         read: async (file: string | null, signal?: AbortSignal): Promise<SkillText | undefined> => {
           const wanted = file === null ? MANIFEST : normalizeRef(file);
           if (entry.resources !== 'dynamic' && !files.includes(wanted)) return undefined;
-          const got = await read(wanted === MANIFEST ? undefined : wanted, signal);
+          const got = await served.read(wanted === MANIFEST ? undefined : wanted, signal);
           return { text: got.body ?? got.text ?? textOf(got.bytes), bytes: got.bytes.byteLength };
         },
       };

@@ -68,7 +68,11 @@ describe('operator folders, a group-limited folder, and an MCP server that serve
     expect(text).toContain('completed');
     const first = h.ollama.workChats.at(-3)!;
     const prompt = first.body.messages[0].content;
-    expect(prompt.endsWith([SKILLS_HEADING, '- ci-logs: How to read our CI logs: look for the first FAIL.', '- release: How we cut a release.', '- team/review: Our review checklist.'].join('\n'))).toBe(true);
+    expect(
+      prompt.endsWith(
+        [SKILLS_HEADING, '- ci-logs: How to read our CI logs: look for the first FAIL.', '- release: How we cut a release.', '- team/review: Our review checklist.'].join('\n'),
+      ),
+    ).toBe(true);
     expect(JSON.stringify(first.body.messages)).not.toMatch(/RELEASE-BODY|CI-BODY|REVIEW-BODY|DEPLOY-BODY|deploy-prod|BROKEN|Bad_Name/);
     expect(toolNames(first)).toContain('skill');
     expect(first.body.tools!.find((tool) => tool.function.name === 'skill')).toEqual(SKILL_TOOL);
@@ -139,7 +143,9 @@ describe('operator folders, a group-limited folder, and an MCP server that serve
   it('re-reads a folder when it changes, and on POST /admin/skills/reload', async () => {
     writeSkill(everyone, 'hotfix', 'name: hotfix\ndescription: Shipping a hotfix.', 'HOTFIX-BODY\n');
     const listed = async () =>
-      ((await (await fetch(`${h.stack.base}/admin/skills`, { headers: as('alice@example.com', 'dev') })).json()) as { skills: { name: string }[] }).skills.map((skill) => skill.name);
+      ((await (await fetch(`${h.stack.base}/admin/skills`, { headers: as('alice@example.com', 'dev') })).json()) as { skills: { name: string }[] }).skills.map(
+        (skill) => skill.name,
+      );
     await pollUntil(async () => ((await listed()).includes('hotfix') ? true : undefined), 'the new skill to be read', { timeoutMs: 10_000 });
     writeSkill(everyone, 'hotfix', 'name: hotfix\ndescription: Shipping a hotfix, changed.', 'HOTFIX-BODY\n');
     // Reloading is for admins: a user is refused (and audited), an admin re-reads the folders at once.

@@ -7,7 +7,17 @@ import type { RunEvent } from '../../src/agent/core/run-events.js';
 import type { ToolCallContext } from '../../src/agent/core/tool-source.js';
 import { OperatorSkills } from '../../src/skills/operator-skills.js';
 import { skillBody, type AvailableSkill } from '../../src/skills/skill.js';
-import { DESCRIPTION_CHARS, FIND_SKILLS, LISTING_CHARS, lineOf, SKILL_TOOL, SKILLS_HEADING, SKILLS_SEARCH_NOTICE, SkillToolSource, type SkillLoad } from '../../src/skills/skill-tool-source.js';
+import {
+  DESCRIPTION_CHARS,
+  FIND_SKILLS,
+  LISTING_CHARS,
+  lineOf,
+  SKILL_TOOL,
+  SKILLS_HEADING,
+  SKILLS_SEARCH_NOTICE,
+  SkillToolSource,
+  type SkillLoad,
+} from '../../src/skills/skill-tool-source.js';
 
 function skillFolder(root: string, folder: string, text: string, files: Record<string, string> = {}): void {
   mkdirSync(join(root, folder), { recursive: true });
@@ -109,7 +119,7 @@ function context(): { context: ToolCallContext; steps: RunEvent[] } {
   const events = { emit: async (event: RunEvent) => void steps.push(event) };
   return {
     steps,
-    context: { taskId: 't1', subtask: '', signal: new AbortController().signal, workspace: { sessionId: 's1', paths: {} as never }, caller, events: events as never },
+    context: { taskId: 't1', subtask: '', signal: new AbortController().signal, workspace: { sessionId: 's1', paths: {} as never }, caller, events },
   };
 }
 
@@ -154,13 +164,22 @@ describe('SkillToolSource', () => {
       ['secret', null, 'not_found'],
       ['', null, 'not_found'],
     ]);
-    expect(steps.map((event) => (event.type === 'step' ? `${event.step.name}:${event.step.outcome}` : event.type))).toEqual(['skill:ok', 'skill:ok', 'skill:error', 'skill:error', 'skill:error']);
+    expect(steps.map((event) => (event.type === 'step' ? `${event.step.name}:${event.step.outcome}` : event.type))).toEqual([
+      'skill:ok',
+      'skill:ok',
+      'skill:error',
+      'skill:error',
+      'skill:error',
+    ]);
   });
 
   it('turns a read that fails into a tool error, not an exception', async () => {
     const failing: AvailableSkill = { ...skill('gone', 'Gone.'), read: async () => Promise.reject(new Error('ENOENT: no such file')) };
     const source = new SkillToolSource([failing], { maxListed: 20, outputChars: 1000 }, async () => undefined);
-    expect(await source.execute(call('skill', { name: 'gone' }), context().context)).toEqual({ output: 'Error: the skill "gone" could not be read: ENOENT: no such file', isError: true });
+    expect(await source.execute(call('skill', { name: 'gone' }), context().context)).toEqual({
+      output: 'Error: the skill "gone" could not be read: ENOENT: no such file',
+      isError: true,
+    });
   });
 });
 

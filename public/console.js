@@ -1,7 +1,7 @@
 // The console: plain DOM, no framework, no inline script (strict CSP). Every value from the API goes in
-// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals; admins also
+// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals, #/skills; admins also
 // #/audit and #/usage (console-views.js). Any signed-in user sees their own Tasks; admins everyone's.
-/* global refreshApprovalBadge, usageView, approvalsView -- defined in console-views.js */
+/* global refreshApprovalBadge, usageView, approvalsView, skillsView -- defined in console-views.js */
 'use strict';
 
 const AUTH_MODE = document.querySelector('meta[name="oam-auth-mode"]').content;
@@ -984,7 +984,7 @@ function route() {
   const params = new URLSearchParams(search);
   const parts = path.split('/').filter(Boolean);
   for (const link of document.querySelectorAll('header nav a')) link.removeAttribute('aria-current');
-  const views = { audit: signedIn.admin && auditView, usage: signedIn.admin && usageView, approvals: approvalsView };
+  const views = { audit: signedIn.admin && auditView, usage: signedIn.admin && usageView, approvals: approvalsView, skills: skillsView };
   if (views[parts[0]]) {
     document.getElementById(`nav-${parts[0]}`).setAttribute('aria-current', 'page');
     return views[parts[0]](params);

@@ -23,8 +23,8 @@ export class AgentToolSources extends RunToolSources {
     super();
   }
 
-  async forCaller(caller: ToolCaller): Promise<ToolSource[]> {
-    const [servers, skills] = await Promise.all([this.mcp.forCaller(caller), this.skills.forCaller(caller)]);
+  async forCaller(caller: ToolCaller, workspaceRoot: string | null = null): Promise<ToolSource[]> {
+    const [servers, skills] = await Promise.all([this.mcp.forCaller(caller), this.skills.forCaller(caller, workspaceRoot)]);
     if (skills.length === 0) return servers;
     const limits = { maxListed: this.config.skills.maxListed, outputChars: this.config.agent.toolOutputChars };
     return [...servers, new SkillToolSource(skills, limits, (load) => this.recordLoad(load))];

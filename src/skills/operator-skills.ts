@@ -3,7 +3,7 @@ import { SkillCatalog, SkillCatalogError, type Skill as SkillEntry, type SkillWa
 import { nodeSkillFiles } from '@modelcontextprotocol/server/ext/skills/node';
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import type { OperatorSkill } from './skill.js';
+import { oneLine, type OperatorSkill } from './skill.js';
 
 /** A folder of skill folders as configured (`skills.dirs`). */
 export interface SkillsDir {
@@ -106,7 +106,7 @@ export class OperatorSkills {
   }
 
   private warn(file: string, message: string): void {
-    this.logger.warn(`skipped ${JSON.stringify(file)}: ${message}`);
+    this.logger.warn(`skipped ${JSON.stringify(file)}: ${oneLine(message)}`);
   }
 }
 
@@ -118,7 +118,8 @@ export const pathOfUri = (uri: string): string =>
     .map((segment) => decodeURIComponent(segment))
     .join('/');
 
-function toOperatorSkill(entry: SkillEntry, dir: SkillsDir): OperatorSkill {
+/** A catalog entry with where its files are: `dir` is the folder of skill folders it was read from. */
+export function toOperatorSkill(entry: SkillEntry, dir: SkillsDir): OperatorSkill {
   const manifest = pathOfUri(entry.uri);
   const folder = manifest.slice(0, -'/SKILL.md'.length);
   const files = entry.resources === 'dynamic' ? [] : entry.resources.map((resource) => pathOfUri(resource.uri).slice(folder.length + 1));

@@ -3,7 +3,7 @@ import { nowIso } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
-import type { AvailableSkill } from './skill.js';
+import { oneLine, type AvailableSkill } from './skill.js';
 
 /** A description as the prompt lists it: one line, at most this long. */
 export const DESCRIPTION_CHARS = 120;
@@ -176,6 +176,6 @@ export class SkillToolSource implements ToolSource {
  * breaks become spaces), the description cut to DESCRIPTION_CHARS; a workspace skill says where it is from.
  */
 export function lineOf(skill: AvailableSkill): string {
-  const description = cutText(skill.description.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, ' ').trim(), DESCRIPTION_CHARS);
+  const description = cutText(oneLine(skill.description), DESCRIPTION_CHARS);
   return `- ${skill.name}: ${description}${skill.origin === 'workspace' ? ' (written in the session workspace)' : ''}`;
 }

@@ -40,6 +40,9 @@ export interface OperatorSkill {
   files: string[];
 }
 
+/** Text someone else wrote, on one line: control characters and line breaks become spaces (a prompt line, a log line). */
+export const oneLine = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, ' ').trim();
+
 /** Callers in none of `groups` do not see the skill; an empty list lets everyone. */
 export const allowedFor = (groups: string[], callerGroups: string[]) => groups.length === 0 || callerGroups.some((group) => groups.includes(group));
 

@@ -160,13 +160,16 @@ describe('operator folders, a group-limited folder, and an MCP server that serve
   });
 });
 
-describe('past skills.max_listed, and a caller with no skill', () => {
+describe("past skills.max_listed, a caller with no skill, and a session's own skills", () => {
   const ops = mkdtempSync(join(tmpdir(), 'oam-skills-many-'));
   writeSkill(ops, 'incident-review', 'name: incident-review\ndescription: Writing up an incident.', 'INCIDENT-BODY\n');
   writeSkill(ops, 'release-notes', 'name: release-notes\ndescription: Writing the release notes.', 'NOTES-BODY\n');
-  const h = useMcpStack(() => ({ auth: { ...PROXY_AUTH, admin_token: ADMIN_TOKEN }, skills: { dirs: [{ path: ops, allow_groups: ['ops'] }], max_listed: 1 } }), {
-    headers: as('alice@example.com', 'dev'),
-  });
+  const h = useMcpStack(
+    () => ({ auth: { ...PROXY_AUTH, admin_token: ADMIN_TOKEN }, skills: { dirs: [{ path: ops, allow_groups: ['ops'] }], max_listed: 1, from_workspace: true } }),
+    {
+      headers: as('alice@example.com', 'dev'),
+    },
+  );
 
   it('keeps the fixed prompt and the tools byte for byte what they are without skills, for a caller who may use none', async () => {
     h.ollama.enqueue(answer('hello'));
@@ -185,5 +188,20 @@ describe('past skills.max_listed, and a caller with no skill', () => {
     const [found, loaded] = h.toolResults();
     expect(found.content.split('\n')[1]).toBe('- release-notes: Writing the release notes.');
     expect(loaded.content).toBe('NOTES-BODY\n');
+  });
+
+  it('lists a skill the session wrote in its workspace from the next Task on, labelled as written there, and loads it', async () => {
+    const skill = '---\nname: house-style\ndescription: How this session writes.\n---\nHOUSE-STYLE-BODY\n';
+    h.ollama.enqueue(calls(['write_file', { path: '.agents/skills/house-style/SKILL.md', content: skill }]), answer('written'));
+    const first = await h.run('write down our style');
+    h.ollama.enqueue(calls(['skill', { name: 'house-style' }]), answer('followed'));
+    await h.run('follow our style', first.sessionId);
+    const prompt = h.ollama.workChats.at(-2)!.body.messages[0].content;
+    expect(prompt.endsWith(`${SKILLS_HEADING}\n- house-style: How this session writes. (written in the session workspace)`)).toBe(true);
+    expect(h.toolResults()[0].content).toBe('HOUSE-STYLE-BODY\n');
+    // Another session of the same user has none.
+    h.ollama.enqueue(answer('hello'));
+    await h.run('hello');
+    expect(systemPrompt(h)).toBe(SYSTEM_PROMPT + PLAN_GUIDANCE);
   });
 });

@@ -1,12 +1,14 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunEvent } from '../../src/agent/core/run-events.js';
 import type { ToolCallContext } from '../../src/agent/core/tool-source.js';
 import { OperatorSkills } from '../../src/skills/operator-skills.js';
 import { skillBody, type AvailableSkill } from '../../src/skills/skill.js';
+import { workspaceSkillFiles } from '../../src/skills/workspace-skill-files.js';
 import {
   DESCRIPTION_CHARS,
   FIND_SKILLS,
@@ -193,5 +195,46 @@ describe("the skills' share of the fixed prompt", () => {
     // The tool definitions a run with skills adds (4 characters a token): skill alone, or with find_skills past the listing.
     expect(Math.ceil(JSON.stringify([SKILL_TOOL]).length / 4)).toBeLessThanOrEqual(90);
     expect(Math.ceil(JSON.stringify([FIND_SKILLS, SKILL_TOOL]).length / 4)).toBeLessThanOrEqual(160);
+  });
+});
+
+describe("workspaceSkillFiles: a session's own .agents/skills, which the agent can change", () => {
+  const workspace = () => {
+    const root = mkdtempSync(join(tmpdir(), 'skills-ws-'));
+    skillFolder(join(root, '.agents', 'skills'), 'notes', manifest('notes', 'Our notes.'), { 'more.md': 'MORE' });
+    return root;
+  };
+
+  it('lists and reads what is there, through the SDK catalog', async () => {
+    const root = workspace();
+    const files = workspaceSkillFiles(root, 1024);
+    const catalog = await SkillCatalog.load(files, { onWarning: () => undefined });
+    expect(catalog.entries.map((entry) => entry.frontmatter.name)).toEqual(['notes']);
+    expect(Buffer.from(await files.read('notes/more.md')).toString()).toBe('MORE');
+  });
+
+  it('never follows a link: not as the folder, not inside it, not as a file; refuses `..` and a file over the bound', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'skills-outside-'));
+    skillFolder(outside, 'stolen', manifest('stolen', 'Outside the workspace.'));
+    writeFileSync(join(outside, 'secret.txt'), 'SECRET');
+    const linkedRoot = mkdtempSync(join(tmpdir(), 'skills-ws-'));
+    mkdirSync(join(linkedRoot, '.agents'));
+    symlinkSync(outside, join(linkedRoot, '.agents', 'skills'));
+    await expect(workspaceSkillFiles(linkedRoot, 1024).list('')).rejects.toThrow();
+
+    const root = workspace();
+    symlinkSync(join(outside, 'stolen'), join(root, '.agents', 'skills', 'stolen'));
+    symlinkSync(join(outside, 'secret.txt'), join(root, '.agents', 'skills', 'notes', 'secret.txt'));
+    const files = workspaceSkillFiles(root, 16);
+    expect((await files.list('')).find((entry) => entry.name === 'stolen')!.kind).toBe('unsupported');
+    await expect(files.read('notes/secret.txt')).rejects.toThrow();
+    await expect(files.read('stolen/SKILL.md')).rejects.toThrow();
+    await expect(files.read('notes/../../../etc/passwd')).rejects.toThrow(/inside the skills folder/);
+    await expect(files.read('notes/SKILL.md')).rejects.toThrow(/over 16/);
+    // The catalog skips the skill with a link in it, and the linked one.
+    const warned: string[] = [];
+    const catalog = await SkillCatalog.load(workspaceSkillFiles(root, 1024), { onWarning: (warning) => void warned.push(warning.path) });
+    expect(catalog.entries).toEqual([]);
+    expect(warned).toEqual(expect.arrayContaining(['notes/secret.txt', 'stolen']));
   });
 });

@@ -33,8 +33,6 @@ export class OperatorSkills {
   constructor(
     private readonly dirs: SkillsDir[],
     private readonly maxBytes: number,
-    /** Called after every re-read that changed the list (the served skills' `list_changed`). */
-    private readonly onChange: () => void = () => undefined,
   ) {}
 
   get all(): readonly OperatorSkill[] {
@@ -87,10 +85,8 @@ export class OperatorSkills {
       }
     }
     loaded.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const before = this.skills.map((skill) => `${skill.name}\n${skill.description}`).join('\n');
     this.skills = loaded;
     if (this.dirs.length > 0) this.logger.log(`${loaded.length} skill(s) read from ${this.dirs.length} folder(s)`);
-    if (loaded.map((skill) => `${skill.name}\n${skill.description}`).join('\n') !== before) this.onChange();
   }
 
   /** One folder's valid skills; a folder that cannot be read gives none (with a warning). */

@@ -18,19 +18,18 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * Every skill a caller may use: the operator's folders (`skills.dirs`, each with its `allow_groups`),
  * the skills of the connected MCP servers the caller may use (named `<server>/<name>`), and with
  * `skills.from_workspace` the session's own `.agents/skills` (read at each run's start; never under a
- * name another skill has), sorted by name. Listeners hear when the operator's list changes.
+ * name another skill has), sorted by name.
  */
 @Injectable()
 export class SkillsService implements OnModuleInit, OnApplicationShutdown {
   readonly operator: OperatorSkills;
-  private readonly listeners = new Set<() => void>();
   private readonly logger = new Logger('skills');
 
   constructor(
     private readonly config: AppConfig,
     private readonly mcp: McpToolSources,
   ) {
-    this.operator = new OperatorSkills(config.skills.dirs, config.skills.maxBytes, () => this.listeners.forEach((listener) => listener()));
+    this.operator = new OperatorSkills(config.skills.dirs, config.skills.maxBytes);
   }
 
   async onModuleInit(): Promise<void> {
@@ -40,12 +39,6 @@ export class SkillsService implements OnModuleInit, OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     this.operator.stop();
-  }
-
-  /** Called after the operator's skills changed; returns how to stop listening. */
-  onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   /** The operator's skills this caller may use, in name order. */

@@ -164,14 +164,12 @@ describe('configuration', () => {
 
   it("camel-cases the schema's own keys and keeps every map's keys as written, whatever the map is called", () => {
     const schema = z.preprocess(
-      (value) => value ?? undefined,
-      z
-        .strictObject({
-          max_items: z.number(),
-          labels_by_name: z.record(z.string(), z.strictObject({ shown_as: z.string() })),
-          rows: z.array(z.strictObject({ row_id: z.number() })),
-        })
-        .prefault({}),
+      (value) => value ?? {},
+      z.strictObject({
+        max_items: z.number().default(1),
+        labels_by_name: z.record(z.string(), z.strictObject({ shown_as: z.string() })),
+        rows: z.array(z.strictObject({ row_id: z.number() })).optional(),
+      }),
     );
     const value = schema.parse({ max_items: 1, labels_by_name: { snake_name: { shown_as: 'x' } }, rows: [{ row_id: 2 }] });
     expect(camelize(schema, value)).toEqual({ maxItems: 1, labelsByName: { snake_name: { shownAs: 'x' } }, rows: [{ rowId: 2 }] });

@@ -7,6 +7,7 @@ import { PLAN_GUIDANCE, SYSTEM_PROMPT } from '../../src/agent/prompts.js';
 import { SKILL_TOOL, SKILLS_HEADING, SKILLS_SEARCH_NOTICE } from '../../src/skills/skill-tool-source.js';
 import type { Client } from '@modelcontextprotocol/client';
 import { probe } from '../support/database-probe.js';
+import { openBrowser } from '../support/browser.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { pollUntil } from '../support/poll.js';
 import { ADMIN_TOKEN, answer, calls, stdio, toolNames, useMcpStack } from '../support/mcp-servers-stack.js';
@@ -134,10 +135,17 @@ describe('operator folders, a group-limited folder, and an MCP server that serve
     const bob = h.stack.closeOnStop(await modernClient(h.service.url, as('bob@example.com', 'dev, ops')));
     expect((await new SkillsClient(bob).list()).skills.map((skill) => skill.frontmatter.name)).toEqual(['ci-logs', 'deploy-prod', 'release']);
 
-    const console = await fetch(`${h.stack.base}/admin/skills`, { headers: as('alice@example.com', 'dev') });
-    expect(console.status).toBe(200);
-    const names = ((await console.json()) as { skills: { name: string; origin: string }[] }).skills.map((skill) => `${skill.origin}:${skill.name}`);
+    const listed = await fetch(`${h.stack.base}/admin/skills`, { headers: as('alice@example.com', 'dev') });
+    expect(listed.status).toBe(200);
+    const names = ((await listed.json()) as { skills: { name: string; origin: string }[] }).skills.map((skill) => `${skill.origin}:${skill.name}`);
     expect(names).toEqual(['operator:ci-logs', 'operator:release', 'mcp:team/review']);
+    // The console's Skills page shows the same, as text.
+    const browser = h.stack.closeOnStop(await openBrowser());
+    const page = await (await browser.newContext({ extraHTTPHeaders: as('alice@example.com', 'dev') })).newPage();
+    await page.goto(`${h.stack.base}/admin#/skills`);
+    await page.waitForSelector('#skills tr td.mono');
+    expect(await page.locator('#skills tr td:first-child').allTextContents()).toEqual(['ci-logs', 'release', 'team/review']);
+    expect(await page.textContent('#skills')).toContain('MCP server');
   });
 
   it('re-reads a folder when it changes, and on POST /admin/skills/reload', async () => {

@@ -3,6 +3,7 @@ import { nowIso } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
+import { emitCallStep } from '../mcp-client/call-step.js';
 import { oneLine, type AvailableSkill } from './skill.js';
 
 /** A description as the prompt lists it: one line, at most this long. */
@@ -69,6 +70,10 @@ export interface SkillLoad {
 export class SkillToolSource implements ToolSource {
   readonly id = 'skills';
 
+  /** Listed in the prompt, or found with find_skills: decided once per run, on the run's list. */
+  private readonly listed: boolean;
+  private readonly lines: string[];
+
   constructor(
     private readonly skills: AvailableSkill[],
     private readonly limits: { maxListed: number; outputChars: number },
@@ -77,11 +82,6 @@ export class SkillToolSource implements ToolSource {
     this.lines = skills.map(lineOf);
     this.listed = skills.length <= limits.maxListed && this.lines.reduce((sum, line) => sum + line.length + 1, 0) <= LISTING_CHARS;
   }
-
-  /** Listed in the prompt, or found with find_skills: decided once per run, on the run's list. */
-  private readonly listed: boolean;
-
-  private readonly lines: string[];
 
   async tools(): Promise<OfferedTool[]> {
     const skill: OfferedTool = { definition: SKILL_TOOL, effect: 'read', stepKind: 'tool_call' };
@@ -98,11 +98,7 @@ export class SkillToolSource implements ToolSource {
     const args = call.function.arguments;
     if (call.function.name === 'find_skills') {
       const output = this.search(typeof args.query === 'string' ? args.query : '');
-      await context.events.emit({
-        type: 'step',
-        taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, kind: 'tool_call', name: 'find_skills', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: args } },
-      });
+      await emitCallStep(context, { kind: 'tool_call', name: 'find_skills', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: args } });
       return { output };
     }
     const name = typeof args.name === 'string' ? args.name : '';
@@ -111,20 +107,8 @@ export class SkillToolSource implements ToolSource {
     const started = Date.now();
     const finish = async (result: ToolResult, load: Omit<SkillLoad, 'caller' | 'taskId' | 'sessionId' | 'skill' | 'file' | 'origin'>) => {
       const shown = { skill: cutText(name, ECHO_CHARS), file: file === null ? null : cutText(file, ECHO_CHARS), origin: skill?.origin ?? null };
-      await context.events.emit({
-        type: 'step',
-        taskId: context.taskId,
-        step: {
-          taskId: context.taskId,
-          subtask: context.subtask,
-          kind: 'tool_call',
-          name: 'skill',
-          outcome: load.outcome === 'ok' ? 'ok' : 'error',
-          startedAt,
-          durationMs: Date.now() - started,
-          detail: { ...shown, ...load },
-        },
-      });
+      const outcome = load.outcome === 'ok' ? 'ok' : 'error';
+      await emitCallStep(context, { kind: 'tool_call', name: 'skill', outcome, startedAt, durationMs: Date.now() - started, detail: { ...shown, ...load } });
       await this.record({ caller: context.caller, taskId: context.taskId, sessionId: context.workspace.sessionId, ...shown, ...load });
       return result;
     };

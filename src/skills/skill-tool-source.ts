@@ -108,7 +108,9 @@ export class SkillToolSource implements ToolSource {
     const finish = async (result: ToolResult, load: Omit<SkillLoad, 'caller' | 'taskId' | 'sessionId' | 'skill' | 'file' | 'origin'>) => {
       const shown = { skill: cutText(name, ECHO_CHARS), file: file === null ? null : cutText(file, ECHO_CHARS), origin: skill?.origin ?? null };
       const outcome = load.outcome === 'ok' ? 'ok' : 'error';
-      await emitCallStep(context, { kind: 'tool_call', name: 'skill', outcome, startedAt, durationMs: Date.now() - started, detail: { ...shown, ...load } });
+      // `arguments` as every tool call's step has them: the console's trace shows which skill (and file) was loaded.
+      const detail = { arguments: { name: shown.skill, ...(shown.file === null ? {} : { file: shown.file }) }, ...shown, ...load };
+      await emitCallStep(context, { kind: 'tool_call', name: 'skill', outcome, startedAt, durationMs: Date.now() - started, detail });
       await this.record({ caller: context.caller, taskId: context.taskId, sessionId: context.workspace.sessionId, ...shown, ...load });
       return result;
     };

@@ -54,6 +54,8 @@ describe('operator folders, a group-limited folder, and an MCP server that serve
   writeSkill(ops, 'deploy-prod', 'name: deploy-prod\ndescription: Deploying to production.', 'DEPLOY-BODY\n');
   writeSkill(served, 'review', 'name: review\ndescription: Our review checklist.', 'REVIEW-BODY\n', { 'extra.md': 'REVIEW-EXTRA\n' });
 
+  /** The Task that loaded `release` (its trace is shown in the console). */
+  let releaseTask = '';
   const h = useMcpStack(
     () => ({
       auth: { ...PROXY_AUTH, admin_token: ADMIN_TOKEN },
@@ -66,6 +68,7 @@ describe('operator folders, a group-limited folder, and an MCP server that serve
   it('lists names and descriptions in the first model call, none of the bodies, and loads a body and a file through the skill tool', async () => {
     h.ollama.enqueue(calls(['skill', { name: 'release' }]), calls(['skill', { name: 'release', file: 'references/checklist.md' }]), answer('released'));
     const { taskId, text } = await h.run('cut a release');
+    releaseTask = taskId;
     expect(text).toContain('completed');
     const first = h.ollama.workChats.at(-3)!;
     const prompt = first.body.messages[0].content;
@@ -146,6 +149,10 @@ describe('operator folders, a group-limited folder, and an MCP server that serve
     await page.waitForSelector('#skills tr td.mono');
     expect(await page.locator('#skills tr td:first-child').allTextContents()).toEqual(['ci-logs', 'release', 'team/review']);
     expect(await page.textContent('#skills')).toContain('MCP server');
+    // The Task's trace shows which skill, and which file of it, the Task loaded.
+    await page.goto(`${h.stack.base}/admin#/tasks/${releaseTask}`);
+    await page.waitForSelector('#trace li');
+    expect(await page.textContent('#trace')).toContain('name: release · file: references/checklist.md');
   });
 
   it('re-reads a folder when it changes, and on POST /admin/skills/reload', async () => {

@@ -33,7 +33,19 @@ import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
 @Module({
-  imports: [AuditModule, ConversationModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule, McpClientModule, SkillsModule],
+  imports: [
+    AuditModule,
+    ConversationModule,
+    TaskQueueModule,
+    AgentModule,
+    SessionsModule,
+    SessionFilesModule,
+    IdentityModule,
+    HealthModule,
+    ApprovalsModule,
+    McpClientModule,
+    SkillsModule,
+  ],
   controllers: [
     AdminIdentityController,
     AdminAuditController,

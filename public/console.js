@@ -1,7 +1,7 @@
 // The console: plain DOM, no framework, no inline script (strict CSP). Every value from the API goes in
-// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals, #/schedules and
+// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals, #/skills, #/schedules and
 // #/triggers (console-automation.js); admins also #/audit and #/usage (console-views.js). Any signed-in user sees their own Tasks; admins everyone's.
-/* global refreshApprovalBadge, usageView, approvalsView, schedulesView, triggersView -- defined in console-views.js and console-automation.js */
+/* global refreshApprovalBadge, usageView, approvalsView, skillsView, schedulesView, triggersView -- defined in console-views.js and console-automation.js */
 'use strict';
 
 const AUTH_MODE = document.querySelector('meta[name="oam-auth-mode"]').content;
@@ -1012,7 +1012,14 @@ function route() {
   const params = new URLSearchParams(search);
   const parts = path.split('/').filter(Boolean);
   for (const link of document.querySelectorAll('header nav a')) link.removeAttribute('aria-current');
-  const views = { audit: signedIn.admin && auditView, usage: signedIn.admin && usageView, approvals: approvalsView, schedules: schedulesView, triggers: triggersView };
+  const views = {
+    audit: signedIn.admin && auditView,
+    usage: signedIn.admin && usageView,
+    approvals: approvalsView,
+    skills: skillsView,
+    schedules: schedulesView,
+    triggers: triggersView,
+  };
   if (views[parts[0]]) {
     document.getElementById(`nav-${parts[0]}`).setAttribute('aria-current', 'page');
     return views[parts[0]](params, parts[1] && decodeURIComponent(parts[1]));

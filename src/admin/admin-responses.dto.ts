@@ -324,3 +324,15 @@ export class McpServerDto {
 export class McpServerListDto {
   @ApiProperty({ type: [McpServerDto] }) servers!: McpServerDto[];
 }
+
+export class SkillDto {
+  @ApiProperty({ description: 'As the agent names it: `<name>`, or `<server>/<name>` for an MCP server’s' }) name!: string;
+  @ApiProperty() description!: string;
+  @ApiProperty({ enum: ['operator', 'mcp'], description: '`operator`: a folder of skills.dirs; `mcp`: a connected MCP server' }) origin!: string;
+  @ApiProperty({ type: [String], description: 'Only callers in these groups may use it (empty: everyone)' }) allow_groups!: string[];
+  @ApiProperty({ type: [String], description: 'Its files, SKILL.md first' }) files!: string[];
+}
+
+export class SkillListDto {
+  @ApiProperty({ type: [SkillDto] }) skills!: SkillDto[];
+}

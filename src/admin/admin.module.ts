@@ -22,6 +22,8 @@ import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
 import { AdminMcpServersController } from './admin-mcp-servers.controller.js';
 import { McpClientModule } from '../mcp-client/mcp-client.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
+import { AdminSkillsController } from './admin-skills.controller.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
 import { AdminSignInController } from './admin-sign-in.controller.js';
@@ -49,6 +51,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     McpClientModule,
     SchedulesModule,
     TriggersModule,
+    SkillsModule,
   ],
   controllers: [
     AdminIdentityController,
@@ -62,6 +65,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     AdminMcpServersController,
     AdminSchedulesController,
     AdminTriggersController,
+    AdminSkillsController,
     AdminPageController,
     AdminSignInController,
   ],

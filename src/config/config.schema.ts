@@ -4,6 +4,7 @@ import { parseCidr } from './cidr.js';
 import { cronProblem } from './cron-spec.js';
 import { RequestLimits } from './request-limits.js';
 import { mcpServers } from './mcp-servers.schema.js';
+import { skillsSection } from './skills.schema.js';
 
 /**
  * The configuration's one schema: keys as they appear in YAML (snake_case), their defaults, their
@@ -349,6 +350,7 @@ const shape = {
     }),
     mcp_servers: mcpServers,
   }),
+  skills: skillsSection,
   log: section({
     format: oneOf(['text', 'json']),
   }),

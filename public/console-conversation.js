@@ -352,7 +352,7 @@ async function chatView(params) {
         // (the Chat API's agent_steer); a Task that has just ended takes none, and it becomes the next turn.
         ...(live && sessionId && !forkFrom ? { agent_steer: true } : {}),
       };
-      const accepted = await api('conversation', { method: 'POST', body: JSON.stringify(body), contentType: 'application/json' });
+      const accepted = await api('conversation', { method: 'POST', json: body });
       prompt.value = '';
       files.value = '';
       forkFrom = null;

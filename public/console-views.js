@@ -1,8 +1,8 @@
 // More console views, on console.js's helpers (h, api, clock, status…), which load after this file
-// and are only called from here once the page runs: #/approvals (everyone's own, admins all) and
-// #/usage (admins). Plain DOM, values as text only.
+// and are only called from here once the page runs: #/approvals (everyone's own, admins all),
+// #/skills (the skills the signed-in user can use) and #/usage (admins). Plain DOM, values as text only.
 /* global api, h, setView, signedIn, local, short, approvalItem, handleAuthError, scheduleRefresh, banner */
-/* exported refreshApprovalBadge, approvalsView, usageView */
+/* exported refreshApprovalBadge, approvalsView, skillsView, usageView */
 'use strict';
 
 /** The header badge: how many approvals wait for the signed-in user (admins: for anyone). */
@@ -90,6 +90,39 @@ async function usageView() {
       ),
     );
     if (items.length === 0) body.append(h('tr', {}, h('td', { colSpan: 5, className: 'muted' }, 'No Tasks yet.')));
+  } catch (error) {
+    if (!handleAuthError(error)) body.replaceChildren(h('tr', {}, h('td', { colSpan: 5 }, banner(error.message))));
+  }
+}
+
+/** The skills the signed-in user's Tasks can use (the agent lists the same), with where each comes from. */
+async function skillsView() {
+  const body = h('tbody', { id: 'skills' });
+  setView(
+    h('h2', {}, 'Skills'),
+    h('p', { className: 'muted' }, 'Procedures the agent loads when a request needs them: the operator’s folders your groups allow, then the MCP servers’.'),
+    h(
+      'div',
+      { className: 'card scroll' },
+      h('table', {}, h('thead', {}, h('tr', {}, ...['Skill', 'Description', 'From', 'Groups', 'Files'].map((c) => h('th', { scope: 'col' }, c)))), body),
+    ),
+  );
+  try {
+    const { skills } = await api('skills');
+    body.replaceChildren(
+      ...skills.map((skill) =>
+        h(
+          'tr',
+          {},
+          h('td', { className: 'mono' }, skill.name),
+          h('td', {}, skill.description),
+          h('td', {}, skill.origin === 'mcp' ? 'MCP server' : 'operator'),
+          h('td', {}, skill.allow_groups.length ? skill.allow_groups.join(', ') : 'everyone'),
+          h('td', { className: 'mono' }, skill.files.join(', ')),
+        ),
+      ),
+    );
+    if (skills.length === 0) body.append(h('tr', {}, h('td', { colSpan: 5, className: 'muted' }, 'No skills for you.')));
   } catch (error) {
     if (!handleAuthError(error)) body.replaceChildren(h('tr', {}, h('td', { colSpan: 5 }, banner(error.message))));
   }

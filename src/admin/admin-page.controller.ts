@@ -13,6 +13,7 @@ const PAGE = asset('admin.html');
 const SCRIPT = asset('console.js');
 const VIEWS = asset('console-views.js');
 const CONVERSATION = asset('console-conversation.js');
+const AUTOMATION = asset('console-automation.js');
 const STYLE = asset('console.css');
 const ROOT = asset('index.html');
 // The Markdown renderer and the sanitiser of the answers, served from their own npm packages (wherever npm
@@ -84,6 +85,12 @@ export class AdminPageController {
   @Header('Content-Type', 'text/javascript; charset=utf-8')
   purify(): string {
     return PURIFY;
+  }
+
+  @Get('admin/console-automation.js')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  automation(): string {
+    return AUTOMATION;
   }
 
   @Get('admin/console.css')

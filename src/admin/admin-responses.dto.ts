@@ -175,6 +175,7 @@ export class AdminTaskDto {
   @ApiProperty(nullableString('The answer, or why it failed (cut at 2000 characters in listings); null until it ends')) result!: string | null;
   @ApiProperty({ type: 'integer', description: 'Runs so far (a Task recovered after a crash runs again)' }) attempt!: number;
   @ApiProperty({ enum: SURFACES, nullable: true, type: String, description: 'The surface that accepted it (`http`: queued by the console)' }) surface!: string | null;
+  @ApiProperty(nullableString('The schedule or trigger that started it (`schedule/<id>`, `trigger/<id>`); null when a person did')) started_by!: string | null;
   @ApiProperty(INSTANT) created_at!: string;
   @ApiProperty(nullableInstant()) started_at!: string | null;
   @ApiProperty(nullableInstant()) finished_at!: string | null;
@@ -322,4 +323,16 @@ export class McpServerDto {
 
 export class McpServerListDto {
   @ApiProperty({ type: [McpServerDto] }) servers!: McpServerDto[];
+}
+
+export class SkillDto {
+  @ApiProperty({ description: 'As the agent names it: `<name>`, or `<server>/<name>` for an MCP server’s' }) name!: string;
+  @ApiProperty() description!: string;
+  @ApiProperty({ enum: ['operator', 'mcp'], description: '`operator`: a folder of skills.dirs; `mcp`: a connected MCP server' }) origin!: string;
+  @ApiProperty({ type: [String], description: 'Only callers in these groups may use it (empty: everyone)' }) allow_groups!: string[];
+  @ApiProperty({ type: [String], description: 'Its files, SKILL.md first' }) files!: string[];
+}
+
+export class SkillListDto {
+  @ApiProperty({ type: [SkillDto] }) skills!: SkillDto[];
 }

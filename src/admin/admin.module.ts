@@ -1,4 +1,4 @@
-import { Module, ValidationPipe } from '@nestjs/common';
+import { Module, ValidationPipe, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AgentModule } from '../agent/agent.module.js';
 import { ApprovalsModule } from '../approvals/approvals.module.js';
@@ -22,6 +22,8 @@ import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
 import { AdminMcpServersController } from './admin-mcp-servers.controller.js';
 import { McpClientModule } from '../mcp-client/mcp-client.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
+import { AdminSkillsController } from './admin-skills.controller.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
 import { AdminSignInController } from './admin-sign-in.controller.js';
@@ -31,8 +33,13 @@ import { ConsoleConversationController } from './console-conversation.controller
 import { ConsoleConversationService } from './console-conversation.service.js';
 import { ChatModule } from '../chat/chat.module.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
+import { AdminJsonBody } from './admin-json-body.js';
+import { AdminSchedulesController } from './admin-schedules.controller.js';
+import { AdminTriggersController } from './admin-triggers.controller.js';
+import { SchedulesModule } from '../schedules/schedules.module.js';
+import { TriggersModule } from '../triggers/triggers.module.js';
 
-/** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
+/** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons, schedules and triggers) and its page. */
 @Module({
   imports: [
     AuditModule,
@@ -46,6 +53,9 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     ApprovalsModule,
     McpClientModule,
     ChatModule,
+    SchedulesModule,
+    TriggersModule,
+    SkillsModule,
   ],
   controllers: [
     AdminIdentityController,
@@ -57,6 +67,9 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminMetricsController,
     AdminHealthController,
     AdminMcpServersController,
+    AdminSchedulesController,
+    AdminTriggersController,
+    AdminSkillsController,
     AdminPageController,
     AdminSignInController,
     ConsoleConversationController,
@@ -74,4 +87,9 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     { provide: APP_FILTER, useClass: AgentErrorFilter },
   ],
 })
-export class AdminModule {}
+export class AdminModule implements NestModule {
+  /** The only admin routes with a JSON body (issue 38). */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(AdminJsonBody).forRoutes(AdminSchedulesController, AdminTriggersController);
+  }
+}

@@ -78,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (config.workspace.template) config.workspace.template = resolve(base(PATH_KEYS[2]), config.workspace.template);
   // A stdio MCP server's working directory, like the other paths of the file, is relative to the file.
   for (const server of Object.values(config.agent.mcpServers)) if (server.cwd) server.cwd = resolve(fileBase, server.cwd);
+  for (const dir of config.skills.dirs) dir.path = resolve(fileBase, dir.path);
   const missing = missingWorkspaceRoot(config.workspace.root, fileBase) ?? missingTemplate(config.workspace.template);
   if (missing) throw new ConfigError([located(missing, file, document, overrides.variables)]);
   return deepFreeze(config);

@@ -21,6 +21,7 @@ import { TaskFileChanges1765612800021 } from './migrations/1765612800021-task-fi
 import { RunWaits1765612800035 } from './migrations/1765612800035-run-waits.js';
 import { A2aContexts1765700000043 } from './migrations/1765700000043-a2a-contexts.js';
 import { TaskLocale1765800000036 } from './migrations/1765800000036-task-locale.js';
+import { SchedulesTriggers1765800000038 } from './migrations/1765800000038-schedules-triggers.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -40,6 +41,7 @@ export const MIGRATIONS = [
   RunWaits1765612800035,
   A2aContexts1765700000043,
   TaskLocale1765800000036,
+  SchedulesTriggers1765800000038,
 ];
 
 /**

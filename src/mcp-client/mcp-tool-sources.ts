@@ -78,6 +78,11 @@ export class McpToolSources extends RunToolSources implements OnModuleInit, OnAp
     return total > CATALOG_THRESHOLD ? [new ToolCatalog(allowed)] : allowed;
   }
 
+  /** Every configured server, for the skills they serve (each filters by its own `allow_groups`). */
+  get servers(): readonly McpServerSource[] {
+    return this.sources;
+  }
+
   status(): McpServerStatus[] {
     return Object.entries(this.config.agent.mcpServers).map(([name, server], index) => {
       const pool = this.pools[index];

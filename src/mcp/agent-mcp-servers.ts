@@ -19,6 +19,7 @@ import { AGENT_RUN_INPUT_SCHEMA, AGENT_RUN_TOOL, AGENT_STATUS_INPUT_SCHEMA, AGEN
 import { createTaskResult } from './task-mapping.js';
 import { declaresTasks, envelopeClientInfo } from './envelope.js';
 import { McpResources } from './resources.js';
+import { McpSkills } from './mcp-skills.js';
 import { TasksExtension } from './tasks-extension.js';
 
 /**
@@ -42,6 +43,7 @@ export class AgentMcpServers {
     private readonly agentStatus: AgentStatusTool,
     private readonly tasks: TasksExtension,
     private readonly resources: McpResources,
+    private readonly skills: McpSkills,
     private readonly config: AppConfig,
   ) {}
 
@@ -82,6 +84,7 @@ export class AgentMcpServers {
         }),
     );
     this.resources.register(server, callerOf);
+    this.skills.register(server, callerOf);
     if (pushes && context.era === 'modern') server.server.registerCapabilities({ resources: { listChanged: true, subscribe: true } });
     if (context.era === 'modern') this.tasks.register(server, callerOf);
     return server;

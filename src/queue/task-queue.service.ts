@@ -194,6 +194,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     surface: caller.transport,
     locale: input.locale ?? null,
     answersInPlace: input.answersInPlace ?? false,
+    unattended: input.unattended ?? null,
     mode: input.mode ?? 'agent',
     tier: input.tier ?? DEFAULT_TIER,
     budget: input.budget ? JSON.stringify(input.budget) : null,

@@ -25,6 +25,8 @@ export interface TaskReadModel {
   surface: string | null;
   /** The language of its texts for people outside MCP (Accept-Language when it was accepted); null for MCP's. */
   locale: PersonLocale | null;
+  /** Issue 38: the schedule or trigger that started it (`schedule/<id>`, `trigger/<id>`); null when a person did. */
+  startedBy: string | null;
   /** How many times a runner claimed it (a re-queued Task runs again). */
   attempt: number;
   progress: { completedSubtasks: number; totalSubtasks: number; currentTask: string; criticalPathTokens: number };
@@ -71,6 +73,7 @@ export function taskReadModel(task: TaskEntity): TaskReadModel {
     tier: task.tier,
     surface: task.surface,
     locale: task.locale,
+    startedBy: task.surface === 'schedule' || task.surface === 'trigger' ? task.client : null,
     attempt: task.attempt,
     progress: { completedSubtasks: task.completedSubtasks, totalSubtasks: task.totalSubtasks, currentTask: task.currentTask, criticalPathTokens: task.criticalPathTokens },
     usage: { input, output, total: input + output },

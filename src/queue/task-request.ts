@@ -65,4 +65,10 @@ export interface TaskRequest {
    * neither when its guard refuses (the request was decided first). Needs `taskId`.
    */
   decision?: SqlStep[];
+  /**
+   * Issue 38: nobody watches this Task (a schedule or a trigger started it). An action that needs a
+   * person is refused (`deny`: the agent is told no and goes on) or waits (`wait`: the Task pauses and
+   * its owner is told). Never an approval on a person's behalf.
+   */
+  unattended?: 'deny' | 'wait';
 }

@@ -7,7 +7,7 @@ import { commonPrefix } from '../common/common-prefix.js';
 import type { TaskRequest } from '../queue/task-request.js';
 import type { TaskReadModel } from '../queue/task-read-model.js';
 import { A2A_STATE, a2aMetadataOf, a2aStatusOf, a2aTaskOf, answerArtifact, artifactsOf, progressMessage } from './a2a-task.mapper.js';
-import { callerOf } from './a2a-user.js';
+import { callerOf, traceOf } from './a2a-user.js';
 
 /** Keys of ServerCallContext.state the request handler sets for the executor. */
 export const ACCEPTED_INPUT = 'oam.input';
@@ -33,7 +33,7 @@ export class A2aExecutor implements AgentExecutor {
     const input = state.get(ACCEPTED_INPUT) as TaskRequest;
     const action = state.get(ACCEPT_ACTION) as string;
     const caller = callerOf(context.context);
-    const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId }, { action, detail: { version: context.context.requestedVersion } });
+    const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId, trace: traceOf(context.context) }, { action, detail: { version: context.context.requestedVersion } });
     // Queued just now, it has changed no file yet.
     bus.publish(AgentEvent.task(a2aTaskOf({ ...accepted, files: [] })));
     if (state.get(FOLLOW) === true) await this.follow(accepted.id, (event) => bus.publish(event));

@@ -17,7 +17,7 @@ import type {
 import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type AgentExecutionEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { AuditService } from '../audit/audit.service.js';
-import { isAgentError } from '../common/agent-error.js';
+import { isAgentError, QuotaExceeded } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { tierModels } from '../ollama/model-tiers.js';
 import { type ConversationService, isTerminal } from '../conversation/conversation.service.js';
@@ -158,6 +158,10 @@ export class A2aRequestHandler extends DefaultRequestHandler {
           `queue_full: you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${this.maxQueued}); retry once some have started`,
         );
       }
+      // Issue 39: a user past today's token quota, refused with the quota and its reset (the queue checks again).
+      await this.conversations.assertWithinQuota(callerOf(context)).catch((error: unknown) => {
+        throw error instanceof QuotaExceeded ? new UnsupportedOperationError(`quota_exceeded: ${error.message}`) : error;
+      });
       input = await this.inputFiles.stage(callerOf(context), input).catch((error: unknown) => {
         throw isAgentError(error) ? new RequestMalformedError(error.message) : error;
       });

@@ -180,6 +180,7 @@ export class AdminTaskDto {
   @ApiProperty(nullableInstant()) finished_at!: string | null;
   @ApiProperty(nullableInteger('Its place while queued (1 runs next), else null')) queue_position!: number | null;
   @ApiProperty(nullableInteger('From start to end, once ended')) duration_ms!: number | null;
+  @ApiProperty(nullableString("The Task's OpenTelemetry trace id (its own, or the caller's it continues); null when it has none")) trace_id!: string | null;
 }
 
 export class ListedTaskDto extends AdminTaskDto {

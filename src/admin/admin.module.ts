@@ -26,6 +26,8 @@ import { AdminSessionFilesController } from './admin-session-files.controller.js
 import { AdminSignInController } from './admin-sign-in.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AdminTasksService } from './admin-tasks.service.js';
+import { AdminUsageController } from './admin-usage.controller.js';
+import { AdminUsageService } from './admin-usage.service.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
 
 /** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
@@ -41,6 +43,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminMetricsController,
     AdminHealthController,
     AdminMcpServersController,
+    AdminUsageController,
     AdminPageController,
     AdminSignInController,
   ],
@@ -51,6 +54,7 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminTasksService,
     AdminApprovalsService,
     AdminMetricsService,
+    AdminUsageService,
     // Query and path parameters are validated against the DTOs; anything undeclared is refused.
     { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
     { provide: APP_FILTER, useClass: AgentErrorFilter },

@@ -185,6 +185,9 @@ export class ModelCaller {
       startedAt: timing.startedAt,
       durationMs: timing.durationMs,
       detail: {
+        // Issue 39: what the model call's span and metrics name (the model, the time to its first token).
+        model: this.state.model,
+        ...(reply.firstTokenMs !== undefined ? { firstTokenMs: reply.firstTokenMs } : {}),
         doneReason: reply.doneReason,
         estimatedPromptTokens: timing.estimated,
         toolCalls: reply.toolCalls.map((call) => call.function.name),

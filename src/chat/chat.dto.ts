@@ -52,6 +52,8 @@ export class ChatCompletionDto {
   @ApiProperty({ format: 'uuid' }) task_id!: string;
   @ApiProperty({ format: 'uuid' }) session_id!: string;
   @ApiProperty({ enum: ['completed', 'failed', 'cancelled'] }) status!: string;
+  @ApiProperty({ required: false, description: 'The Task’s OpenTelemetry trace id (its own, or the one of the `traceparent` the request sent); absent when it has none' })
+  agent_trace_id?: string;
   @ApiProperty({ type: [String], description: 'agent-session:// URIs of the files the Task created or changed (readable as MCP resources)' }) deliverables!: string[];
 }
 

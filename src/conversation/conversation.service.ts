@@ -39,6 +39,11 @@ export class ConversationService {
     return (await this.forks.fork(caller, taskId)).sessionId;
   }
 
+  /** Refuses a caller past today's token quota (the queue checks again when it stores the Task). */
+  assertWithinQuota(caller: Caller): Promise<void> {
+    return this.queue.assertWithinQuota(caller);
+  }
+
   /** Queues the Task with its accepting audit event (one transaction), as agent_run does. */
   accept(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskReadModel> {
     return this.queue.enqueue(caller, input, accepted);

@@ -44,6 +44,8 @@ export interface ConnectionOptions {
   roots?: { uri: string; name: string }[];
   /** Why this server cannot start here at all (a sandbox that does not run): it is never tried. */
   unavailable?: string | null;
+  /** The current trace context, sent in each call's `_meta` (SEP-414). */
+  traceContext?: () => Record<string, string>;
 }
 
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
@@ -131,7 +133,8 @@ export class ServerConnection {
     this.scope = { ...scope, ...(elicitor ? { elicitor: (request) => deadline.pausedDuring(() => elicitor(request)) } : {}) };
     try {
       await this.followRoots(client, scope);
-      return await client.callTool({ name, arguments: args }, { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS });
+      const trace = this.options.traceContext?.() ?? {};
+      return await client.callTool({ name, arguments: args, ...(Object.keys(trace).length > 0 ? { _meta: trace } : {}) }, { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS });
     } finally {
       deadline.clear();
       this.scope = null;

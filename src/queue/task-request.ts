@@ -1,4 +1,5 @@
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
+import type { CallerTraceContext } from '../telemetry/trace-context.js';
 
 /** An image of a request, validated and decoded by the surface that accepted it. */
 export interface TaskRequestImage {
@@ -53,4 +54,6 @@ export interface TaskRequest {
   mode?: 'agent' | 'direct';
   /** The model tier (Chat model id or `agent_level`, A2A `agentLevel`); default `default`, always for MCP. */
   tier?: string;
+  /** The caller's W3C trace context (MCP `_meta`, the Chat and A2A `traceparent` header): the Task's trace continues it. */
+  trace?: CallerTraceContext;
 }

@@ -65,6 +65,9 @@ await build({
   // Half the bytes to read and keep in the heap at every start (docs/adr/0019-minified-bundles.md); the linked maps
   // below still lead a stack trace back to the TypeScript sources.
   minify: true,
+  // import() becomes require(): the bundle runs as a vm.Script (ADR 0018), which has no loader for a dynamic import, and
+  // the OTLP exporter loads node:http with one when it first sends spans (issue 39).
+  supported: { 'dynamic-import': false },
   // The sources' import.meta.url (finding the installation, resolving better-sqlite3) is the bundle's own URL.
   define: { 'import.meta.url': '__bundleUrl' },
   banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },

@@ -30,7 +30,7 @@ export class Telemetry implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     if (!this.enabled) return;
     const { TracingSdk } = await import('./tracing-sdk.js');
-    this.sdk = new TracingSdk(this.config.telemetry);
+    this.sdk = new TracingSdk(this.config.telemetry, this.logger);
     this.logger.log(`exporting traces to ${this.config.telemetry.otlpEndpoint} (${this.config.telemetry.otlpProtocol})`);
   }
 

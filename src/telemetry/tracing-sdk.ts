@@ -1,4 +1,4 @@
-import { createTraceState, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Link, type Span, type SpanContext } from '@opentelemetry/api';
+import { createTraceState, defaultTextMapSetter, diag, DiagLogLevel, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Link, type Span, type SpanContext } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -56,7 +56,10 @@ export class TracingSdk {
   private readonly contexts = new AsyncLocalStorageContextManager().enable();
   private readonly propagator = new W3CTraceContextPropagator();
 
-  constructor(telemetry: AgentConfig['telemetry']) {
+  constructor(telemetry: AgentConfig['telemetry'], logger: { warn(message: string): void }) {
+    // The SDK reports a failed export on its diagnostic channel only, silent unless a logger is set (it is global).
+    const warn = (message: string, ...args: unknown[]) => logger.warn(`${message} ${args.map((arg) => (arg instanceof Error ? arg.message : String(arg))).join(' ')}`.trim());
+    diag.setLogger({ error: warn, warn, info: () => undefined, debug: () => undefined, verbose: () => undefined }, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
     const url = `${telemetry.otlpEndpoint.replace(/\/+$/, '')}/v1/traces`;
     const exporter = telemetry.otlpProtocol === 'http/json' ? new OtlpJsonExporter({ url }) : new OtlpProtobufExporter({ url });
     this.provider = new BasicTracerProvider({

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SYSTEM_CLOCK, type Clock } from '../common/clock.js';
 import { type GitRepository } from './git-repository.js';
 import { canonicalMode, pointerOf, quotePath, subjectOf, type CheckpointKind, type CheckpointMeta, type LargeFile } from './checkpoint-meta.js';
 import { scanWorkspace, type ScannedEntry } from './workspace-scan.js';
@@ -72,6 +73,7 @@ export class CheckpointStore {
   constructor(
     readonly repo: GitRepository,
     private readonly limits: CheckpointLimits,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   /** Creates the repository once, with a cache that says it has no checkpoint yet. */
@@ -81,7 +83,7 @@ export class CheckpointStore {
 
   async take(root: string, label: CheckpointLabel): Promise<Checkpoint> {
     await this.ensure();
-    const scanStart = Date.now();
+    const scanStart = this.clock.now();
     const scan = await scanWorkspace(root, this.limits.maxFiles);
     const cache = await this.readCache();
     const head = cache && cache.head !== undefined ? cache.head : await this.head();

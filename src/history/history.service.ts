@@ -274,7 +274,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   private store(sessionId: string): CheckpointStore {
     if (!isUuid(sessionId)) throw new Error(`not a session id: ${sessionId}`);
     const repoDir = this.shared ? join(this.dir, 'shared.git') : join(this.dir, 'sessions', `${sessionId.toLowerCase()}.git`);
-    return new CheckpointStore(new GitRepository(repoDir), { maxFiles: this.config.history.maxFiles, largeFileBytes: this.config.history.largeFileBytes });
+    return new CheckpointStore(new GitRepository(repoDir), { maxFiles: this.config.history.maxFiles, largeFileBytes: this.config.history.largeFileBytes }, this.clock);
   }
 
   /** One checkpoint or restore at a time per repository (an admin fork may read while a Task writes). */

@@ -8,6 +8,7 @@ import { EVERYTHING, stdio } from '../support/mcp-servers-stack.js';
 import { ResponseSchemas, type OpenApiDocument } from '../support/openapi-responses.js';
 import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
 import { openBrowser } from '../support/browser.js';
+import { pollUntil } from '../support/poll.js';
 
 const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
 const ALICE = as('alice@example.com');
@@ -66,13 +67,11 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     return (await res.json()) as Chat;
   };
   /** The Task the console queued, once it has ended (its status is what the console itself polls). */
-  const ended = async (taskId: string, headers = ALICE) => {
-    for (;;) {
+  const ended = (taskId: string, headers = ALICE) =>
+    pollUntil(async () => {
       const task = (await (await fetch(`${stack.base}/admin/tasks/${taskId}`, { headers: { ...headers, 'X-Console-Refresh': '1' } })).json()) as { status: string };
-      if (['completed', 'failed', 'cancelled'].includes(task.status)) return task;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  };
+      return ['completed', 'failed', 'cancelled'].includes(task.status) ? task : undefined;
+    }, `task ${taskId} to end`);
 
   beforeAll(async () => {
     schemas = new ResponseSchemas((await (await fetch(`${stack.base}/admin/openapi.json`)).json()) as OpenApiDocument);

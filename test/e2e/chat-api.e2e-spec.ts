@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
 import OpenAI from 'openai';
 import { count, probe, type DatabaseTarget } from '../support/database-probe.js';
-import { fieldsOf, modernClient, textOf } from '../support/mcp-clients.js';
+import { modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import { useStack } from '../support/e2e-stack.js';
 import type { ServiceProcess } from '../support/service-process.js';
 import { gate } from '../support/gate.js';
@@ -32,13 +32,7 @@ describe('Chat API (OpenAI-compatible) with the official openai client', () => {
   let base: string;
 
   const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }], promptEvalCount: 10, evalCount: 5 });
-  const waitTerminal = async (taskId: string) => {
-    for (;;) {
-      const fields = fieldsOf(textOf(await mcp.callTool({ name: 'agent_status', arguments: { task_id: taskId } })));
-      if (['completed', 'failed', 'cancelled'].includes(fields.status)) return fields;
-      await new Promise((done) => setTimeout(done, 50));
-    }
-  };
+  const waitTerminal = (taskId: string) => waitForTerminal(async (id) => textOf(await mcp.callTool({ name: 'agent_status', arguments: { task_id: id } })), taskId);
 
   beforeAll(async () => {
     ({ service, database: db, base } = stack);

@@ -10,6 +10,7 @@ import { restoreCheckpoint } from '../../src/history/workspace-restore.js';
 import { quotePath } from '../../src/history/checkpoint-meta.js';
 import { undoRequestOf } from '../../src/history/undo-request.js';
 import { parseTaskDiffUri } from '../../src/history/history-uri.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const BOUNDS = { maxLines: 500, maxChars: 100_000, maxTotalChars: 1_000_000 };
 const SESSION = '00000000-0000-4000-8000-000000000001';
@@ -18,6 +19,8 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
   let base: string;
   let ws: string;
   let store: CheckpointStore;
+  /** Moved past the racy window instead of sleeping through it; it starts at the files' real modification times. */
+  let clock: ManualClock;
   let step = 0;
   const take = (kind: 'before' | 'after') => store.take(ws, { kind, taskId: `00000000-0000-4000-8000-${String(++step).padStart(12, '0')}`, sessionId: SESSION });
   const diffOf = async (a: string, b: string) => {
@@ -30,7 +33,8 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     base = await mkdtemp(join(tmpdir(), 'oam-history-'));
     ws = join(base, 'ws');
     await mkdir(ws);
-    store = new CheckpointStore(new GitRepository(join(base, 'history', 'repo.git')), { maxFiles: 1000, largeFileBytes: 1024 });
+    clock = new ManualClock(Date.now());
+    store = new CheckpointStore(new GitRepository(join(base, 'history', 'repo.git')), { maxFiles: 1000, largeFileBytes: 1024 }, clock);
   });
   afterEach(() => rm(base, { recursive: true, force: true }));
 
@@ -116,7 +120,7 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     await writeFile(join(ws, 'é "日本"\n.txt'), 'unicode\n');
     const first = await take('before');
     expect(first.stored).toBe(52);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    clock.advance(2100);
     const second = await take('after');
     expect(second.stored).toBe(52); // the first checkpoint's files were written within the racy window
     await writeFile(join(ws, 'f3.txt'), 'changed\n');

@@ -33,7 +33,11 @@ export class A2aExecutor implements AgentExecutor {
     const input = state.get(ACCEPTED_INPUT) as TaskRequest;
     const action = state.get(ACCEPT_ACTION) as string;
     const caller = callerOf(context.context);
-    const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId, trace: traceOf(context.context) }, { action, detail: { version: context.context.requestedVersion } });
+    const accepted = await this.conversations.accept(
+      caller,
+      { ...input, taskId: context.taskId, trace: traceOf(context.context) },
+      { action, detail: { version: context.context.requestedVersion } },
+    );
     // Queued just now, it has changed no file yet.
     bus.publish(AgentEvent.task(a2aTaskOf({ ...accepted, files: [] })));
     if (state.get(FOLLOW) === true) await this.follow(accepted.id, (event) => bus.publish(event));

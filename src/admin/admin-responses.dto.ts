@@ -232,16 +232,6 @@ export class SessionDetailDto {
   @ApiProperty({ type: [ListedTaskDto], description: 'Oldest first' }) tasks!: ListedTaskDto[];
 }
 
-export class UsageRowDto {
-  @ApiProperty() owner!: string;
-  @ApiProperty({ type: 'integer' }) tasks!: number;
-  @ApiProperty({ type: TokenUsageDto }) token_usage!: TokenUsageDto;
-}
-
-export class UsageListDto {
-  @ApiProperty({ type: [UsageRowDto], description: 'Most tokens first' }) items!: UsageRowDto[];
-}
-
 export class SessionFileDto {
   @ApiProperty({ description: 'The path inside the session workspace' }) path!: string;
   @ApiProperty({ description: 'The file as an MCP resource (`agent-session://…`)' }) uri!: string;

@@ -20,7 +20,8 @@ export class AdminUsageService {
     const to = query.to ?? utcDay(now);
     const from = query.from ?? utcDay(Date.parse(to) - 29 * DAY_MS);
     const span = (Date.parse(to) - Date.parse(from)) / DAY_MS;
-    if (Number.isNaN(span) || utcDay(Date.parse(from)) !== from || utcDay(Date.parse(to)) !== to) throw new AgentError('invalid_input', 'from and to must be days of the calendar, YYYY-MM-DD');
+    if (Number.isNaN(span) || utcDay(Date.parse(from)) !== from || utcDay(Date.parse(to)) !== to)
+      throw new AgentError('invalid_input', 'from and to must be days of the calendar, YYYY-MM-DD');
     if (span < 0) throw new AgentError('invalid_input', 'from must not be after to');
     if (span >= MAX_DAYS) throw new AgentError('invalid_input', `a report covers at most ${MAX_DAYS} days`);
     if (!caller.admin && query.user !== undefined && query.user !== caller.user) throw new AgentError('invalid_input', 'user: you may read only your own usage');

@@ -2,7 +2,8 @@
  * Domain errors carry a code; each edge (MCP tool result, JSON-RPC error, HTTP status) maps the codes
  * once, exhaustively, in its own module.
  */
-export type AgentErrorCode = 'invalid_input' | 'session_not_found' | 'resource_not_found' | 'resource_too_large' | 'files_expired' | 'shutting_down' | 'queue_full' | 'quota_exceeded' | 'internal';
+export type AgentErrorCode =
+  'invalid_input' | 'session_not_found' | 'resource_not_found' | 'resource_too_large' | 'files_expired' | 'shutting_down' | 'queue_full' | 'quota_exceeded' | 'internal';
 
 export class AgentError extends Error {
   constructor(

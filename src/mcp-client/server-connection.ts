@@ -134,7 +134,10 @@ export class ServerConnection {
     try {
       await this.followRoots(client, scope);
       const trace = this.options.traceContext?.() ?? {};
-      return await client.callTool({ name, arguments: args, ...(Object.keys(trace).length > 0 ? { _meta: trace } : {}) }, { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS });
+      return await client.callTool(
+        { name, arguments: args, ...(Object.keys(trace).length > 0 ? { _meta: trace } : {}) },
+        { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS },
+      );
     } finally {
       deadline.clear();
       this.scope = null;

@@ -124,7 +124,8 @@ export class OllamaGateway {
         for await (const chunk of stream) {
           arm();
           const content = chunk.message?.content ?? '';
-          if (reply.firstTokenMs === undefined && (content !== '' || chunk.message?.thinking || chunk.message?.tool_calls?.length)) reply.firstTokenMs = Math.round(performance.now() - requested);
+          if (reply.firstTokenMs === undefined && (content !== '' || chunk.message?.thinking || chunk.message?.tool_calls?.length))
+            reply.firstTokenMs = Math.round(performance.now() - requested);
           reply.content += content;
           if (content !== '') request.onContent?.(content);
           reply.thinking += chunk.message?.thinking ?? '';

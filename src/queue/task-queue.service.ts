@@ -109,11 +109,6 @@ export class TaskQueueService {
     return (await this.tasks.list(filters, limit, beforeSeq)).map(listedTask);
   }
 
-  /** Admin view: tokens per owner. */
-  usageByOwner(limit: number) {
-    return this.tasks.usageByOwner(limit);
-  }
-
   /** Which of the Tasks wait for an approval nobody has answered yet. */
   awaitingApproval(tasks: readonly { id: string }[]): Promise<Set<string>> {
     return this.tasks.awaitingApproval(tasks.map((task) => task.id));

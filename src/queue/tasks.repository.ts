@@ -124,15 +124,6 @@ export class TasksRepository {
     return { before: lock, after: [check] };
   }
 
-  /** Tokens per owner over all their Tasks, most first (the admin's usage view). */
-  async usageByOwner(limit: number): Promise<{ owner: string; tasks: number; input: number; output: number }[]> {
-    const rows = await this.sql.all<{ owner: string; tasks: number | string; input: number | string; output: number | string }>(
-      'SELECT owner, COUNT(*) AS tasks, SUM(input_tokens) AS input, SUM(output_tokens) AS output FROM tasks GROUP BY owner ORDER BY SUM(input_tokens + output_tokens) DESC, owner LIMIT ?',
-      [limit],
-    );
-    return rows.map((row) => ({ owner: row.owner, tasks: Number(row.tasks), input: Number(row.input ?? 0), output: Number(row.output ?? 0) }));
-  }
-
   /** Which of `taskIds` have an approval nobody has answered yet. */
   async awaitingApproval(taskIds: string[]): Promise<Set<string>> {
     if (taskIds.length === 0) return new Set();

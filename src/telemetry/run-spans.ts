@@ -168,7 +168,9 @@ export class RunSpans implements OnModuleInit, OnModuleDestroy {
       'agent.tool.source': step.kind,
       'agent.tool.outcome': step.outcome,
       ...(typeof step.detail.server === 'string' ? { 'agent.tool.server': step.detail.server } : {}),
-      ...(this.telemetry.captureContent ? { 'gen_ai.tool.call.arguments': JSON.stringify(step.kind === 'command' ? step.name : (step.detail.arguments ?? null)).slice(0, CONTENT_CHARS) } : {}),
+      ...(this.telemetry.captureContent
+        ? { 'gen_ai.tool.call.arguments': JSON.stringify(step.kind === 'command' ? step.name : (step.detail.arguments ?? null)).slice(0, CONTENT_CHARS) }
+        : {}),
     };
     sdk.record({ name: `execute_tool ${tool}`, parent: run.parent, startMs, endMs, attributes, ...(error ? { error } : {}) });
   }

@@ -46,7 +46,7 @@ describe('traces over OTLP/HTTP', () => {
     await receiver.stop();
   });
 
-  const admin = async (path: string) => (await fetch(`${stack.base}${path}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).json() as Promise<any>;
+  const admin = async (path: string) => (await fetch(`${stack.base}${path}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
   const children = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter((span) => span.parentSpanId === parent.spanId && span.service === 'ollama-agent-mcp');
   const taskSpan = (spans: ReceivedSpan[]) => spans.find((span) => span.name === 'invoke_agent ollama-agent-mcp')!;
 
@@ -54,7 +54,9 @@ describe('traces over OTLP/HTTP', () => {
     const caller = callerContext();
     const client = await stack.mcpClient();
     stack.ollama.enqueue(callsTraced, turn(ANSWER));
-    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: SECRET }, _meta: { traceparent: caller.traceparent, tracestate: 'vendor=abc' } })));
+    const accepted = fieldsOf(
+      textOf(await client.callTool({ name: 'agent_run', arguments: { request: SECRET }, _meta: { traceparent: caller.traceparent, tracestate: 'vendor=abc' } })),
+    );
     await waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), accepted.task_id);
 
     const spans = await receiver.traceWith(caller.traceId, 'invoke_agent ollama-agent-mcp');
@@ -122,7 +124,10 @@ describe('traces over OTLP/HTTP', () => {
     const caller = callerContext();
     stack.ollama.enqueue(turn(ANSWER));
     const openai = new OpenAI({ baseURL: `${stack.base}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: { traceparent: caller.traceparent } });
-    const completion = (await openai.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content: SECRET }] })) as unknown as { agent_trace_id: string; task_id: string };
+    const completion = (await openai.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content: SECRET }] })) as unknown as {
+      agent_trace_id: string;
+      task_id: string;
+    };
     expect(completion.agent_trace_id).toBe(caller.traceId);
     const root = taskSpan(await receiver.traceWith(caller.traceId, 'invoke_agent ollama-agent-mcp'));
     expect(root.parentSpanId).toBe(caller.spanId);
@@ -139,7 +144,10 @@ describe('traces over OTLP/HTTP', () => {
       return fetch(input, { ...init, headers });
     };
     const client = await new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })], cardResolver: new DefaultAgentCardResolver({ fetchImpl }) }),
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ fetchImpl })],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      }),
     ).createFromUrl(stack.base);
     const task = (await client.sendMessage(a2aSend([a2aText(SECRET)]))) as { metadata?: Record<string, unknown> };
     expect(task.metadata?.agent_trace_id).toBe(caller.traceId);

@@ -8,7 +8,7 @@ import { pollUntil } from './poll.js';
  * opentelemetry-proto that @opentelemetry/otlp-transformer shipped up to 0.217 (a devDependency under the alias
  * otlp-transformer-protobuf; later versions write protobuf by hand and decode only responses).
  */
-const root = createRequire(import.meta.url)('otlp-transformer-protobuf/build/src/generated/root.js') as any;
+const root = createRequire(import.meta.url)('otlp-transformer-protobuf/build/src/generated/root.js');
 const TraceService = root.opentelemetry.proto.collector.trace.v1;
 
 export interface ReceivedSpan {
@@ -93,7 +93,14 @@ export class OtlpReceiver {
     return pollUntil(
       async () => (this.trace(traceId).some((span) => (typeof name === 'string' ? span.name === name : name.test(span.name))) ? this.trace(traceId) : undefined),
       `span ${String(name)} of trace ${traceId}`,
-      { timeoutMs, everyMs: 100, lastSeen: () => this.trace(traceId).map((span) => span.name).join(', ') },
+      {
+        timeoutMs,
+        everyMs: 100,
+        lastSeen: () =>
+          this.trace(traceId)
+            .map((span) => span.name)
+            .join(', '),
+      },
     );
   }
 

@@ -17,7 +17,7 @@ export interface SeenCall {
 const propagator = new W3CTraceContextPropagator();
 const metaGetter: TextMapGetter<Record<string, unknown>> = {
   keys: (carrier) => Object.keys(carrier),
-  get: (carrier, key) => (typeof carrier[key] === 'string' ? (carrier[key] as string) : undefined),
+  get: (carrier, key) => (typeof carrier[key] === 'string' ? carrier[key] : undefined),
 };
 
 /**
@@ -66,4 +66,3 @@ export class TracedMcpServer {
     await new Promise((resolve) => this.http?.close(resolve));
   }
 }
-

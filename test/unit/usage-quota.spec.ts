@@ -18,7 +18,7 @@ const usageOf = (owner: string, day: string, tokens: number) => {
   return { repository, asked };
 };
 
-const service = (quotas: Record<string, unknown>, repository: UsageRepository) => new UsageService(repository, validateConfig({ quotas }) as AppConfig, new Metrics());
+const service = (quotas: Record<string, unknown>, repository: UsageRepository) => new UsageService(repository, validateConfig({ quotas }), new Metrics());
 
 // 2026-12-06 23:59:30 UTC: the reset is 30 s away.
 const NOW = Date.UTC(2026, 11, 6, 23, 59, 30);

@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { QuotaExceeded } from '../../src/common/agent-error.js';
 import { validateConfig } from '../../src/config/agent-config.js';
-import type { AppConfig } from '../../src/config/app-config.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import type { UsageRepository } from '../../src/usage/usage.repository.js';
 import { nextUtcMidnight, UsageService, utcDay } from '../../src/usage/usage.service.js';

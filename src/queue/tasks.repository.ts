@@ -124,6 +124,12 @@ export class TasksRepository {
     return { before: lock, after: [check] };
   }
 
+  /** The Task whose paused run `taskId` continues (it answered that Task's approval or question), for the trace's link; null when none. */
+  async resumedBy(taskId: string): Promise<TaskEntity | null> {
+    const [row] = await this.sql.all('SELECT tasks.* FROM approvals INNER JOIN tasks ON tasks.id = approvals.task_id WHERE approvals.answer_task_id = ? LIMIT 1', [taskId]);
+    return row ? this.sql.hydrate(TaskEntity, row) : null;
+  }
+
   /** Which of `taskIds` have an approval nobody has answered yet. */
   async awaitingApproval(taskIds: string[]): Promise<Set<string>> {
     if (taskIds.length === 0) return new Set();

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { RunMetrics } from './run-metrics.js';
 import { RunSpans } from './run-spans.js';
+import { Telemetry } from './telemetry.js';
 import type { TracedTask } from './traced-task.js';
 
 /** What the queue tells telemetry of a Task's life (accept, claim, checkpoints, end): its spans and its metrics. */
@@ -9,7 +10,13 @@ export class TaskTelemetry {
   constructor(
     private readonly spans: RunSpans,
     private readonly metrics: RunMetrics,
+    private readonly telemetry: Telemetry,
   ) {}
+
+  /** Whether spans are recorded (the SDK is loaded). */
+  get tracing(): boolean {
+    return this.telemetry.tracing !== null;
+  }
 
   accepted(task: TracedTask, startMs: number): void {
     this.spans.accepted(task, startMs);

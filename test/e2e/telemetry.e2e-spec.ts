@@ -38,7 +38,12 @@ describe('traces over OTLP/HTTP', () => {
         await receiver.start();
         downstream = await new TracedMcpServer(receiver.url).start();
       }
-      return { auth: { admin_token: ADMIN_TOKEN }, telemetry: { otlp_endpoint: receiver.url }, agent: { mcp_servers: { down: { url: downstream.url } } } };
+      return {
+        auth: { admin_token: ADMIN_TOKEN },
+        telemetry: { otlp_endpoint: receiver.url },
+        // Commands wait for a person, and the Task ends with the question at once: the next request answers it.
+        agent: { approvals: { mode: 'commands', wait_ms: 0 }, mcp_servers: { down: { url: downstream.url } } },
+      };
     },
   });
   afterAll(async () => {
@@ -166,6 +171,23 @@ describe('traces over OTLP/HTTP', () => {
     const traceId = (await admin(`/admin/tasks/${accepted.task_id}`)).trace_id as string;
     expect(traceId).not.toBe('0'.repeat(32));
     expect(taskSpan(await receiver.traceWith(traceId, 'invoke_agent ollama-agent-mcp')).parentSpanId).toBe('');
+  });
+
+  it('a wait for a person is a span, and the Task that answers it links to the paused Task', async () => {
+    const client = await stack.mcpClient();
+    const status = async (id: string) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } }));
+    stack.ollama.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }], promptEvalCount: 10, evalCount: 5 });
+    const paused = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'run it' } })));
+    await waitForTerminal(status, paused.task_id);
+    stack.ollama.enqueue(turn('not run'));
+    const answer = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'deny', session_id: paused.session_id } })));
+    await waitForTerminal(status, answer.task_id);
+    const [pausedTrace, answerTrace] = [(await admin(`/admin/tasks/${paused.task_id}`)).trace_id as string, (await admin(`/admin/tasks/${answer.task_id}`)).trace_id as string];
+    const pausedSpans = await receiver.traceWith(pausedTrace, 'invoke_agent ollama-agent-mcp');
+    const pausedRoot = taskSpan(pausedSpans);
+    expect(children(pausedSpans, pausedRoot).map((span) => span.name)).toContain('wait approval');
+    const answerRoot = taskSpan(await receiver.traceWith(answerTrace, 'invoke_agent ollama-agent-mcp'));
+    expect(answerRoot.links).toEqual([{ traceId: pausedTrace, spanId: pausedRoot.spanId }]);
   });
 
   it('GenAI metrics on the Prometheus endpoint, with bounded labels only', async () => {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import type { Browser } from 'playwright-core';
+import { openBrowser } from '../support/browser.js';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import OpenAI from 'openai';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
@@ -112,5 +114,33 @@ describe('usage per user and day, and the daily token quota', () => {
     expect((await usage(ALICE, '?from=2026-12-05&to=2026-12-01')).status).toBe(400);
     expect((await usage(ALICE, '?from=2020-01-01&to=2026-12-01')).status).toBe(400);
     expect((await usage({}, '')).status).toBe(401);
+  });
+
+  it('draws a bar per day in the console’s Usage page: a user’s own tokens, an admin’s everyone’s (Chromium)', async () => {
+    const browser: Browser = stack.closeOnStop(await openBrowser());
+    const bars = async (headers: Record<string, string>) => {
+      const context = await browser.newContext({ extraHTTPHeaders: headers });
+      const page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${stack.base}/admin#/usage`);
+      await page.waitForSelector('#usage-chart .usage-day');
+      expect(await page.isHidden('#nav-usage')).toBe(false);
+      const days = await page.$$eval('#usage-chart .usage-day', (elements) =>
+        elements.map((element) => [(element as HTMLElement).dataset.day, Number((element as HTMLElement).dataset.tokens)]),
+      );
+      const rows = await page.$$eval('#usage tr', (elements) => elements.map((element) => element.textContent));
+      const height = await page.$eval(`#usage-chart .usage-day[data-day="${today()}"] .usage-bar`, (element) => (element as HTMLElement).style.height);
+      await context.close();
+      return { days, rows, height };
+    };
+    const mine = await bars(ALICE);
+    expect(mine.days).toHaveLength(30);
+    expect(mine.days.at(-1)).toEqual([today(), 30]);
+    expect(mine.days.slice(0, -1).every(([, tokens]) => tokens === 0)).toBe(true);
+    expect(mine.height).toBe('100%');
+    expect(mine.rows).toEqual([expect.stringContaining('alice@example.com')]);
+    const everyone = await bars(ADMIN);
+    expect(everyone.days.at(-1)).toEqual([today(), 75]);
+    expect(everyone.rows.join('\n')).toMatch(/bob@example\.com[\s\S]*alice@example\.com|alice@example\.com[\s\S]*bob@example\.com/);
   });
 });

@@ -18,6 +18,7 @@ import type { UsageService } from '../../src/usage/usage.service.js';
 
 /** Telemetry that runs what it wraps and records nothing; usage that records nothing. */
 const telemetry = {
+  tracing: false,
   started: () => undefined,
   ended: () => undefined,
   within: (_task: unknown, work: () => Promise<unknown>) => work(),

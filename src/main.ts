@@ -10,15 +10,17 @@ import { startUp } from './bootstrap.js';
 import { HttpEdge } from './http/http-edge.js';
 import { LimitedExpressAdapter } from './http/http-server.js';
 import { onTermination } from './common/termination.js';
+import { deepFreeze } from './config/agent-config.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
 import { firstRunAdminToken } from './startup/admin-token.js';
 import { assertPortFree } from './startup/port-check.js';
 import { exitOnStartupFailure } from './startup/startup-error.js';
 
 async function main(): Promise<void> {
-  const { config, logger: stderrLogger } = startUp();
-  const firstRun = firstRunAdminToken(config);
-  if (firstRun) config.auth.adminToken = firstRun.token;
+  const { config: loaded, logger: stderrLogger } = startUp();
+  const firstRun = firstRunAdminToken(loaded);
+  // The loaded configuration is frozen: the first run's token makes a new one.
+  const config = firstRun ? deepFreeze({ ...loaded, auth: { ...loaded.auth, adminToken: firstRun.token } }) : loaded;
   await assertPortFree(config.server.host, config.server.port);
   // The MCP endpoint reads and size-limits its own body, so Nest's 100 kB JSON parser stays off.
   // abortOnError off: a failed start rejects here and is reported in one line (no core dump).

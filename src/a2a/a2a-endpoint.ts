@@ -15,6 +15,8 @@ import { A2aPushConfigRepository } from './a2a-push-config.repository.js';
 import { A2aPushStore } from './a2a-push-store.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
 import { A2aUser } from './a2a-user.js';
+import { echoableId, envelopeProblem } from './a2a-envelope.js';
+import { A2aContexts } from './a2a-contexts.js';
 import { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 
 type IdentifiedRequest = Request & { caller?: Caller };
@@ -34,21 +36,24 @@ export class A2aEndpoint {
   constructor(
     conversations: ConversationService,
     feed: TaskFeed,
-    audit: AuditService,
+    private readonly audit: AuditService,
     private readonly admission: RequestAdmission,
     inputFiles: InputFilesStager,
     config: AppConfig,
     pushConfigs: A2aPushConfigRepository,
     private readonly signing: PushSigning,
+    contexts: A2aContexts,
     @Optional() issuer?: IssuerMetadata,
   ) {
-    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls), issuer);
+    const pushStore = new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, pushStore, contexts, issuer);
     this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
   }
 
   mount(app: Express): void {
     // The public key push JWTs are signed with (a2a.push.auth: jwt), public as the card is.
     app.get('/.well-known/jwks.json', (_req: Request, res: Response, next: NextFunction) => void this.signing.jwks().then((jwks) => res.json(jwks), next));
+    app.use(['/.well-known/agent-card.json', '/a2a'], versionFromQuery);
     if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
     // The SDK's 1.0 route would write the card's oneofs as {$case, value}: withProtocolJson gives it the A2A 1.0 JSON.
     const agentCardProvider = async () => withProtocolJson(await this.handler.getAgentCard());
@@ -72,10 +77,32 @@ export class A2aEndpoint {
     if (req.method !== 'POST') return next();
     const admitted = await this.admission.request(req, res, A2A_ERRORS, '/a2a');
     if (!admitted) return;
+    const problem = envelopeProblem(admitted.body);
+    if (problem) {
+      const reason = `Invalid Request: ${problem}`;
+      await this.audit.record({ caller: admitted.caller, action: A2A_ERRORS.bodyRejected, outcome: 'rejected', detail: { reason } });
+      // Status 200, as the SDK answers every JSON-RPC error that is not the server's fault.
+      res.status(200).json({ ...jsonRpcError(-32600, reason), id: echoableId(admitted.body) });
+      return;
+    }
     req.body = admitted.body;
     req.caller = admitted.caller;
     next();
   }
+}
+
+/**
+ * A2A 1.0 §3.6.1: a client may send `A2A-Version` as a request parameter instead of the header. The
+ * SDK reads only the header, so the parameter becomes one (a header sent too wins). Service parameter
+ * names are case-insensitive (§3.2.6); a repeated parameter's first value counts.
+ */
+function versionFromQuery(req: Request, _res: Response, next: NextFunction): void {
+  if (req.headers['a2a-version'] === undefined) {
+    const key = Object.keys(req.query).find((name) => name.toLowerCase() === 'a2a-version');
+    const value: unknown = key === undefined ? undefined : [req.query[key]].flat()[0];
+    if (typeof value === 'string') req.headers['a2a-version'] = value;
+  }
+  next();
 }
 
 /** The Agent Card is no JSON-RPC exchange: a caller refused it reads a plain error object. */

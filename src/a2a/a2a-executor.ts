@@ -5,9 +5,9 @@ import type { TaskFeed } from '../conversation/task-feed.js';
 import { applyDelta } from '../events/answer-drafts.js';
 import { commonPrefix } from '../common/common-prefix.js';
 import type { TaskRequest } from '../queue/task-request.js';
-import type { TaskReadModel } from '../queue/task-read-model.js';
 import { A2A_STATE, a2aMetadataOf, a2aStatusOf, a2aTaskOf, answerArtifact, artifactsOf, progressMessage } from './a2a-task.mapper.js';
 import { callerOf, traceOf } from './a2a-user.js';
+import type { A2aContexts, A2aView } from './a2a-contexts.js';
 
 /** Keys of ServerCallContext.state the request handler sets for the executor. */
 export const ACCEPTED_INPUT = 'oam.input';
@@ -26,6 +26,7 @@ export class A2aExecutor implements AgentExecutor {
   constructor(
     private readonly conversations: ConversationService,
     private readonly feed: TaskFeed,
+    private readonly contexts: A2aContexts,
   ) {}
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -39,7 +40,7 @@ export class A2aExecutor implements AgentExecutor {
       { action, detail: { version: context.context.requestedVersion } },
     );
     // Queued just now, it has changed no file yet.
-    bus.publish(AgentEvent.task(a2aTaskOf({ ...accepted, files: [] })));
+    bus.publish(AgentEvent.task(a2aTaskOf(await this.contexts.view({ ...accepted, files: [] }))));
     if (state.get(FOLLOW) === true) await this.follow(accepted.id, (event) => bus.publish(event));
   }
 
@@ -48,7 +49,9 @@ export class A2aExecutor implements AgentExecutor {
     const bus = { publish };
     let draft = '';
     let shown = '';
-    const chunk = (task: TaskReadModel, target: string, lastChunk: boolean) => {
+    // A Task's conversation, and so its contextId, never changes: looked up once.
+    let contextId: string | null = null;
+    const chunk = (task: A2aView, target: string, lastChunk: boolean) => {
       const common = commonPrefix(shown, target);
       // A target still a prefix of what was sent waits for more text (a retried call writing it again).
       if (!lastChunk && (common === target.length || target === shown)) return;
@@ -56,7 +59,7 @@ export class A2aExecutor implements AgentExecutor {
       bus.publish(
         AgentEvent.artifactUpdate({
           taskId: task.id,
-          contextId: task.sessionId,
+          contextId: task.contextId,
           artifact: answerArtifact(task, append ? target.slice(common) : target),
           append,
           lastChunk,
@@ -65,22 +68,24 @@ export class A2aExecutor implements AgentExecutor {
       );
       shown = target;
     };
-    for await (const { task, steps, moved, answer } of this.feed.follow(taskId)) {
+    for await (const { task: row, steps, moved, answer } of this.feed.follow(taskId)) {
+      contextId ??= (await this.contexts.view(row)).contextId;
+      const task = { ...row, contextId };
       const subtask = moved ? subtaskStep(task) : null;
       const agentSteps: AgentStep[] = [...(subtask ? [subtask] : []), ...steps.map(mapTraceStep)];
       if (answer && !isTerminal(task.status)) chunk(task, (draft = applyDelta(draft, answer)), false);
       if (isTerminal(task.status)) {
         for (const artifact of artifactsOf(await this.conversations.withFiles(task))) {
           if (artifact.artifactId === answerArtifact(task, '').artifactId && shown !== '') chunk(task, task.result ?? '', true);
-          else bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.sessionId, artifact, append: false, lastChunk: true, metadata: {} }));
+          else bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId, artifact, append: false, lastChunk: true, metadata: {} }));
         }
         if (task.status !== 'completed' && shown !== '') chunk(task, '', true);
         const status = a2aStatusOf(task, await this.conversations.asking(task.id));
-        bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.sessionId, status, metadata: { ...a2aMetadataOf(task), agent_steps: agentSteps } }));
+        bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId, status, metadata: { ...a2aMetadataOf(task), agent_steps: agentSteps } }));
         return;
       }
       const status = { state: A2A_STATE[task.status], message: progressMessage(task, agentSteps), timestamp: task.updatedAt };
-      bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.sessionId, status, metadata: {} }));
+      bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId, status, metadata: {} }));
     }
   }
 

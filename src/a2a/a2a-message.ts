@@ -1,5 +1,5 @@
-import type { Message } from '@a2a-js/sdk';
-import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { Role, type Message } from '@a2a-js/sdk';
+import { ContentTypeNotSupportedError, RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { isAgentError } from '../common/agent-error.js';
 import { isUuid } from '../common/uuid.js';
 import type { TaskRequest, TaskRequestFile } from '../queue/task-request.js';
@@ -12,13 +12,15 @@ const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 /**
  * An A2A message as agent work, by agent_run's own rules: its text parts are the request, its file
  * parts with bytes its images (PNG, JPEG, WebP) or files for `inputs/` (any other type, checked when
- * staged), its `contextId` the session to continue (one of the caller's, from any
- * surface). Files by URL are refused (the service fetches nothing on a client's behalf), and so is a
+ * staged); its `contextId` is the request handler's (A2aContexts). Only a client's own message
+ * (`ROLE_USER`) is work; a data part is a content type this agent does not take. Files by URL are refused (the service fetches nothing on a client's behalf), and so is a
  * message that names an existing task: an agent Task takes no further input once accepted. Metadata
  * chooses the skill (`skill: "direct_llm"` or `agentMode: false`: one answer without tools) and the
  * tier (`agentLevel`).
  */
 export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: string[]): TaskRequest {
+  // A missing role reads as ROLE_UNSPECIFIED (the proto's zero value).
+  if (message.role !== Role.ROLE_USER) throw new RequestMalformedError('message.role: must be ROLE_USER (a message from the client)');
   const choice = modeAndTier(message.metadata ?? {}, tiers);
   if (message.taskId) throw new UnsupportedOperationError('message.taskId: a Task takes no further input; send a new message with its contextId to continue the conversation');
   const texts: string[] = [];
@@ -30,6 +32,8 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: s
     else if (content?.$case === 'raw' && IMAGE_TYPES.includes(part.mediaType))
       images.push({ mime_type: part.mediaType, data_base64: Buffer.from(content.value).toString('base64') });
     else if (content?.$case === 'raw') files.push({ name: part.filename ?? '', mediaType: part.mediaType ?? '', data: Buffer.from(content.value), at: `message.parts[${index}]` });
+    else if (content?.$case === 'data')
+      throw new ContentTypeNotSupportedError(`message.parts[${index}]: content type not supported: a data part (structured JSON); send text, or a file with its bytes`);
     else throw new RequestMalformedError(`message.parts[${index}]: must be text, or a file with its bytes (raw); ${content?.$case ?? 'an empty part'} is not accepted`);
   });
   // Issue 24: metadata `fork_from: <task_id>` starts a new session forked from one of the caller's Tasks.
@@ -38,17 +42,12 @@ export function taskRequestOf(message: Message, limits: AgentRunLimits, tiers: s
   if (forkFrom !== undefined && (typeof forkFrom !== 'string' || !isUuid(forkFrom))) throw new RequestMalformedError('message.metadata.fork_from: must be a Task id (UUID)');
   if (forkFrom !== undefined && message.contextId) throw new RequestMalformedError('message.metadata.fork_from: a fork starts a new context; send it without contextId');
   try {
-    const valid = { ...validateAgentRun({ request: texts.join('\n'), session_id: message.contextId || null, images }, limits), ...choice };
+    const valid = { ...validateAgentRun({ request: texts.join('\n'), session_id: null, images }, limits), ...choice };
     const chosen = typeof forkFrom === 'string' ? { ...valid, forkFrom: forkFrom.toLowerCase() } : valid;
     return files.length ? { ...chosen, files } : chosen;
   } catch (error) {
     if (!isAgentError(error)) throw error;
-    throw new RequestMalformedError(
-      error.message
-        .replace(/^request:/, 'message text:')
-        .replace(/^session_id:/, 'message.contextId:')
-        .replace(/^images/, 'message file parts'),
-    );
+    throw new RequestMalformedError(error.message.replace(/^request:/, 'message text:').replace(/^images/, 'message file parts'));
   }
 }
 

@@ -10,6 +10,7 @@ import { PushSigning } from '../push/push-signing.js';
 import { A2aPushConfigRepository } from './a2a-push-config.repository.js';
 import { a2aTaskOf } from './a2a-task.mapper.js';
 import { a2aUrl } from './agent-card.js';
+import { A2aContexts } from './a2a-contexts.js';
 
 const serializer = new V1PushNotificationSerializer();
 
@@ -34,6 +35,7 @@ export class A2aPushDispatch implements OnModuleInit, OnModuleDestroy {
     private readonly deliveries: PushDeliveries,
     private readonly signing: PushSigning,
     private readonly config: AppConfig,
+    private readonly contexts: A2aContexts,
   ) {}
 
   onModuleInit(): void {
@@ -62,8 +64,9 @@ export class A2aPushDispatch implements OnModuleInit, OnModuleDestroy {
   }
 
   private async push(taskId: string, ended: boolean): Promise<void> {
-    const task = await this.conversations.read(taskId);
-    if (!task) return;
+    const row = await this.conversations.read(taskId);
+    if (!row) return;
+    const task = await this.contexts.view(row);
     const configs = await this.configs.ofTask(taskId, task.owner);
     if (configs.length === 0) return;
     const payload: StreamResponse = ended
@@ -73,7 +76,7 @@ export class A2aPushDispatch implements OnModuleInit, OnModuleDestroy {
             $case: 'statusUpdate',
             value: {
               taskId,
-              contextId: task.sessionId,
+              contextId: task.contextId,
               status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: task.updatedAt },
               metadata: { status: task.status },
             },

@@ -33,6 +33,8 @@ import { callerOf } from './a2a-user.js';
 import { agentCardOf } from './agent-card.js';
 import type { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 import { isUuid } from '../common/uuid.js';
+import { type A2aContexts, CONTEXT_ID_MAX_CHARS } from './a2a-contexts.js';
+import { instantOf } from './a2a-timestamp.js';
 
 /**
  * The SDK's DefaultRequestHandler on our store and executor, with what it cannot know: each call is
@@ -53,9 +55,10 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     private readonly inputFiles: InputFilesStager,
     config: AppConfig,
     pushStore: A2aPushStore,
+    private readonly contexts: A2aContexts,
     issuer?: IssuerMetadata,
   ) {
-    super(agentCardOf(config, issuer), new A2aTaskStore(conversations), new A2aExecutor(conversations, feed), undefined, pushStore, NO_SDK_SENDER);
+    super(agentCardOf(config, issuer), new A2aTaskStore(conversations, contexts), new A2aExecutor(conversations, feed, contexts), undefined, pushStore, NO_SDK_SENDER);
     this.limits = agentRunLimits(config);
     this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
@@ -76,11 +79,22 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   }
 
   override getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.audited(context, 'a2a GetTask', params.id, () => super.getTask(params, context));
+    return this.audited(context, 'a2a GetTask', params.id, () => (checkHistoryLength(params.historyLength), super.getTask(params, context)));
   }
 
   override listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    return this.audited(context, 'a2a ListTasks', null, () => super.listTasks(params, context), { context_id: params.contextId || null, status: params.status ?? null });
+    const detail = { context_id: params.contextId.slice(0, CONTEXT_ID_MAX_CHARS) || null, status: params.status ?? null };
+    return this.audited(
+      context,
+      'a2a ListTasks',
+      null,
+      () => {
+        checkHistoryLength(params.historyLength);
+        const statusTimestampAfter = params.statusTimestampAfter ? instantOf(params.statusTimestampAfter) : undefined;
+        return super.listTasks({ ...params, statusTimestampAfter }, context);
+      },
+      detail,
+    );
   }
 
   override async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
@@ -90,11 +104,13 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     const task = isUuid(params.id) ? await this.conversations.find(callerOf(context), params.id) : null;
     if (!task) throw new TaskNotFoundError(`Task not found: ${params.id.slice(0, 64)}`);
     if (isTerminal(task.status)) throw new UnsupportedOperationError(`Task ${task.id} is in a terminal state (${task.status}) and cannot be subscribed to.`);
-    yield { payload: { $case: 'task', value: a2aTaskOf(await this.conversations.withFiles(task)) } };
+    yield { payload: { $case: 'task', value: a2aTaskOf(await this.contexts.view(await this.conversations.withFiles(task))) } };
     const pending: AgentExecutionEvent[] = [];
     let wake: (() => void) | null = null;
     let done = false;
-    const following = new A2aExecutor(this.conversations, this.feed).follow(task.id, (event) => (pending.push(event), wake?.())).finally(() => ((done = true), wake?.()));
+    const following = new A2aExecutor(this.conversations, this.feed, this.contexts)
+      .follow(task.id, (event) => (pending.push(event), wake?.()))
+      .finally(() => ((done = true), wake?.()));
     for (;;) {
       for (let event = pending.shift(); event; event = pending.shift()) yield streamResponseOf(event);
       if (done) break;
@@ -131,7 +147,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       if (task.status !== 'cancelled') await this.conversations.cancel(caller, task.id);
       const now = (await this.feed.untilTerminal(task.id, AbortSignal.timeout(this.cancelWaitMs))) ?? (await this.conversations.find(caller, task.id))!;
       if (now.status === 'completed' || now.status === 'failed') throw new TaskNotCancelableError(`Task ${task.id} ended ${now.status} before the cancellation took effect`);
-      return a2aTaskOf(await this.conversations.withFiles(now));
+      return a2aTaskOf(await this.contexts.view(await this.conversations.withFiles(now)));
     });
   }
 
@@ -139,6 +155,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   private async prepare(params: SendMessageRequest, context: ServerCallContext, action: string, follow: boolean): Promise<void> {
     if (!params.message) return; // the SDK refuses it
     try {
+      checkHistoryLength(params.configuration?.historyLength);
       let input = taskRequestOf(params.message, this.limits, this.tiers);
       // Issue 24: a fork is made before the SDK starts a task, so a refusal is this request's error.
       if (input.forkFrom) {
@@ -147,9 +164,6 @@ export class A2aRequestHandler extends DefaultRequestHandler {
           throw isAgentError(error) ? new RequestMalformedError(`message.metadata.${error.message}`) : error;
         });
         input = { ...input, sessionId, forkFrom: undefined };
-      }
-      if (input.sessionId !== null && !(await this.conversations.ownsSession(callerOf(context), input.sessionId))) {
-        throw new RequestMalformedError(`message.contextId: session ${input.sessionId} does not exist`);
       }
       // Checked here for an A2A error; the queue checks again, exactly, when it stores the Task.
       const queued = await this.conversations.countOwned(callerOf(context), { status: ['queued'] });
@@ -162,6 +176,8 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       await this.conversations.assertWithinQuota(callerOf(context)).catch((error: unknown) => {
         throw error instanceof QuotaExceeded ? new UnsupportedOperationError(`quota_exceeded: ${error.message}`) : error;
       });
+      // Last before the files: a new name creates its (empty) session.
+      if (params.message.contextId) input = { ...input, sessionId: await this.contexts.sessionFor(callerOf(context), params.message.contextId) };
       input = await this.inputFiles.stage(callerOf(context), input).catch((error: unknown) => {
         throw isAgentError(error) ? new RequestMalformedError(error.message) : error;
       });
@@ -202,7 +218,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
       action,
       outcome: 'ok',
       taskId: task?.id ?? null,
-      sessionId: task?.contextId ?? null,
+      sessionId: sessionIdOf(task),
       detail: { ...detail, version: context.requestedVersion },
     });
     return result;
@@ -236,6 +252,16 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     });
   }
 }
+
+/** A2A §3.2.4: historyLength, when given, is a non-negative integer (the SDK's JSON-RPC path takes any number). */
+function checkHistoryLength(historyLength: number | undefined): void {
+  if (historyLength !== undefined && !(Number.isInteger(historyLength) && historyLength >= 0)) {
+    throw new RequestMalformedError(`historyLength: must be a non-negative integer (got ${String(historyLength).slice(0, 32)})`);
+  }
+}
+
+/** The session behind a Task's contextId, which names it (A2aContexts), from the Task's metadata. */
+const sessionIdOf = (task: Task | null): string | null => (typeof task?.metadata?.session_id === 'string' ? task.metadata.session_id : null);
 
 /** An executor event as the stream response SubscribeToTask sends. */
 function streamResponseOf(event: AgentExecutionEvent): StreamResponse {

@@ -4,6 +4,7 @@ import type { InputRequest } from '../conversation/input-request.js';
 import type { TaskStatus } from '../queue/task-status.js';
 import type { TaskReadModel, WithFiles } from '../queue/task-read-model.js';
 import { mimeTypeOf, sessionFileUri } from '../workspace/session-file-uri.js';
+import type { A2aView } from './a2a-contexts.js';
 
 /** The agent Task states as A2A 1.0 task states. */
 export const A2A_STATE: Record<TaskStatus, TaskState> = {
@@ -17,8 +18,8 @@ export const A2A_STATE: Record<TaskStatus, TaskState> = {
 
 const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} });
 
-function agentMessage(task: TaskReadModel, id: string, parts: Part[]): Message {
-  return { messageId: id, contextId: task.sessionId, taskId: task.id, role: Role.ROLE_AGENT, parts, metadata: {}, extensions: [], referenceTaskIds: [] };
+function agentMessage(task: A2aView, id: string, parts: Part[]): Message {
+  return { messageId: id, contextId: task.contextId, taskId: task.id, role: Role.ROLE_AGENT, parts, metadata: {}, extensions: [], referenceTaskIds: [] };
 }
 
 /** The answer artifact with `text` (all of it, or the chunk an update appends). */
@@ -48,7 +49,7 @@ export function artifactsOf(task: WithFiles): Artifact[] {
 }
 
 /** Progress as a status update message: one line per step, the steps themselves in its metadata. */
-export function progressMessage(task: TaskReadModel, steps: AgentStep[]): Message {
+export function progressMessage(task: A2aView, steps: AgentStep[]): Message {
   const lines = steps.map((step) => `${step.type}: ${step.name}${step.exit_code !== undefined ? ` (exit code ${step.exit_code})` : ''} [${step.status}]`);
   const { currentTask } = task.progress;
   const text = lines.length > 0 ? lines.join('\n') : `${task.status}${currentTask ? `: ${currentTask}` : ''}`;
@@ -56,30 +57,30 @@ export function progressMessage(task: TaskReadModel, steps: AgentStep[]): Messag
 }
 
 /** Why a failed or cancelled Task ended, as its status message. */
-const endMessage = (task: TaskReadModel): Message | undefined => (task.error === null ? undefined : agentMessage(task, `${task.id}/end`, [textPart(task.error)]));
+const endMessage = (task: A2aView): Message | undefined => (task.error === null ? undefined : agentMessage(task, `${task.id}/end`, [textPart(task.error)]));
 
 /** A paused Task's status message: the question or action with its numbered options, the request itself in metadata. */
-const inputMessage = (task: TaskReadModel, asking: InputRequest): Message => {
+const inputMessage = (task: A2aView, asking: InputRequest): Message => {
   const options = asking.kind === 'question' ? '' : `\n\n${asking.options.map((option, index) => `${index + 1}. ${option}`).join('\n')}`;
-  const hint = `\n\n(Answer with a new message in the same contextId (${task.sessionId}): an option's number or text; any other text becomes the new instruction.)`;
+  const hint = `\n\n(Answer with a new message in the same contextId (${task.contextId}): an option's number or text; any other text becomes the new instruction.)`;
   return { ...agentMessage(task, `${task.id}/input/${asking.approval_id}`, [textPart(`${asking.message}${options}${hint}`)]), metadata: { input_request: asking } };
 };
 
 /** The A2A status: `input-required` with the question while the Task waits for a person, else the Task's own. */
-export function a2aStatusOf(task: TaskReadModel, asking: InputRequest | null = null): A2aTaskStatus {
+export function a2aStatusOf(task: A2aView, asking: InputRequest | null = null): A2aTaskStatus {
   if (asking) return { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: inputMessage(task, asking), timestamp: task.updatedAt };
   return { state: A2A_STATE[task.status], message: endMessage(task), timestamp: task.updatedAt };
 }
 
 /**
- * An agent Task as an A2A Task: id = Task id, contextId = session id, the request as the one history
+ * An agent Task as an A2A Task: id = Task id, contextId = its conversation's (A2aView), the request as the one history
  * message, the answer and deliverables as artifacts, progress and token usage in metadata. `asking`:
  * what it waits for when it paused for a person (ConversationService.asking).
  */
-export function a2aTaskOf(task: WithFiles, asking: InputRequest | null = null): Task {
+export function a2aTaskOf(task: WithFiles<A2aView>, asking: InputRequest | null = null): Task {
   const request: Message = {
     messageId: `${task.id}/request`,
-    contextId: task.sessionId,
+    contextId: task.contextId,
     taskId: task.id,
     role: Role.ROLE_USER,
     parts: [textPart(task.request)],
@@ -89,7 +90,7 @@ export function a2aTaskOf(task: WithFiles, asking: InputRequest | null = null): 
   };
   return {
     id: task.id,
-    contextId: task.sessionId,
+    contextId: task.contextId,
     status: a2aStatusOf(task, asking),
     artifacts: artifactsOf(task),
     history: [request],
@@ -97,8 +98,12 @@ export function a2aTaskOf(task: WithFiles, asking: InputRequest | null = null): 
   };
 }
 
-/** Progress and token usage, as an A2A Task's metadata and a terminal status update's. */
+/**
+ * Progress and token usage, as an A2A Task's metadata and a terminal status update's, with the session
+ * behind the contextId (the id MCP and the Chat API continue it by, when the contextId is a name).
+ */
 export const a2aMetadataOf = (task: TaskReadModel) => ({
+  session_id: task.sessionId,
   status: task.status,
   completed_tasks: task.progress.completedSubtasks,
   total_tasks: task.progress.totalSubtasks,

@@ -4,7 +4,9 @@ import type { AgentConfig } from '../config/agent-config.js';
 import type { IssuerMetadata } from '../identity/oauth/issuer-metadata.js';
 
 // Images go to a vision model; other files (checked by content) into inputs/ of the session workspace.
-const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp', 'application/pdf', 'application/json', 'text/csv', 'application/octet-stream'];
+// No application/json: a data part (structured JSON) is refused, ContentTypeNotSupportedError; a JSON
+// file is still taken as a file (application/octet-stream: any file).
+const INPUT_MODES = ['text/plain', 'image/png', 'image/jpeg', 'image/webp', 'application/pdf', 'text/csv', 'application/octet-stream'];
 /** The skills a message chooses by its metadata (`skill`, or `agentMode: false` for the direct one). */
 export const AGENT_SKILL = 'execute_task';
 export const DIRECT_SKILL = 'direct_llm';

@@ -55,7 +55,8 @@ export class ApprovalExecutor implements ToolExecutor {
     if (route.source.id === 'core' && call.function.name === QUESTION_TOOL) return this.ask(call, context);
     // A source that dispatches by argument (the MCP catalog's call_tool) is approved as the tool it reaches.
     const target = (await route.source.resolve?.(call, context.caller)) ?? { offered: route.offered, call };
-    if (!this.requiresApproval({ source: route.source, offered: target.offered }, call)) return result(await route.source.execute(call, context));
+    if (!this.requiresApproval({ source: route.source, offered: target.offered }, call))
+      return result(await route.source.execute(call, this.unapproved(route.source, call, context)));
     const ask = await this.describe(route, target.call, context);
     if (!ask) return result(await route.source.execute(call, context));
     const approval = await this.approvals.request({
@@ -149,6 +150,12 @@ export class ApprovalExecutor implements ToolExecutor {
       if (!preview || fileHash(preview.before) !== baseSha256) return { output: CHANGED_SINCE_OUTPUT };
     }
     return route.source.execute(call, context);
+  }
+
+  /** The context of a call that runs unasked: a workspace command under a mode that asks for commands (allowlisted) runs read-only. */
+  private unapproved(source: ToolSource, call: ChatToolCall, context: ToolCallContext): ToolCallContext {
+    const asksForCommands = this.approvals.policy.mode !== 'never';
+    return source === this.workspace && call.function.name === 'run_command' && asksForCommands ? { ...context, unapproved: true } : context;
   }
 
   /** A tool's own rule first (`approval: always | never`), then the workspace's policy, or the mode by the tool's effect. */

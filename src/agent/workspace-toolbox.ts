@@ -66,7 +66,7 @@ export class WorkspaceToolbox implements ToolSource {
         step: { taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: this.clock.now() - started, ...fields },
       });
     try {
-      if (name === 'run_command') return await this.command(context.workspace.paths, typeof args.command === 'string' ? args.command : '', context.signal, step);
+      if (name === 'run_command') return await this.command(context, typeof args.command === 'string' ? args.command : '', step);
       const { output, change } = await this.file(context.workspace.paths, name, args);
       await step({
         kind: change ? 'file_op' : 'tool_call',
@@ -129,13 +129,12 @@ export class WorkspaceToolbox implements ToolSource {
   }
 
   private async command(
-    paths: WorkspacePaths,
+    { workspace, signal, unapproved }: ToolCallContext,
     command: string,
-    signal: AbortSignal,
     step: (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) => Promise<void>,
   ): Promise<ToolResult> {
     if (command.trim() === '') throw new WorkspaceError('invalid', 'command: must not be empty');
-    const result = await this.workspace.run(paths, command, signal);
+    const result = await this.workspace.run(workspace.paths, command, signal, { readOnly: unapproved === true });
     const combined = [result.stdout, result.stderr && `[stderr]\n${result.stderr}`].filter(Boolean).join('\n');
     await step({
       kind: 'command',
@@ -147,6 +146,7 @@ export class WorkspaceToolbox implements ToolSource {
         timedOut: result.timedOut,
         durationMs: result.durationMs,
         sandbox: this.workspace.sandbox.mode,
+        ...(unapproved ? { workspace: 'read-only' } : {}),
         output: excerpt(combined, COMMAND_OUTPUT_IN_TRACE),
         droppedBytes: result.droppedBytes,
         ...(result.overQuota !== null ? { overQuotaBytes: result.overQuota } : {}),

@@ -1,9 +1,9 @@
 import type { AppConfig } from '../config/app-config.js';
 import type { ApprovalEntity } from './approval.entity.js';
 import type { FormSchema } from './person-form.js';
-import { shownDiff, shownEscaped } from './shown-text.js';
+import { shownDiff, shownEscaped } from '../common/shown-text.js';
 
-export { shownDiff, shownEscaped } from './shown-text.js';
+export { shownDiff, shownEscaped } from '../common/shown-text.js';
 
 /** What the next request of a session means for its pending action (trimmed, any case). */
 export type ConversationAnswer = 'approve' | 'deny' | 'instruction';

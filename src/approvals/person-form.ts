@@ -1,4 +1,4 @@
-import { shownEscaped } from './shown-text.js';
+import { shownEscaped } from '../common/shown-text.js';
 
 /**
  * A form another MCP server asks the person to fill (elicitation), in the flat shape MCP allows: each

@@ -3,6 +3,27 @@ import { cutText } from '../common/cut-text.js';
 
 const CONTEXT = 3;
 
+/** What makes git quote a path in a diff (core.quotePath off), and what a reader would not see as itself: controls, bidi marks. */
+const QUOTED = /["\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+const ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\t': '\\t', '\r': '\\r', '\b': '\\b', '\f': '\\f', '\v': '\\v', '\u0007': '\\a' };
+
+/**
+ * `prefix` + `path` as a diff header names it: as is, or C-quoted as git quotes it (`"a/y\n+++ b"`) when it
+ * holds a control character, a quote or a backslash, so a file name can never read as another header or a
+ * hunk. Other characters to quote go as the octal escapes of their UTF-8 bytes (`\342\200\256`).
+ */
+export function diffPath(prefix: string, path: string): string {
+  const named = `${prefix}${path}`;
+  if (!QUOTED.test(named)) return named;
+  let quoted = '';
+  for (const c of named) {
+    if (ESCAPES[c]) quoted += ESCAPES[c];
+    else if (QUOTED.test(c)) for (const byte of Buffer.from(c, 'utf8')) quoted += `\\${byte.toString(8).padStart(3, '0')}`;
+    else quoted += c;
+  }
+  return `"${quoted}"`;
+}
+
 export interface BoundedDiff {
   /** A unified diff, cut to the bounds with a closing marker line when longer. */
   text: string;
@@ -18,8 +39,12 @@ export interface BoundedDiff {
  * such a change is to a reader.
  */
 export function unifiedDiff(path: string, before: string | null, after: string, bounds: { maxLines: number; maxChars: number }): BoundedDiff {
-  const from = before === null ? '/dev/null' : `a/${path}`;
-  const patch = createTwoFilesPatch(from, `b/${path}`, before ?? '', after, undefined, undefined, { context: CONTEXT, maxEditLength: bounds.maxLines, timeout: SEARCH_MS });
+  const from = before === null ? '/dev/null' : diffPath('a/', path);
+  const patch = createTwoFilesPatch(from, diffPath('b/', path), before ?? '', after, undefined, undefined, {
+    context: CONTEXT,
+    maxEditLength: bounds.maxLines,
+    timeout: SEARCH_MS,
+  });
   // Without the `Index:`/`====` banner, and without the final newline: the diff is shown as lines.
   const lines =
     patch === undefined
@@ -46,7 +71,7 @@ function replaced(from: string, path: string, before: string, after: string): st
   const old = side(before, '-');
   const next = side(after, '+');
   const range = (count: number) => (count === 0 ? '0,0' : `1,${count}`);
-  return [`--- ${from}`, `+++ b/${path}`, `@@ -${range(old.count)} +${range(next.count)} @@`, ...old.lines, ...next.lines];
+  return [`--- ${from}`, `+++ ${diffPath('b/', path)}`, `@@ -${range(old.count)} +${range(next.count)} @@`, ...old.lines, ...next.lines];
 }
 
 const NO_NEWLINE = '\\ No newline at end of file';

@@ -58,12 +58,53 @@ function issuesOf(error: z.ZodError): ConfigIssue[] {
 
 const snakeToCamel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
-/** Maps whose keys are data, not config keys (`X_Api_Key` headers, `my_var` environment variables): kept as written. */
-const VERBATIM_KEYS = new Set(['headers', 'env']);
+/** What camelize reads of a zod schema's definition (zod 4's `_zod.def`): its kind and the schemas inside it. */
+interface SchemaDef {
+  type: string;
+  innerType?: z.ZodType;
+  out?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  valueType?: z.ZodType;
+  element?: z.ZodType;
+}
+const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: SchemaDef } })._zod.def;
 
-function camelize(value: unknown): unknown {
-  if (!isPlainObject(value)) return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), VERBATIM_KEYS.has(k) ? v : camelize(v)]));
+/**
+ * The validated document with the keys the schema names camel-cased, found by walking the schema beside the value:
+ * an object's keys are config keys, a record's keys are data (header names, environment variables, MCP server
+ * names, tiers) and stay as written, so a new map needs no list to keep its keys.
+ */
+export function camelize(schema: z.ZodType, value: unknown): unknown {
+  const def = defOf(schema);
+  switch (def.type) {
+    case 'default':
+    case 'prefault':
+    case 'optional':
+    case 'nullable':
+    case 'readonly':
+      return camelize(def.innerType!, value);
+    case 'pipe': // z.preprocess and .transform: the value is what the pipe's output schema made
+      return camelize(def.out!, value);
+    case 'object':
+      if (!isPlainObject(value)) return value;
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [snakeToCamel(key), def.shape![key] ? camelize(def.shape![key], item) : item]));
+    case 'record':
+      if (!isPlainObject(value)) return value;
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, camelize(def.valueType!, item)]));
+    case 'array':
+      return Array.isArray(value) ? value.map((item) => camelize(def.element!, item)) : value;
+    default:
+      return value;
+  }
+}
+
+/** Freezes a configuration and everything in it: after the loader has resolved its paths, nothing changes it. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
 }
 
 /** Values of `agent.mcp_servers` that are secrets and must never reach a log, a trace or the audit: header and env values. */
@@ -75,5 +116,5 @@ export function mcpServerSecrets(servers: AgentConfig['agent']['mcpServers']): s
 export function validateConfig(raw: unknown): AgentConfig {
   const result = configSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(issuesOf(result.error));
-  return camelize(result.data) as AgentConfig;
+  return camelize(configSchema, result.data) as AgentConfig;
 }

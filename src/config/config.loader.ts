@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { INSTALLATION } from '../common/installation.js';
-import { type AgentConfig, ConfigError, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
+import { type AgentConfig, ConfigError, deepFreeze, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
 import { configSchema } from './config.schema.js';
 import { closestKey } from './key-suggestion.js';
 
@@ -68,7 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   for (const server of Object.values(config.agent.mcpServers)) if (server.cwd) server.cwd = resolve(dirname(file), server.cwd);
   const missing = missingWorkspaceRoot(config.workspace.root, dirname(file)) ?? missingTemplate(config.workspace.template);
   if (missing) throw new ConfigError([located(missing, file, document, overrides.variables)]);
-  return config;
+  return deepFreeze(config);
 }
 
 function readDocument(file: string, env: NodeJS.ProcessEnv): unknown {

@@ -84,8 +84,8 @@ const PUBLIC_ROUTES = ['agent_card', 'models'];
 const TIER_NAME = /^[a-z0-9][a-z0-9_]{0,31}$/;
 
 /**
- * `ollama.models`: tier name → Ollama model, beside the default tier (`ollama.model`). Kept as a list of
- * pairs: the config's keys are camel-cased at load, a tier's name must stay as written.
+ * `ollama.models`: tier name → Ollama model, beside the default tier (`ollama.model`), as a list of pairs in the
+ * order written (what `model-tiers.ts` reads).
  */
 const tierModels = z
   .record(z.string(), z.string({ error: 'expected a model name per tier' }), { error: 'expected a mapping of tier names to Ollama models' })

@@ -11,6 +11,10 @@ import type { TaskRequest } from '../queue/task-request.js';
 import type { TaskStatus } from '../queue/task-status.js';
 import { TaskReadModels, type ListedTask, type TaskReadModel, type WithFiles } from '../queue/task-read-model.js';
 import { SessionsService } from '../sessions/sessions.service.js';
+import type { TaskFilters } from '../queue/tasks.repository.js';
+
+/** What a surface may filter its caller's Tasks by. */
+export type OwnedTaskFilters = Pick<TaskFilters, 'sessionId' | 'updatedFrom'> & { status?: TaskStatus[] };
 
 const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (status: TaskStatus) => TERMINAL_STATUSES.includes(status);
@@ -62,12 +66,12 @@ export class ConversationService {
     return this.queue.find(taskId);
   }
 
-  /** The caller's Tasks, newest first, optionally of one session and some statuses, keyset-paged by `seq`. */
-  listOwned(caller: Caller, filters: { sessionId?: string; status?: TaskStatus[] }, limit: number, beforeSeq: number | null): Promise<ListedTask[]> {
+  /** The caller's Tasks, newest first, optionally of one session, some statuses, changed since an instant, keyset-paged by `seq`. */
+  listOwned(caller: Caller, filters: OwnedTaskFilters, limit: number, beforeSeq: number | null): Promise<ListedTask[]> {
     return this.queue.list({ ...filters, owner: caller.user }, limit, beforeSeq);
   }
 
-  countOwned(caller: Caller, filters: { sessionId?: string; status?: TaskStatus[] }): Promise<number> {
+  countOwned(caller: Caller, filters: OwnedTaskFilters): Promise<number> {
     return this.queue.count({ ...filters, owner: caller.user });
   }
 

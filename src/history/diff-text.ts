@@ -1,4 +1,4 @@
-import { unifiedDiff } from '../approvals/unified-diff.js';
+import { diffPath, unifiedDiff } from '../approvals/unified-diff.js';
 import type { FileChange, FileSide } from './change-set.js';
 
 export interface DiffBounds {
@@ -49,11 +49,11 @@ export function renderDiff(changes: FileChange[], blobs: Map<string, Buffer>, bo
 function renderFile(change: FileChange, blobs: Map<string, Buffer>, bounds: DiffBounds): string {
   const { before, after } = change;
   const oldPath = change.from ?? change.path;
-  const lines = [`diff --git a/${oldPath} b/${change.path}`];
+  const lines = [`diff --git ${diffPath('a/', oldPath)} ${diffPath('b/', change.path)}`];
   if (!before && after) lines.push(`new file mode ${octal(after)}`);
   if (before && !after) lines.push(`deleted file mode ${octal(before)}`);
   if (before && after && octal(before) !== octal(after)) lines.push(`old mode ${octal(before)}`, `new mode ${octal(after)}`);
-  if (change.status === 'renamed') lines.push('similarity index 100%', `rename from ${oldPath}`, `rename to ${change.path}`);
+  if (change.status === 'renamed') lines.push('similarity index 100%', `rename from ${diffPath('', oldPath)}`, `rename to ${diffPath('', change.path)}`);
   if (change.status === 'mode' || change.status === 'renamed') return `${lines.join('\n')}\n`;
   lines.push(`index ${before?.oid.slice(0, 12) ?? '000000000000'}..${after?.oid.slice(0, 12) ?? '000000000000'}`);
   const large = before?.large ?? after?.large;
@@ -62,7 +62,7 @@ function renderFile(change: FileChange, blobs: Map<string, Buffer>, bounds: Diff
   if (large || (before && oldText === null) || (after && newText === null)) {
     const describe = (side: FileSide | null) => (side ? `${sizeOf(side, blobs)} bytes${side.large ? `, sha256 ${side.large.sha256}` : ''}` : 'none');
     lines.push(
-      `Binary files ${before ? `a/${oldPath}` : '/dev/null'} and ${after ? `b/${change.path}` : '/dev/null'} differ (${describe(before)} -> ${describe(after)}${large ? '; large files are recorded by hash, not kept' : ''})`,
+      `Binary files ${before ? diffPath('a/', oldPath) : '/dev/null'} and ${after ? diffPath('b/', change.path) : '/dev/null'} differ (${describe(before)} -> ${describe(after)}${large ? '; large files are recorded by hash, not kept' : ''})`,
     );
     return `${lines.join('\n')}\n`;
   }

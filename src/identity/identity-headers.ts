@@ -5,6 +5,30 @@ export const MAX_IDENTITY_HEADER_BYTES = 256;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * What no identity (user, email, group) may hold, whichever way it arrives (a proxy header, a signed
+ * assertion, an OAuth token): C0 controls and DEL (a line break forges a log line or a header, ESC
+ * drives a terminal) and bidirectional marks, overrides and isolates (U+202E shows `eve` reversed).
+ * An identity is shown in logs, the console and other servers' headers, and must read as itself.
+ */
+const NOT_IN_AN_IDENTITY = /[\u0000-\u001f\u007f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/** Why `value` cannot name anyone, or null. */
+export const identityValueProblem = (value: string): string | null => (NOT_IN_AN_IDENTITY.test(value) ? 'contains a control or bidirectional character' : null);
+
+/**
+ * The identity claims of a verified token (proxy_jwt, oauth) held to the same rules as the headers:
+ * the first that cannot name anyone, as `the <claim> claim …`, or null. Groups are checked whole.
+ */
+export function identityClaimsProblem(claims: { name: string; value: unknown }[]): string | null {
+  for (const { name, value } of claims) {
+    const values = Array.isArray(value) ? value : [value];
+    const problem = values.map((item) => (typeof item === 'string' ? identityValueProblem(item) : null)).find((found) => found !== null);
+    if (problem) return `the ${name} claim ${problem}`;
+  }
+  return null;
+}
+
 /** One identity header as read from the wire: absent, one value, or a reason to refuse the request. */
 export type HeaderRead = { value: string } | { refused: string } | undefined;
 
@@ -28,7 +52,8 @@ export function readIdentityHeader(req: IncomingMessage, name: string, { list = 
     return { refused: `${name}: not valid UTF-8` };
   }
   if (value.trim().length === 0) return { refused: `${name}: empty` };
-  if (/[\r\n\0]/.test(value)) return { refused: `${name}: contains a line break or NUL` };
+  const problem = identityValueProblem(value);
+  if (problem) return { refused: `${name}: ${problem}` };
   if (!list && value.includes(',')) return { refused: `${name}: must be one value, without commas` };
   return { value };
 }

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { AgentConfig } from '../config/agent-config.js';
 import { emailOf } from './caller.js';
-import { MAX_IDENTITY_HEADER_BYTES } from './identity-headers.js';
+import { identityClaimsProblem, MAX_IDENTITY_HEADER_BYTES } from './identity-headers.js';
 
 /**
  * Verifies the signed identity assertion of an SSO proxy (Pomerium, Cloudflare Access, oauth2-proxy
@@ -32,6 +32,12 @@ export class JwtAssertions {
     if (typeof user !== 'string' || user.length === 0) return { error: `no ${this.auth.userClaim} claim` };
     // As long as a proxy header may be: the user names Tasks, sessions and audit events (320 characters there).
     if (Buffer.byteLength(user) > MAX_IDENTITY_HEADER_BYTES) return { error: `${this.auth.userClaim} claim longer than ${MAX_IDENTITY_HEADER_BYTES} bytes` };
+    const problem = identityClaimsProblem([
+      { name: this.auth.userClaim, value: user },
+      { name: this.auth.groupsClaim, value: payload[this.auth.groupsClaim] },
+      { name: this.auth.emailClaim, value: payload[this.auth.emailClaim] },
+    ]);
+    if (problem) return { error: problem.replace(/^the /, '') };
     const claim = payload[this.auth.groupsClaim];
     const groups = Array.isArray(claim) ? claim.filter((group): group is string => typeof group === 'string') : [];
     return { user, groups, email: emailOf(payload[this.auth.emailClaim]) };

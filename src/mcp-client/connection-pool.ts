@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ToolCaller } from '../agent/core/tool-source.js';
+import { cutText } from '../common/cut-text.js';
+import { shownEscaped } from '../common/shown-text.js';
 import { bubblewrapArgs, commandEnvironment, probeBubblewrap, sandboxShell } from '../workspace/sandbox.js';
 import type { McpServerConfig } from './mcp-server-config.js';
 import { ServerConnection } from './server-connection.js';
@@ -23,11 +25,43 @@ export function serverEnvironment(env: Record<string, string>): Record<string, s
   return { ...unset, PATH: DEFAULT_PATH, ...env };
 }
 
-/** The caller's identity in a header template: `{user}`, `{email}`, `{groups}` (comma-separated), control characters dropped. */
-export function renderHeaders(headers: Record<string, string>, caller: ToolCaller | null): Record<string, string> {
-  const value = (text: string) => text.replace(/[\0-\x1f\x7f]/g, '');
-  const values: Record<string, string> = { '{user}': value(caller?.user ?? ''), '{email}': value(caller?.email ?? ''), '{groups}': value((caller?.groups ?? []).join(',')) };
-  return Object.fromEntries(Object.entries(headers).map(([name, template]) => [name, template.replace(/\{user\}|\{email\}|\{groups\}/g, (part) => values[part])]));
+/** What HTTP cannot carry as itself: controls (dropped or refused by clients and servers alike). */
+const UNSENDABLE = /[\0-\x1f\x7f]/;
+/** Inside a group: what would split it (`,`), what encodes (`%`), and spaces (trimmed around list items). */
+const GROUP_RESERVED = /[%,\s]/g;
+
+/**
+ * A header value as its UTF-8 bytes, one character per byte (fetch sends each as that byte): what an SSO
+ * proxy sends for `山田 太郎`. Fetch refuses characters above U+00FF, and would send U+0080-U+00FF as Latin-1.
+ */
+const asUtf8Bytes = (value: string) => (/[^\x00-\x7f]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value);
+
+export type RenderedHeaders = { headers: Record<string, string> } | { problem: string };
+
+/**
+ * The caller's identity in header templates: `{user}`, `{email}`, and `{groups}` as a comma-separated
+ * list with `%`, `,` and whitespace in each group percent-encoded (split on `,`, percent-decode each);
+ * a value beyond ASCII goes as its UTF-8 bytes.
+ * A value HTTP cannot carry exactly (a control character, whitespace at an edge, which HTTP trims) is
+ * a problem, never sent altered: an altered identity is another caller's.
+ */
+export function renderHeaders(headers: Record<string, string>, caller: ToolCaller | null): RenderedHeaders {
+  const groups = (caller?.groups ?? []).map((group) => group.replace(GROUP_RESERVED, (c) => encodeURIComponent(c)));
+  const values: Record<string, [name: string, value: string]> = {
+    '{user}': ['user', caller?.user ?? ''],
+    '{email}': ['email', caller?.email ?? ''],
+    '{groups}': ['groups', groups.join(',')],
+  };
+  const rendered: Record<string, string> = {};
+  for (const [header, template] of Object.entries(headers)) {
+    for (const part of template.match(/\{user\}|\{email\}|\{groups\}/g) ?? []) {
+      const [name, value] = values[part];
+      const why = UNSENDABLE.test(value) ? 'it holds a control character' : value !== value.trim() ? 'it starts or ends with whitespace' : null;
+      if (why) return { problem: `the caller's ${name} cannot be sent exactly in the header ${header}: ${why} (${shownEscaped(cutText(value, 256))})` };
+    }
+    rendered[header] = asUtf8Bytes(template.replace(/\{user\}|\{email\}|\{groups\}/g, (part) => values[part][1]));
+  }
+  return { headers: rendered };
 }
 
 const templated = (headers: Record<string, string>) => Object.values(headers).some((value) => /\{(user|email|groups)\}/.test(value));
@@ -62,7 +96,7 @@ export class ConnectionPool {
   /** `sandbox: true`: one process per session, stopped when its Task ends. */
   private readonly bySession = new Map<string, ServerConnection>();
   /** Why a sandboxed server cannot start here (bubblewrap does not run), or null. */
-  private readonly sandboxProblem: string | null = null;
+  private readonly sandboxProblem: { kind: 'cannot_start'; reason: string } | null = null;
 
   constructor(
     readonly name: string,
@@ -74,7 +108,7 @@ export class ConnectionPool {
       // The shared connection of a sandboxed server runs in an empty folder of its own: it lists the tools.
       const scratch = mkdtempSync(join(tmpdir(), 'oam-mcp-'));
       const probe = probeBubblewrap(scratch);
-      this.sandboxProblem = probe.ok ? null : `sandbox: true needs bubblewrap, and ${probe.detail}`;
+      this.sandboxProblem = probe.ok ? null : { kind: 'cannot_start', reason: `sandbox: true needs bubblewrap, and ${probe.detail}` };
       this.shared = this.create(null, true, scratch);
       return;
     }
@@ -128,6 +162,8 @@ export class ConnectionPool {
 
   private create(caller: ToolCaller | null, restart: boolean, sandboxRoot?: string): ServerConnection {
     const { config } = this;
+    const rendered = renderHeaders(config.headers, caller);
+    const unsendable = 'problem' in rendered ? { kind: 'identity_unsendable' as const, reason: rendered.problem } : null;
     const stdio = sandboxRoot !== undefined ? sandboxedCommand(config, sandboxRoot) : { command: config.command!, args: config.args };
     return new ServerConnection({
       name: this.name,
@@ -135,13 +171,13 @@ export class ConnectionPool {
       timeoutMs: config.timeoutMs,
       // A per-caller or per-session connection is reopened on its next use instead.
       restart,
-      unavailable: this.sandboxProblem,
+      unavailable: this.sandboxProblem ?? unsendable,
       traceContext: this.traceContext,
       ...(sandboxRoot !== undefined ? { roots: [{ uri: pathToFileURL(sandboxRoot).href, name: 'session workspace' }] } : {}),
       transport: (): Transport =>
         config.url !== undefined
           ? // Only the configured headers go out: never the caller's own credentials (MCP forbids token passthrough).
-            new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: renderHeaders(config.headers, caller) }, fetch: tracedFetch(this.traceContext) })
+            new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: 'headers' in rendered ? rendered.headers : {} }, fetch: tracedFetch(this.traceContext) })
           : new StdioClientTransport({ ...stdio, env: serverEnvironment(sandboxRoot !== undefined ? {} : config.env), cwd: config.cwd || undefined, stderr: 'pipe' }),
       stderr: (transport) => (transport instanceof StdioClientTransport ? (transport.stderr as NodeJS.ReadableStream | null) : null),
     });

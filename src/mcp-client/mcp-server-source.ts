@@ -3,14 +3,13 @@ import { pathToFileURL } from 'node:url';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
 import { nowIso } from '../common/clock.js';
-import { cutText } from '../common/cut-text.js';
 import type { McpServerConfig } from './mcp-server-config.js';
 import { effectOf, modelToolName, ollamaTool, toolAllowed } from './offered-tools.js';
 import type { McpCallAudit } from './mcp-call-audit.js';
 import type { ConnectionPool } from './connection-pool.js';
 import { emitCallStep } from './call-step.js';
 import { readRequestedForm } from './elicitation-form.js';
-import { messageOf, type Elicitor, type Sampler, type ServerConnection } from './server-connection.js';
+import { messageOf, type DownKind, type Elicitor, type Sampler, type ServerConnection } from './server-connection.js';
 import { toModelResult } from './tool-results.js';
 
 /** A tool of this server as offered, and the name the server knows it by. */
@@ -34,8 +33,18 @@ const LISTING_WAIT_MS = 3000;
 
 /** Sampling requests one call may make: a server cannot spend the Task's model on more. */
 const MAX_SAMPLES_PER_CALL = 3;
-/** How much of a connection error the model is told. */
-const MAX_REASON_CHARS = 300;
+/**
+ * What the model is told of a server that is down: a fixed sentence per state. The server's own error
+ * text (its to choose: a prompt injection, ESC, U+202E) goes to the log and `/admin/mcp-servers` only.
+ */
+const DOWN_REASONS: Record<DownKind | 'connecting', string> = {
+  cannot_start: 'it cannot be started on this host',
+  identity_unsendable: 'your identity cannot be sent to it exactly',
+  cannot_connect: 'it could not be connected to',
+  timed_out: 'it did not answer in time',
+  closed: 'it closed the connection',
+  connecting: 'it is still connecting',
+};
 /** Forms one call may put to the person: a server cannot keep them answering. */
 const MAX_FORMS_PER_CALL = 3;
 
@@ -81,14 +90,13 @@ export class McpServerSource implements ToolSource {
 
   /**
    * A server that never connected is named to the model with why, so it can say so instead of looking
-   * for tools that are not there. The reason is the connection's last error, the same for the same state.
+   * for tools that are not there: the same words for the same state, none of them the server's.
    */
   notices(caller: ToolCaller): string[] {
     if (!this.allows(caller)) return [];
     const connection = this.pool.forCaller(caller);
     if (connection.state === 'connected' || connection.connectedAt !== null) return [];
-    const reason = cutText((connection.lastError ?? 'still connecting').replace(/\s+/g, ' '), MAX_REASON_CHARS);
-    return [`The MCP server "${this.name}" is unavailable: ${reason}. Its tools are not offered in this task.`];
+    return [`The MCP server "${this.name}" is unavailable: ${downReason(connection)}. Its tools are not offered in this task.`];
   }
 
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
@@ -130,11 +138,17 @@ export class McpServerSource implements ToolSource {
       });
       return result;
     };
-    if (!entry) return finish({ output: `Error: the MCP server "${this.name}" offers no tool ${call.function.name} to you.`, isError: true }, 'denied');
-    const connection = this.pool.forSession(context.caller, context.workspace.sessionId, context.workspace.paths.root);
-    if (!(await connection.ready(this.config.timeoutMs))) {
-      const reason = connection.lastError ?? 'not connected';
-      return finish({ output: `Error: the MCP server "${this.name}" is unavailable (${reason}). Go on without it.`, isError: true }, 'error', reason);
+    const connection = this.allows(context.caller) ? this.pool.forSession(context.caller, context.workspace.sessionId, context.workspace.paths.root) : null;
+    // A server that is down for this caller (it lists nothing then) is unavailable to it, not a server without the tool.
+    if (!connection || (!entry && connection.downKind === null)) {
+      return finish({ output: `Error: the MCP server "${this.name}" offers no tool ${call.function.name} to you.`, isError: true }, 'denied');
+    }
+    if (!entry || !(await connection.ready(this.config.timeoutMs))) {
+      return finish(
+        { output: `Error: the MCP server "${this.name}" is unavailable (${downReason(connection)}). Go on without it.`, isError: true },
+        'error',
+        connection.lastError ?? 'not connected',
+      );
     }
     const timeoutMs = this.config.timeoutMs;
     const maxChars = this.config.maxOutputChars || this.limits.toolOutputChars;
@@ -217,3 +231,5 @@ export class McpServerSource implements ToolSource {
 
   private readonly cache = new WeakMap<ServerConnection, { tools: McpTool[]; entries: Entry[] }>();
 }
+
+const downReason = (connection: ServerConnection) => DOWN_REASONS[connection.downKind ?? 'connecting'];

@@ -12,6 +12,8 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { SERVER_INFO } from '../common/server-info.js';
+import { cutText } from '../common/cut-text.js';
+import { shownEscaped } from '../common/shown-text.js';
 
 /** A server's answer to a sampling request, and what it cost on the Task's model. */
 export type Sampler = (request: CreateMessageRequest['params']) => Promise<CreateMessageResult>;
@@ -42,12 +44,17 @@ export interface ConnectionOptions {
   timeoutMs: number;
   /** The roots while no call runs: a per-session process's workspace from its start. */
   roots?: { uri: string; name: string }[];
-  /** Why this server cannot start here at all (a sandbox that does not run): it is never tried. */
-  unavailable?: string | null;
+  /**
+   * Why this server cannot be used here at all: a sandbox that does not run (`cannot_start`), or a caller
+   * whose identity its headers cannot carry exactly (`identity_unsendable`). It is never tried.
+   */
+  unavailable?: { kind: 'cannot_start' | 'identity_unsendable'; reason: string } | null;
   /** The current trace context, sent in each call's `_meta` (SEP-414). */
   traceContext?: () => Record<string, string>;
 }
 
+/** How much of a server's error text is kept for admins and the log. */
+const MAX_ERROR_CHARS = 2000;
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
 /** The SDK's own request timeout is set out of the way (the longest a timer takes): `CallDeadline` bounds a call. */
 const SDK_TIMEOUT_MS = 2_147_483_647;
@@ -66,6 +73,12 @@ const FIRST_ROOTS_READ_MS = 500;
 export type ConnectionState = 'connecting' | 'connected' | 'down' | 'stopped';
 
 /**
+ * Why a connection is down, as one of a few states we name ourselves: what the model is told is chosen
+ * from these, never from the server's own words (an error text is the server's to choose).
+ */
+export type DownKind = 'cannot_start' | 'identity_unsendable' | 'cannot_connect' | 'timed_out' | 'closed';
+
+/**
  * One MCP client connection to one server through the SDK's `Client` (both protocol eras: it probes
  * `server/discover` and falls back to `initialize`). It lists the server's tools once connected, answers
  * the server's requests for roots, sampling and elicitation, and reconnects with backoff when the
@@ -73,7 +86,10 @@ export type ConnectionState = 'connecting' | 'connected' | 'down' | 'stopped';
  */
 export class ServerConnection {
   state: ConnectionState = 'connecting';
+  /** Why it is down, in words an admin reads (`/admin/mcp-servers`, the log): the server's text escaped. */
   lastError: string | null = null;
+  /** Why it is down, as a state of our own: the only thing about a failure the model is told. */
+  downKind: DownKind | null = null;
   tools: McpTool[] = [];
   connectedAt: string | null = null;
   /** The protocol version negotiated (`2026-07-28`, or `2025-11-25` and older for a legacy server). */
@@ -155,7 +171,8 @@ export class ServerConnection {
   private async open(): Promise<void> {
     if (this.options.unavailable) {
       this.state = 'down';
-      this.lastError = this.options.unavailable;
+      this.lastError = this.options.unavailable.reason;
+      this.downKind = this.options.unavailable.kind;
       return;
     }
     this.state = 'connecting';
@@ -207,7 +224,8 @@ export class ServerConnection {
       if (this.options.roots) await this.rootsApplied(firstRootsRead);
     } catch (error) {
       await client.close().catch(() => undefined);
-      this.down(`cannot connect: ${messageOf(error)}`);
+      const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
+      this.down(timedOut ? 'timed_out' : 'cannot_connect', `cannot connect: ${messageOf(error)}`);
       return;
     }
     if (this.stopped()) {
@@ -217,10 +235,11 @@ export class ServerConnection {
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = null;
-      this.down('the server closed the connection (it stopped or crashed)');
+      this.down('closed', 'the server closed the connection (it stopped or crashed)');
     };
     this.client = client;
     this.state = 'connected';
+    this.downKind = null;
     this.connectedAt = new Date().toISOString();
     this.protocol = client.getNegotiatedProtocolVersion() ?? null;
     this.failures = 0;
@@ -232,12 +251,13 @@ export class ServerConnection {
     return this.state === 'stopped';
   }
 
-  private down(reason: string): void {
+  private down(kind: DownKind, reason: string): void {
     if (this.stopped()) return;
     this.state = 'down';
     this.failedAt = Date.now();
-    this.lastError = reason;
-    this.logger.warn(reason);
+    this.downKind = kind;
+    this.lastError = cutText(shownEscaped(reason), MAX_ERROR_CHARS, { mark: 'chars' });
+    this.logger.warn(this.lastError);
     if (!this.options.restart) return;
     const delay = BACKOFF_MS[Math.min(this.failures++, BACKOFF_MS.length - 1)];
     this.timer = setTimeout(() => {

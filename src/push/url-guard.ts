@@ -24,18 +24,39 @@ for (const [network, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
+  // Forms that reach IPv4 through a gateway or the stack itself, whatever they embed: IPv4-compatible
+  // (RFC 4291), IPv4-translated (RFC 2765), NAT64 well-known and local-use (RFC 6052, 8215), 6to4
+  // (RFC 3056). IPv4-mapped (`::ffff:0:0/96`) is judged as the IPv4 address it carries instead.
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
 ] as const)
   BLOCKED.addSubnet(network, prefix, 'ipv6');
 
+const MAPPED = new BlockList();
+MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+
 const unbracket = (host: string) => (host.startsWith('[') ? host.slice(1, -1) : host);
 
-/** True for an address a push must not reach unlisted (IPv4-mapped IPv6 is judged as its IPv4). */
+/** True for an address a push must not reach unlisted (IPv4-mapped IPv6, in any spelling, is judged as its IPv4). */
 export function isBlockedAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return BLOCKED.check(mapped[1], 'ipv4');
   const family = isIP(address);
   if (family === 0) return true;
-  return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return BLOCKED.check(address, 'ipv4');
+  if (MAPPED.check(address, 'ipv6')) return BLOCKED.check(mappedIpv4(address), 'ipv4');
+  return BLOCKED.check(address, 'ipv6');
+}
+
+/** The IPv4 address an IPv4-mapped IPv6 address carries: WHATWG's URL writes any spelling as `::ffff:hhhh:hhhh`. */
+function mappedIpv4(address: string): string {
+  const [high, low] = new URL(`http://[${address}]`).hostname
+    .slice(1, -1)
+    .split(':')
+    .slice(-2)
+    .map((part) => parseInt(part, 16));
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
 }
 
 export interface PushTarget {

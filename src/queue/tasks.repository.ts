@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TaskProgress } from '../agent/agent-runner.js';
 import { nowIso } from '../common/clock.js';
 import { PlainSql, sqlStep, type SqlStep } from '../database/plain-sql.js';
+import { isUniqueViolation } from '../database/unique-violation.js';
 import { TaskImageEntity } from './task-image.entity.js';
 import { ACTIVE_STATUSES, TASK_STATUSES, type TaskStatus } from './task-status.js';
 import { TaskEntity } from './task.entity.js';
@@ -27,6 +28,8 @@ export interface TaskFilters {
   /** Created at or after / before these ISO instants. */
   createdFrom?: string;
   createdBefore?: string;
+  /** Last changed (`updated_at`, an A2A Task's status timestamp) at or after this ISO instant. */
+  updatedFrom?: string;
   surface?: string;
 }
 
@@ -288,6 +291,7 @@ function whereOf(filters: TaskFilters, extra: [string, unknown][]) {
   }
   if (filters.createdFrom) conditions.push(['created_at >= ?', [filters.createdFrom]]);
   if (filters.createdBefore) conditions.push(['created_at < ?', [filters.createdBefore]]);
+  if (filters.updatedFrom) conditions.push(['updated_at >= ?', [filters.updatedFrom]]);
   if (filters.surface) conditions.push(['surface = ?', [filters.surface]]);
   for (const [condition, value] of extra) conditions.push([condition, [value]]);
   return {
@@ -298,9 +302,3 @@ function whereOf(filters: TaskFilters, extra: [string, unknown][]) {
 
 /** A lease, or the claim of an abandoned Task that may have no owner. */
 type Fence = Omit<Lease, 'owner'> & { owner: string | null };
-
-/** better-sqlite3 raises its own error; TypeORM wraps pg's in QueryFailedError with the driver's code. */
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? (error as { driverError?: { code?: string } }).driverError?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
-}

@@ -26,6 +26,8 @@ export interface CommandOptions {
   maxProcesses: number;
   /** RLIMIT_DATA (each process's heap and private memory) and the size of the sandbox's /tmp. */
   maxMemoryBytes: number;
+  /** The workspace bound read-only: the command can read it and change nothing (it runs without approval). */
+  readOnlyWorkspace?: boolean;
   signal: AbortSignal;
 }
 
@@ -49,6 +51,10 @@ export const TIMEOUT_EXIT_CODE = 124;
  */
 export function runCommand(command: string, options: CommandOptions): Promise<CommandResult> {
   if (options.sandbox.mode === 'disabled') return Promise.reject(new WorkspaceError('sandbox_unavailable', options.sandbox.detail));
+  if (options.readOnlyWorkspace && options.sandbox.mode !== 'bubblewrap') {
+    const detail = 'a command that runs without approval needs the workspace read-only, which only the bubblewrap sandbox gives (workspace.sandbox is none)';
+    return Promise.reject(new WorkspaceError('sandbox_unavailable', detail));
+  }
   const env = commandEnvironment(options.workspaceRoot);
   const script = withLimits(command, options);
   const sandboxed = options.sandbox.mode === 'bubblewrap';
@@ -58,7 +64,7 @@ export function runCommand(command: string, options: CommandOptions): Promise<Co
         [
           '--json-status-fd',
           '3',
-          ...bubblewrapArgs(options.workspaceRoot, options.maxMemoryBytes),
+          ...bubblewrapArgs(options.workspaceRoot, options.maxMemoryBytes, [], !options.readOnlyWorkspace),
           ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]),
           ...sandboxShell(script),
         ],

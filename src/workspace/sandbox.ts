@@ -54,10 +54,11 @@ export const sandboxShell = (script: string) => [...(serviceIsRoot() ? DROP_TO_S
 const DEFAULT_TMP_BYTES = 64 * 1024 * 1024;
 
 /**
- * Namespaces and mounts for one command: no network, read-only system, writable workspace, private /tmp;
+ * Namespaces and mounts for one command: no network, read-only system, writable workspace (unless
+ * `workspaceWritable` is false: a command that runs without a person's approval), private /tmp;
  * `readOnly` folders are bound read-only too (a sandboxed MCP server's own code).
  */
-export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYTES, readOnly: readonly string[] = []): string[] {
+export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYTES, readOnly: readonly string[] = [], workspaceWritable = true): string[] {
   const args = [
     ...(serviceIsRoot() ? AS_ROOT : ['--unshare-all', '--cap-drop', 'ALL']),
     '--die-with-parent',
@@ -115,7 +116,7 @@ export function bubblewrapArgs(workspaceRoot: string, tmpBytes = DEFAULT_TMP_BYT
     // The directories above the workspace, which bwrap would make 0700 root: git refuses a work tree it
     // cannot reach with access(2), which ignores the capabilities of a command running as SANDBOX_UID.
     ...ancestors(workspaceRoot).flatMap((dir) => ['--perms', '0755', '--dir', dir]),
-    '--bind',
+    workspaceWritable ? '--bind' : '--ro-bind',
     workspaceRoot,
     workspaceRoot,
   ];

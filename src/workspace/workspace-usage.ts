@@ -1,5 +1,9 @@
-import { lstat } from 'node:fs/promises';
-import { at, openRoot, walkBeneath } from './beneath.js';
+import { randomUUID } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { lstat, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { at, MAX_WALK_DEPTH, openDirAt, openRoot, removeTreeAt, walkBeneath } from './beneath.js';
 import { WorkspaceError } from './workspace-error.js';
 import type { Usage, WorkspacePaths } from './workspace-paths.js';
 
@@ -45,14 +49,93 @@ export const quotaMessage = (used: number, max: number, verb: 'would hold' | 'ho
 export const fileCountMessage = (entries: number, max: number, verb: 'would hold' | 'holds' = 'would hold') =>
   `the session workspace ${verb} ${entries > max + 1 ? `more than ${max}` : entries} files and directories, more than its limit of ${max} (workspace.max_session_files); delete files to make room`;
 
-/** Why the workspace is over a limit (with `growth` bytes and `added` entries more), or null. */
-export function overLimit(paths: WorkspacePaths, usage: Usage, growth = 0, added = 0, verb: 'would hold' | 'holds' = 'would hold'): string | null {
+/** Why a write of `growth` bytes and `added` entries would take the workspace past a limit, or null. */
+export function overLimit(paths: WorkspacePaths, usage: Usage, growth = 0, added = 0): string | null {
   const { maxBytes, maxFiles } = paths.limits;
-  if (maxFiles !== null && added > 0 && usage.entries + added > maxFiles) return fileCountMessage(usage.entries + added, maxFiles, verb);
-  if (maxFiles !== null && verb === 'holds' && usage.entries > maxFiles) return fileCountMessage(usage.entries, maxFiles, verb);
-  if (maxBytes !== null && growth > 0 && usage.bytes + growth > maxBytes) return quotaMessage(usage.bytes + growth, maxBytes, verb);
-  if (maxBytes !== null && verb === 'holds' && usage.bytes > maxBytes) return quotaMessage(usage.bytes, maxBytes, verb);
+  if (maxFiles !== null && added > 0 && usage.entries + added > maxFiles) return fileCountMessage(usage.entries + added, maxFiles);
+  if (maxBytes !== null && growth > 0 && usage.bytes + growth > maxBytes) return quotaMessage(usage.bytes + growth, maxBytes);
   return null;
+}
+
+/** Why the workspace's `usage` is past a limit (it holds, or a command would have left it holding, too much), or null. */
+export function usageOverLimit(paths: WorkspacePaths, usage: Usage, verb: 'would hold' | 'holds' = 'holds'): string | null {
+  const { maxBytes, maxFiles } = paths.limits;
+  if (maxFiles !== null && usage.entries > maxFiles) return fileCountMessage(usage.entries, maxFiles, verb);
+  if (maxBytes !== null && usage.bytes > maxBytes) return quotaMessage(usage.bytes, maxBytes, verb);
+  return null;
+}
+
+/**
+ * The clock the kernel stamps files with, now: the change time of a file made to read it. It is coarse
+ * (a few milliseconds behind `Date.now()`), so an entry's birth time is compared with this, not with ours.
+ */
+export async function fileClockNow(): Promise<bigint> {
+  const marker = join(tmpdir(), `oam-clock-${randomUUID()}`);
+  const handle = await open(marker, 'wx');
+  try {
+    return (await handle.stat({ bigint: true })).ctimeNs;
+  } finally {
+    await handle.close();
+    await unlink(marker);
+  }
+}
+
+/**
+ * Takes back what was made after `since` (a file-clock reading): every file, link and directory born
+ * since, a directory only once empty (something that existed before and was moved into it stays, as
+ * does the directory). Never follows a link; nothing that existed before is removed. Returns how many
+ * entries went. It walks the whole tree, so it runs only when a command left the workspace past a limit.
+ * A file system without birth times (`statx` gives none: birthtime 0) takes nothing back.
+ */
+export async function removeBornSince(root: string, since: bigint): Promise<number> {
+  const dir = await openRoot(root);
+  try {
+    return await removeBornIn(dir, since, 0);
+  } finally {
+    await dir.close();
+  }
+}
+
+async function removeBornIn(dir: FileHandle, since: bigint, depth: number): Promise<number> {
+  let removed = 0;
+  for (const entry of await readdir(at(dir), { withFileTypes: true }).catch(() => [] as Dirent[])) {
+    const info = await lstat(at(dir, entry.name), { bigint: true }).catch(() => null);
+    if (!info) continue;
+    const born = info.birthtimeNs > since;
+    if (!info.isDirectory()) {
+      if (
+        born &&
+        (await unlink(at(dir, entry.name)).then(
+          () => true,
+          () => false,
+        ))
+      )
+        removed += 1;
+      continue;
+    }
+    // Deeper than a walk goes, a directory born since holds only what was made since (or moved from above it).
+    if (depth >= MAX_WALK_DEPTH) {
+      if (born) await removeTreeAt(dir, entry.name).then(() => (removed += 1));
+      continue;
+    }
+    const sub = await openDirAt(dir, entry.name).catch(() => null);
+    if (sub) {
+      try {
+        removed += await removeBornIn(sub, since, depth + 1);
+      } finally {
+        await sub.close();
+      }
+    }
+    if (
+      born &&
+      (await rmdir(at(dir, entry.name)).then(
+        () => true,
+        () => false,
+      ))
+    )
+      removed += 1;
+  }
+  return removed;
 }
 
 /** Refuses a write that would grow the workspace by `growth` bytes and `added` entries past a limit. */

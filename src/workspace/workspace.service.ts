@@ -6,7 +6,7 @@ import { resolveSandbox, type SandboxStatus } from './sandbox.js';
 import { SessionWorkspaces, type SessionFiles } from './session-workspaces.js';
 import { WorkspaceFiles } from './workspace-files.js';
 import { WorkspacePaths } from './workspace-paths.js';
-import { overLimit, remeasure, usageOf } from './workspace-usage.js';
+import { fileClockNow, remeasure, removeBornSince, usageOf, usageOverLimit } from './workspace-usage.js';
 
 const SWEEP_EVERY_MS = 3_600_000;
 
@@ -70,16 +70,21 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Runs a command confined to `paths` (the sandbox binds only that directory). No file it writes may
-   * exceed the room left under the quota, and a command that leaves the workspace over a limit (several
-   * files together, too many files) fails. While the workspace is over a limit a command may only make
-   * room: it runs unable to write a byte (RLIMIT_FSIZE 0), and fails unless it leaves less behind than
-   * it found (otherwise a session over its quota could never be cleaned up: there is no delete tool).
+   * exceed the room left under the quota. A command that leaves the workspace past a limit (several files
+   * together, too many files) fails, and what it made is taken back (every entry born while it ran), so
+   * the limits hold from one command to the next. While the workspace is over a limit a command may
+   * only make room: it runs unable to write a byte (RLIMIT_FSIZE 0), and whatever it creates is taken
+   * back (otherwise a session over its quota could never be cleaned up: there is no delete tool). The
+   * cost is one file-clock reading per command; the walk that takes things back runs only past a limit.
+   * `readOnly`: the workspace is bound read-only (a command that runs without a person's approval).
    */
-  async run(paths: WorkspacePaths, command: string, signal: AbortSignal): Promise<WorkspaceCommandResult> {
+  async run(paths: WorkspacePaths, command: string, signal: AbortSignal, { readOnly = false } = {}): Promise<WorkspaceCommandResult> {
     const { commandTimeoutMs, captureBytes, maxFileBytes, maxProcesses, maxMemoryBytes } = this.config.workspace;
     const before = await usageOf(paths);
-    const already = overLimit(paths, before, 0, 0, 'holds');
+    const already = usageOverLimit(paths, before);
     const room = already ? 0 : paths.maxBytes === null ? maxFileBytes : Math.max(512, paths.maxBytes - before.bytes);
+    const limited = paths.maxBytes !== null || paths.limits.maxFiles !== null;
+    const since = limited ? await fileClockNow() : null;
     const result = await runCommand(command, {
       workspaceRoot: paths.root,
       sandbox: this.sandbox,
@@ -88,12 +93,23 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
       maxFileBytes: Math.min(maxFileBytes, room),
       maxProcesses,
       maxMemoryBytes,
+      readOnlyWorkspace: readOnly,
       signal,
     });
-    const after = await remeasure(paths);
-    const stillOver = overLimit(paths, after, 0, 0, 'holds');
+    let after = await remeasure(paths);
+    const left = usageOverLimit(paths, after, 'would hold');
+    const removed = left && since !== null ? await removeBornSince(paths.root, since) : 0;
+    if (removed > 0) after = await remeasure(paths);
+    const stillOver = usageOverLimit(paths, after);
     const cleaned = already !== null && after.bytes < before.bytes && after.entries <= before.entries;
-    const problem = !stillOver ? null : already && !cleaned ? `${stillOver}; while it is over, a command may only delete files` : cleaned ? null : stillOver;
+    const takenBack = removed > 0 ? `; the ${removed} files and directories this command created were removed` : '';
+    const problem = already
+      ? cleaned || !stillOver
+        ? null
+        : `${stillOver}; while it is over, a command may only delete files${takenBack}`
+      : left
+        ? `${stillOver ?? left}${takenBack}`
+        : null;
     const overQuota = paths.maxBytes !== null && after.bytes > paths.maxBytes ? after.bytes : null;
     // The model reads stderr: say which limit it ran into, so it does not retry the same thing blindly.
     const memoryNote =

@@ -125,7 +125,7 @@ class Harness {
 
 describe('approvals, mode commands: end and resume through the conversation, answer in place', () => {
   const h = new Harness({
-    agent: { approvals: { mode: 'commands', allow: ['echo allowed*'], wait_ms: 60_000 } },
+    agent: { approvals: { mode: 'commands', allow: ['echo allowed*', 'git diff*'], wait_ms: 60_000 } },
     auth: { admin_token: ADMIN_TOKEN },
     workspace: { isolation: 'shared' },
   });
@@ -222,6 +222,16 @@ describe('approvals, mode commands: end and resume through the conversation, ans
       ['assistant', 'hello'],
       ['user', '承認'],
     ]);
+  });
+
+  it('runs an allowlisted command without asking, with the workspace read-only: `git diff --output=FILE` writes nothing (issue 37)', async () => {
+    const command = 'git diff --no-index --output=diff-out.txt /usr/bin/true /usr/bin/false';
+    h.ollama.enqueue(call('run_command', { command }), { content: 'tried', promptEvalCount: 10, evalCount: 2 });
+    const accepted = await h.submit('diff two programs');
+    expect(fieldsOf(await h.finished(accepted.task_id))).toMatchObject({ status: 'completed', result: 'tried' });
+    expect(await h.approvalsOf(accepted.task_id)).toEqual([]);
+    expect(existsSync(h.file('diff-out.txt'))).toBe(false);
+    expect(h.ollama.workChats.at(-1)!.body.messages.at(-1)).toMatchObject({ tool_name: 'run_command', content: expect.stringMatching(/Read-only file system/) });
   });
 
   it('runs allowlisted simple commands without asking, and asks for the same words chained to another command', async () => {

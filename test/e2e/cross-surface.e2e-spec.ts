@@ -77,10 +77,16 @@ describe('MCP, Chat API and A2A on one queue, one session model, one identity', 
     expect(cancel.status).toBe(404);
     await expect(a2a.getTask({ tenant: '', id: task.id, historyLength: undefined }, { serviceParameters: as('bob') })).rejects.toThrow(/not found/i);
     await expect(a2a.cancelTask({ tenant: '', id: task.id, metadata: {} }, { serviceParameters: as('bob') })).rejects.toThrow(/not found/i);
-    await expect(a2a.sendMessage(a2aSendText('hijack', sessionId), { serviceParameters: as('bob') })).rejects.toThrow(/does not exist/);
-    const bobs = await a2a.listTasks(a2aList(), { serviceParameters: as('bob') });
-    expect(bobs.tasks).toEqual([]);
-    expect(Number((await probe<{ n: number | string }>(db, "SELECT COUNT(*) AS n FROM tasks WHERE owner = 'bob'"))[0].n)).toBe(0);
+    expect((await a2a.listTasks(a2aList(), { serviceParameters: as('bob') })).tasks).toEqual([]);
+    // Issue 43: Alice's session id as Bob's A2A contextId is only a name, Bob's own: a new conversation
+    // of his, with none of her turns, and her conversation is unchanged.
+    ollama.enqueue({ content: 'answer to bob' });
+    const bobs = (await a2a.sendMessage(a2aSendText('hijack', sessionId), { serviceParameters: as('bob') })) as Task;
+    expect(bobs).toMatchObject({ contextId: sessionId, status: { state: TaskState.TASK_STATE_COMPLETED } });
+    expect(bobs.metadata?.session_id).not.toBe(sessionId);
+    expect(userMessages()).toEqual(['hijack']);
+    expect((await a2a.listTasks(a2aList(sessionId, 10), { serviceParameters: as('alice') })).tasks).toHaveLength(3);
+    expect(await probe(db, "SELECT session_id FROM tasks WHERE owner = 'bob'")).toEqual([{ session_id: bobs.metadata?.session_id }]);
   });
 
   it('refuses Chat API and A2A calls without an identity from the proxy, as /mcp does', async () => {

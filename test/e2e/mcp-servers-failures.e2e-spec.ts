@@ -44,7 +44,7 @@ describe('failures: a server killed mid-Task, a hung call cancelled, a call past
     // The model is told it is there and why it cannot be used, after the fixed prompt (whose bytes stay the prefix).
     const system = h.ollama.workChats.at(-2)!.body.messages[0].content;
     expect(system).toMatch(/^You are a careful software agent/);
-    expect(system).toMatch(/\nThe MCP server "hung" is unavailable: (cannot connect: [^\n]*|still connecting)\. Its tools are not offered in this task\.(\n|$)/);
+    expect(system).toMatch(/\nThe MCP server "hung" is unavailable: it (did not answer in time|is still connecting)\. Its tools are not offered in this task\.(\n|$)/);
     expect(h.toolResults()[0].content).toBe('Echo: despite hung');
     expect(toolNames(h.ollama.workChats.at(-2)!).filter((name) => name.startsWith('hung__'))).toEqual([]);
   });

@@ -81,30 +81,33 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
   });
 
-  it('finding 5: a command that leaves the workspace over its quota or file limit fails, and while it is over a command may only delete', async () => {
+  it('finding 5 (bound since issue 37): what a command makes past the quota or file limit is taken back, so the next command finds room', async () => {
     const third = Math.floor(QUOTA / 3) + 1024;
     ollama.enqueue(
       // Each file fits in the room left (RLIMIT_FSIZE), the three together do not.
       call('run_command', { command: `for f in a b c; do head -c ${third} /dev/zero > $f.bin; done` }),
       call('run_command', { command: 'head -c 100 /dev/zero > more.bin; echo exit=$?' }),
-      call('run_command', { command: 'rm -f a.bin b.bin c.bin more.bin' }),
+      call('run_command', { command: 'rm -f more.bin' }),
       call('run_command', { command: `mkdir many && cd many && touch $(seq 1 ${MAX_FILES + 10})` }),
-      call('run_command', { command: 'touch one-more' }),
-      call('run_command', { command: 'rm -rf many one-more' }),
+      call('run_command', { command: 'touch one-more && ls one-more' }),
+      call('run_command', { command: 'rm -rf one-more' }),
       call('write_file', { path: 'fine.txt', content: 'room again' }),
       { content: 'limits seen' },
     );
     const { final } = await run(bob, 'fill the workspace');
     expect(final).toMatchObject({ status: 'completed', result: 'limits seen' });
     const results = toolResults();
-    expect(results[0]).toMatch(/^Error: after this command the session workspace holds \d+ bytes, more than its quota of 65536 bytes/);
-    expect(results[1]).toMatch(/^Error: after this command the session workspace holds \d+ bytes, more than its quota .*; while it is over, a command may only delete files/);
-    expect(results[1]).toMatch(/exit=153/);
+    expect(results[0]).toMatch(
+      /^Error: after this command the session workspace would hold \d+ bytes, more than its quota of 65536 bytes.*; the 3 files and directories this command created were removed/,
+    );
+    expect(results[1]).toBe('exit code 0\nexit=0');
     expect(results[2]).toBe('exit code 0');
     expect(results[3]).toMatch(
-      new RegExp(`^Error: after this command the session workspace holds \\d+ files and directories, more than its limit of ${MAX_FILES} \\(workspace.max_session_files\\)`),
+      new RegExp(
+        `^Error: after this command the session workspace would hold \\d+ files and directories, more than its limit of ${MAX_FILES} \\(workspace.max_session_files\\).*; the ${MAX_FILES + 11} files and directories this command created were removed`,
+      ),
     );
-    expect(results[4]).toMatch(/while it is over, a command may only delete files/);
+    expect(results[4]).toBe('exit code 0\none-more');
     expect(results[5]).toBe('exit code 0');
     expect(results[6]).toBe('Created fine.txt (10 bytes)');
   });

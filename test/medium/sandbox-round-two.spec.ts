@@ -73,4 +73,17 @@ describe('the sandbox, round two (issue 20)', () => {
     const modest = await run(root, 'python3 -c "print(len(bytearray(64*1024**2)))"; head -c 10000000 /dev/zero > /tmp/fill; echo tmp=$?');
     expect(modest.stdout).toBe(`${64 * MiB}\ntmp=0\n`);
   });
+
+  it('issue 37: a command run with the workspace read-only reads it and changes nothing, git diff --output included', async () => {
+    const root = workspace();
+    writeFileSync(join(root, 'a.txt'), 'one\n');
+    const result = await run(root, 'cat a.txt; git diff --no-index --output=out.txt /usr/bin/true /usr/bin/false; echo x > b.txt; rm a.txt; echo tmp > /tmp/t && cat /tmp/t', {
+      readOnlyWorkspace: true,
+    });
+    expect(result.stdout).toBe('one\ntmp\n');
+    expect(result.stderr).toMatch(/Read-only file system/);
+    expect(existsSync(join(root, 'out.txt'))).toBe(false);
+    expect(existsSync(join(root, 'b.txt'))).toBe(false);
+    expect(existsSync(join(root, 'a.txt'))).toBe(true);
+  });
 });

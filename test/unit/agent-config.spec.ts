@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
+import { z } from 'zod';
+import { camelize, type ConfigError, validateConfig } from '../../src/config/agent-config.js';
 import { loadConfig } from '../../src/config/config.loader.js';
 import { ContextBudget } from '../../src/agent/context-budget.js';
 import { outputBound } from '../../src/ollama/ollama.gateway.js';
@@ -159,5 +160,30 @@ describe('configuration', () => {
     for (const example of ['config/sso-proxy-headers.example.yaml', 'config/pomerium-jwt.example.yaml', 'config/postgres.example.yaml', 'config/oauth-keycloak.example.yaml']) {
       expect(() => loadConfig({ AGENT_CONFIG: example })).not.toThrow();
     }
+  });
+
+  it("camel-cases the schema's own keys and keeps every map's keys as written, whatever the map is called", () => {
+    const schema = z.preprocess(
+      (value) => value ?? {},
+      z.strictObject({
+        max_items: z.number().default(1),
+        labels_by_name: z.record(z.string(), z.strictObject({ shown_as: z.string() })),
+        rows: z.array(z.strictObject({ row_id: z.number() })).optional(),
+      }),
+    );
+    const value = schema.parse({ max_items: 1, labels_by_name: { snake_name: { shown_as: 'x' } }, rows: [{ row_id: 2 }] });
+    expect(camelize(schema, value)).toEqual({ maxItems: 1, labelsByName: { snake_name: { shownAs: 'x' } }, rows: [{ rowId: 2 }] });
+  });
+
+  it('hands out a frozen configuration: nothing changes it after the loader resolved its paths', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oam-frozen-'));
+    const file = join(dir, 'agent.yaml');
+    writeFileSync(file, 'ollama:\n  headers:\n    X_Api_Key: k\n');
+    const config = loadConfig({ AGENT_CONFIG: file }, '/');
+    expect(config.ollama.headers).toEqual({ X_Api_Key: 'k' });
+    expect(Object.isFrozen(config.ollama.headers)).toBe(true);
+    expect(() => {
+      (config.server as { port: number }).port = 1;
+    }).toThrow(TypeError);
   });
 });

@@ -31,4 +31,19 @@ describe('identity headers are explicit in auth config', () => {
     });
     expect(await identity.forHttp(fromProxy({ 'x-forwarded-user': 'bob', 'x-forwarded-email': 'bob' }))).toMatchObject({ caller: { user: 'bob', email: null } });
   });
+
+  it('refuses a user or group header with a tab, DEL or a bidirectional override, the rules OAuth claims follow too (issue 37, S3)', async () => {
+    const identity = service();
+    // Node hands header values over as Latin-1: U+202E arrives as its UTF-8 bytes.
+    const rlo = Buffer.from('eve\u202e', 'utf8').toString('latin1');
+    const cases: Record<string, string>[] = [
+      { 'x-forwarded-user': 'eve\tadmin' },
+      { 'x-forwarded-user': 'eve\u007f' },
+      { 'x-forwarded-user': rlo },
+      { 'x-forwarded-user': 'eve', 'x-forwarded-groups': `dev,${rlo}` },
+    ];
+    for (const headers of cases) {
+      expect(await identity.forHttp(fromProxy(headers))).toMatchObject({ refusal: { reason: expect.stringMatching(/contains a control or bidirectional character/) } });
+    }
+  });
 });

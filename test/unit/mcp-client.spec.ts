@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { ToolCallContext, ToolSource } from '../../src/agent/core/tool-source.js';
 import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
 import { loadConfig } from '../../src/config/config.loader.js';
-import { renderHeaders, serverEnvironment } from '../../src/mcp-client/connection-pool.js';
+import { serverEnvironment } from '../../src/mcp-client/connection-pool.js';
 import { effectOf, MAX_DESCRIPTION_CHARS, modelToolName, ollamaTool, toolAllowed } from '../../src/mcp-client/offered-tools.js';
 import { ToolCatalog } from '../../src/mcp-client/tool-catalog.js';
 import { toModelResult } from '../../src/mcp-client/tool-results.js';
@@ -173,14 +173,6 @@ describe('what a stdio server gets and what an HTTP server is told', () => {
     // The SDK's inherited variables are present but undefined, which spawn leaves out.
     expect(Object.keys(env)).toEqual(expect.arrayContaining(['HOME', 'USER', 'SHELL']));
     expect(serverEnvironment({ PATH: '/opt/bin' }).PATH).toBe('/opt/bin');
-  });
-
-  it('fills the caller into header templates, without control characters', () => {
-    const headers = renderHeaders(
-      { 'X-User': '{user}', 'X-Groups': 'g={groups}', 'X-Mail': '{email}', Authorization: 'Bearer static' },
-      { user: 'ann\r\nX-Evil: 1', email: null, groups: ['a', 'b'] },
-    );
-    expect(headers).toEqual({ 'X-User': 'annX-Evil: 1', 'X-Groups': 'g=a,b', 'X-Mail': '', Authorization: 'Bearer static' });
   });
 });
 

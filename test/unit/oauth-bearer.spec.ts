@@ -174,6 +174,19 @@ describe('OAuth bearer admission (token checks, challenges, scopes per surface)'
     expect(await identify(bearer(machine))).toHaveProperty('caller.user', 'client:ci-bot');
   });
 
+  it.each([
+    ['a user claim with CR LF, ESC and U+202E', { preferred_username: 'eve\r\nX-Injected: 1\u001b[2K\u202e' }, /preferred_username claim .*control or bidirectional/],
+    ['a user claim with a tab', { preferred_username: 'eve\tadmin' }, /preferred_username claim .*control or bidirectional/],
+    ['a user claim with DEL', { preferred_username: 'eve\u007f' }, /preferred_username claim .*control or bidirectional/],
+    ['a group with U+2066', { preferred_username: 'eve', groups: ['dev', 'ops\u2066'] }, /groups claim .*control or bidirectional/],
+    ['an email with NUL', { preferred_username: 'eve', email: 'eve\u0000@example.com' }, /email claim .*control or bidirectional/],
+  ])('refuses %s 401 invalid_token, as the identity headers refuse it (issue 37, S3)', async (_, claims, reason) => {
+    const strict = admissionWith({ user_claim: 'preferred_username' });
+    const refusal = await refusalOf(bearer(await token(claims)), 'mcp-http', undefined, strict);
+    expect(refusal).toMatchObject({ status: 401, action: 'auth.fail', reason: expect.stringMatching(reason) });
+    expect(refusal.headers!['WWW-Authenticate']).toContain('error="invalid_token"');
+  });
+
   it('lets the admin scope or an admin group reach the admin surface, and refuses anyone else 403 with scope="admin"', async () => {
     expect(await identify(bearer(await token({ scope: 'admin' })), 'http')).toMatchObject({ caller: { admin: true } });
     expect(await identify(bearer(await token({ scope: '', groups: ['agent-admins'] })), 'http')).toMatchObject({ caller: { admin: true } });

@@ -15,12 +15,22 @@ describe('push URL guard (SSRF)', () => {
     'fd00::1',
     '::ffff:127.0.0.1',
     '::ffff:169.254.169.254',
+    // IPv4-mapped in hex and in full (issue 37): judged as the IPv4 address they carry.
+    '::ffff:7f00:1',
+    '0:0:0:0:0:ffff:a9fe:a9fe',
+    // The other IPv6 forms that reach IPv4 (issue 37, also seen): blocked whatever they embed.
+    '::127.0.0.1',
+    '::8.8.8.8',
+    '::ffff:0:808:808',
+    '64:ff9b::808:808',
+    '64:ff9b:1::808:808',
+    '2002:808:808::1',
     'not-an-ip',
   ])('blocks %s', (address) => {
     expect(isBlockedAddress(address)).toBe(true);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8'])('lets %s through', (address) => {
+  it.each(['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808'])('lets %s through', (address) => {
     expect(isBlockedAddress(address)).toBe(false);
   });
 
@@ -40,6 +50,8 @@ describe('push URL guard (SSRF)', () => {
   it('refuses a blocked IP literal unless a matching prefix names that address', () => {
     expect(checkPushUrl('http://169.254.169.254/latest', ['http://'])).toEqual({ problem: expect.stringMatching(/169\.254\.169\.254/) });
     expect(checkPushUrl('http://[::1]:8080/x', ['http://'])).toEqual({ problem: expect.stringMatching(/::1/) });
+    expect(checkPushUrl('http://[64:ff9b::7f00:1]:8080/x', ['http://'])).toEqual({ problem: expect.stringMatching(/64:ff9b::7f00:1/) });
+    expect(checkPushUrl('http://[::ffff:127.0.0.1]:8080/x', ['http://'])).toEqual({ problem: expect.stringMatching(/::ffff:7f00:1/) });
     expect(checkPushUrl('http://127.0.0.1:8080/x', ['http://127.0.0.1:8080/'])).toMatchObject({ target: { listedAddresses: ['127.0.0.1'] } });
     // Listing one loopback port does not open another address.
     expect(checkPushUrl('http://127.0.0.2:8080/x', ['http://127.0.0.1:8080/', 'http://'])).toEqual({ problem: expect.stringMatching(/127\.0\.0\.2/) });

@@ -155,13 +155,22 @@ describe('the read model of a Task', () => {
         deliverables: [],
       }),
     );
-    const a2a = a2aTaskOf(withFiles(task, ['notes/out.txt']));
+    const a2a = a2aTaskOf({ ...withFiles(task, ['notes/out.txt']), contextId: 'my-conversation' });
+    expect(a2a.contextId).toBe('my-conversation');
     expect(a2a.artifacts.map((artifact) => artifact.parts.map((part) => part.content))).toEqual([[{ $case: 'text', value: 'Done.' }], [{ $case: 'url', value: uri }]]);
-    expect(a2a.metadata).toEqual({ status: 'completed', completed_tasks: 2, total_tasks: 3, current_task: 'summary', token_usage: { input: 1536, output: 284, total: 1820 }, agent_trace_id: TRACE });
+    expect(a2a.metadata).toEqual({
+      session_id: SESSION,
+      status: 'completed',
+      completed_tasks: 2,
+      total_tasks: 3,
+      current_task: 'summary',
+      token_usage: { input: 1536, output: 284, total: 1820 },
+      agent_trace_id: TRACE,
+    });
     // A Task without a trace (telemetry off, no traceparent) shows none.
-    expect(a2aTaskOf(withFiles(row({ traceId: null, spanId: null }), [])).metadata).not.toHaveProperty('agent_trace_id');
+    expect(a2aTaskOf({ ...withFiles(row({ traceId: null, spanId: null }), []), contextId: SESSION }).metadata).not.toHaveProperty('agent_trace_id');
     expect(completionOf(withFiles(row({ traceId: null, spanId: null }), []), 'agent')).not.toHaveProperty('agent_trace_id');
-    const failed = a2aTaskOf(withFiles(row({ status: 'failed', result: 'boom' }), ['notes/out.txt']));
+    const failed = a2aTaskOf({ ...withFiles(row({ status: 'failed', result: 'boom' }), ['notes/out.txt']), contextId: SESSION });
     expect([failed.artifacts, failed.status?.message?.parts[0].content]).toEqual([[], { $case: 'text', value: 'boom' }]);
     expect(subtaskStep(taskReadModel(task))).toEqual({
       type: 'subtask',

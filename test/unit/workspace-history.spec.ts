@@ -216,6 +216,26 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     expect(await readFile(join(ws, 'sub', 'x.txt'), 'utf8')).toBe('x\n');
     expect(await stat(join(outside, 'x.txt')).catch(() => null)).toBeNull();
   });
+
+  it('quotes a path with a control character, a quote or a backslash C-style in the diff, as git does, so a name cannot forge lines (issue 37, S5)', async () => {
+    const forged = 'y\n+++ b\u2044INJECTED\n@@ -0,0 +1 @@\n+forged';
+    const before = await take('before');
+    await writeFile(join(ws, forged), 'real\n');
+    await writeFile(join(ws, 'say "hi"\\.txt'), 'quoted\n');
+    await writeFile(join(ws, 'plain ⁄ name.txt'), 'plain\n');
+    const after = await take('after');
+    const { text } = await diffOf(before.commit, after.commit);
+    const lines = text.split('\n');
+    // One header of each kind per file: a name cannot add a file header or a hunk of its own.
+    expect(lines.filter((line) => line.startsWith('+++ '))).toHaveLength(3);
+    expect(lines.filter((line) => line.startsWith('@@ '))).toHaveLength(3);
+    expect(lines).not.toContain('+++ b\u2044INJECTED');
+    expect(lines).not.toContain('+forged');
+    expect(text).toContain('diff --git "a/y\\n+++ b\u2044INJECTED\\n@@ -0,0 +1 @@\\n+forged" "b/y\\n+++ b\u2044INJECTED\\n@@ -0,0 +1 @@\\n+forged"');
+    expect(text).toContain('+++ "b/y\\n+++ b\u2044INJECTED\\n@@ -0,0 +1 @@\\n+forged"');
+    expect(text).toContain('diff --git "a/say \\"hi\\"\\\\.txt" "b/say \\"hi\\"\\\\.txt"');
+    expect(text).toContain('diff --git a/plain ⁄ name.txt b/plain ⁄ name.txt');
+  });
 });
 
 describe('workspace history: requests, URIs and paths', () => {

@@ -71,6 +71,12 @@ export interface ToolCallContext {
    * elicitation); present only when someone can answer in place (a Tasks-extension client).
    */
   askPerson?: (form: PersonForm, signal: AbortSignal) => Promise<FormAnswer>;
+  /**
+   * Extension: the call runs without a person's approval under an approval mode that asks for commands
+   * (an allowlisted command). It may read, never change: a pattern cannot tell `git diff` from
+   * `git diff --output=FILE`, so the workspace is read-only for it.
+   */
+  unapproved?: boolean;
 }
 
 /** A form another server asks the person to fill during one of its tool calls. */

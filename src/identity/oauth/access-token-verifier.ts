@@ -3,7 +3,7 @@ import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyG
 import * as oauth from 'oauth4webapi';
 import { emailOf } from '../caller.js';
 import { SYSTEM_CLOCK, type Clock } from '../../common/clock.js';
-import { MAX_IDENTITY_HEADER_BYTES } from '../identity-headers.js';
+import { identityClaimsProblem, MAX_IDENTITY_HEADER_BYTES } from '../identity-headers.js';
 import { insecureAllowed, type IssuerMetadata, type OAuthSettings } from './issuer-metadata.js';
 
 /** Who a verified token names: what becomes the Caller, and what the audit log may keep of the token. */
@@ -144,6 +144,12 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
     else throw invalid(`the token has no ${userClaim} claim`);
     // As long as a proxy header may be: the user names Tasks, sessions and audit events.
     if (Buffer.byteLength(user) > MAX_IDENTITY_HEADER_BYTES) throw invalid(`the ${userClaim} claim is longer than ${MAX_IDENTITY_HEADER_BYTES} bytes`);
+    const problem = identityClaimsProblem([
+      { name: userClaim, value: user },
+      { name: groupsClaim, value: claims[groupsClaim] },
+      { name: emailClaim, value: claims[emailClaim] },
+    ]);
+    if (problem) throw invalid(problem);
     const claim = claims[groupsClaim];
     const groups = Array.isArray(claim) ? claim.filter((group): group is string => typeof group === 'string') : [];
     return { user, groups, email: emailOf(claims[emailClaim]), jti: typeof claims.jti === 'string' ? claims.jti.slice(0, 200) : null };

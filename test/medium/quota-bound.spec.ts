@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validateConfig } from '../../src/config/agent-config.js';
+import { WorkspaceFiles } from '../../src/workspace/workspace-files.js';
+import type { WorkspacePaths } from '../../src/workspace/workspace-paths.js';
+import { WorkspaceService } from '../../src/workspace/workspace.service.js';
+
+/**
+ * Issue 37: the session quota is a bound, not a report. Each command runs in the bubblewrap sandbox
+ * against a real session workspace; what a command creates past a limit is taken back when it ends, so
+ * the next command finds the workspace within its limits, and an over-limit workspace never grows.
+ */
+const MiB = 1024 * 1024;
+const base = mkdtempSync(join(tmpdir(), 'oam-quota-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+let service: WorkspaceService;
+beforeAll(async () => {
+  const config = validateConfig({ workspace: { root: base, sandbox: 'bubblewrap', max_session_bytes: MiB, max_session_files: 100 } });
+  service = new WorkspaceService(config, new WorkspaceFiles());
+  await service.onModuleInit();
+});
+
+const session = () => service.forTask(randomUUID());
+const run = (paths: WorkspacePaths, command: string) => service.run(paths, command, new AbortController().signal);
+
+describe('workspace.max_session_bytes holds while commands run', () => {
+  it('takes back the files of a command that wrote past the quota: the next command cannot add one', async () => {
+    const paths = await session();
+    writeFileSync(join(paths.root, 'kept.txt'), 'written before');
+    // Two files of 800 KB: each fits in the room left (RLIMIT_FSIZE), the two together do not.
+    const over = await run(paths, 'head -c 800000 /dev/zero > a.bin; head -c 800000 /dev/zero > b.bin; echo wrote');
+    expect(over.stdout).toBe('wrote\n');
+    expect(over.overLimit).toMatch(/would hold 1600\d+ bytes, more than its quota of 1048576 bytes .*; the 2 files and directories this command created were removed/);
+    expect(readdirSync(paths.root).sort()).toEqual(['kept.txt']);
+    const next = await run(paths, 'echo small > one-more.txt; echo done');
+    expect(next.overLimit).toBeNull();
+    expect(readdirSync(paths.root).sort()).toEqual(['kept.txt', 'one-more.txt']);
+  });
+
+  it('lets a command delete while the workspace is over its quota, never grow', async () => {
+    const paths = await session();
+    // Over the quota before any command of this Task (files the service wrote, or a lower quota now).
+    writeFileSync(join(paths.root, 'big.bin'), Buffer.alloc(MiB + 10));
+    const grow = await run(paths, 'touch empty; mkdir dir; ln -s big.bin link; echo tried');
+    expect(grow.overLimit).toMatch(/while it is over, a command may only delete files/);
+    expect(readdirSync(paths.root)).toEqual(['big.bin']);
+    const clean = await run(paths, 'rm big.bin');
+    expect(clean.overLimit).toBeNull();
+    expect(existsSync(join(paths.root, 'big.bin'))).toBe(false);
+  });
+});
+
+describe('workspace.max_session_files holds while commands run', () => {
+  it('takes back the 400 files of one command, so the next cannot add a 401st', async () => {
+    const paths = await session();
+    const many = await run(paths, 'mkdir many && cd many && touch $(seq 1 400) && echo made');
+    expect(many.stdout).toBe('made\n');
+    expect(many.overLimit).toMatch(/more than its limit of 100 \(workspace.max_session_files\); .*the 401 files and directories this command created were removed/);
+    expect(readdirSync(paths.root)).toEqual([]);
+    const next = await run(paths, 'touch one && echo ok');
+    expect(next.overLimit).toBeNull();
+    expect(readdirSync(paths.root)).toEqual(['one']);
+  });
+
+  it('keeps what existed before: a file moved into a directory the command made stays', async () => {
+    const paths = await session();
+    writeFileSync(join(paths.root, 'precious.txt'), 'keep me');
+    const moved = await run(paths, 'mkdir d && mv precious.txt d/ && mkdir e && cd e && touch $(seq 1 200)');
+    expect(moved.overLimit).not.toBeNull();
+    expect(readdirSync(paths.root)).toEqual(['d']);
+    expect(readdirSync(join(paths.root, 'd'))).toEqual(['precious.txt']);
+  });
+});

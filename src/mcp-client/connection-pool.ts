@@ -177,7 +177,10 @@ export class ConnectionPool {
       transport: (): Transport =>
         config.url !== undefined
           ? // Only the configured headers go out: never the caller's own credentials (MCP forbids token passthrough).
-            new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: 'headers' in rendered ? rendered.headers : {} }, fetch: tracedFetch(this.traceContext) })
+            new StreamableHTTPClientTransport(new URL(config.url), {
+              requestInit: { headers: 'headers' in rendered ? rendered.headers : {} },
+              fetch: tracedFetch(this.traceContext),
+            })
           : new StdioClientTransport({ ...stdio, env: serverEnvironment(sandboxRoot !== undefined ? {} : config.env), cwd: config.cwd || undefined, stderr: 'pipe' }),
       stderr: (transport) => (transport instanceof StdioClientTransport ? (transport.stderr as NodeJS.ReadableStream | null) : null),
     });

@@ -42,7 +42,7 @@ describe('traces over OTLP/HTTP', () => {
         auth: { admin_token: ADMIN_TOKEN },
         telemetry: { otlp_endpoint: receiver.url },
         // Commands wait for a person, and the Task ends with the question at once: the next request answers it.
-        agent: { approvals: { mode: 'commands', wait_ms: 0 }, mcp_servers: { down: { url: downstream.url } } },
+        agent: { approvals: { mode: 'commands', wait_ms: 0 }, mcp_servers: { down: { url: downstream.url, approval: 'never' } } },
       };
     },
   });

@@ -105,7 +105,12 @@ export class TaskExecution {
     await this.usage.recordTask(task.id, task.startedAt);
     // A Task that answered another's pause continues that run: its span links to the paused Task's.
     const resumed = this.telemetry.tracing ? await this.tasks.resumedBy(task.id) : null;
-    this.telemetry.ended(tracedTask(task), status, { result, inputTokens: fields.inputTokens ?? 0, outputTokens: fields.outputTokens ?? 0, resumes: resumed && tracedTask(resumed) });
+    this.telemetry.ended(tracedTask(task), status, {
+      result,
+      inputTokens: fields.inputTokens ?? 0,
+      outputTokens: fields.outputTokens ?? 0,
+      resumes: resumed && tracedTask(resumed),
+    });
     await this.journal.ended(task, status, result, fields);
     if (status === 'completed' || status === 'failed' || status === 'cancelled') await this.runEvents.publish({ type: 'ended', taskId: task.id, status, result });
   }

@@ -104,7 +104,18 @@ describe('TaskExecution', () => {
     const leases = { keep: jest.fn(() => ({ stop: () => undefined })) } as unknown as LeaseKeeper;
     const events = audit();
     const history = { begin: jest.fn(async () => null), isUndo: () => false } as unknown as HistoryService;
-    execution = new TaskExecution(tasks, conversation, agent, leases, new TaskStatusJournal(events as unknown as AuditService), new RunnerIdentity(), new RunEventHub(), history, telemetry, usage);
+    execution = new TaskExecution(
+      tasks,
+      conversation,
+      agent,
+      leases,
+      new TaskStatusJournal(events as unknown as AuditService),
+      new RunnerIdentity(),
+      new RunEventHub(),
+      history,
+      telemetry,
+      usage,
+    );
     await execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
     expect(finish).toHaveBeenCalledWith(expect.objectContaining({ taskId: 't1', attempt: 1 }), 'cancelled', 'Cancelled on request.', {});
     expect(events.record.mock.calls.map(([event]) => (event.detail as { status: string }).status)).toEqual(['planning', 'cancelled']);

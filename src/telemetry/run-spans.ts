@@ -8,6 +8,9 @@ import type { TracedTask } from './traced-task.js';
 import { callerRef, type SpanRef } from './trace-context.js';
 import type { TracingSdk } from './tracing-sdk.js';
 
+/** What a tool's name looks like (MCP's tool names, prefixed with their server's for other servers). */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
 /** How much of a tool's arguments or a model's answer a span keeps with `telemetry.capture_content`. */
 const CONTENT_CHARS = 4000;
 
@@ -160,8 +163,9 @@ export class RunSpans implements OnModuleInit, OnModuleDestroy {
       return;
     }
     if (step.kind === 'plan') return;
-    // A command step's name is its command line: content, like the arguments.
-    const tool = step.kind === 'command' ? 'run_command' : step.name;
+    // A command step's name is its command line: content, like the arguments. A name the model made up that is
+    // no tool's name could be anything it wrote: it shows as `unknown`.
+    const tool = step.kind === 'command' ? 'run_command' : TOOL_NAME.test(step.name) ? step.name : 'unknown';
     const attributes: Attributes = {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': tool,

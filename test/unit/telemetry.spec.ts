@@ -149,6 +149,7 @@ describe('the spans of a run', () => {
     spans.started(task);
     await hub.publish(step('model_call', 'chat', { model: 'qwen3', doneReason: 'stop', firstTokenMs: 120, content: 'SECRET ANSWER' }, { inputTokens: 11, outputTokens: 7 }));
     await hub.publish(step('command', 'cat /etc/SECRET', { exitCode: 0 }));
+    await hub.publish(step('tool_call', 'SECRET tool name the model made up', { error: 'unknown tool' }, { outcome: 'error' }));
     await hub.publish({ type: 'paused', taskId: 't1', kind: 'approval', id: 'a1' });
     await hub.publish({ type: 'status', taskId: 't1', status: 'running', currentTask: 'x' });
     spans.ended(task, 'completed', { result: 'SECRET RESULT', inputTokens: 11, outputTokens: 7 });
@@ -158,6 +159,7 @@ describe('the spans of a run', () => {
       ['queue wait', taskRef],
       ['chat qwen3', taskRef],
       ['execute_tool run_command', taskRef],
+      ['execute_tool unknown', taskRef],
       ['invoke_agent ollama-agent-mcp', { traceId: TRACE, spanId: SPAN, sampled: true, traceState: null }],
     ]);
     expect(sdk.records[1].attributes).toMatchObject({
@@ -168,7 +170,8 @@ describe('the spans of a run', () => {
       'gen_ai.response.time_to_first_chunk': 0.12,
     });
     expect(sdk.records[1].endMs - sdk.records[1].startMs).toBe(40);
-    expect(sdk.records[3].ids).toEqual({ traceId: TRACE, spanId: 'aaaaaaaaaaaaaaaa' });
+    expect(sdk.records[3].error).toBe('error');
+    expect(sdk.records[4].ids).toEqual({ traceId: TRACE, spanId: 'aaaaaaaaaaaaaaaa' });
     expect(sdk.opened).toEqual([{ name: 'wait approval', ended: true }]);
     expect(JSON.stringify(sdk.records)).not.toMatch(/SECRET/);
   });

@@ -79,7 +79,10 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   }
 
   override getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.audited(context, 'a2a GetTask', params.id, () => (checkHistoryLength(params.historyLength), super.getTask(params, context)));
+    return this.audited(context, 'a2a GetTask', params.id, () => {
+      checkHistoryLength(params.historyLength);
+      return super.getTask(params, context);
+    });
   }
 
   override listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {

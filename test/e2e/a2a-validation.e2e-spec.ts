@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { count, probe, type DatabaseTarget } from '../support/database-probe.js';
 import { useStack } from '../support/e2e-stack.js';
 
-const V1 = { 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
+const V1: Record<string, string> = { 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
 const as = (user: string) => ({ 'X-Forwarded-User': user });
 const message = (fields: Record<string, unknown> = {}) => ({ messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello' }], ...fields });
 

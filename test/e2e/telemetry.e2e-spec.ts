@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import OpenAI from 'openai';
+import { openBrowser } from '../support/browser.js';
 import { randomBytes } from 'node:crypto';
 import { a2aSend, a2aText } from '../support/a2a-clients.js';
 import { useStack } from '../support/e2e-stack.js';
@@ -109,8 +110,16 @@ describe('traces over OTLP/HTTP', () => {
     expect(exported).not.toContain(ANSWER);
     expect(exported).not.toContain('traced ok');
 
-    // The owner sees the trace id in the admin API; agent_status's text stays as specified.
+    // The owner sees the trace id in the admin API and on the console's Task page (Chromium); agent_status's text stays as specified.
     expect((await admin(`/admin/tasks/${accepted.task_id}`)).trace_id).toBe(caller.traceId);
+    const browser = stack.closeOnStop(await openBrowser());
+    const page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${stack.base}/admin#token=${ADMIN_TOKEN}`);
+    await page.waitForSelector('#tasks');
+    await page.goto(`${stack.base}/admin#/tasks/${accepted.task_id}`);
+    await page.waitForSelector('#task-trace');
+    expect(await page.textContent('#task-trace')).toBe(caller.traceId);
     expect(textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: accepted.task_id } }))).not.toContain(caller.traceId);
   });
 

@@ -90,6 +90,8 @@ export class TaskExecution {
     } finally {
       renewal.stop();
       this.current = null;
+      // A run that lost its lease never ends here: telemetry forgets it all the same.
+      this.telemetry.forget(task.id);
     }
   }
 

@@ -36,6 +36,10 @@ export class RunMetrics implements OnModuleInit, OnModuleDestroy {
     this.metrics.queueWait.observe(Math.max(0, Date.now() - Date.parse(task.createdAt)) / 1000);
   }
 
+  forget(taskId: string): void {
+    this.tiers.delete(taskId);
+  }
+
   ended(task: TracedTask, status: string): void {
     this.tiers.delete(task.id);
     this.metrics.tasksEnded.inc({ surface: task.surface && SURFACES.has(task.surface) ? task.surface : 'unknown', status });

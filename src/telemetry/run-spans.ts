@@ -89,6 +89,12 @@ export class RunSpans implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  /** The run left this process without an end here (a lost lease): its open wait ends, nothing is kept. */
+  forget(taskId: string): void {
+    this.runs.get(taskId)?.wait?.end();
+    this.runs.delete(taskId);
+  }
+
   /**
    * The Task ended: its span, from its creation to now, with the ids stored at accept, under the caller's
    * span; `resumes` links a Task that continues another's run (an answer to its approval or question).

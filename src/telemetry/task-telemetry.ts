@@ -35,6 +35,12 @@ export class TaskTelemetry {
     return this.spans.checkpoint(task, which, work);
   }
 
+  /** The run left this process (ended, or its lease lost): nothing of it is kept. */
+  forget(taskId: string): void {
+    this.metrics.forget(taskId);
+    this.spans.forget(taskId);
+  }
+
   ended(task: TracedTask, status: string, outcome: { result: string; inputTokens: number; outputTokens: number; resumes?: TracedTask | null }): void {
     this.metrics.ended(task, status);
     this.spans.ended(task, status, outcome);

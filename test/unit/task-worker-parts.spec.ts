@@ -21,6 +21,7 @@ const telemetry = {
   tracing: false,
   started: () => undefined,
   ended: () => undefined,
+  forget: () => undefined,
   within: (_task: unknown, work: () => Promise<unknown>) => work(),
   checkpoint: (_task: unknown, _which: unknown, work: () => Promise<unknown>) => work(),
 } as unknown as TaskTelemetry;

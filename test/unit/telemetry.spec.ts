@@ -186,6 +186,16 @@ describe('the spans of a run', () => {
     for (const secret of ['SECRET ANSWER', 'SECRET.txt', 'SECRET RESULT', 'SECRET REQUEST']) expect(text).toContain(secret);
   });
 
+  it('forgets a run that left without an end (a lost lease): its wait ends, later events record nothing', async () => {
+    const { sdk, hub, spans } = spansWith(false);
+    spans.started(task);
+    await hub.publish({ type: 'paused', taskId: 't1', kind: 'question', id: 'q1' });
+    spans.forget('t1');
+    await hub.publish(step('model_call', 'chat', {}));
+    expect(sdk.opened).toEqual([{ name: 'wait question', ended: true }]);
+    expect(sdk.records.map((record) => record.name)).toEqual(['queue wait']);
+  });
+
   it('records nothing for a Task without a trace, and ignores other runs’ events', async () => {
     const { sdk, hub, spans } = spansWith(false);
     spans.started({ ...task, traceId: null, spanId: null });

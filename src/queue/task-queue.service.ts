@@ -52,7 +52,9 @@ export class TaskQueueService {
    * that ended today already spent `quotas.tokens_per_user_day`. Then wakes the worker.
    */
   async enqueue(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskReadModel> {
-    const startMs = Date.now();
+    // When the request reached the queue: the Task's creation, and the start of its accept span (and so of its trace's span).
+    const acceptedAt = nowIso();
+    const startMs = Date.parse(acceptedAt);
     if (!this.acceptingWork) throw new AgentError('shutting_down', 'The service is shutting down and accepts no new tasks.');
     await this.usage.assertWithinQuota(caller.user, caller.groups, startMs);
     let newSession = null;
@@ -64,7 +66,7 @@ export class TaskQueueService {
     } else if (!(await this.sessions.findOwned(sessionId, caller.user))) {
       throw new AgentError('session_not_found', `session_id: session ${sessionId} does not exist.`);
     }
-    const task = newTask(caller, sessionId, input, this.telemetry.enabled);
+    const task = newTask(caller, sessionId, input, this.telemetry.enabled, acceptedAt);
     const images = input.images.map((image, position) => newImage(task.id, position, image));
     const event = this.audit.entry({
       ...accepted,
@@ -182,8 +184,7 @@ export class TaskQueueService {
   }
 }
 
-function newTask(caller: Caller, sessionId: string, input: TaskRequest, tracing: boolean): TaskEntity {
-  const at = nowIso();
+function newTask(caller: Caller, sessionId: string, input: TaskRequest, tracing: boolean, at: string): TaskEntity {
   const trace = taskTraceIds(input.trace, tracing);
   const task = new TaskEntity();
   Object.assign(task, {

@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     checkStorage(config),
     checkSandbox(config.workspace),
     await checkDatabase(config.database),
-    ...(await checkMcpServers(config.agent.mcpServers)),
+    ...(await checkMcpServers(config.agent.mcpServers, config.workspace)),
     ...(await checkIssuer(config)),
   ];
   // This is its own command (dist/doctor.js), never the stdio server: its report is its output, on stdout so

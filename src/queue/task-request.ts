@@ -1,3 +1,4 @@
+import type { RunBudgets } from '../agent/core/run-limits.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 import type { CallerTraceContext } from '../telemetry/trace-context.js';
 
@@ -52,6 +53,8 @@ export interface TaskRequest {
   answersInPlace?: boolean;
   /** `direct`: one model call without tools or workspace (Chat `agent_mode: false`, A2A skill `direct_llm`); default `agent`. */
   mode?: 'agent' | 'direct';
+  /** Issue 35: lower budgets for this Task (Chat `agent_budget`, A2A metadata `agentBudget`); never raises `agent.budgets`. */
+  budget?: Partial<RunBudgets>;
   /** The model tier (Chat model id or `agent_level`, A2A `agentLevel`); default `default`, always for MCP. */
   tier?: string;
   /** The caller's W3C trace context (MCP `_meta`, the Chat and A2A `traceparent` header): the Task's trace continues it. */

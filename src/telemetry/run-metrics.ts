@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { RunEvent } from '../agent/core/run-events.js';
 import { RunEventHub } from '../agent/run-event-hub.js';
+import { TOOL_STEP_KINDS } from '../agent/task-step.entity.js';
 import type { StepRecord } from '../agent/trace.repository.js';
 import { Metrics } from '../metrics/metrics.js';
 import type { TracedTask } from './traced-task.js';
@@ -52,7 +53,6 @@ export class RunMetrics implements OnModuleInit, OnModuleDestroy {
   }
 
   private step(step: StepRecord, tier: string): void {
-    if (step.kind === 'plan') return;
     if (step.kind === 'model_call') {
       const model = typeof step.detail.model === 'string' ? step.detail.model : 'unknown';
       this.metrics.genAiCallDuration.observe({ model, tier, outcome: step.outcome }, step.durationMs / 1000);
@@ -62,6 +62,7 @@ export class RunMetrics implements OnModuleInit, OnModuleDestroy {
       if (typeof step.detail.firstTokenMs === 'number') this.metrics.genAiTimeToFirstToken.observe({ model, tier }, step.detail.firstTokenMs / 1000);
       return;
     }
+    if (!TOOL_STEP_KINDS.includes(step.kind)) return;
     this.metrics.toolCallDuration.observe({ source: step.kind }, step.durationMs / 1000);
     if (step.outcome !== 'ok') this.metrics.toolCallErrors.inc({ source: step.kind, outcome: step.outcome });
   }

@@ -2,6 +2,7 @@ import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/com
 import { SpanKind, type Attributes, type Span } from '@opentelemetry/api';
 import type { RunEvent } from '../agent/core/run-events.js';
 import { RunEventHub } from '../agent/run-event-hub.js';
+import { TOOL_STEP_KINDS } from '../agent/task-step.entity.js';
 import type { StepRecord } from '../agent/trace.repository.js';
 import { Telemetry } from './telemetry.js';
 import type { TracedTask } from './traced-task.js';
@@ -168,7 +169,12 @@ export class RunSpans implements OnModuleInit, OnModuleDestroy {
       sdk.record({ name: `chat ${model}`, parent: run.parent, startMs, endMs, kind: SpanKind.CLIENT, attributes, ...(error ? { error } : {}) });
       return;
     }
-    if (step.kind === 'plan') return;
+    if (step.kind === 'limit') {
+      // A limit (a budget, the daily token quota) ended the run's tool work: the summary follows.
+      sdk.record({ name: `limit ${step.name}`, parent: run.parent, startMs, endMs: startMs, attributes: { 'agent.limit': step.name } });
+      return;
+    }
+    if (!TOOL_STEP_KINDS.includes(step.kind)) return;
     // A command step's name is its command line: content, like the arguments. A name the model made up that is
     // no tool's name could be anything it wrote: it shows as `unknown`.
     const tool = step.kind === 'command' ? 'run_command' : TOOL_NAME.test(step.name) ? step.name : 'unknown';

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { TOOL_STEP_KINDS } from '../agent/task-step.entity.js';
 import { PlainSql } from '../database/plain-sql.js';
 
 /** One user's usage on one UTC day. */
@@ -14,8 +15,7 @@ export interface UsageDay {
   wallMs: number;
 }
 
-/** The steps that are tool calls: every step but the model's and the plan's. */
-const TOOL_STEP_KINDS = "('tool_call', 'command', 'file_op', 'mcp_tool')";
+const TOOL_KINDS_SQL = `(${TOOL_STEP_KINDS.map((kind) => `'${kind}'`).join(', ')})`;
 
 /** `usage_daily`: what each user spent per UTC day, added to as each of their Tasks ends. */
 @Injectable()
@@ -31,7 +31,7 @@ export class UsageRepository {
       `INSERT INTO usage_daily (owner, day, tasks, model_calls, tool_calls, input_tokens, output_tokens, wall_ms)
        SELECT owner, ?, 1,
          (SELECT COUNT(*) FROM task_steps WHERE task_id = tasks.id AND kind = 'model_call'),
-         (SELECT COUNT(*) FROM task_steps WHERE task_id = tasks.id AND kind IN ${TOOL_STEP_KINDS}),
+         (SELECT COUNT(*) FROM task_steps WHERE task_id = tasks.id AND kind IN ${TOOL_KINDS_SQL}),
          input_tokens, output_tokens, ?
        FROM tasks WHERE id = ?
        ON CONFLICT (owner, day) DO UPDATE SET
@@ -43,6 +43,13 @@ export class UsageRepository {
          wall_ms = usage_daily.wall_ms + excluded.wall_ms`,
       [day, wallMs, taskId],
     );
+  }
+
+  /** The groups a Task's owner had when it was accepted (what the quota of its run is taken from). */
+  async ownerGroups(taskId: string): Promise<string[]> {
+    const [row] = await this.sql.all<{ owner_groups: string }>('SELECT owner_groups FROM tasks WHERE id = ?', [taskId]);
+    const groups: unknown = row ? JSON.parse(row.owner_groups) : [];
+    return Array.isArray(groups) ? groups.filter((group): group is string => typeof group === 'string') : [];
   }
 
   /** Tokens (input and output) `owner` spent on `day`. */

@@ -49,6 +49,12 @@ export class UsageService {
     );
   }
 
+  /** A running Task's quota: its owner's limit (from the groups the Task was accepted with) and what they spent on `day` before it; null when unlimited. */
+  async quotaOfTask(taskId: string, owner: string, day: string): Promise<{ limit: number; used: number } | null> {
+    const limit = this.limitFor(await this.usage.ownerGroups(taskId));
+    return limit === null ? null : { limit, used: await this.usage.tokensOn(owner, day) };
+  }
+
   /** Adds an ended Task to its owner's day; a failure is logged, never the Task's. */
   async recordTask(taskId: string, startedAt: string | null, now = Date.now()): Promise<void> {
     const wallMs = startedAt ? Math.max(0, now - Date.parse(startedAt)) : 0;

@@ -19,6 +19,7 @@ import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
 
 const ALICE = as('alice@example.com', 'dev');
 const BOB = as('bob@example.com', 'dev, heavy');
+const DAVE = as('dave@example.com', 'dev');
 const today = () => new Date().toISOString().slice(0, 10);
 const nextMidnight = () => {
   const now = new Date();
@@ -92,12 +93,35 @@ describe('usage per user and day, and the daily token quota', () => {
     for (const request of ['b1', 'b2', 'b3']) expect(await run(BOB, request)).toHaveProperty('taskId');
   });
 
+  it('ends a running Task that crosses the quota like a budget: the model call finishes, the model summarises, the Task completes and says why', async () => {
+    const list = { toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }], promptEvalCount: 10, evalCount: 5 };
+    // 15 tokens a call: the second call reaches 30, past dave's 20, before its tool runs; the third is the summary.
+    stack.ollama.enqueue(list, list, { content: 'Summary: listed the workspace once; the second listing was not run.', promptEvalCount: 10, evalCount: 5 });
+    const client = await stack.mcpClient(DAVE);
+    const accepted = fieldsOf(textOf(await client.callTool({ name: 'agent_run', arguments: { request: 'list the workspace, again and again' } })));
+    const ended = await waitForTerminal(async (id) => textOf(await client.callTool({ name: 'agent_status', arguments: { task_id: id } })), accepted.task_id);
+    expect(ended.status).toBe('completed');
+    expect(ended.message).toContain('daily_tokens');
+    expect(ended.result).toContain('Summary: listed the workspace once');
+    const steps = await probe<{ kind: string; name: string }>(
+      stack.database,
+      "SELECT kind, name FROM task_steps WHERE task_id = ? AND kind IN ('limit', 'tool_call') ORDER BY seq",
+      accepted.task_id,
+    );
+    expect(steps).toEqual([
+      { kind: 'tool_call', name: 'list_dir' },
+      { kind: 'limit', name: 'daily_tokens' },
+    ]);
+    expect(await run(DAVE, 'more')).toEqual({ refused: expect.stringContaining('you have used 45 tokens today') });
+  });
+
   it('shows admins everyone (JSON and CSV) and a user only their own', async () => {
     const all = (await (await usage(ADMIN)).json()) as { user: null; days: { user: string; total_tokens: number; tasks: number }[] };
     expect(all.user).toBeNull();
     expect(all.days.map(({ user, tasks, total_tokens }) => ({ user, tasks, total_tokens }))).toEqual([
       { user: 'alice@example.com', tasks: 2, total_tokens: 30 },
       { user: 'bob@example.com', tasks: 3, total_tokens: 45 },
+      { user: 'dave@example.com', tasks: 1, total_tokens: 45 },
     ]);
     const onlyBob = (await (await usage(ADMIN, '?user=bob%40example.com')).json()) as { days: { user: string }[] };
     expect(onlyBob.days.map((day) => day.user)).toEqual(['bob@example.com']);
@@ -107,6 +131,7 @@ describe('usage per user and day, and the daily token quota', () => {
       'day,user,tasks,model_calls,tool_calls,input_tokens,output_tokens,total_tokens,wall_ms',
       expect.stringMatching(new RegExp(`^"${today()}","alice@example.com","2","2","0","20","10","30","\\d+"$`)),
       expect.stringMatching(new RegExp(`^"${today()}","bob@example.com","3","3","0","30","15","45","\\d+"$`)),
+      expect.stringMatching(new RegExp(`^"${today()}","dave@example.com","1","3","1","30","15","45","\\d+"$`)),
     ]);
     // A user never reads another's usage; a bad range is refused, never a 5xx.
     expect((await usage(ALICE, '?user=bob%40example.com')).status).toBe(400);
@@ -140,7 +165,7 @@ describe('usage per user and day, and the daily token quota', () => {
     expect(mine.height).toBe('100%');
     expect(mine.rows).toEqual([expect.stringContaining('alice@example.com')]);
     const everyone = await bars(ADMIN);
-    expect(everyone.days.at(-1)).toEqual([today(), 75]);
+    expect(everyone.days.at(-1)).toEqual([today(), 120]);
     expect(everyone.rows.join('\n')).toMatch(/bob@example\.com[\s\S]*alice@example\.com|alice@example\.com[\s\S]*bob@example\.com/);
   });
 });

@@ -29,6 +29,8 @@ import { AdminSessionFilesController } from './admin-session-files.controller.js
 import { AdminSignInController } from './admin-sign-in.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AdminTasksService } from './admin-tasks.service.js';
+import { AdminUsageController } from './admin-usage.controller.js';
+import { AdminUsageService } from './admin-usage.service.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
 import { AdminJsonBody } from './admin-json-body.js';
 import { AdminSchedulesController } from './admin-schedules.controller.js';
@@ -66,6 +68,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     AdminSchedulesController,
     AdminTriggersController,
     AdminSkillsController,
+    AdminUsageController,
     AdminPageController,
     AdminSignInController,
   ],
@@ -76,6 +79,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     AdminTasksService,
     AdminApprovalsService,
     AdminMetricsService,
+    AdminUsageService,
     // Query and path parameters are validated against the DTOs; anything undeclared is refused.
     { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
     { provide: APP_FILTER, useClass: AgentErrorFilter },

@@ -71,11 +71,15 @@ export class AgentService extends AgentRunner {
     // After the workspace's and the core's own tools: each MCP server the caller may use (or their catalog).
     const sources: ToolSource[] = direct
       ? []
-      : [this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx }), ...(await this.extraSources.forCaller(caller))];
+      : [
+          this.toolbox,
+          new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx, clock: this.clock }),
+          ...(await this.extraSources.forCaller(caller)),
+        ];
     const routes = await ApprovalExecutor.routesOf(sources, caller);
     // After the fixed prompt, so its bytes stay the prefix: what a source says of itself (a server that is unavailable).
     const notices = sources.flatMap((source) => source.notices?.(caller) ?? []);
-    const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task);
+    const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task, this.clock);
     const tools = [...routes.values()].map((route) => route.offered.definition);
     if (profile.notes.length > 0) {
       await events.emit({

@@ -1,8 +1,8 @@
 // The console: plain DOM, no framework, no inline script (strict CSP). Every value from the API goes in
 // as text (textContent), never as markup, but for answers, which render as sanitised Markdown
 // (console-conversation.js). Views: #/chat (console-conversation.js), #/tasks, #/tasks/<id>, #/approvals, #/skills,
-// #/schedules and #/triggers (console-automation.js); admins also #/audit and #/usage (console-views.js). Any
-// signed-in user sees their own Tasks; admins everyone's.
+// #/usage, #/schedules and #/triggers (console-automation.js); admins also #/audit (console-views.js). Any
+// signed-in user sees their own Tasks and usage; admins everyone's.
 /* global refreshApprovalBadge, usageView, approvalsView, skillsView, schedulesView, triggersView, chatView, liveTask, markdown, consoleOptions -- defined in console-views.js, console-automation.js and console-conversation.js */
 'use strict';
 
@@ -324,6 +324,8 @@ function taskPage(task, reload, files, diff, live, options) {
     h('dd', {}, `${task.token_usage.total} (${task.token_usage.input} in, ${task.token_usage.output} out)`),
     h('dt', {}, 'Attempt'),
     h('dd', {}, task.attempt),
+    h('dt', {}, 'Trace'),
+    h('dd', { id: 'task-trace', className: 'mono' }, task.trace_id ?? '—'),
   );
   const sections = [
     h(
@@ -1013,7 +1015,8 @@ function updateHeader() {
   const admin = Boolean(signedIn?.admin);
   document.getElementById('whoami').textContent = signedIn ? `signed in as ${signedIn.user}${AUTH_MODE === 'none' ? ' (admin token)' : admin ? ' (admin)' : ''}` : '';
   document.getElementById('sign-out').hidden = !(signedIn && (AUTH_MODE === 'none' || AUTH_MODE === 'oauth'));
-  for (const id of ['nav-audit', 'nav-usage']) document.getElementById(id).hidden = !admin;
+  document.getElementById('nav-audit').hidden = !admin;
+  document.getElementById('nav-usage').hidden = !signedIn;
   document.getElementById('nav-tasks').textContent = signedIn && !admin ? 'My Tasks' : 'Tasks';
   if (signedIn) refreshApprovalBadge();
 }
@@ -1032,7 +1035,7 @@ function route() {
   for (const link of document.querySelectorAll('header nav a')) link.removeAttribute('aria-current');
   const views = {
     audit: signedIn.admin && auditView,
-    usage: signedIn.admin && usageView,
+    usage: usageView,
     approvals: approvalsView,
     skills: skillsView,
     schedules: schedulesView,

@@ -66,7 +66,8 @@ export class A2aEndpoint {
       (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),
       jsonRpcHandler({
         requestHandler: this.handler,
-        userBuilder: async (req) => new A2aUser((req as IdentifiedRequest).caller!, personLocale(req)),
+        userBuilder: async (req) =>
+          new A2aUser((req as IdentifiedRequest).caller!, { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate }, personLocale(req)),
         legacyCompat: { enabled: true },
       }),
     );

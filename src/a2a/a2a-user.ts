@@ -2,11 +2,16 @@ import type { ServerCallContext, User } from '@a2a-js/sdk/server';
 import { A2AError } from '@a2a-js/sdk/errors';
 import type { PersonLocale } from '../common/person-locale.js';
 import type { Caller } from '../identity/caller.js';
+import type { CallerTraceContext } from '../telemetry/trace-context.js';
 
-/** The caller the edge identified, carried through the SDK's call context to the store and executor. */
+/**
+ * The caller the edge identified, carried through the SDK's call context to the store and executor, with
+ * the request's W3C trace context (`traceparent`/`tracestate` headers) that a Task it starts continues.
+ */
 export class A2aUser implements User {
   constructor(
     readonly caller: Caller,
+    readonly trace: CallerTraceContext = {},
     /** The language the call's client asked for (Accept-Language): its texts for people follow it. */
     readonly locale: PersonLocale = 'en',
   ) {}
@@ -29,3 +34,8 @@ export function callerOf(context: ServerCallContext): Caller {
 
 /** The language the call's client asked for (Accept-Language): `ja` or English. */
 export const localeOf = (context: ServerCallContext): PersonLocale => (context.user instanceof A2aUser ? context.user.locale : 'en');
+
+/** The trace context of the call's HTTP request. */
+export function traceOf(context: ServerCallContext): CallerTraceContext {
+  return context.user instanceof A2aUser ? context.user.trace : {};
+}

@@ -29,6 +29,8 @@ import { AdminSessionFilesController } from './admin-session-files.controller.js
 import { AdminSignInController } from './admin-sign-in.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AdminTasksService } from './admin-tasks.service.js';
+import { AdminUsageController } from './admin-usage.controller.js';
+import { AdminUsageService } from './admin-usage.service.js';
 import { ConsoleConversationController } from './console-conversation.controller.js';
 import { ConsoleConversationService } from './console-conversation.service.js';
 import { ChatModule } from '../chat/chat.module.js';
@@ -70,6 +72,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     AdminSchedulesController,
     AdminTriggersController,
     AdminSkillsController,
+    AdminUsageController,
     AdminPageController,
     AdminSignInController,
     ConsoleConversationController,
@@ -82,6 +85,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     AdminApprovalsService,
     ConsoleConversationService,
     AdminMetricsService,
+    AdminUsageService,
     // Query and path parameters are validated against the DTOs; anything undeclared is refused.
     { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
     { provide: APP_FILTER, useClass: AgentErrorFilter },

@@ -50,7 +50,7 @@ export class ChatController {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     const locale = personLocale(req);
-    const accepted = await this.chat.accept(caller, body, locale);
+    const accepted = await this.chat.accept(caller, body, locale, undefined, { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate });
     if (accepted.stream) return writeSse(res, this.chat.chunks(accepted, gone.signal, locale), this.config.chat.keepaliveMs, gone.signal);
     const completion = await this.chat.completion(accepted, gone.signal, locale);
     // Null: the client went away before the Task ended, and there is no one to answer.

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
-import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
+import { isAgentError, QuotaExceeded, type AgentErrorCode } from '../common/agent-error.js';
 import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
@@ -12,6 +12,7 @@ import { commonPrefix } from '../common/common-prefix.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
 import type { PersonLocale } from '../common/person-locale.js';
+import type { CallerTraceContext } from '../telemetry/trace-context.js';
 import { tierModels } from '../ollama/model-tiers.js';
 import type { TaskReadModel } from '../queue/task-read-model.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
@@ -28,6 +29,8 @@ export class ChatError extends Error {
     readonly type: string,
     readonly param: string | null = null,
     readonly code: string | null = null,
+    /** Seconds a 429 asks the client to wait (`Retry-After`); the filter's default when absent. */
+    readonly retryAfterS?: number,
   ) {
     super(message);
   }
@@ -43,6 +46,7 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   files_expired: { status: 404, type: 'invalid_request_error', param: null },
   shutting_down: { status: 503, type: 'server_error', param: null },
   queue_full: { status: 429, type: 'rate_limit_error', param: null },
+  quota_exceeded: { status: 429, type: 'rate_limit_error', param: null },
   already_decided: { status: 409, type: 'invalid_request_error', param: null },
   internal: { status: 500, type: 'server_error', param: null },
 };
@@ -111,7 +115,7 @@ export class ChatService {
    * (its Task's texts for people follow it); `via` the audit action and surface of the request (the
    * console sends the same requests as its own, `console.request`).
    */
-  async accept(caller: Caller, body: unknown, locale: PersonLocale, via: ChatVia = CHAT_VIA): Promise<ChatAccepted> {
+  async accept(caller: Caller, body: unknown, locale: PersonLocale, via: ChatVia = CHAT_VIA, trace?: CallerTraceContext): Promise<ChatAccepted> {
     const { action } = via;
     const detail = { arguments: withoutImageData(body) };
     try {
@@ -123,7 +127,7 @@ export class ChatService {
       });
       const outcome = await this.intake.submit(
         caller,
-        { request: staged, surface: via.surface, ...(steer ? { steer: { sessionId: staged.sessionId! } } : {}) },
+        { request: { ...staged, trace }, surface: via.surface, ...(steer ? { steer: { sessionId: staged.sessionId! } } : {}) },
         { action, detail: { ...detail, stream } },
       );
       // A session of the caller's was checked by the intake; its running Task is the caller's too.
@@ -207,7 +211,7 @@ function toChatError(error: unknown): ChatError {
   if (error instanceof ChatInputError) return new ChatError(400, error.message, 'invalid_request_error', error.param, error.code);
   if (isAgentError(error)) {
     const mapped = CHAT_ERRORS[error.code];
-    return new ChatError(mapped.status, error.message, mapped.type, mapped.param, error.code);
+    return new ChatError(mapped.status, error.message, mapped.type, mapped.param, error.code, error instanceof QuotaExceeded ? error.retryAfterS() : undefined);
   }
   return new ChatError(500, 'The request could not be completed; see the service log.', 'server_error', null, 'internal');
 }

@@ -50,6 +50,8 @@ export interface ConnectionOptions {
    * whose identity its headers cannot carry exactly (`identity_unsendable`). It is never tried.
    */
   unavailable?: { kind: 'cannot_start' | 'identity_unsendable'; reason: string } | null;
+  /** The current trace context, sent in each call's `_meta` (SEP-414). */
+  traceContext?: () => Record<string, string>;
 }
 
 /** How much of a server's error text is kept for admins and the log. */
@@ -150,7 +152,11 @@ export class ServerConnection {
     this.scope = { ...scope, ...(elicitor ? { elicitor: (request) => deadline.pausedDuring(() => elicitor(request)) } : {}) };
     try {
       await this.followRoots(client, scope);
-      return await client.callTool({ name, arguments: args }, { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS });
+      const trace = this.options.traceContext?.() ?? {};
+      return await client.callTool(
+        { name, arguments: args, ...(Object.keys(trace).length > 0 ? { _meta: trace } : {}) },
+        { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS },
+      );
     } finally {
       deadline.clear();
       this.scope = null;

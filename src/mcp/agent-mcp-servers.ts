@@ -17,7 +17,7 @@ import { formatAcceptedText, formatSteeredText, formatNotFoundText, formatStatus
 import { ToolPipeline } from '../tools/tool-pipeline.js';
 import { AGENT_RUN_INPUT_SCHEMA, AGENT_RUN_TOOL, AGENT_STATUS_INPUT_SCHEMA, AGENT_STATUS_TOOL } from '../tools/tool-schemas.js';
 import { createTaskResult } from './task-mapping.js';
-import { declaresTasks, envelopeClientInfo } from './envelope.js';
+import { declaresTasks, envelopeClientInfo, requestTraceContext } from './envelope.js';
 import { McpResources } from './resources.js';
 import { McpSkills } from './mcp-skills.js';
 import { TasksExtension } from './tasks-extension.js';
@@ -69,7 +69,7 @@ export class AgentMcpServers {
       async (args, ctx) => <CallToolResult>await this.pipeline.execute(AGENT_RUN_TOOL.name, callerOf(ctx), args, async (accepted) => {
           // Only a request that declared the extension may get a task (legacy requests have no envelope).
           const tasksAware = context.era === 'modern' && declaresTasks(ctx);
-          const { view, steered } = await this.agentRun.call(callerOf(ctx), args, accepted, tasksAware);
+          const { view, steered } = await this.agentRun.call(callerOf(ctx), args, accepted, tasksAware, requestTraceContext(ctx));
           // The SDK passes a handler's `resultType: 'task'` through for tools/call.
           if (tasksAware) return createTaskResult(view, this.config.mcp.tasks, this.config.mcp.locale) as unknown as CallToolResult;
           return text(steered ? formatSteeredText(view.taskId, view.sessionId, this.config.mcp.locale) : formatAcceptedText(view.taskId, view.sessionId, this.config.mcp.locale));

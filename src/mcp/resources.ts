@@ -21,6 +21,7 @@ const RPC_ERROR: Record<AgentErrorCode, (message: string, uri: unknown) => Proto
   shutting_down: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
   // Resources queue nothing; listed for exhaustiveness.
   queue_full: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
+  quota_exceeded: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
   // Resources decide nothing; listed for exhaustiveness.
   already_decided: (message) => new ProtocolError(ProtocolErrorCode.InvalidParams, message),
   internal: () => new ProtocolError(ProtocolErrorCode.InternalError, 'the request could not be completed; see the service log'),

@@ -2,6 +2,7 @@ import type { RunBudgets } from '../agent/core/run-limits.js';
 import type { PersonLocale } from '../common/person-locale.js';
 import type { SqlStep } from '../database/plain-sql.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
+import type { CallerTraceContext } from '../telemetry/trace-context.js';
 
 /** An image of a request, validated and decoded by the surface that accepted it. */
 export interface TaskRequestImage {
@@ -71,4 +72,6 @@ export interface TaskRequest {
    * its owner is told). Never an approval on a person's behalf.
    */
   unattended?: 'deny' | 'wait';
+  /** The caller's W3C trace context (MCP `_meta`, the Chat and A2A `traceparent` header): the Task's trace continues it. */
+  trace?: CallerTraceContext;
 }

@@ -169,8 +169,11 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     expect(waiting.pending.task_id).toBe(pending.task_id);
     expect(await checked('GET', '/admin/sessions/{id}/approval', `/admin/sessions/${wrote.session_id}/approval`, ADMIN)).toMatchObject({ pending: null });
     await checked('GET', '/admin/sessions/{id}/history', `/admin/sessions/${wrote.session_id}/history`, ADMIN);
-    const usage = await checked<{ items: { owner: string }[] }>('GET', '/admin/usage', '/admin/usage', ADMIN);
-    expect(usage.items.map((row) => row.owner)).toEqual(['alice@example.com']);
+    // Usage per day (issue 39): alice's ended Tasks, today; she reads her own as the admin reads everyone's.
+    for (const headers of [ALICE, ADMIN]) {
+      const usage = await checked<{ days: { user: string; day: string }[] }>('GET', '/admin/usage', '/admin/usage', headers);
+      expect(usage.days.map((row) => [row.user, row.day])).toEqual([['alice@example.com', new Date().toISOString().slice(0, 10)]]);
+    }
     await checked('POST', '/admin/tasks/{id}/cancel', `/admin/tasks/${wrote.task_id}/cancel`, ALICE);
     // The paused command, denied by its owner: the answer becomes the next turn of its session.
     stack.ollama.enqueue({ content: 'Not checking them.' });

@@ -77,7 +77,10 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     expect((await api(`tasks/${bobTask}/diff`, ALICE)).status).toBe(404);
     expect((await api(`sessions/${paused.session_id}/files`, as('bob@example.com'))).status).toBe(404);
     expect((await api('audit', ALICE)).status).toBe(403);
-    expect((await api('usage', ALICE)).status).toBe(403);
+    // Usage is everyone's own (issue 39): alice reads hers, never bob's.
+    const hers = (await (await api('usage', ALICE)).json()) as { user: string; days: { user: string }[] };
+    expect(hers.user).toBe('alice@example.com');
+    expect(hers.days.every((day) => day.user === 'alice@example.com')).toBe(true);
     expect(((await (await api('me', ALICE)).json()) as { admin: boolean }).admin).toBe(false);
   });
 
@@ -95,9 +98,10 @@ describe('the console for every signed-in user (auth.mode proxy_headers)', () =>
     const first = (await (await api('tasks?limit=2', ADMIN)).json()) as { items: unknown[]; next_cursor: string };
     const second = (await (await api(`tasks?limit=2&cursor=${first.next_cursor}`, ADMIN)).json()) as { items: unknown[]; next_cursor: string | null };
     expect([first.items.length, second.items.length, second.next_cursor]).toEqual([2, 1, null]);
-    const usage = (await (await api('usage', ADMIN)).json()) as { items: { owner: string; tasks: number; token_usage: { total: number } }[] };
-    expect(usage.items[0]).toMatchObject({ owner: 'alice@example.com', tasks: 2 });
-    expect(usage.items.find((row) => row.owner === 'bob@example.com')).toMatchObject({ tasks: 1, token_usage: { total: 10 } });
+    // Usage per user and day (issue 39): an admin reads everyone's, each ended Task on its owner's day.
+    const usage = (await (await api('usage', ADMIN)).json()) as { days: { user: string; tasks: number; total_tokens: number }[] };
+    expect(usage.days.find((row) => row.user === 'bob@example.com')).toMatchObject({ tasks: 1, total_tokens: 10 });
+    expect(new Set(usage.days.map((row) => row.user))).toEqual(new Set(['alice@example.com', 'bob@example.com']));
   });
 
   it('shows a user their view in Chromium, answers the approval from the page (audited as from the console), and does not audit the 3-second refreshes', async () => {

@@ -1,0 +1,133 @@
+/**
+ * `npm run eval`: the fixed suite of eval/cases.ts against an Ollama, through the built service (each case a Task
+ * accepted by agent_run over MCP, in a fresh session workspace), optionally through a bare tool loop too
+ * (`--baseline`), or with each case's reference solution applied instead of a model (`--oracle`). See docs/eval.md.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runBaseline, SEED } from './baseline.js';
+import type { EvalCase } from './case.js';
+import { selectCases } from './cases.js';
+import { summarise, table, type CaseOutcome, type CaseReport, type EvalReport, type Harness } from './report.js';
+import { ServiceRunner } from './service-runner.js';
+import { applyReference, verify, writeFixture } from './workspace.js';
+
+const USAGE = `usage: npm run eval -- [--model NAME]... [--repeat N] [--cases a,b] [--json FILE] [--timeout-ms MS]
+                       [--ollama URL] [--baseline] [--oracle]`;
+
+const ROOT = (() => {
+  let dir = import.meta.dirname;
+  while (!dir.endsWith('dist-tools')) dir = dirname(dir);
+  return dirname(dir);
+})();
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      model: { type: 'string', multiple: true },
+      repeat: { type: 'string', default: '3' },
+      cases: { type: 'string', default: '' },
+      json: { type: 'string' },
+      'timeout-ms': { type: 'string', default: '300000' },
+      ollama: { type: 'string', default: process.env.OLLAMA_HOST ?? 'http://127.0.0.1:11434' },
+      baseline: { type: 'boolean', default: false },
+      oracle: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const repeat = Number(values.repeat);
+  const timeoutMs = Number(values['timeout-ms']);
+  if (values.help || !Number.isInteger(repeat) || repeat < 1 || repeat > 100 || !Number.isInteger(timeoutMs) || timeoutMs < 1000) {
+    throw new Error(`${USAGE}\n--repeat is 1 to 100, --timeout-ms at least 1000`);
+  }
+  const cases = selectCases(values.cases.split(',').filter(Boolean));
+  if (cases.length === 0) throw new Error(`--cases ${values.cases}: no case matches`);
+  return { ...values, models: values.model?.length ? values.model : ['qwen3:8b'], repeat, timeoutMs, cases };
+}
+
+/** Ctrl-C: the case under way ends (its service is stopped), what finished is reported and written. */
+let interrupted = false;
+/** The service of the harness under way: Ctrl-C stops it, which ends the case it runs at once. */
+let current: ServiceRunner | null = null;
+
+async function main(): Promise<void> {
+  const settings = options();
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  const report: EvalReport = {
+    schema: 'ollama-agent-mcp.eval/1',
+    serviceVersion: version,
+    startedAt: new Date().toISOString(),
+    finishedAt: '',
+    complete: false,
+    settings: { repeat: settings.repeat, timeoutMs: settings.timeoutMs, temperature: 0, seed: SEED, ollamaHost: settings.oracle ? null : settings.ollama, cases: settings.cases.map((item) => item.id) },
+    results: [],
+  };
+  process.on('SIGINT', () => {
+    interrupted = true;
+    process.stderr.write('\nstopping: the finished cases are kept\n');
+    void current?.stop();
+  });
+  const plan: { model: string; harness: Harness }[] = settings.oracle
+    ? [{ model: 'reference', harness: 'oracle' }]
+    : settings.models.flatMap((model) => [{ model, harness: 'service' as const }, ...(settings.baseline ? [{ model, harness: 'baseline' as const }] : [])]);
+  const total = plan.length * settings.cases.length * (settings.oracle ? 1 : settings.repeat);
+  let done = 0;
+  for (const { model, harness } of plan) {
+    if (interrupted) break;
+    const cases: CaseReport[] = settings.cases.map((item) => ({ id: item.id, kind: item.kind, runs: [] }));
+    const dir = mkdtempSync(join(tmpdir(), 'oam-eval-'));
+    const service = harness === 'service' ? new ServiceRunner(dir, { root: ROOT, ollamaHost: settings.ollama, model, timeoutMs: settings.timeoutMs }) : null;
+    try {
+      current = service;
+      await service?.start();
+      for (let round = 0; round < (harness === 'oracle' ? 1 : settings.repeat) && !interrupted; round++) {
+        for (const [index, item] of settings.cases.entries()) {
+          if (interrupted) break;
+          const outcome = await runOne(harness, item, service, dir, model, settings).catch((error: unknown) => {
+            if (interrupted) return null;
+            throw error;
+          });
+          if (!outcome || interrupted) break;
+          cases[index].runs.push(outcome);
+          done++;
+          progress(done, total, `${model} ${harness} ${item.id}: ${outcome.passed ? 'pass' : `FAIL (${outcome.failed.join('; ')})`}`);
+        }
+      }
+    } finally {
+      current = null;
+      await service?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    report.results.push(summarise(model, harness, cases));
+  }
+  report.complete = !interrupted;
+  report.finishedAt = new Date().toISOString();
+  process.stdout.write(`\n${table(report)}\n`);
+  if (settings.json) writeFileSync(settings.json, `${JSON.stringify(report, null, 2)}\n`);
+  if (settings.oracle && report.results.some((result) => result.passAllN < 1)) process.exitCode = 1;
+}
+
+async function runOne(harness: Harness, item: EvalCase, service: ServiceRunner | null, dir: string, model: string, settings: ReturnType<typeof options>): Promise<CaseOutcome> {
+  if (harness === 'service') return service!.run(item);
+  if (harness === 'baseline') return runBaseline(item, settings.ollama, model, settings.timeoutMs);
+  const started = performance.now();
+  const workspace = join(dir, item.id);
+  writeFixture(workspace, item);
+  applyReference(workspace, item.reference.steps);
+  const failed = await verify(item, workspace, item.reference.answer);
+  return { passed: failed.length === 0, failed, modelCalls: 0, promptTokens: 0, outputTokens: 0, wallMs: Math.round(performance.now() - started), repairs: { textToolCalls: 0, continuations: 0, repeatsStopped: 0 } };
+}
+
+/** One line per finished run: a bar, the count, and the case's result. */
+function progress(done: number, total: number, line: string): void {
+  const width = 20;
+  const filled = Math.round((done / total) * width);
+  process.stdout.write(`[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${line}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 2;
+});

@@ -1,6 +1,6 @@
 // The second step of `npm run build`: bundles the compiled modules (build/, from scripts/compile.mjs) into one file
-// for each of the three entry points (dist/bundle/main.cjs, stdio.cjs, doctor.cjs), and writes the entry points that
-// people and tests run, dist/main.js, dist/stdio.js and dist/doctor.js, which run their bundle with V8's code cache
+// for each of the four entry points (dist/bundle/main.cjs, stdio.cjs, doctor.cjs, eval.cjs), and writes the entry points that
+// people and tests run, dist/main.js, dist/stdio.js, dist/doctor.js and dist/eval.js, which run their bundle with V8's code cache
 // (docs/adr/0018-code-cache-for-the-bundles.md).
 //
 // Why (docs/adr/0016-bundled-entry-points.md): a start of the unbundled service loaded about 2 800 modules, and most
@@ -24,7 +24,7 @@ const outdir = join(root, 'dist');
 //   websockets, Fastify); they are not installed, and bundling would fail on them.
 const external = ['better-sqlite3', '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@fastify/static'];
 
-const ENTRIES = ['main', 'stdio', 'doctor'];
+const ENTRIES = ['main', 'stdio', 'doctor', 'eval'];
 
 // @nestjs/typeorm reads two classes that TypeORM 1 no longer has (Connection, AbstractRepository) through a
 // `createRequire(import.meta.url)('typeorm')` that esbuild cannot follow: in the bundle it loaded a second, unbundled

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { EvalCase } from './case.js';
+import type { EvalCase, OllamaTarget } from './case.js';
 import type { CaseOutcome, Repairs } from './report.js';
 import { verify, writeFixture } from './workspace.js';
 
@@ -12,7 +12,7 @@ const TERMINAL = ['completed', 'failed', 'cancelled'];
 
 export interface ServiceOptions {
   root: string;
-  ollamaHost: string;
+  ollama: OllamaTarget;
   model: string;
   timeoutMs: number;
 }
@@ -54,7 +54,7 @@ export class ServiceRunner {
     const config = {
       server: { host: '127.0.0.1', port: this.port },
       // The case's own bound decides; the service's request timeout only must not come first.
-      ollama: { host: this.options.ollamaHost, model: this.options.model, temperature: 0, request_timeout_ms: this.options.timeoutMs + 1000 },
+      ollama: { host: this.options.ollama.host, headers: this.options.ollama.headers, model: this.options.model, temperature: 0, request_timeout_ms: this.options.timeoutMs + 1000 },
       database: { type: 'sqlite', path: join(this.dir, 'eval.sqlite') },
       queue: { poll_interval_ms: 100, progress_poll_ms: 200 },
       workspace: { root: join(this.dir, 'workspace'), isolation: 'session', template: this.template },

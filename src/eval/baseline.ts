@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Ollama, type Message } from 'ollama';
-import { COMMAND_TOOL, FILE_TOOLS } from '../src/agent/tool-definitions.js';
-import type { EvalCase } from './case.js';
+import { COMMAND_TOOL, FILE_TOOLS } from '../agent/tool-definitions.js';
+import type { EvalCase, OllamaTarget } from './case.js';
 import type { CaseOutcome } from './report.js';
 import { inside, shell, verify, writeFixture } from './workspace.js';
 
@@ -17,7 +17,7 @@ export const SEED = 42;
  * planning, no text-protocol parsing, no argument repair, no continuation, no retry. Its commands run with
  * /bin/sh in a temporary copy of the fixture, unsandboxed: only the suite's own fixtures are there.
  */
-export async function runBaseline(item: EvalCase, ollamaHost: string, model: string, timeoutMs: number): Promise<CaseOutcome> {
+export async function runBaseline(item: EvalCase, ollama: OllamaTarget, model: string, timeoutMs: number): Promise<CaseOutcome> {
   const dir = mkdtempSync(join(tmpdir(), 'oam-eval-baseline-'));
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
@@ -25,7 +25,7 @@ export async function runBaseline(item: EvalCase, ollamaHost: string, model: str
   const outcome: CaseOutcome = { passed: false, failed: [], modelCalls: 0, promptTokens: 0, outputTokens: 0, wallMs: 0, repairs: { textToolCalls: 0, continuations: 0, repeatsStopped: 0 } };
   try {
     writeFixture(dir, item);
-    const client = new Ollama({ host: ollamaHost, fetch: (input, init) => fetch(input, { ...init, signal: abort.signal }) });
+    const client = new Ollama({ host: ollama.host, headers: ollama.headers, fetch: (input, init) => fetch(input, { ...init, signal: abort.signal }) });
     const messages: Message[] = [{ role: 'user', content: item.request }];
     let answer = '';
     for (let round = 0; round < MAX_ROUNDS; round++) {

@@ -33,3 +33,9 @@ export interface EvalCase {
   /** false for a case a model can solve from its own knowledge, without a tool. */
   needsTools: boolean;
 }
+
+/** The Ollama the eval talks to: the configured one (ollama.host and ollama.headers of agent.yaml). */
+export interface OllamaTarget {
+  host: string;
+  headers: Record<string, string>;
+}

@@ -3,35 +3,39 @@
  * accepted by agent_run over MCP, in a fresh session workspace), optionally through a bare tool loop too
  * (`--baseline`), or with each case's reference solution applied instead of a model (`--oracle`). See docs/eval.md.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import './startup/node-version.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runBaseline, SEED } from './baseline.js';
-import type { EvalCase } from './case.js';
-import { selectCases } from './cases.js';
-import { summarise, table, type CaseOutcome, type CaseReport, type EvalReport, type Harness } from './report.js';
-import { ServiceRunner } from './service-runner.js';
-import { applyReference, verify, writeFixture } from './workspace.js';
+import { SERVER_INFO } from './common/server-info.js';
+import { loadConfig } from './config/config.loader.js';
+import { runBaseline, SEED } from './eval/baseline.js';
+import type { EvalCase } from './eval/case.js';
+import { selectCases } from './eval/cases.js';
+import { summarise, table, type CaseOutcome, type CaseReport, type EvalReport, type Harness } from './eval/report.js';
+import { ServiceRunner } from './eval/service-runner.js';
+import { applyReference, verify, writeFixture } from './eval/workspace.js';
 
-const USAGE = `usage: npm run eval -- [--model NAME]... [--repeat N] [--cases a,b] [--json FILE] [--timeout-ms MS]
-                       [--ollama URL] [--baseline] [--oracle]`;
+const USAGE = `usage: npm run eval -- [--model NAME]... | [--tier NAME]... [--repeat N] [--cases a,b] [--json FILE]
+                       [--timeout-ms MS] [--baseline] [--oracle]`;
 
-const ROOT = (() => {
-  let dir = import.meta.dirname;
-  while (!dir.endsWith('dist-tools')) dir = dirname(dir);
-  return dirname(dir);
-})();
+/** The repository root: this entry point is dist/eval.js (its bundle runs with it as argv[1]). */
+const ROOT = resolve(dirname(process.argv[1]), '..');
 
+/**
+ * The command line over the configured Ollama (agent.yaml, AGENT_CONFIG and AGENT__ variables, as the service
+ * reads them): its host and headers, and its model unless --model or --tier names others.
+ */
 function options() {
   const { values } = parseArgs({
     options: {
       model: { type: 'string', multiple: true },
+      tier: { type: 'string', multiple: true },
       repeat: { type: 'string', default: '3' },
       cases: { type: 'string', default: '' },
       json: { type: 'string' },
       'timeout-ms': { type: 'string', default: '300000' },
-      ollama: { type: 'string', default: process.env.OLLAMA_HOST ?? 'http://127.0.0.1:11434' },
       baseline: { type: 'boolean', default: false },
       oracle: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -44,7 +48,12 @@ function options() {
   }
   const cases = selectCases(values.cases.split(',').filter(Boolean));
   if (cases.length === 0) throw new Error(`--cases ${values.cases}: no case matches`);
-  return { ...values, models: values.model?.length ? values.model : ['qwen3:8b'], repeat, timeoutMs, cases };
+  const { ollama } = loadConfig();
+  const tiers = new Map(ollama.models);
+  const unknown = (values.tier ?? []).filter((tier) => !tiers.has(tier));
+  if (unknown.length > 0) throw new Error(`--tier ${unknown.join(', ')}: not in ollama.models (${[...tiers.keys()].join(', ') || 'none configured'})`);
+  const models = [...(values.model ?? []), ...(values.tier ?? []).map((tier) => tiers.get(tier)!)];
+  return { ...values, ollama: { host: ollama.host, headers: ollama.headers }, models: models.length > 0 ? models : [ollama.model], repeat, timeoutMs, cases };
 }
 
 /** Ctrl-C: the case under way ends (its service is stopped), what finished is reported and written. */
@@ -54,14 +63,13 @@ let current: ServiceRunner | null = null;
 
 async function main(): Promise<void> {
   const settings = options();
-  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const report: EvalReport = {
     schema: 'ollama-agent-mcp.eval/1',
-    serviceVersion: version,
+    serviceVersion: SERVER_INFO.version,
     startedAt: new Date().toISOString(),
     finishedAt: '',
     complete: false,
-    settings: { repeat: settings.repeat, timeoutMs: settings.timeoutMs, temperature: 0, seed: SEED, ollamaHost: settings.oracle ? null : settings.ollama, cases: settings.cases.map((item) => item.id) },
+    settings: { repeat: settings.oracle ? 1 : settings.repeat, timeoutMs: settings.timeoutMs, temperature: 0, seed: SEED, ollamaHost: settings.oracle ? null : settings.ollama.host, cases: settings.cases.map((item) => item.id) },
     results: [],
   };
   process.on('SIGINT', () => {
@@ -78,7 +86,7 @@ async function main(): Promise<void> {
     if (interrupted) break;
     const cases: CaseReport[] = settings.cases.map((item) => ({ id: item.id, kind: item.kind, runs: [] }));
     const dir = mkdtempSync(join(tmpdir(), 'oam-eval-'));
-    const service = harness === 'service' ? new ServiceRunner(dir, { root: ROOT, ollamaHost: settings.ollama, model, timeoutMs: settings.timeoutMs }) : null;
+    const service = harness === 'service' ? new ServiceRunner(dir, { root: ROOT, ollama: settings.ollama, model, timeoutMs: settings.timeoutMs }) : null;
     try {
       current = service;
       await service?.start();

@@ -29,7 +29,8 @@ export default {
       testMatch: [e2e],
       // The README's quick start runs on the committed defaults (embedded SQLite) whatever OAM_TEST_DB says: a second
       // run of it here would repeat the same test on the same inputs, a full build and start included.
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/first-run-quickstart\\.e2e-spec\\.ts$'],
+      // `npm run eval` brings its own SQLite database whatever OAM_TEST_DB says: a second run would repeat the first.
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/first-run-quickstart\\.e2e-spec\\.ts$', '<rootDir>/test/e2e/eval\\.e2e-spec\\.ts$'],
       setupFiles: ['<rootDir>/test/support/database-kind/postgres.ts'],
     },
   ],

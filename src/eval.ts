@@ -69,7 +69,14 @@ async function main(): Promise<void> {
     startedAt: new Date().toISOString(),
     finishedAt: '',
     complete: false,
-    settings: { repeat: settings.oracle ? 1 : settings.repeat, timeoutMs: settings.timeoutMs, temperature: 0, seed: SEED, ollamaHost: settings.oracle ? null : settings.ollama.host, cases: settings.cases.map((item) => item.id) },
+    settings: {
+      repeat: settings.oracle ? 1 : settings.repeat,
+      timeoutMs: settings.timeoutMs,
+      temperature: 0,
+      seed: SEED,
+      ollamaHost: settings.oracle ? null : settings.ollama.host,
+      cases: settings.cases.map((item) => item.id),
+    },
     results: [],
   };
   process.on('SIGINT', () => {
@@ -125,7 +132,15 @@ async function runOne(harness: Harness, item: EvalCase, service: ServiceRunner |
   writeFixture(workspace, item);
   applyReference(workspace, item.reference.steps);
   const failed = await verify(item, workspace, item.reference.answer);
-  return { passed: failed.length === 0, failed, modelCalls: 0, promptTokens: 0, outputTokens: 0, wallMs: Math.round(performance.now() - started), repairs: { textToolCalls: 0, continuations: 0, repeatsStopped: 0 } };
+  return {
+    passed: failed.length === 0,
+    failed,
+    modelCalls: 0,
+    promptTokens: 0,
+    outputTokens: 0,
+    wallMs: Math.round(performance.now() - started),
+    repairs: { textToolCalls: 0, continuations: 0, repeatsStopped: 0 },
+  };
 }
 
 /** One line per finished run: a bar, the count, and the case's result. */

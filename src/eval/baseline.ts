@@ -22,7 +22,15 @@ export async function runBaseline(item: EvalCase, ollama: OllamaTarget, model: s
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   const started = performance.now();
-  const outcome: CaseOutcome = { passed: false, failed: [], modelCalls: 0, promptTokens: 0, outputTokens: 0, wallMs: 0, repairs: { textToolCalls: 0, continuations: 0, repeatsStopped: 0 } };
+  const outcome: CaseOutcome = {
+    passed: false,
+    failed: [],
+    modelCalls: 0,
+    promptTokens: 0,
+    outputTokens: 0,
+    wallMs: 0,
+    repairs: { textToolCalls: 0, continuations: 0, repeatsStopped: 0 },
+  };
   try {
     writeFixture(dir, item);
     const client = new Ollama({ host: ollama.host, headers: ollama.headers, fetch: (input, init) => fetch(input, { ...init, signal: abort.signal }) });
@@ -70,7 +78,10 @@ async function execute(dir: string, name: string, args: Record<string, unknown>)
         const file = inside(dir, text('path'));
         const content = readFileSync(file, 'utf8');
         if (content.split(text('old_text')).length !== 2) return 'error: old_text must occur exactly once';
-        writeFileSync(file, content.replace(text('old_text'), () => text('new_text')));
+        writeFileSync(
+          file,
+          content.replace(text('old_text'), () => text('new_text')),
+        );
         return 'edited';
       }
       case 'list_dir':

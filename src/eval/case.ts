@@ -13,12 +13,7 @@ export interface ReferenceStep {
  * - `unchanged`: the fixture's file is byte for byte as it was (the agent was told not to touch it).
  * - `answer`: the final answer matches.
  */
-export type Check =
-  | { command: string }
-  | { script: string }
-  | { file: string; equals?: string; matches?: RegExp; absent?: true }
-  | { unchanged: string }
-  | { answer: RegExp };
+export type Check = { command: string } | { script: string } | { file: string; equals?: string; matches?: RegExp; absent?: true } | { unchanged: string } | { answer: RegExp };
 
 export interface EvalCase {
   id: string;

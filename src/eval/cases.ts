@@ -1,9 +1,10 @@
 import type { EvalCase } from './case.js';
 
-const MATH = "export function add(a, b) {\n  return a - b;\n}\n\nexport function double(n) {\n  return add(n, n);\n}\n";
-const MATH_TEST = "import assert from 'node:assert/strict';\nimport { add, double } from './math.mjs';\n\nassert.equal(add(2, 3), 5);\nassert.equal(double(4), 8);\nconsole.log('ok');\n";
+const MATH = 'export function add(a, b) {\n  return a - b;\n}\n\nexport function double(n) {\n  return add(n, n);\n}\n';
+const MATH_TEST =
+  "import assert from 'node:assert/strict';\nimport { add, double } from './math.mjs';\n\nassert.equal(add(2, 3), 5);\nassert.equal(double(4), 8);\nconsole.log('ok');\n";
 const CART = 'export function total(items) {\n  let sum = 0;\n  for (let i = 0; i <= items.length; i++) {\n    sum += items[i].price;\n  }\n  return sum;\n}\n';
-const TEXT = "export function capitalize(word) {\n  return word.charAt(1).toUpperCase() + word.slice(1);\n}\n";
+const TEXT = 'export function capitalize(word) {\n  return word.charAt(1).toUpperCase() + word.slice(1);\n}\n';
 const TEXT_TEST = "import assert from 'node:assert/strict';\nimport { capitalize } from './text.mjs';\n\nassert.equal(capitalize('tokyo'), 'Tokyo');\nconsole.log('ok');\n";
 const SHAPES =
   'export function area(w, h) {\n  if (w < 0 || h < 0) throw new Error("negative size");\n  return w * h;\n}\n\nexport function perimeter(w, h) {\n  if (w < 0 || h < 0) throw new Error("negative size");\n  return 2 * (w + h);\n}\n';
@@ -20,6 +21,15 @@ const SLUGIFY_CHECK =
  * solution. Ids are stable: reports of different days compare case by case.
  */
 export const CASES: EvalCase[] = [
+  {
+    id: 'no-tool',
+    kind: 'a request that needs no tool',
+    files: {},
+    request: 'In one sentence: what does the HTTP status code 404 mean? No files are needed.',
+    checks: [{ answer: /not found/i }],
+    reference: { steps: [], answer: '404 Not Found: the server has no resource at the requested URL.' },
+    needsTools: false,
+  },
   {
     id: 'fix-failing-test',
     kind: 'fix a failing test',
@@ -60,7 +70,8 @@ export const CASES: EvalCase[] = [
     checks: [{ answer: /<=|off[- ]by[- ]one|one (element|item) too (many|far)/i }, { unchanged: 'cart.mjs' }],
     reference: {
       steps: [{ tool: 'read_file', args: { path: 'cart.mjs' } }],
-      answer: 'The loop runs while i <= items.length, an off-by-one: the last round reads items[items.length], which is undefined, so `.price` throws. It should be i < items.length.',
+      answer:
+        'The loop runs while i <= items.length, an off-by-one: the last round reads items[items.length], which is undefined, so `.price` throws. It should be i < items.length.',
     },
     needsTools: true,
   },
@@ -133,19 +144,11 @@ export const CASES: EvalCase[] = [
     needsTools: true,
   },
   {
-    id: 'no-tool',
-    kind: 'a request that needs no tool',
-    files: {},
-    request: 'In one sentence: what does the HTTP status code 404 mean? No files are needed.',
-    checks: [{ answer: /not found/i }],
-    reference: { steps: [], answer: '404 Not Found: the server has no resource at the requested URL.' },
-    needsTools: false,
-  },
-  {
     id: 'split-request',
     kind: 'a split request',
     files: { 'hello.mjs': "export const greeting = 'Hi';\n", 'src/a.mjs': '', 'src/b.mjs': '', 'src/c.mjs': '' },
-    request: "Three things: create notes/todo.md containing the single line '- buy milk'; change the greeting in hello.mjs from 'Hi' to 'Hello'; and tell me how many files are in src/.",
+    request:
+      "Three things: create notes/todo.md containing the single line '- buy milk'; change the greeting in hello.mjs from 'Hi' to 'Hello'; and tell me how many files are in src/.",
     checks: [{ file: 'notes/todo.md', equals: '- buy milk' }, { file: 'hello.mjs', matches: /greeting = 'Hello'/ }, { answer: /\b3\b|three/i }],
     reference: {
       steps: [

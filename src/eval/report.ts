@@ -79,7 +79,20 @@ const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
 
 /** The table printed at the end: one row per model and harness. */
 export function table(report: EvalReport): string {
-  const header = ['model', 'harness', 'pass@1', `pass^${report.settings.repeat}`, 'runs', 'calls', 'prompt tok', 'output tok', 'mean wall ms', 'text calls', 'continued', 'repeats'];
+  const header = [
+    'model',
+    'harness',
+    'pass@1',
+    `pass^${report.settings.repeat}`,
+    'runs',
+    'calls',
+    'prompt tok',
+    'output tok',
+    'mean wall ms',
+    'text calls',
+    'continued',
+    'repeats',
+  ];
   const rows = report.results.map((result) => {
     const wall = result.runs === 0 ? 0 : Math.round(result.cases.flatMap((item) => item.runs).reduce((total, run) => total + run.wallMs, 0) / result.runs);
     return [

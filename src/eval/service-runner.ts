@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -33,6 +34,8 @@ export class ServiceRunner {
   private client: Client | null = null;
   private output = '';
   private port = 0;
+  /** The admin API's token: the trace of a Task and its cancellation go through it. */
+  private readonly adminToken = randomBytes(24).toString('hex');
 
   constructor(
     private readonly dir: string,
@@ -41,6 +44,10 @@ export class ServiceRunner {
 
   private get template(): string {
     return join(this.dir, 'template');
+  }
+
+  private get adminHeaders(): Record<string, string> {
+    return { Authorization: `Bearer ${this.adminToken}` };
   }
 
   private get base(): string {
@@ -54,11 +61,18 @@ export class ServiceRunner {
     const config = {
       server: { host: '127.0.0.1', port: this.port },
       // The case's own bound decides; the service's request timeout only must not come first.
-      ollama: { host: this.options.ollama.host, headers: this.options.ollama.headers, model: this.options.model, temperature: 0, request_timeout_ms: this.options.timeoutMs + 1000 },
+      ollama: {
+        host: this.options.ollama.host,
+        headers: this.options.ollama.headers,
+        model: this.options.model,
+        temperature: 0,
+        request_timeout_ms: this.options.timeoutMs + 1000,
+      },
       database: { type: 'sqlite', path: join(this.dir, 'eval.sqlite') },
       queue: { poll_interval_ms: 100, progress_poll_ms: 200 },
       workspace: { root: join(this.dir, 'workspace'), isolation: 'session', template: this.template },
       mcp: { locale: 'en', tasks: { poll_interval_ms: 100 } },
+      auth: { admin_token: this.adminToken },
     };
     // JSON is YAML: the service reads it as its agent.yaml.
     const file = join(this.dir, 'agent.yaml');
@@ -135,7 +149,7 @@ export class ServiceRunner {
 
   /** A case past its bound is cancelled, and waited for (bounded), so the next case does not queue behind it. */
   private async cancel(taskId: string): Promise<void> {
-    await fetch(`${this.base}/admin/tasks/${taskId}/cancel`, { method: 'POST' }).catch(() => undefined);
+    await fetch(`${this.base}/admin/tasks/${taskId}/cancel`, { method: 'POST', headers: this.adminHeaders }).catch(() => undefined);
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       if (TERMINAL.includes(fields(await this.call('agent_status', { task_id: taskId })).status)) return;
@@ -144,7 +158,7 @@ export class ServiceRunner {
   }
 
   private async trace(taskId: string): Promise<TraceStep[]> {
-    const res = await fetch(`${this.base}/admin/tasks/${taskId}`).catch(() => null);
+    const res = await fetch(`${this.base}/admin/tasks/${taskId}`, { headers: this.adminHeaders }).catch(() => null);
     if (!res?.ok) return [];
     return ((await res.json()) as { trace?: TraceStep[] }).trace ?? [];
   }

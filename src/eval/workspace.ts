@@ -48,7 +48,10 @@ export function applyReference(dir: string, steps: ReferenceStep[]): void {
       const file = inside(dir, step.args.path);
       const text = readFileSync(file, 'utf8');
       if (text.split(step.args.old_text).length !== 2) throw new Error(`reference edit of ${step.args.path}: old_text does not occur exactly once`);
-      writeFileSync(file, text.replace(step.args.old_text, () => step.args.new_text));
+      writeFileSync(
+        file,
+        text.replace(step.args.old_text, () => step.args.new_text),
+      );
     }
   }
 }

@@ -63,7 +63,10 @@ export async function runBaseline(item: EvalCase, ollama: OllamaTarget, model: s
 
 /** One tool call, as plainly as it can be done; an error goes back to the model as the result. */
 async function execute(dir: string, name: string, args: Record<string, unknown>): Promise<string> {
-  const text = (key: string) => (typeof args[key] === 'string' ? (args[key] as string) : '');
+  const text = (key: string) => {
+    const value = args[key];
+    return typeof value === 'string' ? value : '';
+  };
   try {
     switch (name) {
       case 'read_file':

@@ -40,16 +40,14 @@ describe('npm run eval against scripted models of known quality', () => {
   async function evaluate(args: string[]): Promise<{ code: number; stdout: string; report: EvalReport }> {
     const json = join(dir, `report-${Date.now()}.json`);
     const env = { PATH: process.env.PATH, AGENT_CONFIG: configFile };
-    let code = 0;
-    let stdout = '';
-    try {
-      ({ stdout } = await run(process.execPath, ['dist/eval.js', '--json', json, ...args], { env, timeout: 240_000 }));
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      if (typeof failed.code !== 'number') throw error;
-      ({ code, stdout } = failed);
-    }
-    return { code, stdout, report: JSON.parse(readFileSync(json, 'utf8')) as EvalReport };
+    const ended = await run(process.execPath, ['dist/eval.js', '--json', json, ...args], { env, timeout: 240_000 }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (error: { code?: unknown; stdout: string }) => {
+        if (typeof error.code !== 'number') throw new Error(`eval did not run: ${String(error.code)}`);
+        return { code: error.code, stdout: error.stdout };
+      },
+    );
+    return { ...ended, report: JSON.parse(readFileSync(json, 'utf8')) as EvalReport };
   }
 
   const passedIds = (result: HarnessReport) => result.cases.filter((item) => item.runs.every((outcome) => outcome.passed)).map((item) => item.id);

@@ -31,7 +31,13 @@ describe('smoke: start, agent_run and agent_status over HTTP and stdio', () => {
   it('runs a Task to its answer over stdio, on the same database', async () => {
     const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
     await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: ['dist/stdio.js'], cwd: ROOT, env: { PATH: process.env.PATH ?? '', AGENT_CONFIG: stack.config.file }, stderr: 'pipe' }),
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['dist/stdio.js'],
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', AGENT_CONFIG: stack.config.file },
+        stderr: 'pipe',
+      }),
     );
     try {
       ollama.enqueue({ content: 'stdio answer', promptEvalCount: 5, evalCount: 6 });

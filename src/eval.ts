@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { SERVER_INFO } from './common/server-info.js';
 import { loadConfig } from './config/config.loader.js';
 import { runBaseline, SEED } from './eval/baseline.js';
+import { saveEvalReport } from './eval/eval-results.repository.js';
 import type { EvalCase } from './eval/case.js';
 import { selectCases } from './eval/cases.js';
 import { summarise, table, type CaseOutcome, type CaseReport, type EvalReport, type Harness } from './eval/report.js';
@@ -48,12 +49,12 @@ function options() {
   }
   const cases = selectCases(values.cases.split(',').filter(Boolean));
   if (cases.length === 0) throw new Error(`--cases ${values.cases}: no case matches`);
-  const { ollama } = loadConfig();
+  const { ollama, database } = loadConfig();
   const tiers = new Map(ollama.models);
   const unknown = (values.tier ?? []).filter((tier) => !tiers.has(tier));
   if (unknown.length > 0) throw new Error(`--tier ${unknown.join(', ')}: not in ollama.models (${[...tiers.keys()].join(', ') || 'none configured'})`);
   const models = [...(values.model ?? []), ...(values.tier ?? []).map((tier) => tiers.get(tier)!)];
-  return { ...values, ollama: { host: ollama.host, headers: ollama.headers }, models: models.length > 0 ? models : [ollama.model], repeat, timeoutMs, cases };
+  return { ...values, database, ollama: { host: ollama.host, headers: ollama.headers }, models: models.length > 0 ? models : [ollama.model], repeat, timeoutMs, cases };
 }
 
 /** Ctrl-C: the case under way ends (its service is stopped), what finished is reported and written. */
@@ -121,6 +122,8 @@ async function main(): Promise<void> {
   report.finishedAt = new Date().toISOString();
   process.stdout.write(`\n${table(report)}\n`);
   if (settings.json) writeFileSync(settings.json, `${JSON.stringify(report, null, 2)}\n`);
+  // Kept in the configured database for the doctor; a database that cannot take it costs the run nothing.
+  if (!settings.oracle) await saveEvalReport(settings.database, report).catch((error: Error) => process.stderr.write(`not kept in the database: ${error.message}\n`));
   if (settings.oracle && report.results.some((result) => result.passAllN < 1)) process.exitCode = 1;
 }
 

@@ -19,6 +19,7 @@ import { Push1765497600000 } from './migrations/1765497600000-push.js';
 import { McpFormsOwnerEmail1765612800000 } from './migrations/1765612800000-mcp-forms-owner-email.js';
 import { TaskFileChanges1765612800021 } from './migrations/1765612800021-task-file-changes.js';
 import { A2aContexts1765700000043 } from './migrations/1765700000043-a2a-contexts.js';
+import { EvalResults1765800000041 } from './migrations/1765800000041-eval-results.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   McpFormsOwnerEmail1765612800000,
   TaskFileChanges1765612800021,
   A2aContexts1765700000043,
+  EvalResults1765800000041,
 ];
 
 /**

@@ -1,17 +1,16 @@
 import type { EvalCase } from './case.js';
 
 const MATH = 'export function add(a, b) {\n  return a - b;\n}\n\nexport function double(n) {\n  return add(n, n);\n}\n';
-const MATH_TEST =
-  "import assert from 'node:assert/strict';\nimport { add, double } from './math.mjs';\n\nassert.equal(add(2, 3), 5);\nassert.equal(double(4), 8);\nconsole.log('ok');\n";
+const MATH_TEST = "import assert from 'node:assert/strict';\nimport { add, double } from './math.mjs';\n\nassert.equal(add(2, 3), 5);\nassert.equal(double(4), 8);";
 const CART = 'export function total(items) {\n  let sum = 0;\n  for (let i = 0; i <= items.length; i++) {\n    sum += items[i].price;\n  }\n  return sum;\n}\n';
 const TEXT = 'export function capitalize(word) {\n  return word.charAt(1).toUpperCase() + word.slice(1);\n}\n';
-const TEXT_TEST = "import assert from 'node:assert/strict';\nimport { capitalize } from './text.mjs';\n\nassert.equal(capitalize('tokyo'), 'Tokyo');\nconsole.log('ok');\n";
+const TEXT_TEST = "import assert from 'node:assert/strict';\nimport { capitalize } from './text.mjs';\n\nassert.equal(capitalize('tokyo'), 'Tokyo');";
 const SHAPES =
   'export function area(w, h) {\n  if (w < 0 || h < 0) throw new Error("negative size");\n  return w * h;\n}\n\nexport function perimeter(w, h) {\n  if (w < 0 || h < 0) throw new Error("negative size");\n  return 2 * (w + h);\n}\n';
 const SHAPES_REFACTORED =
   'function checkSize(w, h) {\n  if (w < 0 || h < 0) throw new Error("negative size");\n}\n\nexport function area(w, h) {\n  checkSize(w, h);\n  return w * h;\n}\n\nexport function perimeter(w, h) {\n  checkSize(w, h);\n  return 2 * (w + h);\n}\n';
 const SHAPES_TEST =
-  "import assert from 'node:assert/strict';\nimport { area, perimeter } from './shapes.mjs';\n\nassert.equal(area(2, 3), 6);\nassert.equal(perimeter(2, 3), 10);\nassert.throws(() => area(-1, 2));\nassert.throws(() => perimeter(1, -2));\nconsole.log('ok');\n";
+  "import assert from 'node:assert/strict';\nimport { area, perimeter } from './shapes.mjs';\n\nassert.equal(area(2, 3), 6);\nassert.equal(perimeter(2, 3), 10);\nassert.throws(() => area(-1, 2));\nassert.throws(() => perimeter(1, -2));";
 const SLUGIFY = "export function slugify(text) {\n  return text.toLowerCase().trim().replace(/\\s+/g, '-').replace(/[^a-z0-9-]/g, '');\n}\n";
 const SLUGIFY_CHECK =
   "import assert from 'node:assert/strict';\nimport { pathToFileURL } from 'node:url';\nconst { slugify } = await import(pathToFileURL(process.cwd() + '/slugify.mjs').href);\nassert.equal(slugify('Hello World'), 'hello-world');\nassert.equal(slugify('  Déjà Vu 2!  '), 'dj-vu-2');\nassert.equal(slugify('a  b'), 'a-b');\n";

@@ -74,6 +74,13 @@ describe('npm run eval against scripted models of known quality', () => {
       expect({ modelCalls: result.modelCalls, promptTokens: result.promptTokens, outputTokens: result.outputTokens }).toEqual(model.totals(harness));
     }
     expect(byHarness(report, 'service').repairs).toEqual({ textToolCalls: 0, continuations: 0, repeatsStopped: 0 });
+    // Kept in the configured database: the doctor names the configured model's last result through the service.
+    const { stdout } = await run(process.execPath, ['dist/doctor.js'], { env: { PATH: process.env.PATH, AGENT_CONFIG: configFile }, timeout: 60_000 }).catch(
+      (error: { stdout: string }) => error,
+    );
+    expect(stdout.split('\n')).toContain(
+      `ok    eval: test-model on ${report.finishedAt.slice(0, 10)} (service ${report.serviceVersion}): pass@1 100%, pass^1 100% over ${ALL.length} cases`,
+    );
   });
 
   it('a model that only chats passes only the cases that need no tool', async () => {

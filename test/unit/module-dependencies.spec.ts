@@ -63,13 +63,13 @@ describe("stdout, the stdio server's protocol channel (a stray line there breaks
   const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
   const writesStdout = (file: string) => /process\.stdout|console\.(log|info|debug|dir|table)\(/.test(readFileSync(join(SRC, file), 'utf8'));
 
-  it('is written by the stdio transport (its default stream) and by the doctor command only; logs go to stderr', () => {
+  it('is written by the stdio transport (its default stream) and by the doctor and eval commands only; logs go to stderr', () => {
     expect(
       files
         .filter(writesStdout)
         .map((file) => file.split('\\').join('/'))
         .sort(),
-    ).toEqual(['doctor.ts', 'mcp/stdio-line-transport.ts']);
+    ).toEqual(['doctor.ts', 'eval.ts', 'mcp/stdio-line-transport.ts']);
   });
 
   it('never has the doctor in the stdio server: doctor.ts is its own entry point (dist/doctor.js), imported by nothing', () => {

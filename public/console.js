@@ -133,6 +133,28 @@ function cancelButton(task, after) {
   );
 }
 
+// ---- steer ------------------------------------------------------------------------------------
+
+/** A running Task's correction box (issue 35): the text reaches the model as the person's words at its next step. */
+function steerBox(task, after) {
+  if (task.status !== 'planning' && task.status !== 'running') return null;
+  const input = h('input', { type: 'text', id: 'steer-text', maxLength: 8000, placeholder: 'A correction for the running Task', 'aria-label': 'Correction' });
+  const send = async (event) => {
+    event.preventDefault();
+    if (input.value.trim() === '') return;
+    try {
+      await api(`tasks/${encodeURIComponent(task.task_id)}/steer?text=${encodeURIComponent(input.value)}`, { method: 'POST' });
+      input.value = '';
+    } catch (error) {
+      alert(`Steer failed: ${error.message}`);
+    }
+    after();
+  };
+  // Typing holds the page's refresh (see scheduleRefresh), as a form being filled does.
+  const form = h('form', { className: 'card toolbar', id: 'steer', onsubmit: send, oninput: () => (form.dataset.edited = '1') }, input, h('button', { type: 'submit' }, 'Steer'));
+  return form;
+}
+
 // ---- Tasks view -------------------------------------------------------------------------------
 
 /** `2026-12-04T10:00` from a date-time field (local time) as the ISO instant the API takes; '' stays ''. */
@@ -226,7 +248,7 @@ async function tasksView(params) {
 function scheduleRefresh(load) {
   clearTimeout(refreshTimer);
   // A form the person has begun to fill would be drawn anew, and their input lost: it waits until they send it.
-  const idle = () => document.visibilityState === 'visible' && !document.querySelector('form.mcp-form[data-edited]');
+  const idle = () => document.visibilityState === 'visible' && !document.querySelector('form.mcp-form[data-edited], form#steer[data-edited]');
   refreshTimer = setTimeout(() => (idle() ? load() : scheduleRefresh(load)), REFRESH_MS);
 }
 
@@ -300,6 +322,7 @@ function taskPage(task, reload, files, diff) {
       h('a', { href: `#/audit?task_id=${task.task_id}` }, 'Audit events'),
     ),
     h('section', { className: 'card', 'aria-labelledby': 'h-request' }, h('h3', { id: 'h-request' }, 'Request'), h('p', { className: 'request' }, task.request)),
+    ...[steerBox(task, reload)].filter(Boolean),
     h('section', { className: 'card' }, facts),
     h(
       'section',

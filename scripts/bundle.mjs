@@ -1,7 +1,8 @@
 // The second step of `npm run build`: bundles the compiled modules (build/, from scripts/compile.mjs) into one file
-// for each of the four entry points (dist/bundle/main.cjs, stdio.cjs, doctor.cjs, eval.cjs), and writes the entry points that
-// people and tests run, dist/main.js, dist/stdio.js, dist/doctor.js and dist/eval.js, which run their bundle with V8's code cache
-// (docs/adr/0018-code-cache-for-the-bundles.md).
+// for each of the entry points (dist/bundle/main.cjs, stdio.cjs, doctor.cjs, init.cjs, eval.cjs), and writes the
+// entry points that people and tests run, dist/main.js, dist/stdio.js, dist/doctor.js, dist/init.js and dist/eval.js,
+// which run their bundle with V8's code cache (docs/adr/0018-code-cache-for-the-bundles.md), and the package's bin,
+// dist/cli.js, which dispatches to them (`npx ollama-agent-mcp stdio`; docs/adr/0023-an-npm-package-with-one-bin.md).
 //
 // Why (docs/adr/0016-bundled-entry-points.md): a start of the unbundled service loaded about 2 800 modules, and most
 // of its 1.9 CPU seconds went to Node's module loader; the stdio server is started by an MCP client for each of its
@@ -24,7 +25,8 @@ const outdir = join(root, 'dist');
 //   websockets, Fastify); they are not installed, and bundling would fail on them.
 const external = ['better-sqlite3', '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@fastify/static'];
 
-const ENTRIES = ['main', 'stdio', 'doctor', 'eval'];
+// A new command of the bin is one entry here and one row in src/cli.ts.
+const ENTRIES = ['main', 'stdio', 'doctor', 'init', 'eval'];
 
 // @nestjs/typeorm reads two classes that TypeORM 1 no longer has (Connection, AbstractRepository) through a
 // `createRequire(import.meta.url)('typeorm')` that esbuild cannot follow: in the bundle it loaded a second, unbundled
@@ -73,17 +75,23 @@ await build({
   legalComments: 'linked',
   logLevel: 'warning',
 });
-// What runs them (src/entry/run-bundle.ts), an ES module of Node's built-ins only.
-await build({
-  absWorkingDir: root,
-  entryPoints: ['build/entry/run-bundle.js'],
-  outfile: join(outdir, 'run-bundle.js'),
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20.19',
-  logLevel: 'warning',
-});
+// What runs them (src/entry/run-bundle.ts) and the bin (src/cli.ts): ES modules of Node's built-ins only.
+for (const [source, banner] of [
+  ['entry/run-bundle', ''],
+  ['cli', '#!/usr/bin/env node'],
+]) {
+  await build({
+    absWorkingDir: root,
+    entryPoints: [`build/${source}.js`],
+    outfile: join(outdir, `${source.split('/').pop()}.js`),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.19',
+    banner: { js: banner },
+    logLevel: 'warning',
+  });
+}
 // The entry points people and tests run, by the paths they always had; each names its bundle and the bundle's
 // hash, which keys the code cache.
 for (const name of ENTRIES) {

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     checkSandbox(config.workspace),
     await checkDatabase(config.database),
     await checkEval(config),
-    ...(await checkMcpServers(config.agent.mcpServers)),
+    ...(await checkMcpServers(config.agent.mcpServers, config.workspace)),
     ...(await checkIssuer(config)),
   ];
   // This is its own command (dist/doctor.js), never the stdio server: its report is its output, on stdout so

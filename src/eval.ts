@@ -44,7 +44,11 @@ function options() {
   });
   const repeat = Number(values.repeat);
   const timeoutMs = Number(values['timeout-ms']);
-  if (values.help || !Number.isInteger(repeat) || repeat < 1 || repeat > 100 || !Number.isInteger(timeoutMs) || timeoutMs < 1000) {
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n(docs/eval.md says what each option does)\n`);
+    process.exit(0);
+  }
+  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 100 || !Number.isInteger(timeoutMs) || timeoutMs < 1000) {
     throw new Error(`${USAGE}\n--repeat is 1 to 100, --timeout-ms at least 1000`);
   }
   const cases = selectCases(values.cases.split(',').filter(Boolean));

@@ -43,11 +43,14 @@ async function main(): Promise<void> {
     const kept = firstRun.file ? `kept in ${firstRun.file}` : 'for this run only (in-memory database)';
     logger.log(`admin sign-in: open ${url}/admin#token=${firstRun.token} (first-run admin token, ${kept}; set auth.admin_token to choose your own)`);
   }
-  onTermination(async (signal) => {
-    logger.log(`${signal}: shutting down (grace ${config.queue.shutdownGraceMs} ms for the running task)`);
-    await app.get(TaskQueueService).shutdown(config.queue.shutdownGraceMs);
-    await app.close();
-  });
+  onTermination(
+    async (signal) => {
+      logger.log(`${signal}: shutting down (grace ${config.queue.shutdownGraceMs} ms for the running task; a second signal forces)`);
+      await app.get(TaskQueueService).shutdown(config.queue.shutdownGraceMs);
+      await app.close();
+    },
+    { log: (line) => logger.warn(line) },
+  );
 }
 
 main().catch(exitOnStartupFailure);

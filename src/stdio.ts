@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     await app.close();
   };
   // The client closing stdin ends the session like a SIGTERM does: same grace for the running task.
-  onTermination(stop);
+  onTermination(stop, { log: (line) => logger.warn(line, 'McpStdio') });
   let ended = false;
   const endOfInput = () => {
     if (ended) return;

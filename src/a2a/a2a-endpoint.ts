@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { withProtocolJson } from './agent-card.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
+import { ConversationIntake } from '../conversation/conversation-intake.js';
 import { ConversationService } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { jsonRpcError } from '../http/refusal.js';
@@ -35,6 +36,7 @@ export class A2aEndpoint {
 
   constructor(
     conversations: ConversationService,
+    intake: ConversationIntake,
     feed: TaskFeed,
     private readonly audit: AuditService,
     private readonly admission: RequestAdmission,
@@ -46,7 +48,7 @@ export class A2aEndpoint {
     @Optional() issuer?: IssuerMetadata,
   ) {
     const pushStore = new A2aPushStore(pushConfigs, config.a2a.push.allowedUrls);
-    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, pushStore, contexts, issuer);
+    this.handler = new A2aRequestHandler(conversations, feed, audit, inputFiles, config, pushStore, contexts, intake, issuer);
     this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
   }
 

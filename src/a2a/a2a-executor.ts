@@ -1,11 +1,13 @@
 import { AgentEvent, type AgentExecutionEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
+import { TaskNotFoundError } from '@a2a-js/sdk/errors';
+import type { ConversationIntake } from '../conversation/conversation-intake.js';
 import { type ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import type { TaskFeed } from '../conversation/task-feed.js';
 import { applyDelta } from '../events/answer-drafts.js';
 import { commonPrefix } from '../common/common-prefix.js';
 import type { TaskRequest } from '../queue/task-request.js';
-import { A2A_STATE, a2aMetadataOf, a2aStatusOf, a2aTaskOf, answerArtifact, artifactsOf, progressMessage } from './a2a-task.mapper.js';
+import { A2A_STATE, a2aMetadataOf, a2aStatusOf, a2aTaskOf, answerArtifact, artifactsOf, followUpMessage, progressMessage, steeredMessage } from './a2a-task.mapper.js';
 import { callerOf } from './a2a-user.js';
 import type { A2aContexts, A2aView } from './a2a-contexts.js';
 
@@ -13,6 +15,8 @@ import type { A2aContexts, A2aView } from './a2a-contexts.js';
 export const ACCEPTED_INPUT = 'oam.input';
 export const ACCEPT_ACTION = 'oam.action';
 export const FOLLOW = 'oam.follow';
+/** Set when the message names a working Task (`message.taskId`): a correction for it (issue 35). */
+export const STEER = 'oam.steer';
 
 /**
  * Runs an A2A message as an agent Task: queues it (the SDK's task id becomes the Task id; the session
@@ -27,6 +31,7 @@ export class A2aExecutor implements AgentExecutor {
     private readonly conversations: ConversationService,
     private readonly feed: TaskFeed,
     private readonly contexts: A2aContexts,
+    private readonly intake: ConversationIntake,
   ) {}
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -34,10 +39,36 @@ export class A2aExecutor implements AgentExecutor {
     const input = state.get(ACCEPTED_INPUT) as TaskRequest;
     const action = state.get(ACCEPT_ACTION) as string;
     const caller = callerOf(context.context);
-    const accepted = await this.conversations.accept(caller, { ...input, taskId: context.taskId }, { action, detail: { version: context.context.requestedVersion } });
+    const accepting = { action, detail: { version: context.context.requestedVersion } };
+    if (state.get(STEER) === true) return this.steer(context, bus, input, accepting);
+    const outcome = await this.intake.submit(caller, { request: { ...input, taskId: context.taskId }, surface: 'a2a' }, accepting);
+    if (outcome.kind !== 'queued') throw new Error('a new request is always queued');
     // Queued just now, it has changed no file yet.
-    bus.publish(AgentEvent.task(a2aTaskOf(await this.contexts.view({ ...accepted, files: [] }))));
-    if (state.get(FOLLOW) === true) await this.follow(accepted.id, (event) => bus.publish(event));
+    bus.publish(AgentEvent.task(a2aTaskOf(await this.contexts.view({ ...outcome.task, files: [] }))));
+    if (state.get(FOLLOW) === true) await this.follow(outcome.task.id, (event) => bus.publish(event));
+  }
+
+  /**
+   * A message naming a working Task: the Task takes it as a correction, and the call follows that Task
+   * as a new message would. When the Task had passed its last model call, the message is queued as
+   * the context's next Task, and the status update says which (metadata `followUpTaskId`).
+   */
+  private async steer(context: RequestContext, bus: ExecutionEventBus, input: TaskRequest, accepted: { action: string; detail: Record<string, unknown> }): Promise<void> {
+    const caller = callerOf(context.context);
+    const outcome = await this.intake.submit(caller, { request: input, surface: 'a2a', steer: { taskId: context.taskId } }, accepted);
+    if (outcome.kind === 'not_found') throw new TaskNotFoundError(`Task not found: ${context.taskId}`);
+    const task = await this.contexts.view(await this.conversations.withFiles((await this.conversations.find(caller, context.taskId))!));
+    bus.publish(AgentEvent.task(a2aTaskOf(task)));
+    const said = outcome.kind === 'steered' ? steeredMessage(task) : followUpMessage(task, outcome.task.id);
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId: task.id,
+        contextId: task.contextId,
+        status: { state: A2A_STATE[task.status], message: said.message, timestamp: task.updatedAt },
+        metadata: said.metadata,
+      }),
+    );
+    if (context.context.state.get(FOLLOW) === true) await this.follow(task.id, (event) => bus.publish(event));
   }
 
   /** The Task's updates as A2A events, until it is terminal; also what SubscribeToTask streams, on any replica. */

@@ -20,11 +20,12 @@ import type { AuditService } from '../audit/audit.service.js';
 import { isAgentError } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { tierModels } from '../ollama/model-tiers.js';
+import type { ConversationIntake } from '../conversation/conversation-intake.js';
 import { type ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import type { TaskFeed } from '../conversation/task-feed.js';
 import type { InputFilesStager } from '../conversation/input-files.stager.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
-import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW } from './a2a-executor.js';
+import { A2aExecutor, ACCEPT_ACTION, ACCEPTED_INPUT, FOLLOW, STEER } from './a2a-executor.js';
 import { taskRequestOf } from './a2a-message.js';
 import { a2aTaskOf } from './a2a-task.mapper.js';
 import { type A2aPushStore, NO_SDK_SENDER } from './a2a-push-store.js';
@@ -56,9 +57,10 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     config: AppConfig,
     pushStore: A2aPushStore,
     private readonly contexts: A2aContexts,
+    private readonly intake: ConversationIntake,
     issuer?: IssuerMetadata,
   ) {
-    super(agentCardOf(config, issuer), new A2aTaskStore(conversations, contexts), new A2aExecutor(conversations, feed, contexts), undefined, pushStore, NO_SDK_SENDER);
+    super(agentCardOf(config, issuer), new A2aTaskStore(conversations, contexts), new A2aExecutor(conversations, feed, contexts, intake), undefined, pushStore, NO_SDK_SENDER);
     this.limits = agentRunLimits(config);
     this.tiers = [...tierModels(config.ollama).keys()];
     // A running Task's runner sees the cancel flag at its next lease renewal, within a lease period.
@@ -111,7 +113,7 @@ export class A2aRequestHandler extends DefaultRequestHandler {
     const pending: AgentExecutionEvent[] = [];
     let wake: (() => void) | null = null;
     let done = false;
-    const following = new A2aExecutor(this.conversations, this.feed, this.contexts)
+    const following = new A2aExecutor(this.conversations, this.feed, this.contexts, this.intake)
       .follow(task.id, (event) => (pending.push(event), wake?.()))
       .finally(() => ((done = true), wake?.()));
     for (;;) {
@@ -168,19 +170,21 @@ export class A2aRequestHandler extends DefaultRequestHandler {
         });
         input = { ...input, sessionId, forkFrom: undefined };
       }
+      // A message naming a Task is a correction for it (the SDK checks that the caller sees it and that it has not ended).
+      const steer = Boolean(params.message.taskId);
       // Checked here for an A2A error; the queue checks again, exactly, when it stores the Task.
       const queued = await this.conversations.countOwned(callerOf(context), { status: ['queued'] });
-      if (queued >= this.maxQueued) {
+      if (!steer && queued >= this.maxQueued) {
         throw new UnsupportedOperationError(
           `queue_full: you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${this.maxQueued}); retry once some have started`,
         );
       }
-      // Last before the files: a new name creates its (empty) session.
-      if (params.message.contextId) input = { ...input, sessionId: await this.contexts.sessionFor(callerOf(context), params.message.contextId) };
+      // Last before the files: a new name creates its (empty) session (a correction's Task has its session).
+      if (params.message.contextId && !steer) input = { ...input, sessionId: await this.contexts.sessionFor(callerOf(context), params.message.contextId) };
       input = await this.inputFiles.stage(callerOf(context), input).catch((error: unknown) => {
         throw isAgentError(error) ? new RequestMalformedError(error.message) : error;
       });
-      context.state.set(ACCEPTED_INPUT, input).set(ACCEPT_ACTION, action).set(FOLLOW, follow);
+      context.state.set(ACCEPTED_INPUT, input).set(ACCEPT_ACTION, action).set(FOLLOW, follow).set(STEER, steer);
     } catch (error) {
       await this.record(context, action, error, null);
       throw error;

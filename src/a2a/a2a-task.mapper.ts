@@ -48,6 +48,18 @@ export function artifactsOf(task: WithFiles): Artifact[] {
   return [answer, files];
 }
 
+/** Issue 35: the working Task took the message as a correction (at its next step boundary). */
+export function steeredMessage(task: A2aView): { message: Message; metadata: Record<string, unknown> } {
+  const text = 'The correction was given to the running task; the model reads it at its next step.';
+  return { message: agentMessage(task, `${task.id}/steered/${task.steerCount}`, [textPart(text)]), metadata: { agentState: 'steered', steerCount: task.steerCount } };
+}
+
+/** Issue 35: the Task had passed its last model call: the message became the context's next Task. */
+export function followUpMessage(task: A2aView, followUpTaskId: string): { message: Message; metadata: Record<string, unknown> } {
+  const text = `The task had passed its last model call; the message was queued as the follow-up task ${followUpTaskId}.`;
+  return { message: agentMessage(task, `${task.id}/follow-up/${followUpTaskId}`, [textPart(text)]), metadata: { agentState: 'follow_up', followUpTaskId } };
+}
+
 /** Progress as a status update message: one line per step, the steps themselves in its metadata. */
 export function progressMessage(task: A2aView, steps: AgentStep[]): Message {
   const lines = steps.map((step) => `${step.type}: ${step.name}${step.exit_code !== undefined ? ` (exit code ${step.exit_code})` : ''} [${step.status}]`);

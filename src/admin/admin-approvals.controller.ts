@@ -1,6 +1,6 @@
 import { Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
+import { AdminAction, AuditOmits, OwnView, type AdminRequest } from './admin-auth.guard.js';
 import { AdminApprovalsService } from './admin-approvals.service.js';
 import { ApprovalAnswerParamDto, ApprovalListQueryDto, FormAnswerQueryDto, QuestionChoiceParamDto, UuidParamDto } from './admin.dto.js';
 import { ApprovalAnswerDto, ApprovalListDto, FormAnswerDto, QuestionAnswerDto, SessionApprovalDto } from './admin-responses.dto.js';
@@ -26,6 +26,7 @@ export class AdminApprovalsController {
   @HttpCode(200)
   @OwnView()
   @AdminAction('console.form_answer')
+  @AuditOmits('content')
   @ApiOperation({
     summary:
       "The owner fills another MCP server's form (mcp_elicitation) from the console: the content is checked as tasks/update's answer is, its server gets it and the waiting Task continues",

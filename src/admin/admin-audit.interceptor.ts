@@ -2,7 +2,7 @@ import { Injectable, type CallHandler, type ExecutionContext, type NestIntercept
 import { Reflector } from '@nestjs/core';
 import { catchError, concatMap, from, map, type Observable } from 'rxjs';
 import { AuditService } from '../audit/audit.service.js';
-import { ADMIN_ACTION, type AdminRequest } from './admin-auth.guard.js';
+import { ADMIN_ACTION, AUDIT_OMITS, type AdminRequest } from './admin-auth.guard.js';
 
 /** The header the console sets on a view's automatic refresh. */
 export const CONSOLE_REFRESH = 'x-console-refresh';
@@ -24,7 +24,9 @@ export class AdminAuditInterceptor implements NestInterceptor {
     // the view's first read is audited, its refreshes are not. Only reads: a change is always audited.
     if (req.method === 'GET' && req.headers[CONSOLE_REFRESH] === '1') return next.handle();
     const action = this.reflector.get<string>(ADMIN_ACTION, context.getHandler()) ?? 'admin.request';
-    const detail = { method: req.method, path: req.path, query: req.query, params: req.params };
+    const omits = this.reflector.get<string[]>(AUDIT_OMITS, context.getHandler()) ?? [];
+    const query = Object.fromEntries(Object.entries(req.query).map(([key, value]) => [key, omits.includes(key) ? '[left out: see its own event]' : value]));
+    const detail = { method: req.method, path: req.path, query, params: req.params };
     const taskId = typeof req.params.id === 'string' && action.startsWith('admin.task') ? req.params.id : null;
     const record = (outcome: 'ok' | 'error', reason?: string) =>
       this.audit.record({ caller: req.caller!, action, outcome, taskId, detail: reason ? { ...detail, reason } : detail });

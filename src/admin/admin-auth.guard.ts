@@ -12,6 +12,10 @@ export const ADMIN_ACTION = 'admin:action';
 /** The audit action an admin route records (`admin.audit_read`, `admin.task_cancel`...). */
 export const AdminAction = (action: string) => SetMetadata(ADMIN_ACTION, action);
 
+export const AUDIT_OMITS = 'admin:audit_omits';
+/** Query parameters the admin audit event leaves out (a form's content: its own event keeps it, secret fields masked). */
+export const AuditOmits = (...keys: string[]) => SetMetadata(AUDIT_OMITS, keys);
+
 export const OWN_VIEW = 'admin:own_view';
 /**
  * A console route any identified user may call (behind the SSO proxy): it shows (and acts on) only the

@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Req, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Header, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
@@ -15,6 +15,9 @@ const ROOT = asset('index.html');
 
 /** No inline script or style anywhere, nothing from another origin, no framing. */
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/** Every page and asset: never sniffed as another type, never framed (X-Frame-Options for browsers that ignore frame-ancestors). */
+const HARDENING = { 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY' };
+const Served = (contentType: string) => applyDecorators(Header('Content-Type', contentType), ...Object.entries(HARDENING).map(([name, value]) => Header(name, value)));
 
 /**
  * The admin console and the service's front page. Public by themselves: every piece of data the
@@ -32,7 +35,7 @@ export class AdminPageController {
 
   /** The front page names the MCP URL this very request reached (the Host guard has vetted the Host header). */
   @Get()
-  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Served('text/html; charset=utf-8')
   @Header('Content-Security-Policy', CSP)
   root(@Req() req: Request): string {
     return ROOT.replace('{{MCP_URL}}', escapeHtml(`${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}/mcp`));
@@ -42,23 +45,23 @@ export class AdminPageController {
   @Get('admin')
   console(@Req() req: Request, @Res() res: Response): void {
     if (req.path.endsWith('/')) return res.redirect(301, '../admin');
-    res.set({ 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP, 'Cache-Control': 'no-store' }).send(this.page);
+    res.set({ 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP, 'Cache-Control': 'no-store', ...HARDENING }).send(this.page);
   }
 
   @Get('admin/console.js')
-  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  @Served('text/javascript; charset=utf-8')
   script(): string {
     return SCRIPT;
   }
 
   @Get('admin/console-views.js')
-  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  @Served('text/javascript; charset=utf-8')
   views(): string {
     return VIEWS;
   }
 
   @Get('admin/console.css')
-  @Header('Content-Type', 'text/css; charset=utf-8')
+  @Served('text/css; charset=utf-8')
   style(): string {
     return STYLE;
   }

@@ -1,7 +1,7 @@
 import { Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
-import { TaskListQueryDto, UsageQueryDto, UuidParamDto } from './admin.dto.js';
+import { SteerQueryDto, TaskListQueryDto, UsageQueryDto, UuidParamDto } from './admin.dto.js';
 import { AdminTaskDetailDto, AdminTaskDto, SessionDetailDto, TaskPageDto, UsageListDto } from './admin-responses.dto.js';
 import { AdminRoutes, ApiAdminErrors, INVALID } from './admin-routes.decorator.js';
 import { AdminTasksService } from './admin-tasks.service.js';
@@ -40,6 +40,19 @@ export class AdminTasksController {
   @ApiAdminErrors(INVALID, [404, 'No such Task (or another user’s)'])
   async cancel(@Param() { id }: UuidParamDto, @Req() req: AdminRequest) {
     return found(await this.tasks.cancel(req.caller!, id), `no task ${id}`);
+  }
+
+  @Post('tasks/:id/steer')
+  @HttpCode(200)
+  @OwnView()
+  @AdminAction('admin.task_steer')
+  @ApiOperation({
+    summary: "Steer a running Task: the text reaches the model as the person's words at its next step boundary (an admin: any Task; a user: their own)",
+  })
+  @ApiOkResponse({ type: AdminTaskDto, description: 'The Task after it took the correction' })
+  @ApiAdminErrors(INVALID, [404, 'No such Task (or another user’s)'])
+  async steer(@Param() { id }: UuidParamDto, @Query() { text }: SteerQueryDto, @Req() req: AdminRequest) {
+    return found(await this.tasks.steer(req.caller!, id, text), `no task ${id}`);
   }
 
   @Get('sessions/:id')

@@ -3,6 +3,9 @@ import { TraceRepository } from '../agent/trace.repository.js';
 import { mapApproval } from '../approvals/approval-view.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
+import { AppConfig } from '../config/app-config.js';
+import { ConversationIntake } from '../conversation/conversation-intake.js';
+import { agentRunLimits, validateAgentRun } from '../tools/argument-validation.js';
 import type { Caller } from '../identity/caller.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { TaskReadModels, type ListedTask } from '../queue/task-read-model.js';
@@ -25,6 +28,8 @@ export class AdminTasksService {
     private readonly sessions: SessionsService,
     private readonly approvals: ApprovalsService,
     private readonly readModels: TaskReadModels,
+    private readonly intake: ConversationIntake,
+    private readonly config: AppConfig,
   ) {}
 
   /** One page, newest first; one Task more than the page is read to know whether another page follows. */
@@ -61,6 +66,14 @@ export class AdminTasksService {
   async cancel(caller: Caller, id: string): Promise<AdminTaskDto | null> {
     const task = caller.admin ? await this.queue.cancelAny(caller, id) : await this.queue.cancel(caller, id);
     return task && mapTask(task);
+  }
+
+  /** Issue 35: a correction for a running Task (an admin: any; a user: their own); null when the caller cannot see it. */
+  async steer(caller: Caller, id: string, text: string | undefined): Promise<AdminTaskDto | null> {
+    if (!(await this.visible(caller, id))) return null;
+    const { request } = validateAgentRun({ request: text ?? '' }, agentRunLimits(this.config));
+    const outcome = await this.intake.steerFromConsole(caller, id, request);
+    return outcome.kind === 'steered' ? mapTask(outcome.task) : null;
   }
 
   /** A session with its Tasks, oldest first. */

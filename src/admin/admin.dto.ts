@@ -47,6 +47,18 @@ export class TaskListQueryDto {
   @ApiPropertyOptional({ description: 'Opaque cursor from `next_cursor`' }) @IsOptional() @IsString() @MaxLength(200) cursor?: string;
 }
 
+/**
+ * `/admin/tasks/:id/steer?text=…`: a correction for the running Task (the admin API reads no request
+ * bodies). Required, but checked after the Task is found, so a Task the caller cannot see answers 404 whatever the query.
+ */
+export class SteerQueryDto {
+  @ApiProperty({ minLength: 1, maxLength: 8000, description: "The correction, as the person's words to the model at its next step" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(8000)
+  text?: string;
+}
+
 /** `/admin/approvals/:id/approve` or `/deny`: the answer is in the path (the admin API reads no request bodies). */
 export class ApprovalAnswerParamDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() id!: string;

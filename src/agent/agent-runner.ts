@@ -1,3 +1,4 @@
+import type { RunBudgets } from './core/run-limits.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 
 /**
@@ -13,6 +14,8 @@ export interface TaskProgress {
   inputTokens?: number;
   outputTokens?: number;
   criticalPathTokens?: number;
+  /** The limit that ended the run's tool work (it completed with a summary): `tasks.stopped_by`. */
+  stoppedBy?: string;
 }
 
 export interface AgentImage {
@@ -43,6 +46,8 @@ export interface AgentTask {
   /** The model tier the Task runs on (see `ollama.models`). */
   tier: string;
   request: string;
+  /** Lower budgets the request asked for, or null. */
+  budget: Partial<RunBudgets> | null;
   temperature: number;
   images: AgentImage[];
   history: ConversationTurn[];

@@ -10,10 +10,13 @@ import { TaskStepEntity } from './task-step.entity.js';
 import { RunEventHub } from './run-event-hub.js';
 import { TraceRepository } from './trace.repository.js';
 import { WorkspaceToolbox } from './workspace-toolbox.js';
+import { RunLimits } from './core/run-limits.js';
+import { RunWaitEntity } from './run-wait.entity.js';
+import { SteerInboxRepository } from './steer-inbox.repository.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([TaskStepEntity, TaskFileChangeEntity]), OllamaModule, WorkspaceModule, ApprovalsModule],
-  providers: [TraceRepository, WorkspaceToolbox, RunEventHub, { provide: AgentRunner, useClass: AgentService }],
-  exports: [AgentRunner, TraceRepository, RunEventHub],
+  imports: [TypeOrmModule.forFeature([TaskStepEntity, TaskFileChangeEntity, RunWaitEntity]), OllamaModule, WorkspaceModule, ApprovalsModule],
+  providers: [TraceRepository, WorkspaceToolbox, RunEventHub, RunLimits, SteerInboxRepository, { provide: AgentRunner, useClass: AgentService }],
+  exports: [AgentRunner, TraceRepository, RunEventHub, RunLimits, SteerInboxRepository],
 })
 export class AgentModule {}

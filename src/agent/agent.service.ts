@@ -21,7 +21,8 @@ import type { FileChange } from '../workspace/workspace-files.js';
 import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask, type TaskProgress } from './agent-runner.js';
 import { ApprovalExecutor } from './approval-executor.js';
 import { CoreToolSource } from './core-tools.js';
-import type { RunState } from './core/run-state.js';
+import { RunLimits, taskBudgets, type RunBudgets } from './core/run-limits.js';
+import { newRunState, type RunState } from './core/run-state.js';
 import { decodeRunState, encodeRunState, UnreadableRunState } from './core/run-state-codec.js';
 import type { ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
 import { resolveProfile, type ModelProfile } from './model-profile.js';
@@ -31,6 +32,7 @@ import { RunEventHub } from './run-event-hub.js';
 import { RunLoop, type RunOutcome } from './run-loop.js';
 import { progressReporter, traceWriter } from './run-subscribers.js';
 import { TraceRepository } from './trace.repository.js';
+import { SteerInboxRepository } from './steer-inbox.repository.js';
 import { WorkspaceToolbox } from './workspace-toolbox.js';
 
 /**
@@ -49,6 +51,8 @@ export class AgentService extends AgentRunner {
     private readonly approvals: ApprovalsService,
     private readonly hub: RunEventHub,
     private readonly extraSources: RunToolSources,
+    private readonly limits: RunLimits,
+    private readonly inbox: SteerInboxRepository,
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     super();
@@ -56,11 +60,11 @@ export class AgentService extends AgentRunner {
 
   async run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome> {
     const events = this.hub.forRun([traceWriter(this.trace), progressReporter(report)]);
-    const model = tierModels(this.config.ollama).get(task.tier);
-    if (!model)
-      throw new AgentFailure(`The model tier "${task.tier}" is not configured (any more); the tiers are ${[...tierModels(this.config.ollama).keys()].join(', ')} (ollama.models).`);
     const direct = task.mode === 'direct';
-    const profile = await this.profile(task, model, signal);
+    // A pause is continued on the model it stopped on (and that model's profile), whatever tier answers it.
+    const pending = direct ? null : await this.approvals.pendingOfSession(task.sessionId);
+    const model = (pending && storedModel(pending.resume)) ?? this.tierModel(task.tier);
+    let profile = await this.profile(task, model, signal);
     // The direct mode has no tools and no workspace: one answer from the model.
     const workspace = direct ? null : await this.openWorkspace(task);
     const caller = { user: task.owner, email: task.ownerEmail, groups: task.ownerGroups };
@@ -82,10 +86,16 @@ export class AgentService extends AgentRunner {
     }
     // A direct Task answers nothing pending: its request is a question for the model, not for the run.
     const answered = direct ? null : await this.approvals.takeAnswer(task);
-    const state = answered ? this.resumedState(task, answered.approval) : this.newState(task, model);
+    const budgets = taskBudgets(this.config.agent.budgets, task.budget);
+    const state = answered
+      ? this.storedState(task, answered.approval, budgets)
+      : newRunState({ taskId: task.id, sessionId: task.sessionId, tier: task.tier, model, mode: task.mode, toolMode: profile.toolMode, think: profile.think, budgets });
+    // Another request took the pending answer first, and its run stopped on another model.
+    if (state.model !== model) profile = await this.profile(task, state.model, signal);
+    const limits = await this.limits.forRun({ taskId: task.id, sessionId: task.sessionId, owner: task.owner, budgets: state.budgets });
     const loop = new RunLoop(
       state,
-      { ollama: this.ollama, executor, config: this.config, events, clock: this.clock },
+      { ollama: this.ollama, executor, config: this.config, events, clock: this.clock, limits, inbox: direct ? null : this.inbox },
       { taskId: task.id, temperature: task.temperature, tools, profile, signal, workspace, caller },
     );
     try {
@@ -94,7 +104,7 @@ export class AgentService extends AgentRunner {
         // Only an agent-mode Task answers a pause, so it has its workspace.
         const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events, model: state.model };
         const result = await this.answerResult(answered, state, executor, context);
-        outcome = await loop.resume(result, answered.answer === 'instruction' ? requestMessage(task) : null);
+        outcome = await loop.resume(task.id, result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {
         const prompt = direct ? DIRECT_SYSTEM_PROMPT : routes.has('plan') ? SYSTEM_PROMPT + PLAN_GUIDANCE : SYSTEM_PROMPT;
         loop.begin(conversationStart(task), notices.length > 0 ? `${prompt}\n${notices.join('\n')}` : prompt);
@@ -102,7 +112,7 @@ export class AgentService extends AgentRunner {
       }
       const files = deliverables(task.sessionId, Object.values(state.changes));
       const tokens = { inputTokens: state.tokens.input, outputTokens: state.tokens.output };
-      if (outcome.kind === 'answer') return { result: outcome.answer + files, progress: tokens };
+      if (outcome.kind === 'answer') return { result: outcome.answer + files, progress: { ...tokens, ...(outcome.stoppedBy ? { stoppedBy: outcome.stoppedBy.limit } : {}) } };
       await this.approvals.storeResume(outcome.pause.kind === 'approval' ? outcome.pause.approvalId : outcome.pause.questionId, encodeRunState(state));
       return { result: this.pauseText(executor, state, task) + files, progress: tokens };
     } catch (error) {
@@ -113,30 +123,17 @@ export class AgentService extends AgentRunner {
     }
   }
 
-  private newState(task: AgentTask, model: string): RunState {
-    return {
-      version: 1,
-      taskId: task.id,
-      sessionId: task.sessionId,
-      tier: task.tier,
-      model,
-      mode: task.mode,
-      messages: [],
-      plan: null,
-      position: { subtask: '', phase: 'working' },
-      turn: { calls: [], results: [] },
-      changes: {},
-      tokens: { input: 0, output: 0, bySubtask: {} },
-      rounds: 0,
-    };
+  private tierModel(tier: string): string {
+    const model = tierModels(this.config.ollama).get(tier);
+    if (!model)
+      throw new AgentFailure(`The model tier "${tier}" is not configured (any more); the tiers are ${[...tierModels(this.config.ollama).keys()].join(', ')} (ollama.models).`);
+    return model;
   }
 
-  /** The paused run's state, continued by this Task: its conversation and plan; this Task's own counts. */
-  private resumedState(task: AgentTask, approval: ApprovalEntity): RunState {
+  /** The paused run's state, which this Task continues (the loop makes it this Task's when it resumes). */
+  private storedState(task: AgentTask, approval: ApprovalEntity, budgets: RunBudgets): RunState {
     try {
-      const stored = decodeRunState(approval.resume, { taskId: task.id, sessionId: task.sessionId, tier: DEFAULT_TIER, model: this.config.ollama.model });
-      // Token counts, the critical path and the changed files are each Task's own, as its row reports them.
-      return { ...stored, taskId: task.id, changes: {}, tokens: { input: 0, output: 0, bySubtask: {} }, rounds: 0, pause: stored.pause && { ...stored.pause, id: approval.id } };
+      return decodeRunState(approval.resume, { taskId: task.id, sessionId: task.sessionId, tier: DEFAULT_TIER, model: this.config.ollama.model, budgets });
     } catch (error) {
       if (error instanceof UnreadableRunState) throw new AgentFailure(error.message);
       throw error;
@@ -198,6 +195,16 @@ function conversationStart(task: AgentTask): ChatMessage[] {
   }
   messages.push(requestMessage(task));
   return messages;
+}
+
+/** The model a stored resume point stopped on, or null when it names none (a point from before RunState). */
+function storedModel(resume: string): string | null {
+  try {
+    const model = (JSON.parse(resume) as { model?: unknown }).model;
+    return typeof model === 'string' && model !== '' ? model : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The person's request of this Task, with its images. */

@@ -22,3 +22,25 @@ export const subtaskInstruction = (subtask: Subtask, index: number, total: numbe
   `Subtask ${index + 1}/${total} (${subtask.id}): ${subtask.title}\n${subtask.instructions}\nDo this subtask now; when it is done, call plan with done "${subtask.id}".`;
 
 export const SUMMARY_INSTRUCTION = `All subtasks are done. Write the final answer for the user: what was done, what was found, and the result of any checks. Answer in the language of the original request.`;
+
+/** After a limit: the one call left, without tools, writes what the person gets. */
+export const limitInstruction = (reached: { limit: string; detail: string }) =>
+  `The task has reached its limit ${reached.limit} (${reached.detail}). Do not call any tools. Write the final answer for the user now: what was done, what was found, and what is left to do. Answer in the language of the original request.`;
+
+/** What a call of the turn gets when a limit stopped the run before it. */
+export const LIMIT_SKIPPED_OUTPUT = (limit: string) => `Not run: the task reached its limit ${limit}.`;
+
+/** The answer of a run stopped by a limit whose summary came back empty. */
+export const limitStoppedAnswer = (reached: { limit: string; detail: string }) => `Stopped at the limit ${reached.limit} (${reached.detail}); the model gave no summary.`;
+
+/** What a call of the turn gets when the person's correction arrived before it ran. */
+export const STEERED_SKIPPED_OUTPUT = 'Not run: the user sent a correction (next message). Call it again if it still applies.';
+
+/** The person's corrections, as their words at a step boundary (never inside a model call). */
+export const steeringMessage = (texts: string[]) => ({
+  role: 'user' as const,
+  content:
+    texts.length === 1
+      ? `Correction from the user while you work:\n${texts[0]}`
+      : `Corrections from the user while you work:\n${texts.map((text, index) => `${index + 1}. ${text}`).join('\n')}`,
+});

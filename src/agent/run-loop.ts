@@ -1,46 +1,42 @@
-import { createHash } from 'node:crypto';
 import { nowIso, type Clock } from '../common/clock.js';
-import { cutText } from '../common/cut-text.js';
 import type { AgentConfig } from '../config/agent-config.js';
-import { DEFAULT_TIER } from '../ollama/model-tiers.js';
 import type { ChatMessage, ChatToolCall, OllamaGateway } from '../ollama/ollama.gateway.js';
-import type { FileChange } from '../workspace/workspace-files.js';
 import { SKIPPED_OUTPUT } from '../approvals/approval-texts.js';
 import { AgentFailure } from './agent-runner.js';
 import { AnswerStream } from './answer-stream.js';
 import type { RunEvents } from './core/run-events.js';
+import type { LimitReached, RunLimit } from './core/run-limits.js';
 import type { RunState, TurnResult } from './core/run-state.js';
+import type { SteerInbox } from './core/steer-inbox.js';
 import type { PauseRequest, PlanUpdate, ToolCaller, ToolExecutor, ToolResult } from './core/tool-source.js';
-import { ModelCaller, type ModelCallSettings } from './model-caller.js';
-import { criticalPathTokens, executionOrder, type Subtask } from './plan.js';
-import { SUMMARY_INSTRUCTION, subtaskInstruction } from './prompts.js';
-import { textToolResults } from './text-tool-protocol.js';
-import { splitThinking } from './think-tags.js';
+import { compactToolOutputs, ModelCaller, systemPromptFor, type ModelCallOutcome, type ModelCallSettings } from './model-caller.js';
+import { completeSubtask, startPlan, type PlanMove } from './plan.js';
+import { limitInstruction, LIMIT_SKIPPED_OUTPUT, limitStoppedAnswer, steeringMessage, STEERED_SKIPPED_OUTPUT, SUMMARY_INSTRUCTION, subtaskInstruction } from './prompts.js';
+import { RunReporter } from './run-reporter.js';
+import { describeCall, fingerprintOf, mergeChange, readReply, REPEAT_LIMIT, resultMessages, roundLimitReached } from './run-rules.js';
 import { invalidCall } from './tool-arguments.js';
-import { nativeToolCalls, parseToolCallsFromText } from './tool-call-parser.js';
 import type { TaskWorkspace } from './task-workspace.js';
 
-const REPEAT_LIMIT = 3;
 /** Rounds in a row whose every call was invalid before the Task stops. */
 const INVALID_ROUND_LIMIT = 3;
 /** Continuations of an answer cut off by `num_predict` or the context (`done_reason: "length"`). */
 const MAX_CONTINUATIONS = 2;
 const EMPTY_FEEDBACK = 'Your last reply was empty. Answer the request, or call a tool to make progress.';
 const CONTINUE_FEEDBACK = 'Your reply was cut off at the output limit. Continue exactly where it stopped, without repeating anything.';
-const DIRECT_STEP = 'ollama chat';
-const SUMMARY_STEP = 'summary';
-/** The width of tasks.current_task. */
-const CURRENT_TASK_CHARS = 200;
 
-export type RunOutcome = { kind: 'answer'; answer: string } | { kind: 'pause'; pause: PauseRequest };
+export type RunOutcome = { kind: 'answer'; answer: string; stoppedBy?: LimitReached } | { kind: 'pause'; pause: PauseRequest };
 
 export interface RunDependencies {
   ollama: OllamaGateway;
   executor: ToolExecutor;
   config: AgentConfig;
   events: RunEvents;
-  /** The time of the steps' startedAt and durations. */
+  /** The time of the steps' startedAt and durations, and of the wall budget. */
   clock: Clock;
+  /** The run's limits besides its round limits (its budgets, a quota), consulted at each step boundary. */
+  limits: RunLimit[];
+  /** Where the person's corrections arrive; null: the run takes none (a direct run). */
+  inbox: SteerInbox | null;
 }
 
 export interface RunContext extends ModelCallSettings {
@@ -50,67 +46,61 @@ export interface RunContext extends ModelCallSettings {
 }
 
 /**
- * One run of the agent on its RunState, the only writer of it. Each round is one model call on the
+ * One run of the agent on its RunState, the only writer of it (its collaborators return what happened:
+ * the model caller a ModelCallOutcome, the executor a ToolOutcome). Each round is one model call on the
  * conversation as it stands; tool calls go to the ToolExecutor, which returns a result or a pause. The
  * model plans only when the work needs it, through the `plan` tool: each subtask's instruction then
  * comes back as that tool's result, so the conversation has no new user turn and, with thinking on,
- * the chat template keeps the earlier reasoning and the cached prefix. A subtask finished with a note
- * in prose gets the next instruction as a user turn instead.
+ * the chat template keeps the earlier reasoning and the cached prefix. At each step boundary (before a
+ * model call, before a tool call) the run takes the person's corrections and checks its limits; a limit
+ * reached ends the run with one summary call and no tools.
  */
 export class RunLoop {
   private readonly model: ModelCaller;
   private readonly knownTools: Set<string>;
   private readonly answer: AnswerStream;
-  private readonly seen = new Map<string, number>();
-  /** Images of the turn's results by their index, until the turn joins the conversation (not kept in the RunState: a pause drops them). */
-  private readonly turnImages = new Map<number, Buffer[]>();
-  private roundsInStep = 0;
-  private invalidRounds = 0;
+  private readonly report: RunReporter;
+  /** When this Task's part of the run started, and the wall time the run had spent before it. */
+  private readonly startedAt: number;
+  private readonly wallBefore: number;
 
   constructor(
     readonly state: RunState,
     private readonly deps: RunDependencies,
     private readonly context: RunContext,
   ) {
-    this.model = new ModelCaller(state, deps, context);
+    this.model = new ModelCaller(deps, context);
     this.knownTools = new Set(context.tools.map((tool) => tool.function.name!));
     this.answer = new AnswerStream(deps.events, state.taskId);
+    this.report = new RunReporter(state, deps.events);
+    this.startedAt = deps.clock.now();
+    this.wallBefore = state.usage.wallMs;
   }
 
   /** A new turn of the session: the system prompt, the earlier turns, the request. */
   begin(start: ChatMessage[], systemPrompt: string): void {
-    this.state.messages.push({ role: 'system', content: this.model.systemPrompt(systemPrompt) }, ...start);
-    this.model.checkFits();
+    this.state.messages.push({ role: 'system', content: systemPromptFor(systemPrompt, this.state.toolMode, this.context.tools) }, ...start);
+    this.model.checkFits(this.state);
   }
 
   /** Calls the model and runs its tool calls until it gives the final answer, or a call pauses. */
   async run(): Promise<RunOutcome> {
     const { state } = this;
-    await this.showPosition();
-    let emptyRetried = false;
-    let continued = '';
-    let continuations = 0;
+    await this.report.position();
     for (;;) {
-      this.countRound();
+      await this.beforeModelCall();
+      const { counters } = state;
       const subtask = state.position.subtask;
-      await this.status(this.roundsInStep === 1 ? this.stepLabel() : `${this.stepLabel()} (round ${this.roundsInStep})`);
-      const final = state.plan === null || state.position.phase === 'summary';
-      const reply = await this.model.call(subtask, final ? this.answer : undefined);
-      const { answer, thinking: leaked } = splitThinking(reply.content);
-      const thinking = [reply.thinking, leaked].filter(Boolean).join('\n\n');
-      const native = nativeToolCalls(reply.toolCalls);
-      // Without tools (direct mode) there is nothing to call: any markup is the answer's text.
-      const calls = this.knownTools.size === 0 ? [] : native.length > 0 ? native : parseToolCallsFromText(answer, this.knownTools);
-      const recovered = native.length === 0 && calls.length > 0;
-      const text = this.model.textMode;
-      state.messages.push({
-        role: 'assistant',
-        // A native model's recovered calls go back as tool_calls (as if its parser had worked); a text
-        // model sees its own <tool_call> blocks, the only form it knows.
-        content: recovered && !text ? '' : answer,
-        ...(thinking ? { thinking } : {}),
-        ...(calls.length > 0 && !text ? { tool_calls: calls } : {}),
-      });
+      await this.report.status(counters.roundsInStep <= 1 ? this.report.stepLabel() : `${this.report.stepLabel()} (round ${counters.roundsInStep})`);
+      const final = state.plan === null || state.position.phase === 'summary' || state.stopped !== undefined;
+      const called = await this.callModel(subtask, final);
+      if (!called) continue;
+      const reply = called.reply;
+      // Without tools (direct mode, or the summary after a limit) there is nothing to call: any markup is the answer's text.
+      const known = state.stopped ? new Set<string>() : this.knownTools;
+      const { answer, calls, message } = readReply(reply, known, state.toolMode);
+      state.messages.push(message);
+      if (state.stopped) return this.finish(counters.continued + answer, state.stopped);
       if (calls.length > 0) {
         this.answer.withdraw();
         await this.answer.flushed();
@@ -120,88 +110,145 @@ export class RunLoop {
         continue;
       }
       if (reply.doneReason === 'length') {
-        if (continuations++ >= MAX_CONTINUATIONS) {
+        if (counters.continuations++ >= MAX_CONTINUATIONS) {
           throw new AgentFailure(
-            `The model's answer was cut off ${continuations} times (done_reason "length", ${reply.evalCount} tokens in the last part). ${this.model.raiseHint()}, or ask for a shorter answer.`,
+            `The model's answer was cut off ${counters.continuations} times (done_reason "length", ${reply.evalCount} tokens in the last part). ${this.model.raiseHint()}, or ask for a shorter answer.`,
           );
         }
         this.answer.keep();
-        continued += answer;
+        counters.continued += answer;
         state.messages.push({ role: 'user', content: CONTINUE_FEEDBACK });
         continue;
       }
-      if (answer.trim() === '' && continued === '') {
-        if (emptyRetried) {
+      if (answer.trim() === '' && counters.continued === '') {
+        if (counters.emptyRetried) {
           throw new AgentFailure(
             `The model returned an empty answer twice (done_reason "${reply.doneReason}", ${reply.evalCount} output tokens): Ollama may have dropped a tool call it could not parse (ollama#17274). Try again or use a larger model (e.g. ${state.model.startsWith('qwen3') ? 'qwen3:14b' : 'qwen3:8b'}).`,
           );
         }
-        emptyRetried = true;
+        counters.emptyRetried = true;
         state.messages.push({ role: 'user', content: EMPTY_FEEDBACK });
         continue;
       }
       if (!final) {
         // A subtask finished with a note in prose: the next instruction has to be a user turn.
         state.messages.push({ role: 'user', content: await this.advance() });
-        continued = '';
-        continuations = 0;
-        emptyRetried = false;
+        Object.assign(counters, { continued: '', continuations: 0, emptyRetried: false });
         continue;
       }
-      await this.answer.flushed();
-      state.position = { subtask: '', phase: 'done' };
-      await this.showEnd();
-      return { kind: 'answer', answer: (continued + answer).trim() };
+      // A correction that arrived during this call: the answer is not final, the model reads it next.
+      if (!(await this.closeInbox())) {
+        this.answer.withdraw();
+        await this.answer.flushed();
+        continue;
+      }
+      return this.finish(counters.continued + answer);
     }
   }
 
   /**
-   * Continues a run stopped for a person: `result` is what the call that asked gets (the action's real
-   * output when approved), the rest of that turn is reported as not run, and `instruction` (the
-   * person's new message) follows when given.
+   * Continues a run stopped for a person, in the Task `taskId` that took the answer: `result` is what
+   * the call that asked gets (the action's real output when approved), the rest of that turn is reported
+   * as not run, and `instruction` (the person's new message) follows when given. Token counts, the
+   * critical path, the changed files and the round count are each Task's own; the budgets' usage and the
+   * counters go on.
    */
-  async resume(result: ToolResult, instruction: ChatMessage | null): Promise<RunOutcome> {
+  async resume(taskId: string, result: ToolResult, instruction: ChatMessage | null): Promise<RunOutcome> {
     const { state } = this;
     const pause = state.pause;
     if (!pause) throw new AgentFailure('The stored point to continue from has no pending request.');
+    // `received` counts what this Task's inbox gave (its row's steer_count); corrections kept from the wait stay pending.
+    Object.assign(state, { taskId, changes: {}, tokens: { input: 0, output: 0, bySubtask: {} }, rounds: 0, steering: { pending: state.steering.pending, received: 0 } });
     delete state.pause;
     const output = await this.apply(pause.call, result);
     const at = state.turn.results.length;
     const later = state.turn.calls.slice(at + 1).map((call) => ({ call, output: SKIPPED_OUTPUT }));
     this.endTurn([...state.turn.results, { call: pause.call, output }, ...later]);
     if (instruction) state.messages.push(instruction);
-    this.model.checkFits();
+    this.model.checkFits(state);
     return this.run();
   }
 
-  /** The calls of the turn not yet run, in order; a pause stops the turn where it is. */
+  /**
+   * One model call, applied to the state; null when the wall budget cut it off (the run then stops
+   * with its summary). Only the summary after a limit is not bounded by the wall budget.
+   */
+  private async callModel(subtask: string, final: boolean): Promise<ModelCallOutcome | null> {
+    const { state } = this;
+    const wall = new AbortController();
+    const left = state.budgets.maxWallMs - state.usage.wallMs;
+    const timer = state.stopped ? null : setTimeout(() => wall.abort(), Math.max(0, left));
+    timer?.unref();
+    let outcome: ModelCallOutcome;
+    try {
+      outcome = await this.model.call(state, {
+        subtask,
+        answer: final ? this.answer : undefined,
+        offerTools: state.stopped === undefined,
+        signal: AbortSignal.any([this.context.signal, wall.signal]),
+      });
+    } catch (error) {
+      if (!wall.signal.aborted || this.context.signal.aborted) throw error;
+      this.tickWall();
+      await this.stop({ limit: 'max_wall_ms', detail: `the Task ran for ${Math.round(state.usage.wallMs / 1000)} s (budget ${state.budgets.maxWallMs} ms)` });
+      return null;
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+    const { reply, feedback, switchedToText, compactKeep } = outcome;
+    state.messages.push(...feedback);
+    if (switchedToText) {
+      // Once, here: the run stays in the text protocol, and a pause keeps it (toolMode is stored).
+      state.toolMode = 'text';
+      if (state.messages[0]?.role === 'system') state.messages[0] = { ...state.messages[0], content: systemPromptFor(state.messages[0].content, 'text', this.context.tools) };
+    }
+    if (compactKeep !== null) state.messages = compactToolOutputs(state.messages, compactKeep);
+    this.countTokens(subtask, { input: reply.promptEvalCount, output: reply.evalCount });
+    state.usage.modelCalls++;
+    await this.report.tokens();
+    return outcome;
+  }
+
+  /** The step boundary before a model call: the wall clock, the rounds and limits, the person's corrections. */
+  private async beforeModelCall(): Promise<void> {
+    const { state } = this;
+    if (!state.stopped) {
+      const rounds = this.countRound();
+      const reached = rounds ?? (await this.limitReached());
+      if (reached) await this.stop(reached);
+    }
+    // Before the summary's call the inbox closes: a correction accepted after it becomes a follow-up Task.
+    if (state.stopped) await this.closeInbox();
+    else await this.takeSteering();
+    await this.giveSteering();
+    // Last, so that it follows the turn's results and the corrections: what the summary call answers.
+    if (state.stopped) {
+      const instruction = limitInstruction(state.stopped);
+      if (state.messages.at(-1)?.content !== instruction) state.messages.push({ role: 'user', content: instruction });
+    }
+  }
+
+  /** The calls of the turn not yet run, in order; a pause stops the turn where it is, as a limit or a correction does. */
   private async runTurn(): Promise<RunOutcome | null> {
     const { state } = this;
     let invalid = 0;
     for (const call of state.turn.calls.slice(state.turn.results.length)) {
       this.context.signal.throwIfAborted();
+      const cut = await this.beforeToolCall();
+      if (cut) {
+        state.turn.results.push({ call, output: cut });
+        continue;
+      }
       const problem = invalidCall(call, this.context.tools);
       if (problem) {
         invalid++;
-        await this.deps.events.emit({
-          type: 'step',
-          taskId: state.taskId,
-          step: {
-            taskId: state.taskId,
-            subtask: state.position.subtask,
-            kind: 'tool_call',
-            name: call.function.name,
-            outcome: 'error',
-            startedAt: nowIso(this.deps.clock),
-            durationMs: 0,
-            detail: { arguments: call.function.arguments, error: problem },
-          },
-        });
+        await this.report.invalidCall(call, problem, nowIso(this.deps.clock));
         state.turn.results.push({ call, output: problem });
         continue;
       }
-      const label = this.actionLabel(call);
-      await this.status(label);
+      const label = this.report.actionLabel(call);
+      await this.report.status(label);
+      state.usage.toolCalls++;
       const outcome = await this.deps.executor.execute(call, {
         taskId: state.taskId,
         subtask: state.position.subtask,
@@ -219,19 +266,35 @@ export class RunLoop {
           pause.kind === 'approval'
             ? { kind: 'approval', id: pause.approvalId, call, baseSha256: pause.baseSha256 }
             : { kind: 'question', id: pause.questionId, call, baseSha256: null, options: pause.options };
+        // Corrections already accepted wait with the run, and reach the model when the wait ends.
+        await this.closeInbox();
+        this.tickWall();
         await this.deps.events.emit({ type: 'paused', taskId: state.taskId, kind: pause.kind, id: state.pause.id });
         return { kind: 'pause', pause };
       }
-      state.turn.results.push({ call, output: await this.apply(call, outcome.result) });
-      if (outcome.result.images?.length) this.turnImages.set(state.turn.results.length - 1, outcome.result.images);
+      const output = await this.apply(call, outcome.result);
+      state.turn.results.push({ call, output, ...(outcome.result.images?.length ? { images: outcome.result.images } : {}) });
     }
     const { results } = state.turn;
-    this.invalidRounds = invalid === results.length ? this.invalidRounds + 1 : 0;
-    if (this.invalidRounds >= INVALID_ROUND_LIMIT) {
+    state.counters.invalidRounds = invalid === results.length ? state.counters.invalidRounds + 1 : 0;
+    if (state.counters.invalidRounds >= INVALID_ROUND_LIMIT) {
       throw new AgentFailure(`Stopped: the model made invalid tool calls ${INVALID_ROUND_LIMIT} rounds in a row; the last: ${results.at(-1)!.output}`);
     }
     this.endTurn(results);
     return null;
+  }
+
+  /** The step boundary before a tool call: what the call gets instead of running (a limit, a correction), or null. */
+  private async beforeToolCall(): Promise<string | null> {
+    const { state } = this;
+    if (state.stopped) return LIMIT_SKIPPED_OUTPUT(state.stopped.limit);
+    const reached = await this.limitReached();
+    if (reached) {
+      await this.stop(reached);
+      return LIMIT_SKIPPED_OUTPUT(reached.limit);
+    }
+    await this.takeSteering();
+    return state.steering.pending.length > 0 ? STEERED_SKIPPED_OUTPUT : null;
   }
 
   /** What a call's result does to the run (a file change, a plan step), and the text the model gets. */
@@ -244,17 +307,15 @@ export class RunLoop {
     }
     // The Task's model answered for the tool (an MCP server's sampling requests): the Task's tokens.
     if (result.tokens) {
-      state.tokens.input += result.tokens.input;
-      state.tokens.output += result.tokens.output;
-      state.tokens.bySubtask[state.position.subtask] = (state.tokens.bySubtask[state.position.subtask] ?? 0) + result.tokens.input + result.tokens.output;
-      await this.deps.events.emit({ type: 'tokens', taskId: state.taskId, inputTokens: state.tokens.input, outputTokens: state.tokens.output });
+      this.countTokens(state.position.subtask, result.tokens);
+      await this.report.tokens();
     }
     const output = result.plan ? await this.applyPlan(result.plan) : result.output;
     const fingerprint = fingerprintOf(call, output);
-    const repeats = (this.seen.get(fingerprint) ?? 0) + 1;
-    this.seen.set(fingerprint, repeats);
+    const repeats = (state.fingerprints[fingerprint] ?? 0) + 1;
+    state.fingerprints[fingerprint] = repeats;
     if (repeats >= REPEAT_LIMIT) {
-      throw new AgentFailure(`Stopped: the model repeated the same call ${REPEAT_LIMIT} times with the same result: ${describe(call)}`);
+      throw new AgentFailure(`Stopped: the model repeated the same call ${REPEAT_LIMIT} times with the same result: ${describeCall(call)}`);
     }
     return output;
   }
@@ -265,10 +326,10 @@ export class RunLoop {
     if ('subtasks' in update) {
       if (state.plan !== null) return 'Error: a plan is already being worked through. Finish the current subtask, then call plan with done.';
       state.plan = update.subtasks;
-      const order = executionOrder(update.subtasks)!;
-      this.moveTo({ subtask: order[0].id, phase: 'working' });
-      await this.showPosition();
-      return `Plan accepted: ${order.length} subtasks.\n${subtaskInstruction(order[0], 0, order.length)}`;
+      const move = startPlan(update.subtasks);
+      this.moveTo(move);
+      await this.report.position();
+      return `Plan accepted: ${move.total} subtasks.\n${subtaskInstruction(move.next!, 0, move.total)}`;
     }
     if (state.plan === null || state.position.phase !== 'working') return 'Error: there is no subtask in progress. Continue with the work, or give the final answer.';
     return this.advance();
@@ -276,102 +337,96 @@ export class RunLoop {
 
   /** The current subtask is done: the next one (in dependency order), or the summary. Returns its instruction. */
   private async advance(): Promise<string> {
-    const { state } = this;
-    const order = executionOrder(state.plan!)!;
-    const index = order.findIndex((subtask) => subtask.id === state.position.subtask);
-    const next = order[index + 1] as Subtask | undefined;
-    await this.progress({ completedSubtasks: index + 1 });
-    this.moveTo(next ? { subtask: next.id, phase: 'working' } : { subtask: '', phase: 'summary' });
-    await this.showPosition();
-    return next ? subtaskInstruction(next, index + 1, order.length) : SUMMARY_INSTRUCTION;
+    const move = completeSubtask(this.state.plan!, this.state.position.subtask);
+    await this.report.progress({ completedSubtasks: move.completed });
+    this.moveTo(move);
+    await this.report.position();
+    return move.next ? subtaskInstruction(move.next, move.completed, move.total) : SUMMARY_INSTRUCTION;
+  }
+
+  private moveTo(move: PlanMove): void {
+    this.state.position = move.position;
+    this.state.counters.roundsInStep = 0;
   }
 
   private endTurn(results: TurnResult[]): void {
-    this.state.messages.push(...this.resultMessages(results));
+    this.state.messages.push(...resultMessages(results, this.state.toolMode, this.context.profile.facts.capabilities.includes('vision')));
     this.state.turn = { calls: [], results: [] };
-    this.turnImages.clear();
   }
 
-  /** How a turn's results join the conversation: one message per result, or one text block for a text-protocol model. */
-  private resultMessages(results: TurnResult[]): ChatMessage[] {
-    if (this.model.textMode) return [textToolResults(results)];
-    // A tool's images (an MCP server's image content) go with its result to a vision model; others get the text only.
-    const vision = this.context.profile.facts.capabilities.includes('vision');
-    return results.map(({ call, output }, index) => {
-      const images = vision ? this.turnImages.get(index) : undefined;
-      return { role: 'tool', tool_name: call.function.name, ...(call.id ? { tool_call_id: call.id } : {}), content: output, ...(images ? { images } : {}) };
-    });
+  /** Counts a model call against the round limits; the limit it would pass, or null. */
+  private countRound(): LimitReached | null {
+    const reached = roundLimitReached(this.state, this.deps.config.agent);
+    if (reached) return reached;
+    this.state.counters.roundsInStep++;
+    this.state.rounds++;
+    return null;
   }
 
-  private countRound(): void {
-    const { maxRoundsPerSubtask, maxRoundsPerTask } = this.deps.config.agent;
-    if (++this.roundsInStep > maxRoundsPerSubtask) throw new AgentFailure(`Stopped: the round limit of ${maxRoundsPerSubtask} model calls per subtask was reached.`);
-    if (++this.state.rounds > maxRoundsPerTask) throw new AgentFailure(`Stopped: the round limit of ${maxRoundsPerTask} model calls per task was reached.`);
+  private async limitReached(): Promise<LimitReached | null> {
+    this.tickWall();
+    for (const limit of this.deps.limits) {
+      const reached = await limit.check(this.state.usage);
+      if (reached) return reached;
+    }
+    return null;
   }
 
-  private moveTo(position: RunState['position']): void {
-    this.state.position = position;
-    this.roundsInStep = 0;
+  /** A limit was reached: no more tools; the next model call (asked for at its boundary) is the summary, and its answer is the Task's. */
+  private async stop(reached: LimitReached): Promise<void> {
+    const { state } = this;
+    state.stopped = reached;
+    await this.report.limit(reached, nowIso(this.deps.clock));
   }
 
-  /**
-   * The step a person sees: `ollama chat` without a plan, else the subtask's title or `summary`; a tier
-   * other than the default is named after it (`ollama chat [high_performance]`).
-   */
-  private stepLabel(): string {
-    const { plan, position, tier } = this.state;
-    const step = plan === null ? DIRECT_STEP : (plan.find((subtask) => subtask.id === position.subtask)?.title ?? SUMMARY_STEP);
-    return tier === DEFAULT_TIER ? step : `${step} [${tier}]`;
+  /** The person's corrections accepted since the last look, kept until the model can be given them. */
+  private async takeSteering(): Promise<void> {
+    if (!this.deps.inbox) return;
+    const taken = await this.deps.inbox.take(this.state.taskId);
+    this.state.steering.pending.push(...taken);
+    this.state.steering.received += taken.length;
   }
 
-  private actionLabel(call: ChatToolCall): string {
-    return this.state.plan === null ? actionOf(call) : `${this.stepLabel()} / ${actionOf(call)}`;
+  /** Before a model call: the corrections taken so far join the conversation as the person's words, traced once. */
+  private async giveSteering(): Promise<void> {
+    const { state } = this;
+    const pending = state.steering.pending;
+    if (pending.length === 0) return;
+    state.messages.push(steeringMessage(pending.map((message) => message.text)));
+    state.steering.pending = [];
+    await this.report.steered(pending, nowIso(this.deps.clock));
   }
 
-  private async status(currentTask: string): Promise<void> {
-    await this.deps.events.emit({ type: 'status', taskId: this.state.taskId, status: 'running', currentTask: currentTask.slice(0, CURRENT_TASK_CHARS) });
+  /** Closes the inbox; false when a correction arrived first (it is taken, for the model to read). */
+  private async closeInbox(): Promise<boolean> {
+    if (!this.deps.inbox) return true;
+    let closed = true;
+    while (!(await this.deps.inbox.close(this.state.taskId, this.state.steering.received))) {
+      closed = false;
+      await this.takeSteering();
+    }
+    return closed;
   }
 
-  /** Where the run stands, as `completed_tasks` and `current_task`: `0/1 ollama chat` without a plan. */
-  private async showPosition(): Promise<void> {
-    const { plan, position } = this.state;
-    if (plan === null) return this.progress({ completedSubtasks: 0, currentTask: this.stepLabel() });
-    const order = executionOrder(plan)!;
-    const index = position.phase === 'working' ? order.findIndex((subtask) => subtask.id === position.subtask) : order.length;
-    await this.progress({ completedSubtasks: index, currentTask: this.stepLabel() });
+  private async finish(answer: string, stoppedBy?: LimitReached): Promise<RunOutcome> {
+    await this.answer.flushed();
+    this.tickWall();
+    this.state.position = { subtask: '', phase: 'done' };
+    await this.report.end();
+    const text = answer.trim();
+    return { kind: 'answer', answer: text === '' && stoppedBy ? limitStoppedAnswer(stoppedBy) : text, ...(stoppedBy ? { stoppedBy } : {}) };
   }
 
-  private async showEnd(): Promise<void> {
-    await this.progress({ completedSubtasks: this.state.plan?.length ?? 1 });
+  private countTokens(subtask: string, tokens: { input: number; output: number }): void {
+    const { state } = this;
+    state.tokens.input += tokens.input;
+    // eval_count includes the thinking tokens (Ollama counts every generated token).
+    state.tokens.output += tokens.output;
+    state.tokens.bySubtask[subtask] = (state.tokens.bySubtask[subtask] ?? 0) + tokens.input + tokens.output;
+    state.usage.tokens += tokens.input + tokens.output;
   }
 
-  private async progress(fields: { completedSubtasks: number; currentTask?: string }): Promise<void> {
-    const { plan, tokens, taskId } = this.state;
-    await this.deps.events.emit({
-      type: 'progress',
-      taskId,
-      totalSubtasks: plan?.length ?? 1,
-      criticalPathTokens: plan ? criticalPathTokens(plan, tokens.bySubtask) : 0,
-      ...fields,
-    });
+  private tickWall(): void {
+    this.state.usage.wallMs = this.wallBefore + (this.deps.clock.now() - this.startedAt);
   }
-}
-
-/** The action as progress shows it: the tool and its main argument, on one line. */
-function actionOf(call: ChatToolCall): string {
-  const args = call.function.arguments;
-  const main = args.command ?? args.path ?? args.pattern ?? '';
-  return `${call.function.name}${main === '' ? '' : `: ${typeof main === 'string' ? main : JSON.stringify(main)}`}`.replace(/\s+/g, ' ');
-}
-
-function fingerprintOf(call: ChatToolCall, output: string): string {
-  return createHash('sha256').update(call.function.name).update('\0').update(JSON.stringify(call.function.arguments)).update('\0').update(output).digest('hex');
-}
-
-function describe(call: ChatToolCall): string {
-  return `${call.function.name}(${cutText(JSON.stringify(call.function.arguments), 200)})`;
-}
-
-function mergeChange(previous: FileChange | undefined, next: FileChange): FileChange {
-  return previous ? { ...next, created: previous.created || next.created } : next;
 }

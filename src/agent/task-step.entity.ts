@@ -1,6 +1,7 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-export type StepKind = 'plan' | 'model_call' | 'tool_call' | 'command' | 'file_op' | 'mcp_tool';
+/** `steer`: a person's correction reached the model; `limit`: a budget or round limit ended the tool work (issue 35). */
+export type StepKind = 'plan' | 'model_call' | 'tool_call' | 'command' | 'file_op' | 'mcp_tool' | 'steer' | 'limit';
 
 /** One step of a Task's execution trace: a model call, a tool call, a command, a file operation. */
 @Entity('task_steps')

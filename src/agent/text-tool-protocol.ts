@@ -7,6 +7,9 @@ import type { ChatMessage, ChatToolCall } from '../ollama/ollama.gateway.js';
  * and the call format go into the system prompt, calls are parsed from the answer (tool-call-parser), and
  * results come back as a user message, since such templates do not render `role: "tool"`.
  */
+/** A line of the instructions that no other prompt has: a stored version 1 state in text mode is recognised by it. */
+export const TEXT_TOOL_MARKER = 'You call tools by writing, for each call, one block exactly like this';
+
 export function textToolInstructions(tools: Tool[]): string {
   const lines = tools.map((tool) => {
     const parameters = tool.function.parameters ?? {};
@@ -17,7 +20,7 @@ export function textToolInstructions(tools: Tool[]): string {
   });
   return `
 
-You call tools by writing, for each call, one block exactly like this and nothing else on its lines:
+${TEXT_TOOL_MARKER} and nothing else on its lines:
 <tool_call>{"name": "read_file", "arguments": {"path": "README.md"}}</tool_call>
 You may write several blocks in one reply. Then stop: the results come back in <tool_response> blocks.
 Only a <tool_call> block runs a tool; mentioning a tool in prose does nothing. When the work is done, answer without any <tool_call> block.

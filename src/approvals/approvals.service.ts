@@ -25,7 +25,7 @@ import {
 } from './approval-texts.js';
 import { ApprovalsRepository, type ApprovalAnswer } from './approvals.repository.js';
 import { patternsRunningOtherPrograms } from './command-pattern.js';
-import { readFormContent, shownFormSchema, type FormAnswer, type FormSchema, type FormValue } from './person-form.js';
+import { auditedFormContent, readFormContent, shownFormSchema, type FormAnswer, type FormSchema, type FormValue } from './person-form.js';
 
 export interface NewApproval {
   taskId: string;
@@ -267,7 +267,10 @@ export class ApprovalsService implements OnModuleInit {
 
   private async recordAnswer(caller: Caller, row: ApprovalEntity, answer: ApprovalAnswer, extra: Record<string, unknown> = {}): Promise<void> {
     const action = actionOf(row, answer.state === 'granted' ? 'granted' : 'denied');
-    await this.audit.record({ ...this.event(caller, action, row), detail: { ...actionDetail(row), via: answer.answeredVia, reason: answer.reason, ...extra } });
+    // A form's answer is kept with its secret fields masked; its server got the answer itself.
+    const filled = row.tool === ELICITATION_TOOL && answer.state === 'granted' && answer.reason;
+    const reason = filled ? JSON.stringify(auditedFormContent(JSON.parse(filled) as Record<string, FormValue>, formOf(row).schema)) : answer.reason;
+    await this.audit.record({ ...this.event(caller, action, row), detail: { ...actionDetail(row), via: answer.answeredVia, reason, ...extra } });
   }
 
   private event(caller: Caller, action: string, row: ApprovalEntity) {

@@ -104,6 +104,24 @@ export function checkFormContent(content: unknown, schema: FormSchema): { conten
   return missing.length > 0 ? { problem: `required field${missing.length > 1 ? 's' : ''} missing: ${missing.join(', ')}` } : { content: read };
 }
 
+/** What a field asking for a secret is called (by its key or title): its answer is not audited. */
+const SECRET_FIELD = /pass(word|phrase|code)?|passwd|secret|token|\bpin\b|^pin$|otp|one[- ]time|api[ _-]?key|credential|private[ _-]?key|暗証|パスワード|秘密/i;
+
+/**
+ * An answer's content as the audit log keeps it: the value of every text or number field that asks for
+ * a secret (its key or title, the label the person answers, says password, PIN, token, OTP, API key…) as
+ * `[REDACTED]`. Not the description: "do not give us your PIN" describes a field that asks for none.
+ * The server still gets the answer; the person's secret does not stay in the log for every admin.
+ */
+export function auditedFormContent(content: Record<string, FormValue>, schema: FormSchema): Record<string, FormValue> {
+  const secret = (key: string) => {
+    const field = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
+    if (field?.type === 'boolean') return false;
+    return [key, field?.title ?? ''].some((text) => SECRET_FIELD.test(text));
+  };
+  return Object.fromEntries(Object.entries(content).map(([key, value]) => [key, secret(key) ? '[REDACTED]' : value]));
+}
+
 /** The content of an `accept` answer when it fits the form (checkFormContent); null otherwise (the answer is then ignored, as the Tasks extension requires of a malformed one). */
 export function readFormContent(content: unknown, schema: FormSchema): Record<string, FormValue> | null {
   const checked = checkFormContent(content, schema);

@@ -3,6 +3,7 @@ import type { ConversationTurn } from '../sessions/conversation-turn.js';
 import { isAgentError } from '../common/agent-error.js';
 import type { TaskRequest, TaskRequestFile } from '../queue/task-request.js';
 import { validateAgentRun, type AgentRunLimits } from '../tools/argument-validation.js';
+import { readBudget } from '../conversation/budget-input.js';
 
 /** A request the Chat API refuses: answered 400 in OpenAI's error shape, nothing stored. */
 export class ChatInputError extends Error {
@@ -18,6 +19,8 @@ export class ChatInputError extends Error {
 export interface ChatRequest {
   stream: boolean;
   input: TaskRequest;
+  /** `agent_steer: true` (issue 35): the request is a correction for the session's running Task. */
+  steer: boolean;
 }
 
 type Message = { role: string; text: string; images: { mime_type: string; data_base64: string }[]; files: TaskRequestFile[] };
@@ -49,6 +52,10 @@ export function parseChatRequest(body: unknown, models: { select(fields: Record<
     throw new ChatInputError('fork_from: must be a Task id (UUID).', 'fork_from', 'invalid_type');
   if (typeof fields.fork_from === 'string' && fields.session_id !== undefined && fields.session_id !== null)
     throw new ChatInputError('fork_from: a fork starts a new session; send it without session_id.', 'fork_from');
+  if (fields.agent_steer !== undefined && fields.agent_steer !== null && typeof fields.agent_steer !== 'boolean')
+    throw new ChatInputError('agent_steer: must be a boolean.', 'agent_steer', 'invalid_type');
+  const steer = fields.agent_steer === true;
+  if (steer && typeof fields.session_id !== 'string') throw new ChatInputError('agent_steer: a correction is for a running Task; send it with its session_id.', 'agent_steer');
   if (fields.tools !== undefined && fields.tools !== null)
     throw new ChatInputError('tools: not supported; the agent uses its own workspace tools.', 'tools', 'unsupported_parameter');
   if (!Array.isArray(fields.messages) || fields.messages.length === 0) throw new ChatInputError('messages: must be a non-empty array.', 'messages', 'invalid_type');
@@ -64,10 +71,15 @@ export function parseChatRequest(body: unknown, models: { select(fields: Record<
     const forkFrom = typeof fields.fork_from === 'string' ? fields.fork_from.toLowerCase() : undefined;
     // Files of earlier messages too when they start the session (with a session_id those messages are not read).
     const files = (sessionId === null && !forkFrom ? messages : [last]).flatMap((message) => message.files);
+    if (steer && (files.length > 0 || last.images.length > 0))
+      throw new ChatInputError('agent_steer: a correction is text; send files and images as a request of their own.', 'agent_steer');
+    const budget = readBudget(fields.agent_budget, 'agent_budget', 'snake');
     const chosen = forkFrom ? { ...valid, forkFrom, mode, tier } : { ...valid, prelude: turns, mode, tier };
-    return { stream: fields.stream === true, input: files.length ? { ...chosen, files } : chosen };
+    const input = { ...chosen, ...(files.length ? { files } : {}), ...(budget ? { budget } : {}) };
+    return { stream: fields.stream === true, input, steer };
   } catch (error) {
     if (!isAgentError(error)) throw error;
+    if (error.message.startsWith('agent_budget')) throw new ChatInputError(error.message, 'agent_budget');
     throw new ChatInputError(error.message.replace(/^request:/, `messages[${messages.length - 1}].content:`), paramOf(error.message, messages.length - 1));
   }
 }

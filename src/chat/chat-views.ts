@@ -33,7 +33,7 @@ const pausedOf = (asking: InputRequest | null) => (asking ? { agent_state: 'inpu
 const deliverablesOf = (task: WithFiles) => task.files.map((file) => sessionFileUri(task.sessionId, file.path));
 
 /** A terminal Task as a `chat.completion`, with the agent's extension fields beside OpenAI's (its files as session-file URIs: `deliverables`). */
-export function completionOf(task: WithFiles, model: string, asking: InputRequest | null = null) {
+export function completionOf(task: WithFiles, model: string, asking: InputRequest | null = null, followUp = false) {
   return {
     id: completionId(task),
     object: 'chat.completion',
@@ -43,11 +43,18 @@ export function completionOf(task: WithFiles, model: string, asking: InputReques
     usage: usageOf(task),
     ...agentOf(task),
     deliverables: deliverablesOf(task),
+    ...followUpOf(followUp),
     ...pausedOf(asking),
   };
 }
 
-type Delta = { role?: 'assistant'; content?: string; agent_answer_offset?: number; agent?: ReturnType<typeof agentOf>; agent_steps?: AgentStep[] };
+type Delta = {
+  role?: 'assistant';
+  content?: string;
+  agent_answer_offset?: number;
+  agent?: ReturnType<typeof agentOf> & { agent_state?: 'steered' | 'follow_up' };
+  agent_steps?: AgentStep[];
+};
 
 const chunk = (task: TaskReadModel, model: string, delta: Delta, finish: 'stop' | 'error' | null) => ({
   id: completionId(task),
@@ -68,6 +75,34 @@ export const lastChunkOf = (task: WithFiles, model: string, asking: InputRequest
   deliverables: deliverablesOf(task),
   ...pausedOf(asking),
 });
+
+/**
+ * Issue 35: a correction (`agent_steer`) the running Task took: answered at once, as a completion with no
+ * content of its own and `agent_state: "steered"`; the Task's answer comes on its own request's response.
+ */
+export const steeredOf = (task: TaskReadModel, model: string) => ({
+  id: completionId(task),
+  object: 'chat.completion',
+  created: created(task),
+  model,
+  choices: [{ index: 0, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+  ...steeredAgent(task),
+});
+
+/** The same, streamed: the agent object, then the finish. */
+export const steeredChunks = (task: TaskReadModel, model: string) => [
+  chunk(task, model, { role: 'assistant', content: '', agent: steeredAgent(task) }, null),
+  { ...chunk(task, model, {}, 'stop'), usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, ...steeredAgent(task) },
+];
+
+const steeredAgent = (task: TaskReadModel) => ({ task_id: task.id, session_id: task.sessionId, status: 'running' as const, agent_state: 'steered' as const });
+
+/**
+ * Issue 35: a correction that came when its Task no longer ran became the session's next Task:
+ * `agent_state: "follow_up"` says so (a paused Task's `input_required` says more, and wins).
+ */
+export const followUpOf = (followUp: boolean) => (followUp ? { agent_state: 'follow_up' as const } : {});
 
 export const modelsList = (modelIds: string[], since: number) => ({
   object: 'list',

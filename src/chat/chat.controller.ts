@@ -47,9 +47,9 @@ export class ChatController {
   async complete(@Admitted() { caller, body }: ChatAdmitted, @Res() res: Response): Promise<void> {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const { task, stream } = await this.chat.accept(caller, body);
-    if (stream) return writeSse(res, this.chat.chunks(task, gone.signal), this.config.chat.keepaliveMs, gone.signal);
-    const completion = await this.chat.completion(task, gone.signal);
+    const accepted = await this.chat.accept(caller, body);
+    if (accepted.stream) return writeSse(res, this.chat.chunks(accepted, gone.signal), this.config.chat.keepaliveMs, gone.signal);
+    const completion = await this.chat.completion(accepted, gone.signal);
     // Null: the client went away before the Task ended, and there is no one to answer.
     if (completion) res.status(200).json(completion);
   }

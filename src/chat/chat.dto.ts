@@ -28,6 +28,22 @@ export class ChatCompletionRequestDto {
   @ApiPropertyOptional({ nullable: true, description: 'Extension: false answers in one model call without tools or workspace (as the model id <id>-direct)' }) agent_mode?:
     boolean | null;
   @ApiPropertyOptional({ nullable: true, description: 'Extension: the model tier (default, or a key of ollama.models)', example: 'default' }) agent_level?: string | null;
+  @ApiPropertyOptional({
+    nullable: true,
+    description:
+      'Extension (issue 35): true with the session_id of a session whose Task is running: the text is a correction the Task reads at its next step; ' +
+      'answered at once with that task_id, status running and agent_state steered. A Task no longer running makes it the session’s next Task (agent_state follow_up). ' +
+      'Without it (the default) the request queues behind the running Task.',
+  })
+  agent_steer?: boolean | null;
+  @ApiPropertyOptional({
+    nullable: true,
+    description:
+      'Extension (issue 35): lower budgets for this Task (positive integers; never above agent.budgets): max_model_calls, max_tool_calls, max_tokens, max_wall_ms. ' +
+      'A budget reached ends the tool work with one summary call; the Task completes with it.',
+    example: { max_tool_calls: 20 },
+  })
+  agent_budget?: Record<string, number> | null;
 }
 
 class ChatUsageDto {
@@ -51,7 +67,13 @@ export class ChatCompletionDto {
   @ApiProperty({ type: ChatUsageDto, description: 'The Task’s token counts' }) usage!: ChatUsageDto;
   @ApiProperty({ format: 'uuid' }) task_id!: string;
   @ApiProperty({ format: 'uuid' }) session_id!: string;
-  @ApiProperty({ enum: ['completed', 'failed', 'cancelled'] }) status!: string;
+  @ApiProperty({ enum: ['completed', 'failed', 'cancelled', 'running'], description: '`running` only for a correction (agent_state steered)' }) status!: string;
+  @ApiPropertyOptional({
+    enum: ['input_required', 'steered', 'follow_up'],
+    description:
+      'input_required: the Task waits for the session’s next message; steered: the running Task took this correction; follow_up: the correction became the session’s next Task',
+  })
+  agent_state?: string;
   @ApiProperty({ type: [String], description: 'agent-session:// URIs of the files the Task created or changed (readable as MCP resources)' }) deliverables!: string[];
 }
 

@@ -4,6 +4,7 @@ import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
 import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
+import { ConversationIntake } from '../conversation/conversation-intake.js';
 import { ConversationService, isTerminal } from '../conversation/conversation.service.js';
 import { TaskFeed } from '../conversation/task-feed.js';
 import { applyDelta } from '../events/answer-drafts.js';
@@ -15,7 +16,7 @@ import type { TaskReadModel } from '../queue/task-read-model.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
 import { ChatInputError, parseChatRequest } from './chat-request.js';
 import { ChatModels } from './chat-models.js';
-import { agentOf, chunkOf, completionOf, lastChunkOf, modelsList } from './chat-views.js';
+import { agentOf, chunkOf, completionOf, followUpOf, lastChunkOf, modelsList, steeredChunks, steeredOf } from './chat-views.js';
 import { isUuid } from '../common/uuid.js';
 
 /** An error the Chat API answers with: HTTP status plus OpenAI's error fields. */
@@ -44,6 +45,14 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   internal: { status: 500, type: 'server_error', param: null },
 };
 
+/** An accepted request: its Task, whether to stream, and whether it was a correction (`steered`) or became a follow-up Task. */
+export interface ChatAccepted {
+  task: TaskReadModel;
+  stream: boolean;
+  steered: boolean;
+  followUp: boolean;
+}
+
 /** The audit action of a completion request, accepted or refused (its body refused by admission too). */
 export const COMPLETIONS_ACTION = 'chat.completions';
 
@@ -62,6 +71,7 @@ export class ChatService {
 
   constructor(
     private readonly conversations: ConversationService,
+    private readonly intake: ConversationIntake,
     private readonly feed: TaskFeed,
     private readonly audit: AuditService,
     private readonly inputFiles: InputFilesStager,
@@ -81,17 +91,28 @@ export class ChatService {
     );
   }
 
-  /** Validates and queues; a refused request is audited and stores nothing else. */
-  async accept(caller: Caller, body: unknown): Promise<{ task: TaskReadModel; stream: boolean }> {
+  /**
+   * Validates and queues, or (`agent_steer`) gives the correction to the session's running Task; a
+   * refused request is audited and stores nothing else.
+   */
+  async accept(caller: Caller, body: unknown): Promise<ChatAccepted> {
     const detail = { arguments: withoutImageData(body) };
     try {
-      const { stream, input } = parseChatRequest(body, this.catalog, this.limits);
+      const { stream, input, steer } = parseChatRequest(body, this.catalog, this.limits);
       const staged = await this.inputFiles.stage(caller, input).catch((error: unknown) => {
         // A refused file names its part (`messages[0].content[1].file.file_data: …`): that is the param.
         const param = isAgentError(error) && error.code === 'invalid_input' ? /^(messages\[\d+\]\.content\[\d+\][.\w]*):/.exec(error.message)?.[1] : undefined;
         throw param ? new ChatInputError((error as Error).message, param) : error;
       });
-      return { task: await this.conversations.accept(caller, staged, { action: COMPLETIONS_ACTION, detail: { ...detail, stream } }), stream };
+      const outcome = await this.intake.submit(
+        caller,
+        { request: staged, surface: 'chat', ...(steer ? { steer: { sessionId: staged.sessionId! } } : {}) },
+        { action: COMPLETIONS_ACTION, detail: { ...detail, stream } },
+      );
+      // A session of the caller's was checked by the intake; its running Task is the caller's too.
+      if (outcome.kind === 'not_found') throw new ChatInputError(`session_id: session ${staged.sessionId} does not exist.`, 'session_id', 'session_not_found');
+      if (outcome.kind === 'steered') return { task: outcome.task, stream, steered: true, followUp: false };
+      return { task: outcome.task, stream, steered: false, followUp: outcome.as === 'follow_up' };
     } catch (error) {
       const refused = toChatError(error);
       if (refused.status === 500) this.logger.error(`chat request failed: ${(error as Error).stack ?? String(error)}`);
@@ -100,10 +121,11 @@ export class ChatService {
     }
   }
 
-  /** The `chat.completion` once the Task is terminal; null when the client went away first. */
-  async completion(task: TaskReadModel, signal: AbortSignal) {
+  /** The `chat.completion` once the Task is terminal (at once for a correction); null when the client went away first. */
+  async completion({ task, steered, followUp }: ChatAccepted, signal: AbortSignal) {
+    if (steered) return steeredOf(task, this.catalog.idOf(task));
     const done = await this.feed.untilTerminal(task.id, signal);
-    return done && completionOf(await this.conversations.withFiles(done), this.catalog.idOf(done), await this.conversations.asking(done.id));
+    return done && completionOf(await this.conversations.withFiles(done), this.catalog.idOf(done), await this.conversations.asking(done.id), followUp);
   }
 
   /**
@@ -114,8 +136,9 @@ export class ChatService {
    * the content it applies after (a client drops what it shows beyond it). The content of all deltas
    * together, so applied, is the Task's `result`.
    */
-  async *chunks(task: TaskReadModel, signal: AbortSignal): AsyncGenerator<object> {
-    yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: agentOf(task) });
+  async *chunks({ task, steered, followUp }: ChatAccepted, signal: AbortSignal): AsyncGenerator<object> {
+    if (steered) return yield* steeredChunks(task, this.catalog.idOf(task));
+    yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: { ...agentOf(task), ...followUpOf(followUp) } });
     let last = task;
     let draft = '';
     let shown = '';

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { INSTALLATION } from '../common/installation.js';
+import { runsFromClone, userConfigFile, userDataFolder } from './user-folders.js';
 import { type AgentConfig, ConfigError, deepFreeze, isPlainObject, validateConfig, type ConfigIssue } from './agent-config.js';
 import { configSchema } from './config.schema.js';
 import { closestKey } from './key-suggestion.js';
@@ -13,43 +14,55 @@ const PATH_KEYS = [
   ['workspace', 'template'],
 ] as const;
 
-/**
- * Which file configures the service, and why that one: `AGENT_CONFIG`, else `agent.yaml` in the
- * working directory, else the one next to the installation (a client that starts the service from its
- * own folder, or from `/`, still finds it). With none, the path is the working directory's.
- */
-export function locateConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): { file: string; reason: string; found: boolean } {
-  if (env.AGENT_CONFIG) {
-    const file = resolve(cwd, env.AGENT_CONFIG);
-    return { file, reason: 'named by AGENT_CONFIG', found: existsSync(file) };
-  }
-  const here = resolve(cwd, 'agent.yaml');
-  if (existsSync(here)) return { file: here, reason: 'agent.yaml in the working directory', found: true };
-  const installed = join(INSTALLATION, 'agent.yaml');
-  if (existsSync(installed)) return { file: installed, reason: `no agent.yaml in the working directory (${cwd}); the one next to the installation`, found: true };
-  return { file: here, reason: 'no agent.yaml in the working directory or next to the installation', found: false };
+/** Which file configures the service, why that one, and the folder its relative paths (and the defaults') resolve against. */
+export interface ConfigSource {
+  file: string;
+  reason: string;
+  found: boolean;
+  base: string;
 }
 
-const configPath = (env: NodeJS.ProcessEnv, cwd: string) => locateConfig(env, cwd).file;
+/**
+ * Which file configures the service, and why that one: `AGENT_CONFIG`, else `agent.yaml` in the working
+ * directory, else the one in the user's config folder (`$XDG_CONFIG_HOME/ollama-agent-mcp/`), else, in a clone,
+ * the committed one next to the installation (a client that starts the service from its own folder, or from `/`,
+ * still finds it). Relative paths resolve against the file's folder. With no file, against the working directory
+ * in a clone and against the user's data folder in an installed package (whose own folder is npm's to replace).
+ */
+export function locateConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), installation = INSTALLATION): ConfigSource {
+  const at = (file: string, reason: string, found = true) => ({ file, reason, found, base: dirname(file) });
+  const named = env.AGENT_CONFIG && resolve(cwd, env.AGENT_CONFIG);
+  if (named) return at(named, 'named by AGENT_CONFIG', existsSync(named));
+  const here = resolve(cwd, 'agent.yaml');
+  if (existsSync(here)) return at(here, 'agent.yaml in the working directory');
+  const user = userConfigFile(env);
+  if (existsSync(user)) return at(user, `no agent.yaml in the working directory (${cwd}); the one in the user's config folder`);
+  const clone = runsFromClone(installation);
+  const installed = join(installation, 'agent.yaml');
+  if (clone && existsSync(installed)) return at(installed, `no agent.yaml in the working directory (${cwd}) or ${user}; the one next to the installation`);
+  const base = clone ? cwd : userDataFolder(env);
+  return { file: here, reason: `no agent.yaml in the working directory or ${user}${clone ? ' or next to the installation' : ''}`, found: false, base };
+}
 
 /** For the start-up log: the file that was read and why, or that none was (defaults and overrides only). */
 export function describeConfigSource(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  const { file, reason, found } = locateConfig(env, cwd);
-  return found ? `${file} (${reason})` : `no file (${reason}; defaults and AGENT__* overrides, paths from ${cwd})`;
+  const { file, reason, found, base } = locateConfig(env, cwd);
+  return found ? `${file} (${reason})` : `no file (${reason}; defaults and AGENT__* overrides, paths from ${base})`;
 }
 
 /**
- * The only place that reads configuration from process.env (the logger's NO_COLOR and the sandbox probe's
- * inherited environment are not configuration): AGENT_CONFIG picks the file (default ./agent.yaml), and
+ * The only place that reads configuration from process.env (with locateConfig and, for `init`, user-folders.ts's
+ * starterPlaces; the logger's NO_COLOR and the sandbox probe's inherited environment are not configuration):
+ * AGENT_CONFIG picks the file (else locateConfig's search), and
  * AGENT__SECTION__KEY variables override single keys (e.g. AGENT__OLLAMA__MODEL=llama3.2).
  *
- * Relative paths in the file (and the defaults) resolve against the file's directory, so a client
- * that starts the service from `/` or from its own folder gets the same database and workspace;
+ * Relative paths in the file (and the defaults) resolve against the file's directory (locateConfig's `base`), so a
+ * client that starts the service from `/` or from its own folder gets the same database and workspace;
  * paths from environment overrides resolve against the working directory, as a shell user expects.
  * Every problem names where the bad value came from: the file and key, or the variable.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AgentConfig {
-  const file = configPath(env, cwd);
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), installation = INSTALLATION): AgentConfig {
+  const { file, base: fileBase } = locateConfig(env, cwd, installation);
   const document = readDocument(file, env);
   const overrides = overridesFromEnv(env);
   let config: AgentConfig;
@@ -59,13 +72,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     if (!(error instanceof ConfigError)) throw error;
     throw new ConfigError(error.issues.map((issue) => located(suggested(issue), file, document, overrides.variables)));
   }
-  const base = (path: readonly string[]) => (overrides.variables.has(path.join('.')) ? cwd : dirname(file));
+  const base = (path: readonly string[]) => (overrides.variables.has(path.join('.')) ? cwd : fileBase);
   config.database.path = config.database.path === ':memory:' ? ':memory:' : resolve(base(PATH_KEYS[0]), config.database.path);
   config.workspace.root = resolve(base(PATH_KEYS[1]), config.workspace.root);
   if (config.workspace.template) config.workspace.template = resolve(base(PATH_KEYS[2]), config.workspace.template);
   // A stdio MCP server's working directory, like the other paths of the file, is relative to the file.
-  for (const server of Object.values(config.agent.mcpServers)) if (server.cwd) server.cwd = resolve(dirname(file), server.cwd);
-  const missing = missingWorkspaceRoot(config.workspace.root, dirname(file)) ?? missingTemplate(config.workspace.template);
+  for (const server of Object.values(config.agent.mcpServers)) if (server.cwd) server.cwd = resolve(fileBase, server.cwd);
+  const missing = missingWorkspaceRoot(config.workspace.root, fileBase) ?? missingTemplate(config.workspace.template);
   if (missing) throw new ConfigError([located(missing, file, document, overrides.variables)]);
   return deepFreeze(config);
 }
@@ -88,18 +101,18 @@ function readDocument(file: string, env: NodeJS.ProcessEnv): unknown {
   }
 }
 
-/**
- * The default workspace (next to the config file) is created at start; any other root must exist,
- * since a missing one is most likely a typo that would otherwise become a new, empty workspace.
- */
 /** The template copied into each new session workspace must be a directory. */
 function missingTemplate(template: string): ConfigIssue | null {
   if (!template || statSync(template, { throwIfNoEntry: false })?.isDirectory()) return null;
   return { path: ['workspace', 'template'], message: `${template} is not a directory` };
 }
 
-function missingWorkspaceRoot(root: string, configDir: string): ConfigIssue | null {
-  const fallback = resolve(configDir, configSchema.parse({}).workspace.root);
+/**
+ * The default workspace (beside the config file, or in the data folder) is created at start; any other root must
+ * exist, since a missing one is most likely a typo that would otherwise become a new, empty workspace.
+ */
+function missingWorkspaceRoot(root: string, base: string): ConfigIssue | null {
+  const fallback = resolve(base, configSchema.parse({}).workspace.root);
   if (root === fallback || existsSync(root)) return null;
   return { path: ['workspace', 'root'], message: `${root} does not exist (create it, or leave the key out for ${fallback})` };
 }

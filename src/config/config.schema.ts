@@ -286,6 +286,18 @@ const shape = {
     max_rounds_per_task: integer(60, 1, 2000),
     tool_output_chars: integer(16_000, 1000, 1_000_000),
     text_tools: flag(true),
+    // What one run may spend before it stops offering tools and answers with a summary (issue 35): only runaway work reaches these.
+    budgets: section({
+      max_model_calls: integer(200, 1, 100_000),
+      max_tool_calls: integer(400, 1, 100_000),
+      max_tokens: integer(4_000_000, 1000, 1_000_000_000),
+      max_wall_ms: integer(3_600_000, 1000, 604_800_000),
+    }),
+    // A person's corrections to a running Task (issue 35): `mcp` lets agent_run with a busy session's id join its Task.
+    steering: section({
+      mcp: flag(false),
+      max_per_task: integer(10, 0, 1000),
+    }),
     approvals: section({
       mode: oneOf(['never', 'commands', 'changes']),
       allow: commandPatterns,
@@ -442,6 +454,13 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
   }
   const unlisted = config.webhooks.findIndex((hook) => !config.a2a.push.allowed_urls.some((prefix) => hook.url.startsWith(prefix)));
   if (unlisted >= 0) return [{ path: ['webhooks', String(unlisted), 'url'], message: 'must start with one of a2a.push.allowed_urls (the one allowlist for every outgoing push)' }];
+  // A delivery is stored by its URL and signed with that URL's secret: a second webhook on it would get the first one's.
+  const repeated = config.webhooks.findIndex((hook, index) => config.webhooks.findIndex((other) => other.url === hook.url) !== index);
+  if (repeated >= 0) {
+    const first = config.webhooks.findIndex((hook) => hook.url === config.webhooks[repeated].url);
+    const message = `the same URL as webhooks.${first} (each URL has one secret: merge their owners and groups, or give the receiver two URLs)`;
+    return [{ path: ['webhooks', String(repeated), 'url'], message }];
+  }
   const server = serverProblems(config);
   return server.length > 0 ? server : authProblems(config);
 }

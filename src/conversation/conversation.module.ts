@@ -6,13 +6,14 @@ import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { InputFilesStager } from './input-files.stager.js';
+import { ConversationIntake } from './conversation-intake.js';
 import { ConversationService } from './conversation.service.js';
 import { TaskFeed } from './task-feed.js';
 
 /** What the Chat API and A2A surfaces share: conversations over the TaskQueue and the progress feed. */
 @Module({
   imports: [ApprovalsModule, TaskQueueModule, SessionsModule, AgentModule, AuditModule, WorkspaceModule],
-  providers: [ConversationService, TaskFeed, InputFilesStager],
-  exports: [ConversationService, TaskFeed, InputFilesStager, AuditModule],
+  providers: [ConversationService, ConversationIntake, TaskFeed, InputFilesStager],
+  exports: [ConversationService, ConversationIntake, TaskFeed, InputFilesStager, AuditModule],
 })
 export class ConversationModule {}

@@ -4,10 +4,8 @@ import { Injectable } from '@nestjs/common';
 import { TraceRepository } from '../agent/trace.repository.js';
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
 import type { Caller } from '../identity/caller.js';
-import type { AuditDraft } from '../audit/audit.service.js';
 import { SessionFork } from '../queue/session-fork.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
-import type { TaskRequest } from '../queue/task-request.js';
 import type { TaskStatus } from '../queue/task-status.js';
 import { TaskReadModels, type ListedTask, type TaskReadModel, type WithFiles } from '../queue/task-read-model.js';
 import { SessionsService } from '../sessions/sessions.service.js';
@@ -41,11 +39,6 @@ export class ConversationService {
   /** Issue 24: a new session of the caller forked from one of the caller's Tasks; its id. */
   async fork(caller: Caller, taskId: string): Promise<string> {
     return (await this.forks.fork(caller, taskId)).sessionId;
-  }
-
-  /** Queues the Task with its accepting audit event (one transaction), as agent_run does. */
-  accept(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskReadModel> {
-    return this.queue.enqueue(caller, input, accepted);
   }
 
   async ownsSession(caller: Caller, sessionId: string): Promise<boolean> {

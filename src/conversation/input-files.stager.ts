@@ -7,9 +7,13 @@ import type { TaskRequest } from '../queue/task-request.js';
 import { SessionFork } from '../queue/session-fork.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { WorkspaceError } from '../workspace/workspace-error.js';
+import type { WorkspacePaths } from '../workspace/workspace-paths.js';
 import { assertRoom } from '../workspace/workspace-usage.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
-import { checkInputFiles, filesNote, INPUTS_DIR } from './input-files.js';
+import { checkInputFiles, filesNote, INPUTS_DIR, numberedName } from './input-files.js';
+
+/** Names tried for one file beside earlier files of the same name (`data-2.csv`…) before the request is refused. */
+const MAX_NAME_TRIES = 100;
 
 /**
  * Files in (Chat API and A2A): a request's attachments are checked, then written to `inputs/<name>` of
@@ -45,8 +49,7 @@ export class InputFilesStager {
         checked.length,
       );
       for (const file of checked) {
-        const path = `${INPUTS_DIR}/${file.name}`;
-        await this.workspace.files.writeFile(paths, path, file.data);
+        const path = await this.writeBeside(paths, file.name, file.data);
         inputs.push({ path, mimeType: file.mimeType, bytes: file.data.length, sha256: file.sha256 });
       }
     } catch (error) {
@@ -55,5 +58,18 @@ export class InputFilesStager {
     }
     const { files: _written, ...rest } = input;
     return { ...rest, newSessionId, inputs, request: `${input.request}\n\n${filesNote(inputs)}` };
+  }
+
+  /** Writes `inputs/<name>`, or beside a file of that name (`<stem>-2<ext>`…) that an earlier request left: never over it. */
+  private async writeBeside(paths: WorkspacePaths, name: string, data: Buffer): Promise<string> {
+    for (let n = 1; ; n++) {
+      const path = `${INPUTS_DIR}/${n === 1 ? name : numberedName(name, n)}`;
+      try {
+        await this.workspace.files.writeFile(paths, path, data, { replace: false });
+        return path;
+      } catch (error) {
+        if (!(error instanceof WorkspaceError && error.code === 'exists') || n >= MAX_NAME_TRIES) throw error;
+      }
+    }
   }
 }

@@ -102,12 +102,16 @@ export function safeName(name: string, index: number): string {
 
 /** `report.csv`, then `report-2.csv`, `report-3.csv`… within one request. */
 function unique(name: string, taken: Set<string>): string {
-  const ext = extname(name);
-  const stem = name.slice(0, name.length - ext.length);
   let candidate = name;
-  for (let n = 2; taken.has(candidate.toLowerCase()); n++) candidate = `${stem}-${n}${ext}`;
+  for (let n = 2; taken.has(candidate.toLowerCase()); n++) candidate = numberedName(name, n);
   taken.add(candidate.toLowerCase());
   return candidate;
+}
+
+/** `name` as the `n`th of its name (`data.csv` -> `data-3.csv`): how a file is kept beside another of the same name. */
+export function numberedName(name: string, n: number): string {
+  const ext = extname(name);
+  return `${name.slice(0, name.length - ext.length)}-${n}${ext}`;
 }
 
 /** How the model is told about the files: appended to the request it reads. */

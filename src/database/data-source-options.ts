@@ -18,6 +18,7 @@ import { TaskSurface1765411200000 } from './migrations/1765411200000-task-surfac
 import { Push1765497600000 } from './migrations/1765497600000-push.js';
 import { McpFormsOwnerEmail1765612800000 } from './migrations/1765612800000-mcp-forms-owner-email.js';
 import { TaskFileChanges1765612800021 } from './migrations/1765612800021-task-file-changes.js';
+import { RunWaits1765612800035 } from './migrations/1765612800035-run-waits.js';
 import { A2aContexts1765700000043 } from './migrations/1765700000043-a2a-contexts.js';
 import { EvalResults1765800000041 } from './migrations/1765800000041-eval-results.js';
 
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   Push1765497600000,
   McpFormsOwnerEmail1765612800000,
   TaskFileChanges1765612800021,
+  RunWaits1765612800035,
   A2aContexts1765700000043,
   EvalResults1765800000041,
 ];

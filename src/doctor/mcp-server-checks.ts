@@ -10,10 +10,10 @@ const CONNECT_MS = 15_000;
  * is down fails the doctor; an optional one warns (the service runs without it). A server whose headers
  * name the caller is tried with an empty identity, as no caller is known here.
  */
-export async function checkMcpServers(servers: AgentConfig['agent']['mcpServers']): Promise<CheckLine[]> {
+export async function checkMcpServers(servers: AgentConfig['agent']['mcpServers'], limits: AgentConfig['workspace']): Promise<CheckLine[]> {
   return Promise.all(
     Object.entries(servers).map(async ([name, server]): Promise<CheckLine> => {
-      const pool = new ConnectionPool(name, server);
+      const pool = new ConnectionPool(name, server, limits);
       const connection = pool.shared ?? pool.forCaller({ user: '', email: null, groups: [] });
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([connection.connect(), new Promise((resolve) => (timer = setTimeout(resolve, CONNECT_MS)))]);

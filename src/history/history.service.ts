@@ -239,11 +239,24 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     return { text: scope + notes + text, changes };
   }
 
-  /** The diff of a Task of one of `user`'s sessions; another user's session reads as a missing resource. */
+  /**
+   * The diff of a Task of one of `user`'s sessions. Another user's session, and a Task the session's
+   * history never heard of (no checkpoint, no journal line), read as the same missing resource: an
+   * answer must not tell which ids exist.
+   */
   async diffOwned(user: string, sessionId: string, taskId: string): Promise<string> {
-    if (!(await this.sessions.findOwned(sessionId, user))) throw new AgentError('resource_not_found', `no diff for task ${taskId}`);
+    const missing = () => new AgentError('resource_not_found', `no diff for task ${taskId}`);
+    if (!(await this.sessions.findOwned(sessionId, user))) throw missing();
     if (!this.enabled) throw new AgentError('resource_not_found', 'the workspace history is off (history.enabled: false)');
+    if (!(await this.knows(sessionId, taskId))) throw missing();
     return (await this.diff(sessionId, taskId)).text;
+  }
+
+  /** Whether the session's history recorded anything of the Task: a checkpoint, or a journal line (a failure, a drop). */
+  private async knows(sessionId: string, taskId: string): Promise<boolean> {
+    const store = this.store(sessionId);
+    const recorded = (await timelineOf(store.repo)).some((entry) => entry.taskId === taskId && entry.sessionId === sessionId);
+    return recorded || (await this.journalOf(store, taskId)).length > 0;
   }
 
   /** Undo and fork act on the caller's own sessions only (admins included): another's reads as missing. */

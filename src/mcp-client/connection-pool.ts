@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import type { ToolCaller } from '../agent/core/tool-source.js';
 import { cutText } from '../common/cut-text.js';
 import { shownEscaped } from '../common/shown-text.js';
+import { withLimits, type SandboxLimits } from '../workspace/command-runner.js';
 import { bubblewrapArgs, commandEnvironment, probeBubblewrap, sandboxShell } from '../workspace/sandbox.js';
 import type { McpServerConfig } from './mcp-server-config.js';
 import { ServerConnection } from './server-connection.js';
@@ -71,15 +72,16 @@ const shellQuote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 /**
  * A `sandbox: true` server's command under the same bubblewrap sandbox as the agent's commands: no
  * network, read-only system, `workspace` (the session's) writable, a private /tmp, the environment
- * only of commands plus its `env`, and its `cwd` (where its code is) bound read-only.
+ * only of commands plus its `env`, its `cwd` (where its code is) bound read-only, and the commands'
+ * resource limits (processes, memory, file size: `limits`, from `workspace.*`).
  */
-export function sandboxedCommand(config: McpServerConfig, workspace: string): { command: string; args: string[] } {
+export function sandboxedCommand(config: McpServerConfig, workspace: string, limits: SandboxLimits): { command: string; args: string[] } {
   const env = { ...commandEnvironment(workspace), ...config.env };
-  const line = `exec ${[config.command!, ...config.args].map(shellQuote).join(' ')}`;
+  const line = withLimits(`exec ${[config.command!, ...config.args].map(shellQuote).join(' ')}`, limits);
   return {
     command: 'bwrap',
     args: [
-      ...bubblewrapArgs(workspace, undefined, config.cwd ? [config.cwd] : []),
+      ...bubblewrapArgs(workspace, limits.maxMemoryBytes, config.cwd ? [config.cwd] : []),
       ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]),
       ...sandboxShell(line),
     ],
@@ -101,6 +103,8 @@ export class ConnectionPool {
   constructor(
     readonly name: string,
     private readonly config: McpServerConfig,
+    /** The commands' limits (`workspace.*`), which a sandboxed server runs under too. */
+    private readonly limits: SandboxLimits,
   ) {
     if (config.sandbox) {
       // The shared connection of a sandboxed server runs in an empty folder of its own: it lists the tools.
@@ -162,7 +166,7 @@ export class ConnectionPool {
     const { config } = this;
     const rendered = renderHeaders(config.headers, caller);
     const unsendable = 'problem' in rendered ? { kind: 'identity_unsendable' as const, reason: rendered.problem } : null;
-    const stdio = sandboxRoot !== undefined ? sandboxedCommand(config, sandboxRoot) : { command: config.command!, args: config.args };
+    const stdio = sandboxRoot !== undefined ? sandboxedCommand(config, sandboxRoot, this.limits) : { command: config.command!, args: config.args };
     return new ServerConnection({
       name: this.name,
       sampling: config.sampling,

@@ -45,7 +45,7 @@ export class McpToolSources extends RunToolSources implements OnModuleInit, OnAp
   ) {
     super();
     const servers = Object.entries(config.agent.mcpServers);
-    this.pools = servers.map(([name, server]) => new ConnectionPool(name, server));
+    this.pools = servers.map(([name, server]) => new ConnectionPool(name, server, config.workspace));
     this.sources = servers.map(
       ([name, server], index) =>
         new McpServerSource(

@@ -16,6 +16,9 @@ export const MAX_DESCRIPTION_CHARS = 400;
 const MAX_PROPERTY_DESCRIPTION_CHARS = 200;
 const MAX_ENUM = 50;
 const MAX_DEPTH = 3;
+/** Properties kept per object, in the server's order, and the longest name kept: a schema is the server's to choose, the tool block is ours. */
+const MAX_PROPERTIES = 50;
+const MAX_PROPERTY_NAME = 64;
 
 /**
  * `<server>__<tool>`, with every other character of the tool's name made `_`; a name too long, or taken
@@ -73,7 +76,10 @@ function reduceProperty(schema: unknown, depth: number): JsonSchema {
 
 function reduceObject(schema: JsonSchema, depth: number): { properties: Record<string, JsonSchema>; required: string[] } {
   const source = (typeof schema.properties === 'object' && schema.properties !== null ? schema.properties : {}) as Record<string, unknown>;
-  const properties = Object.fromEntries(Object.entries(source).map(([key, value]) => [key, reduceProperty(value, depth)]));
+  const kept = Object.entries(source)
+    .filter(([key]) => key.length <= MAX_PROPERTY_NAME)
+    .slice(0, MAX_PROPERTIES);
+  const properties = Object.fromEntries(kept.map(([key, value]) => [key, reduceProperty(value, depth)]));
   const required = Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string' && key in properties) : [];
   return { properties, required };
 }

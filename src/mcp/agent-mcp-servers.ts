@@ -13,7 +13,7 @@ import { SERVER_INFO } from '../common/server-info.js';
 import type { Caller } from '../identity/caller.js';
 import { AgentRunTool } from '../tools/agent-run.tool.js';
 import { AgentStatusTool } from '../tools/agent-status.tool.js';
-import { formatAcceptedText, formatNotFoundText, formatStatusText } from '../tools/status-text.js';
+import { formatAcceptedText, formatSteeredText, formatNotFoundText, formatStatusText } from '../tools/status-text.js';
 import { ToolPipeline } from '../tools/tool-pipeline.js';
 import { AGENT_RUN_INPUT_SCHEMA, AGENT_RUN_TOOL, AGENT_STATUS_INPUT_SCHEMA, AGENT_STATUS_TOOL } from '../tools/tool-schemas.js';
 import { createTaskResult } from './task-mapping.js';
@@ -67,11 +67,10 @@ export class AgentMcpServers {
       async (args, ctx) => <CallToolResult>await this.pipeline.execute(AGENT_RUN_TOOL.name, callerOf(ctx), args, async (accepted) => {
           // Only a request that declared the extension may get a task (legacy requests have no envelope).
           const tasksAware = context.era === 'modern' && declaresTasks(ctx);
-          const view = await this.agentRun.call(callerOf(ctx), args, accepted, tasksAware);
+          const { view, steered } = await this.agentRun.call(callerOf(ctx), args, accepted, tasksAware);
           // The SDK passes a handler's `resultType: 'task'` through for tools/call.
-          return tasksAware
-            ? (createTaskResult(view, this.config.mcp.tasks, this.config.mcp.locale) as unknown as CallToolResult)
-            : text(formatAcceptedText(view.taskId, view.sessionId, this.config.mcp.locale));
+          if (tasksAware) return createTaskResult(view, this.config.mcp.tasks, this.config.mcp.locale) as unknown as CallToolResult;
+          return text(steered ? formatSteeredText(view.taskId, view.sessionId, this.config.mcp.locale) : formatAcceptedText(view.taskId, view.sessionId, this.config.mcp.locale));
         }),
     );
     server.registerTool(

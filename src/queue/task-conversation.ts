@@ -31,6 +31,7 @@ export class TaskConversation {
       mode: task.mode,
       tier: task.tier,
       request: task.request,
+      budget: task.budget ? (JSON.parse(task.budget) as AgentTask['budget']) : null,
       temperature: task.temperature ?? this.config.ollama.temperature,
       images,
       history: [

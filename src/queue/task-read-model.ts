@@ -26,6 +26,10 @@ export interface TaskReadModel {
   attempt: number;
   progress: { completedSubtasks: number; totalSubtasks: number; currentTask: string; criticalPathTokens: number };
   usage: { input: number; output: number; total: number };
+  /** Issue 35: the limit that ended its tool work (it completed with a summary), or null. */
+  stoppedBy: string | null;
+  /** Issue 35: corrections the person sent it while it ran (steering). */
+  steerCount: number;
   /** What the row holds: the final answer of a completed Task, or why a failed or cancelled one ended; null before the end. */
   result: string | null;
   /** Why a failed or cancelled Task ended (its `result`, '' when the row holds none); null for any other status. */
@@ -66,6 +70,8 @@ export function taskReadModel(task: TaskEntity): TaskReadModel {
     attempt: task.attempt,
     progress: { completedSubtasks: task.completedSubtasks, totalSubtasks: task.totalSubtasks, currentTask: task.currentTask, criticalPathTokens: task.criticalPathTokens },
     usage: { input, output, total: input + output },
+    stoppedBy: task.stoppedBy ?? null,
+    steerCount: Number(task.steerCount ?? 0),
     result: task.result,
     error: task.status === 'failed' || task.status === 'cancelled' ? (task.result ?? '') : null,
     createdAt: task.createdAt,

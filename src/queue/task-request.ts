@@ -1,3 +1,4 @@
+import type { RunBudgets } from '../agent/core/run-limits.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
 
 /** An image of a request, validated and decoded by the surface that accepted it. */
@@ -51,6 +52,8 @@ export interface TaskRequest {
   answersInPlace?: boolean;
   /** `direct`: one model call without tools or workspace (Chat `agent_mode: false`, A2A skill `direct_llm`); default `agent`. */
   mode?: 'agent' | 'direct';
+  /** Issue 35: lower budgets for this Task (Chat `agent_budget`, A2A metadata `agentBudget`); never raises `agent.budgets`. */
+  budget?: Partial<RunBudgets>;
   /** The model tier (Chat model id or `agent_level`, A2A `agentLevel`); default `default`, always for MCP. */
   tier?: string;
 }

@@ -75,6 +75,21 @@ export class TaskEntity {
   @Column({ type: 'varchar', length: 32, default: 'default' })
   tier!: string;
 
+  /** Issue 35: the budgets the request lowered (JSON, RunBudgets' keys), or null: `agent.budgets` as configured. */
+  @Column({ type: 'text', nullable: true })
+  budget!: string | null;
+
+  /** Issue 35: the limit that ended the Task's tool work (`max_tool_calls`, …); it completed with a summary. */
+  @Column({ name: 'stopped_by', type: 'varchar', length: 32, nullable: true })
+  stoppedBy!: string | null;
+
+  /** Issue 35: corrections accepted for the Task while it ran (steering), and whether it takes no more. */
+  @Column({ name: 'steer_count', type: 'integer', default: 0 })
+  steerCount!: number;
+
+  @Column({ name: 'steering_closed', type: 'boolean', default: false })
+  steeringClosed!: boolean;
+
   /** Final answer (completed) or failure reason (failed/cancelled). */
   @Column({ type: 'text', nullable: true })
   result!: string | null;

@@ -14,6 +14,8 @@ export function mapTaskView(task: TaskReadModel): TaskView {
     outputTokens: task.usage.output,
     criticalPathTokens: task.progress.criticalPathTokens,
     result: task.result,
+    stoppedBy: task.stoppedBy,
+    steerCount: task.steerCount,
     createdAt: task.createdAt,
     updatedAt: task.updatedAt,
   };

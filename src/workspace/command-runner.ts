@@ -31,12 +31,15 @@ export interface CommandOptions {
   signal: AbortSignal;
 }
 
+/** The resource limits of everything run in the sandbox: commands and sandboxed MCP servers alike. */
+export type SandboxLimits = Pick<CommandOptions, 'maxFileBytes' | 'maxProcesses' | 'maxMemoryBytes'>;
+
 /**
  * Resource limits set by the shell before the command runs (inherited by everything it starts).
  * `ulimit -f` counts 512-byte blocks, `-d` KiB; dash names the process limit `-p`, bash `-u`. RLIMIT_DATA,
  * not RLIMIT_AS: runtimes such as V8 reserve far more address space than they use and would not start.
  */
-function withLimits(command: string, options: CommandOptions): string {
+export function withLimits(command: string, options: SandboxLimits): string {
   const blocks = Math.max(0, Math.floor(options.maxFileBytes / 512));
   const kib = Math.max(1, Math.floor(options.maxMemoryBytes / 1024));
   return `ulimit -f ${blocks}; ulimit -d ${kib}; ulimit -u ${options.maxProcesses} 2>/dev/null || ulimit -p ${options.maxProcesses} 2>/dev/null; ${command}`;

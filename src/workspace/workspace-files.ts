@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { link, lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { at, locate, openBeneath, READ_FLAGS, walkBeneath } from './beneath.js';
 import { globToRegExp } from './glob-pattern.js';
 import { assertRoom, recordChange } from './workspace-usage.js';
@@ -92,8 +92,10 @@ export class WorkspaceFiles {
   /**
    * Atomic: written to a new sibling file (O_EXCL|O_NOFOLLOW) in the directory held open, then renamed
    * over the target there. Refused when the result would take the workspace past its limits.
+   * `replace: false`: only a new file, linked in place of the rename (which would replace one that
+   * appeared meanwhile); an existing name is `exists`.
    */
-  writeFile(paths: WorkspacePaths, path: string, content: string | Buffer): Promise<FileChange> {
+  writeFile(paths: WorkspacePaths, path: string, content: string | Buffer, { replace = true } = {}): Promise<FileChange> {
     return bounded(path, async () => {
       const segments = paths.writableSegments(path);
       const { parent, name, segments: real } = await locate(paths.root, segments, path, { followLast: false, createDirs: true });
@@ -103,6 +105,7 @@ export class WorkspaceFiles {
         if (previous?.isSymbolicLink()) throw denied(path, 'is a symbolic link');
         if (previous?.isDirectory()) throw new WorkspaceError('invalid', `${path}: is a directory`);
         if (previous && !previous.isFile()) throw denied(path, 'is not a regular file');
+        if (previous && !replace) throw new WorkspaceError('exists', `${path}: exists`);
         if (previous && previous.nlink > 1) throw denied(path, 'has other hard links (possibly outside the workspace)');
         const bytes = Buffer.byteLength(content);
         const growth = bytes - (previous?.size ?? 0);
@@ -116,9 +119,11 @@ export class WorkspaceFiles {
           await handle.close();
         }
         try {
-          await rename(at(parent, temp), at(parent, target));
+          if (replace) await rename(at(parent, temp), at(parent, target));
+          else await link(at(parent, temp), at(parent, target)).finally(() => unlink(at(parent, temp)));
         } catch (error) {
           await unlink(at(parent, temp)).catch(() => undefined);
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new WorkspaceError('exists', `${path}: exists`);
           throw error;
         }
         recordChange(paths, growth, previous ? 0 : 1);

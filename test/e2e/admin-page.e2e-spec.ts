@@ -201,6 +201,11 @@ describe('the admin console in headless Chromium', () => {
 
   it('serves the console under a strict CSP, and points / at the console and the MCP endpoint', async () => {
     const res = await fetch(`http://127.0.0.1:${service.port}/admin`);
+    // Issue 37, also seen: never framed (browsers without frame-ancestors too), never sniffed as another type.
+    for (const path of ['/', '/admin', '/admin/console.js', '/admin/console-views.js', '/admin/console.css']) {
+      const served = await fetch(`http://127.0.0.1:${service.port}${path}`);
+      expect([path, served.headers.get('x-frame-options'), served.headers.get('x-content-type-options')]).toEqual([path, 'DENY', 'nosniff']);
+    }
     const csp = res.headers.get('content-security-policy') ?? '';
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain('unsafe-inline');

@@ -9,6 +9,7 @@ import { ResponseSchemas, type OpenApiDocument } from '../support/openapi-respon
 import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
 import { openBrowser } from '../support/browser.js';
 import { pollUntil } from '../support/poll.js';
+import { gate } from '../support/gate.js';
 
 const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
 const ALICE = as('alice@example.com');
@@ -259,6 +260,19 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     expect(answer).toEqual({ approval_id: key, via: 'in_place', state: 'granted', task_id: taskId });
     await checked('POST', '/admin/approvals/{id}/form', `/admin/approvals/${key}/form?content=${content}`, ALICE, 404);
     expect(await ended(taskId)).toMatchObject({ status: 'completed', result: 'Thanks for the details.' });
+  });
+
+  it('POST /admin/tasks/:id/steer: its owner corrects the running Task (issue 35), which reads it before it ends', async () => {
+    const held = gate();
+    stack.ollama.enqueue({ content: 'A long summary.', heldUntil: held.opened }, { content: 'Short.' });
+    const running = chat('Summarise the notes.');
+    await stack.ollama.until(() => stack.ollama.activeChats === 1);
+    const { items } = (await (await fetch(`${stack.base}/admin/tasks?limit=1`, { headers: ALICE })).json()) as { items: { task_id: string }[] };
+    const steered = await checked<{ task_id: string; status: string }>('POST', '/admin/tasks/{id}/steer', `/admin/tasks/${items[0].task_id}/steer?text=Keep%20it%20short.`, ALICE);
+    expect(steered.task_id).toBe(items[0].task_id);
+    held.open();
+    expect(await running).toMatchObject({ task_id: items[0].task_id });
+    expect(stack.ollama.workChats.at(-1)!.body.messages.at(-1)!.content).toBe('Correction from the user while you work:\nKeep it short.');
   });
 
   it('checked a real answer of every admin route and success status the document gives a JSON schema', async () => {

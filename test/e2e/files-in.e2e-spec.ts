@@ -54,6 +54,15 @@ describe('files brought along with a request (Chat API and A2A)', () => {
     expect(prompt).toContain(`- inputs/report.pdf (${PDF.length} bytes, application/pdf)`);
     expect(prompt).toContain('- inputs/data.csv (8 bytes, text/csv)');
     expect(prompt).toContain('- inputs/data-2.csv (4 bytes, text/plain)');
+
+    // The same names again in the same session (issue 37): kept beside the earlier files, never over them.
+    ollama.enqueue({ content: 'read the new ones' });
+    const again = await chat([{ type: 'text', text: 'Here is a newer one' }, filePart('data.csv', 'text/csv', Buffer.from('new\n'))], { session_id: sessionId });
+    expect(again.status).toBe(200);
+    expect(readdirSync(dir).sort()).toEqual(['data-2.csv', 'data-3.csv', 'data.csv', 'report.pdf']);
+    expect(readFileSync(join(dir, 'data.csv'), 'utf8')).toBe('a,b\n1,2\n');
+    expect(readFileSync(join(dir, 'data-3.csv'), 'utf8')).toBe('new\n');
+    expect(ollama.workChats.at(-1)!.body.messages.at(-1)!.content).toContain('- inputs/data-3.csv (4 bytes, text/csv)');
   });
 
   it('refuses bad files with 400 in OpenAI error shape, writing nothing', async () => {

@@ -229,11 +229,15 @@ describe('session workspaces and deliverables as MCP resources, two users behind
     expect(results[0]).toMatch(
       /^Error: the session workspace would hold \d+ bytes, more than its quota of 16384 bytes \(workspace.max_session_bytes\); delete files to make room$/,
     );
-    expect(results[1]).toMatch(/^Error: after this command the session workspace holds \d+ bytes, more than its quota of 16384 bytes/);
-    expect(results[2]).toMatch(/^Error: the session workspace would hold/);
+    // The command that went past the quota is taken back (ADR 0025): what it created is gone, so the room is there again.
+    expect(results[1]).toMatch(
+      /^Error: after this command the session workspace would hold \d+ bytes, more than its quota of 16384 bytes \(workspace.max_session_bytes\); delete files to make room; the 2 files and directories this command created were removed/,
+    );
+    expect(existsSync(join(sessionDir(session_id), 'a.bin'))).toBe(false);
+    expect(results[2]).toBe('Created small.txt (4 bytes)');
     expect(results[3]).toBe('exit code 0');
     expect(results[4]).toMatch(/exit=153/);
-    expect(results[5]).toBe('Created small.txt (4 bytes)');
+    expect(results[5]).toBe('Wrote small.txt (4 bytes)');
     expect(existsSync(join(sessionDir(session_id), 'big.txt'))).toBe(false);
   });
 

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/client';
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClientFactory } from '@a2a-js/sdk/client';
@@ -79,7 +80,14 @@ describe('workspace history: every Task as a diff, undo, fork (scripted model, r
   });
 
   it('keeps another user out: no diff, no undo, no fork', async () => {
-    await expect(readDiff(bob, session, editTask)).rejects.toThrow();
+    const refused = await readDiff(bob, session, editTask).then(
+      () => null,
+      (error: Error) => error.message,
+    );
+    expect(refused).toMatch(/^Resource not found: /);
+    // An unknown Task of one's own session gets the same answer as another user's (issue 37).
+    const unknown = randomUUID();
+    await expect(readDiff(alice, session, unknown)).rejects.toThrow(refused!.replace(editTask, unknown));
     expect((await admin(`sessions/${session}/undo`, BOB_ADMIN, {})).status).toBe(404);
     expect((await admin(`sessions/${session}/fork`, BOB_ADMIN, { task_id: editTask })).status).toBe(404);
     const chat = await fetch(`${base}/v1/chat/completions`, {

@@ -2,6 +2,9 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { validateConfig } from '../../src/config/agent-config.js';
+import { sandboxedCommand } from '../../src/mcp-client/connection-pool.js';
 import { runCommand, type CommandOptions } from '../../src/workspace/command-runner.js';
 import { probeBubblewrap } from '../../src/workspace/sandbox.js';
 
@@ -85,5 +88,17 @@ describe('the sandbox, round two (issue 20)', () => {
     expect(existsSync(join(root, 'out.txt'))).toBe(false);
     expect(existsSync(join(root, 'b.txt'))).toBe(false);
     expect(existsSync(join(root, 'a.txt'))).toBe(true);
+  });
+
+  it("issue 37, own pass: a sandboxed MCP server is held to the commands' process, memory and file-size limits", () => {
+    const root = workspace();
+    const config = validateConfig({
+      workspace: { max_processes: 40, max_memory_bytes: 300 * MiB, max_file_bytes: 5 * MiB },
+      agent: { mcp_servers: { boxed: { command: '/bin/sh', args: ['-c', 'echo "$(ulimit -u 2>/dev/null || ulimit -p) $(ulimit -d) $(ulimit -f)"'], sandbox: true } } },
+    });
+    const { command, args } = sandboxedCommand(config.agent.mcpServers.boxed, root, config.workspace);
+    const probe = spawnSync(command, args, { encoding: 'utf8', timeout: 20_000 });
+    expect(probe.stderr).toBe('');
+    expect(probe.stdout.trim()).toBe(`40 ${300 * 1024} ${(5 * MiB) / 512}`);
   });
 });

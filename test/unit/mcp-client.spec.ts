@@ -127,6 +127,22 @@ describe("another server's tools as the model sees them", () => {
     });
   });
 
+  it('bounds the properties of a schema: at most 50 per object, names of at most 64 characters (issue 37)', () => {
+    const wide = Object.fromEntries(Array.from({ length: 10_000 }, (_, index) => [`p${index}`, { type: 'string' }]));
+    const long = 'n'.repeat(100_000);
+    const tool = ollamaTool(
+      'x__t',
+      mcpTool('t', { type: 'object', properties: { [long]: { type: 'string' }, ok: { type: 'object', properties: wide }, ...wide }, required: [long, 'ok', 'p0', 'p9999'] }),
+    );
+    const { properties, required } = tool.function.parameters as { properties: Record<string, { properties?: Record<string, unknown> }>; required: string[] };
+    expect(Object.keys(properties)).toHaveLength(50);
+    expect(Object.keys(properties).slice(0, 3)).toEqual(['ok', 'p0', 'p1']);
+    expect(Object.keys(properties).some((name) => name.length > 64)).toBe(false);
+    expect(Object.keys(properties.ok.properties!)).toHaveLength(50);
+    expect(required).toEqual(['ok', 'p0']);
+    expect(JSON.stringify(tool).length).toBeLessThan(20_000);
+  });
+
   it('believes only readOnlyHint: true as a read', () => {
     expect(effectOf(mcpTool('a', {}, { annotations: { readOnlyHint: true } }))).toBe('read');
     expect(effectOf(mcpTool('a', {}, { annotations: { readOnlyHint: false, destructiveHint: false } }))).toBe('command');

@@ -50,7 +50,7 @@ describe('header templates', () => {
 describe('a caller whose identity cannot be sent', () => {
   it('gets the server as unavailable, with a tool error that is audited, and never another identity', async () => {
     const config = validateConfig({ agent: { mcp_servers: { remote: { url: 'http://127.0.0.1:9/mcp', headers: TEMPLATES } } } }).agent.mcpServers.remote;
-    const pool = new ConnectionPool('remote', config);
+    const pool = new ConnectionPool('remote', config, validateConfig({}).workspace);
     const records: McpCallRecord[] = [];
     const audit = { boundedArguments: (args: unknown) => args, record: async (record: McpCallRecord) => void records.push(record) };
     const source = new McpServerSource('remote', config, pool, audit as unknown as McpCallAudit, { toolOutputChars: 4000 });
@@ -86,7 +86,7 @@ describe('a caller whose name is not Latin-1', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const config = validateConfig({ agent: { mcp_servers: { remote: { url: `http://127.0.0.1:${port}/mcp`, headers: TEMPLATES, timeout_ms: 2000 } } } }).agent.mcpServers.remote;
-    const pool = new ConnectionPool('remote', config);
+    const pool = new ConnectionPool('remote', config, validateConfig({}).workspace);
     try {
       const connection = pool.forCaller(caller('山田 太郎', ['開発']));
       await connection.connect();

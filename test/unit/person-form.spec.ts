@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { formMessage, waitingLabel } from '../../src/approvals/approval-texts.js';
-import { checkFormContent, readFormContent, shownFormSchema, type FormSchema } from '../../src/approvals/person-form.js';
+import { auditedFormContent, checkFormContent, readFormContent, shownFormSchema, type FormSchema } from '../../src/approvals/person-form.js';
 import { readRequestedForm } from '../../src/mcp-client/elicitation-form.js';
 
 const schema: FormSchema = {
@@ -123,5 +123,37 @@ describe("another server's form (elicitation)", () => {
       { const: 'cat', title: 'Cat\\x1b[31m' },
       { const: 'dog', title: 'Dog' },
     ]);
+  });
+});
+
+describe("a form's answer in the audit log (issue 37, also seen)", () => {
+  it('masks the fields that ask for a password, a PIN, a token or a secret, by their name or title', () => {
+    const schema: FormSchema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string', maxLength: 100, title: 'Name' },
+        password: { type: 'string', maxLength: 100 },
+        code: { type: 'string', maxLength: 10, title: 'One-time code (OTP)' },
+        field3: { type: 'string', maxLength: 100, title: 'Your API key' },
+        // server-everything's own field: its description warns against a PIN, it asks for none.
+        integer: { type: 'integer', minimum: 1, maximum: 100, description: 'Your favorite integer (do not give us your phone number, pin, or other sensitive info)' },
+        pin: { type: 'integer', minimum: 0, maximum: 9999 },
+        暗証: { type: 'string', maxLength: 100, title: 'パスワード' },
+        subscribe: { type: 'boolean', title: 'Send me tokens of appreciation?' },
+      },
+      required: [],
+    };
+    const content = { name: 'Alice', password: 'hunter2', code: '123456', field3: 'sk-live-abc', integer: 7, pin: 1234, 暗証: 'ひみつ', subscribe: true };
+    expect(auditedFormContent(content, schema)).toEqual({
+      name: 'Alice',
+      password: '[REDACTED]',
+      code: '[REDACTED]',
+      field3: '[REDACTED]',
+      integer: 7,
+      pin: '[REDACTED]',
+      暗証: '[REDACTED]',
+      // A yes/no is no secret, whatever its title says.
+      subscribe: true,
+    });
   });
 });

@@ -18,6 +18,20 @@ describe("readPlan (the plan tool's subtasks)", () => {
     expect(readPlan(JSON.stringify([subtask('a'), subtask('b')]), 8)).toMatchObject({ subtasks: [{ id: 'a' }, { id: 'b' }] });
   });
 
+  it('reads a list of strings, or one numbered text, as sequential subtasks (issue 35: they were refused)', () => {
+    const sequential = [
+      { id: 's1', title: 'Read math.js', instructions: 'Read math.js', dependsOn: [] },
+      { id: 's2', title: 'Fix add()', instructions: 'Fix add()\nkeep the signature', dependsOn: ['s1'] },
+      { id: 's3', title: 'Run node test.mjs', instructions: 'Run node test.mjs', dependsOn: ['s2'] },
+    ];
+    expect(readPlan(['Read math.js', 'Fix add()\nkeep the signature', ' Run node test.mjs '], 8)).toEqual({ subtasks: sequential });
+    expect(readPlan(JSON.stringify(['Read math.js', 'Fix add()\nkeep the signature', 'Run node test.mjs']), 8)).toEqual({ subtasks: sequential });
+    expect(readPlan('1. Read math.js\n2) Fix add()\nkeep the signature\n3. Run node test.mjs', 8)).toEqual({ subtasks: sequential });
+    expect(readPlan(['only one'], 8)).toEqual({ problem: 'a plan needs at least 2 subtasks; for one step, just do it' });
+    expect(readPlan(['a', ' '], 8)).toEqual({ problem: 'a subtask is empty' });
+    expect(readPlan('just do it', 8)).toEqual({ problem: 'subtasks must be a list of {id, title, instructions, depends_on}' });
+  });
+
   it('keeps only string dependencies', () => {
     const read = readPlan([subtask('a'), { ...subtask('b'), depends_on: ['a', 7, null] }], 8);
     expect('subtasks' in read && read.subtasks[1].dependsOn).toEqual(['a']);

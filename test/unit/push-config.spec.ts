@@ -34,4 +34,11 @@ describe('push configuration (a2a.push, webhooks)', () => {
       expect.stringMatching(/^a2a\.push\.allowed_urls\.1: must not hold credentials/),
     ]);
   });
+
+  it("refuses two webhooks with one URL: a delivery is signed with its URL's secret, so one team's Task would reach the receiver as another's (issue 37, own pass)", () => {
+    const teamB = { ...HOOK, secret: 'another-secret-of-16', owners: ['bob'] };
+    expect(problems({ a2a: { push: { allowed_urls: ['https://'] } }, webhooks: [HOOK, teamB] })).toEqual([
+      'webhooks.1.url: the same URL as webhooks.0 (each URL has one secret: merge their owners and groups, or give the receiver two URLs)',
+    ]);
+  });
 });

@@ -3,7 +3,7 @@ import type { Tool } from 'ollama';
 import { AnswerStream } from '../../src/agent/answer-stream.js';
 import { CoreToolSource, PLAN_TOOL } from '../../src/agent/core-tools.js';
 import type { RunEvent } from '../../src/agent/core/run-events.js';
-import type { RunState } from '../../src/agent/core/run-state.js';
+import { newRunState, type RunState } from '../../src/agent/core/run-state.js';
 import { decodeRunState, encodeRunState } from '../../src/agent/core/run-state-codec.js';
 import type { ToolCallContext, ToolExecutor, ToolOutcome } from '../../src/agent/core/tool-source.js';
 import type { ModelProfile } from '../../src/agent/model-profile.js';
@@ -76,21 +76,10 @@ const TOOLS: Tool[] = [...FILE_TOOLS, COMMAND_TOOL, PLAN_TOOL];
 const profile = (): ModelProfile => ({ facts: { capabilities: ['completion', 'tools'], contextLength: 40_960 }, think: undefined, toolMode: 'native', notes: [] });
 const call = (name: string, args: Record<string, unknown> | string = {}): Scripted => ({ calls: [{ name, arguments: args }] });
 
-const newState = (): RunState => ({
-  version: 1,
-  taskId: 't1',
-  sessionId: 's1',
-  tier: 'default',
-  model: 'qwen3:8b',
-  mode: 'agent',
-  messages: [],
-  plan: null,
-  position: { subtask: '', phase: 'working' },
-  turn: { calls: [], results: [] },
-  changes: {},
-  tokens: { input: 0, output: 0, bySubtask: {} },
-  rounds: 0,
-});
+const BUDGETS = { maxModelCalls: 200, maxToolCalls: 400, maxTokens: 4_000_000, maxWallMs: 3_600_000 };
+const newState = (): RunState =>
+  newRunState({ taskId: 't1', sessionId: 's1', tier: 'default', model: 'qwen3:8b', mode: 'agent', toolMode: 'native', think: undefined, budgets: BUDGETS });
+const FALLBACK = { taskId: 'x', sessionId: 'x', tier: 'default', model: 'x', budgets: BUDGETS };
 
 function harness(script: Scripted[], tools = new MemoryTools(), options: { numCtx?: number; state?: RunState } = {}) {
   const clock = new ManualClock();
@@ -100,7 +89,7 @@ function harness(script: Scripted[], tools = new MemoryTools(), options: { numCt
   const state = options.state ?? newState();
   const loop = new RunLoop(
     state,
-    { ollama: model.gateway, executor: tools, config, events: { emit: async (event) => void events.push(event) }, clock },
+    { ollama: model.gateway, executor: tools, config, events: { emit: async (event) => void events.push(event) }, clock, limits: [], inbox: null },
     {
       taskId: 't1',
       temperature: 0.7,
@@ -203,11 +192,11 @@ describe('RunLoop with a scripted model', () => {
     expect(outcome).toMatchObject({ kind: 'pause', pause: { kind: 'approval', approvalId: 'approval-1' } });
     expect(h.of('paused')).toEqual([{ type: 'paused', taskId: 't1', kind: 'approval', id: 'approval-1' }]);
     expect(h.state.turn.results.map((result) => result.output)).toEqual(['list_dir ok']);
-    const stored = decodeRunState(encodeRunState(h.state), { taskId: 'x', sessionId: 'x', tier: 'default', model: 'x' });
+    const stored = decodeRunState(encodeRunState(h.state), FALLBACK);
     expect(stored).toEqual(JSON.parse(JSON.stringify(h.state)));
 
     const resumed = harness([{ content: 'tests pass' }], new MemoryTools(), { state: stored });
-    expect(answerOf(await resumed.loop.resume({ output: 'exit code 0\nPASS' }, null))).toBe('tests pass');
+    expect(answerOf(await resumed.loop.resume('t2', { output: 'exit code 0\nPASS' }, null))).toBe('tests pass');
     const tail = resumed.model.requests[0].slice(-3).map((message) => `${message.tool_name}: ${message.content.split('\n')[0]}`);
     expect(tail).toEqual([
       'list_dir: list_dir ok',
@@ -230,10 +219,11 @@ describe('RunLoop with a scripted model', () => {
       plan: null,
       subtask: '',
     });
-    const state = decodeRunState(legacy, { taskId: 't9', sessionId: 's9', tier: 'default', model: 'm' });
+    const state = decodeRunState(legacy, { taskId: 't9', sessionId: 's9', tier: 'default', model: 'm', budgets: BUDGETS });
     expect(state).toMatchObject({
-      version: 1,
+      version: 2,
       taskId: 't9',
+      toolMode: 'native',
       plan: null,
       position: { subtask: '', phase: 'working' },
       pause: { kind: 'approval', call: { function: { name: 'run_command' } } },
@@ -380,8 +370,15 @@ describe('RunLoop with a scripted model', () => {
     expect(h.of('file_change')).toHaveLength(2);
   });
 
-  it('keeps to the per-task round limit', async () => {
-    const h = harness(Array.from({ length: 70 }, (_, n) => call('read_file', { path: `f${n}` })));
-    await expect(h.start()).rejects.toThrow(/round limit of 20 model calls per subtask/);
+  it('ends at the per-subtask round limit with one summary call without tools, instead of failing', async () => {
+    const h = harness([...Array.from({ length: 20 }, (_, n) => call('read_file', { path: `f${n}` })), { content: 'Read 20 files; the rest is left.' }]);
+    expect(await h.start()).toEqual({
+      kind: 'answer',
+      answer: 'Read 20 files; the rest is left.',
+      stoppedBy: { limit: 'max_rounds_per_subtask', detail: '20 model calls in one subtask' },
+    });
+    expect(h.model.requests).toHaveLength(21);
+    expect(h.model.requests[20].at(-1)!.content).toMatch(/^The task has reached its limit max_rounds_per_subtask .*Do not call any tools/);
+    expect(h.of('step').filter((event) => event.step.kind === 'limit')).toHaveLength(1);
   });
 });

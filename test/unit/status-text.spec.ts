@@ -36,4 +36,19 @@ result:`);
     for (const status of TASK_STATUSES) expect(STATUS_MESSAGES[status]).toMatch(/^タスク.+。$/);
     expect(formatStatusText(view({ status: 'cancelled', result: 'Cancelled on request.' }))).toContain('message: タスクは取り消されました。\nresult: Cancelled on request.');
   });
+
+  it('names the limit a completed Task stopped at, and the corrections a running one took (issue 35)', () => {
+    const stopped = view({ status: 'completed', stoppedBy: 'max_tool_calls', result: 'Read 3 files; 7 left.' });
+    expect(formatStatusText(stopped)).toContain(
+      'message: タスクが完了しました。上限 max_tool_calls に達したため、ツールの実行を止めて要約で回答しました。\nresult: Read 3 files; 7 left.',
+    );
+    expect(formatStatusText(stopped, 'en')).toContain('message: The task has completed. It stopped at the limit max_tool_calls and answered with a summary.');
+    expect(formatStatusText(view({ steerCount: 2 }))).toContain('message: タスクを実行しています。修正指示を2件受け取りました。');
+    // The key format stays the spec's: one line per key, in order.
+    expect(
+      formatStatusText(view({ steerCount: 1 }))
+        .split('\n')
+        .map((line) => line.split(':')[0]),
+    ).toEqual(['task_id', 'session_id', 'status', 'completed_tasks', 'current_task', 'token_usage', 'critical_path_tokens', 'message', 'result']);
+  });
 });

@@ -40,6 +40,8 @@ export type RunEvent =
   | { type: 'file_change'; taskId: string; change: FileChange }
   /** The run stopped for a person (approval or question); its RunState is stored with the pause. */
   | { type: 'paused'; taskId: string; kind: 'approval' | 'question'; id: string }
+  /** Extension (issue 35): the person's corrections reached the model; `count`: how many the run took in all. */
+  | { type: 'steered'; taskId: string; count: number }
   /** The run ended (the Task's row has its final status and result by then). */
   | { type: 'ended'; taskId: string; status: 'completed' | 'failed' | 'cancelled'; result: string }
   /**

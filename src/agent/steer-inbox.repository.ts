@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { nowIso } from '../common/clock.js';
+import { PlainSql, sqlStep, type SqlStep } from '../database/plain-sql.js';
+import type { SteerMessage } from './core/run-state.js';
+import type { SteerInbox } from './core/steer-inbox.js';
+import { RunWaitEntity } from './run-wait.entity.js';
+
+/** Why a correction was not taken by the running Task (the unit's guard throws it; nothing is stored). */
+export class SteerRefused extends Error {
+  constructor(readonly reason: 'not_running' | 'limit') {
+    super(reason === 'limit' ? 'the Task takes no more corrections' : 'the Task is not running');
+    this.name = 'SteerRefused';
+  }
+}
+
+/**
+ * The run's inbox of corrections: `steer` rows of run_waits. Accepting one and closing the inbox both
+ * update the Task's row (`steer_count`, `steering_closed`), so they serialise on it on SQLite and on
+ * PostgreSQL: a correction is either taken by the run or refused (and queued as a follow-up), never lost.
+ */
+@Injectable()
+export class SteerInboxRepository implements SteerInbox {
+  constructor(private readonly sql: PlainSql) {}
+
+  /**
+   * The writes that accept `text` for the running Task `taskId` of `owner`, for a unit of work with its
+   * audit event; its guard throws SteerRefused when the Task is not running, closed to corrections, or
+   * already took `max`.
+   */
+  acceptance(task: { taskId: string; sessionId: string; owner: string }, text: string, max: number): { id: string; writes: SqlStep[] } {
+    const id = randomUUID();
+    const count: SqlStep = {
+      ...(sqlStep.all(
+        `UPDATE tasks SET steer_count = steer_count + 1 WHERE id = ? AND owner = ? AND status IN ('planning', 'running') AND steering_closed = FALSE RETURNING steer_count`,
+        [task.taskId, task.owner],
+      ) as Extract<SqlStep, { op: 'all' }>),
+      check: (rows) => {
+        if (rows.length === 0) throw new SteerRefused('not_running');
+        if (Number((rows[0] as { steer_count: number | string }).steer_count) > max) throw new SteerRefused('limit');
+      },
+    };
+    const insert = sqlStep.run(
+      `INSERT INTO run_waits (id, task_id, session_id, owner, kind, state, body, position, created_at)
+       SELECT ?, id, session_id, owner, 'steer', 'open', ?, steer_count, ? FROM tasks WHERE id = ?`,
+      [id, text, nowIso(), task.taskId],
+    );
+    return { id, writes: [count, insert] };
+  }
+
+  async take(taskId: string): Promise<SteerMessage[]> {
+    const rows = await this.sql.changed<{ id: string; body: string; position: number | string; created_at: string }>(
+      `UPDATE run_waits SET state = 'taken', taken_at = ? WHERE task_id = ? AND kind = 'steer' AND state = 'open' RETURNING id, body, position, created_at`,
+      [nowIso(), taskId],
+    );
+    return rows.sort((a, b) => Number(a.position) - Number(b.position)).map((row) => ({ id: row.id, text: row.body, at: row.created_at }));
+  }
+
+  async close(taskId: string, received: number): Promise<boolean> {
+    const rows = await this.sql.changed('UPDATE tasks SET steering_closed = TRUE WHERE id = ? AND steer_count <= ? RETURNING id', [taskId, received]);
+    return rows.length > 0;
+  }
+
+  /** The corrections a Task was sent, in order (its console page). */
+  ofTask(taskId: string): Promise<RunWaitEntity[]> {
+    return this.sql.entities(RunWaitEntity, "SELECT * FROM run_waits WHERE task_id = ? AND kind = 'steer' ORDER BY position", [taskId]);
+  }
+}

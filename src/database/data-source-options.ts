@@ -87,3 +87,16 @@ export async function withUnmigratedDatabase<T>(database: AgentConfig['database'
     if (source.isInitialized) await source.destroy();
   }
 }
+
+/**
+ * Runs `use` on a connection to the database migrated as the service's start would migrate it, for a one-off
+ * command that writes (`npm run eval` keeps its results), and closes it whatever happens.
+ */
+export async function withMigratedDatabase<T>(database: AgentConfig['database'], use: (sql: PlainSql) => Promise<T>): Promise<T> {
+  const source = new DataSource(dataSourceOptions(database));
+  try {
+    return await use(new PlainSql(await source.initialize()));
+  } finally {
+    if (source.isInitialized) await source.destroy();
+  }
+}

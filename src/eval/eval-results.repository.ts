@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import type { AgentConfig } from '../config/agent-config.js';
-import { dataSourceOptions } from '../database/data-source-options.js';
-import { PlainSql } from '../database/plain-sql.js';
+import { withMigratedDatabase } from '../database/data-source-options.js';
+import type { PlainSql } from '../database/plain-sql.js';
 import type { EvalReport } from './report.js';
 
 /** What the doctor shows of a model's last run through the service. */
@@ -65,11 +64,6 @@ export class EvalResultsRepository {
 }
 
 /** Saves `report` in the configured database, migrating it first as the service's start would. */
-export async function saveEvalReport(database: AgentConfig['database'], report: EvalReport): Promise<void> {
-  const source = new DataSource(dataSourceOptions(database));
-  try {
-    await new EvalResultsRepository(new PlainSql(await source.initialize())).save(report);
-  } finally {
-    if (source.isInitialized) await source.destroy();
-  }
+export function saveEvalReport(database: AgentConfig['database'], report: EvalReport): Promise<void> {
+  return withMigratedDatabase(database, (sql) => new EvalResultsRepository(sql).save(report));
 }

@@ -186,6 +186,81 @@ export const CASES: EvalCase[] = [
     reference: { steps: [{ tool: 'write_file', args: { path: 'greeting.txt', content: 'こんにちは\n' } }], answer: 'greeting.txt を作成しました。' },
     needsTools: true,
   },
+  {
+    id: 'edit-json-setting',
+    kind: 'write a file to a specification',
+    files: { 'config.json': '{\n  "name": "shop",\n  "port": 8080,\n  "debug": false\n}\n' },
+    request: 'In config.json, set the port to 9090 and turn debug on. Keep everything else as it is.',
+    checks: [
+      {
+        script:
+          "import assert from 'node:assert/strict';\nimport { readFileSync } from 'node:fs';\nassert.deepEqual(JSON.parse(readFileSync('config.json', 'utf8')), { name: 'shop', port: 9090, debug: true });\n",
+      },
+    ],
+    reference: {
+      steps: [
+        { tool: 'read_file', args: { path: 'config.json' } },
+        { tool: 'write_file', args: { path: 'config.json', content: '{\n  "name": "shop",\n  "port": 9090,\n  "debug": true\n}\n' } },
+      ],
+      answer: 'config.json now has port 9090 and debug true; the name is unchanged.',
+    },
+    needsTools: true,
+  },
+  {
+    id: 'count-todos',
+    kind: 'answer from several files',
+    files: {
+      'src/a.mjs': '// TODO: cache this\nexport const a = 1;\n',
+      'src/b.mjs': 'export const b = 2; // TODO: validate\n// TODO: remove after March\n',
+      'src/c.mjs': 'export const c = 3;\n',
+      'notes.md': 'TODO outside src does not count\n',
+    },
+    request: 'How many TODO comments are there in the files under src/? Give the number and the files they are in.',
+    checks: [{ answer: /\b3\b|three/i }, { answer: /a\.mjs/ }, { answer: /b\.mjs/ }],
+    reference: { steps: [{ tool: 'grep', args: { pattern: 'TODO', path: 'src' } }], answer: 'There are 3 TODO comments: one in src/a.mjs and two in src/b.mjs.' },
+    needsTools: true,
+  },
+  {
+    id: 'rename-across-files',
+    kind: 'refactor without breaking tests',
+    files: {
+      'users.mjs': "export function getUsr(id) {\n  return { id, name: 'user' + id };\n}\n",
+      'main.mjs': "import { getUsr } from './users.mjs';\nexport const first = getUsr(1);\n",
+      'test.mjs':
+        "import assert from 'node:assert/strict';\nimport { first } from './main.mjs';\nimport * as users from './users.mjs';\n\nassert.equal(first.name, 'user1');\nassert.equal(typeof users.getUser, 'function');\n",
+    },
+    request: 'Rename the function getUsr to getUser everywhere it is used, so that `node test.mjs` passes.',
+    checks: [{ command: 'node test.mjs' }, { unchanged: 'test.mjs' }, { command: '! grep -rq getUsr --include=*.mjs .' }],
+    reference: {
+      steps: [
+        { tool: 'grep', args: { pattern: 'getUsr', path: '.' } },
+        { tool: 'edit_file', args: { path: 'users.mjs', old_text: 'function getUsr(', new_text: 'function getUser(' } },
+        { tool: 'write_file', args: { path: 'main.mjs', content: "import { getUser } from './users.mjs';\nexport const first = getUser(1);\n" } },
+        { tool: 'run_command', args: { command: 'node test.mjs' } },
+      ],
+      answer: 'getUsr is now getUser in users.mjs and main.mjs; `node test.mjs` passes.',
+    },
+    needsTools: true,
+  },
+  {
+    id: 'japanese-fix',
+    kind: 'a request in Japanese',
+    files: {
+      'price.mjs': 'export function withTax(price) {\n  return Math.round(price * 0.1);\n}\n',
+      'test.mjs': "import assert from 'node:assert/strict';\nimport { withTax } from './price.mjs';\n\nassert.equal(withTax(1000), 1100);\n",
+    },
+    request: '`node test.mjs` が失敗します。price.mjs の withTax（税込み価格、税率10%）を直してください。テストは変更しないでください。',
+    checks: [{ command: 'node test.mjs' }, { unchanged: 'test.mjs' }],
+    reference: {
+      steps: [
+        { tool: 'read_file', args: { path: 'price.mjs' } },
+        { tool: 'edit_file', args: { path: 'price.mjs', old_text: 'price * 0.1', new_text: 'price * 1.1' } },
+        { tool: 'run_command', args: { command: 'node test.mjs' } },
+      ],
+      answer: 'withTax は税額だけを返していました。price * 1.1 に直し、テストが通ることを確認しました。',
+    },
+    needsTools: true,
+  },
 ];
 
 /** The cases whose id contains one of `filters` (comma-separated on the command line); all when none. */

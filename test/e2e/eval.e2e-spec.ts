@@ -60,7 +60,7 @@ describe('npm run eval against scripted models of known quality', () => {
     expect(report.results).toHaveLength(1);
     expect(report.results[0]).toMatchObject({ harness: 'oracle', passAt1: 1, passAllN: 1 });
     expect(passedIds(report.results[0])).toEqual(ALL);
-    expect(stdout).toMatch(/13\/13 reference oracle japanese-write: pass/);
+    expect(stdout).toContain(`${ALL.length}/${ALL.length} reference oracle ${ALL.at(-1)}: pass`);
   });
 
   it('a model that follows the reference passes everything, through the service and the bare loop, and the figures are its counts', async () => {

@@ -1,7 +1,7 @@
 // The console: plain DOM, no framework, no inline script (strict CSP). Every value from the API goes in
-// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals; admins also
-// #/audit and #/usage (console-views.js). Any signed-in user sees their own Tasks; admins everyone's.
-/* global refreshApprovalBadge, usageView, approvalsView -- defined in console-views.js */
+// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals, #/schedules and
+// #/triggers (console-automation.js); admins also #/audit and #/usage (console-views.js). Any signed-in user sees their own Tasks; admins everyone's.
+/* global refreshApprovalBadge, usageView, approvalsView, schedulesView, triggersView -- defined in console-views.js and console-automation.js */
 'use strict';
 
 const AUTH_MODE = document.querySelector('meta[name="oam-auth-mode"]').content;
@@ -10,7 +10,7 @@ const TOKEN_KEY = 'oam-admin-token';
 const BASE = location.pathname.replace(/\/admin\/?$/, '');
 const ACTIVE = ['queued', 'planning', 'running'];
 const STATUSES = ['queued', 'planning', 'running', 'awaiting_approval', 'completed', 'failed', 'cancelled'];
-const SURFACES = { 'mcp-http': 'MCP', stdio: 'stdio', chat: 'Chat', a2a: 'A2A', http: 'console' };
+const SURFACES = { 'mcp-http': 'MCP', stdio: 'stdio', chat: 'Chat', a2a: 'A2A', http: 'console', schedule: 'schedule', trigger: 'trigger' };
 const REFRESH_MS = 3000;
 const PAGE_SIZE = 50;
 
@@ -44,10 +44,10 @@ function authHeaders() {
   return AUTH_MODE === 'none' && token ? { Authorization: `Bearer ${token}` } : {};
 }
 
-/** `refresh: true` marks a view's automatic re-read, which the service does not audit (what a person did is). */
-async function api(path, { refresh = false, ...options } = {}) {
-  const headers = { ...authHeaders(), ...(refresh ? { 'X-Console-Refresh': '1' } : {}) };
-  const res = await fetch(`${BASE}/admin/${path}`, { ...options, headers, credentials: 'same-origin' });
+/** `refresh: true` marks a view's automatic re-read, which the service does not audit (what a person did is); `json` is sent as the body. */
+async function api(path, { refresh = false, json, ...options } = {}) {
+  const headers = { ...authHeaders(), ...(refresh ? { 'X-Console-Refresh': '1' } : {}), ...(json === undefined ? {} : { 'Content-Type': 'application/json' }) };
+  const res = await fetch(`${BASE}/admin/${path}`, { ...options, ...(json === undefined ? {} : { body: JSON.stringify(json) }), headers, credentials: 'same-origin' });
   const body = await res.json().catch(() => ({}));
   if (!res.ok) throw new ApiError(res.status, body.message ?? res.statusText);
   return body;
@@ -294,7 +294,12 @@ function taskPage(task, reload, files, diff) {
     h('dt', {}, 'Owner'),
     h('dd', {}, task.owner),
     h('dt', {}, 'Surface'),
-    h('dd', { id: 'task-surface' }, SURFACES[task.surface] ?? '—'),
+    h(
+      'dd',
+      { id: 'task-surface' },
+      SURFACES[task.surface] ?? '—',
+      task.started_by ? [' · ', h('a', { href: `#/${task.started_by.replace('/', 's/')}`, id: 'task-started-by' }, task.started_by)] : '',
+    ),
     h('dt', {}, 'Session'),
     h('dd', { className: 'mono' }, h('a', { href: `#/tasks?session_id=${task.session_id}` }, task.session_id)),
     h('dt', {}, 'Queued'),
@@ -1007,10 +1012,10 @@ function route() {
   const params = new URLSearchParams(search);
   const parts = path.split('/').filter(Boolean);
   for (const link of document.querySelectorAll('header nav a')) link.removeAttribute('aria-current');
-  const views = { audit: signedIn.admin && auditView, usage: signedIn.admin && usageView, approvals: approvalsView };
+  const views = { audit: signedIn.admin && auditView, usage: signedIn.admin && usageView, approvals: approvalsView, schedules: schedulesView, triggers: triggersView };
   if (views[parts[0]]) {
     document.getElementById(`nav-${parts[0]}`).setAttribute('aria-current', 'page');
-    return views[parts[0]](params);
+    return views[parts[0]](params, parts[1] && decodeURIComponent(parts[1]));
   }
   document.getElementById('nav-tasks').setAttribute('aria-current', 'page');
   if (parts[0] === 'tasks' && parts[1]) return taskView(decodeURIComponent(parts[1]));

@@ -10,6 +10,7 @@ const asset = (name: string) => readFileSync(installationFile('public', name), '
 const PAGE = asset('admin.html');
 const SCRIPT = asset('console.js');
 const VIEWS = asset('console-views.js');
+const AUTOMATION = asset('console-automation.js');
 const STYLE = asset('console.css');
 const ROOT = asset('index.html');
 
@@ -58,6 +59,12 @@ export class AdminPageController {
   @Served('text/javascript; charset=utf-8')
   views(): string {
     return VIEWS;
+  }
+
+  @Get('admin/console-automation.js')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  automation(): string {
+    return AUTOMATION;
   }
 
   @Get('admin/console.css')

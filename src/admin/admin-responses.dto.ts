@@ -175,6 +175,7 @@ export class AdminTaskDto {
   @ApiProperty(nullableString('The answer, or why it failed (cut at 2000 characters in listings); null until it ends')) result!: string | null;
   @ApiProperty({ type: 'integer', description: 'Runs so far (a Task recovered after a crash runs again)' }) attempt!: number;
   @ApiProperty({ enum: SURFACES, nullable: true, type: String, description: 'The surface that accepted it (`http`: queued by the console)' }) surface!: string | null;
+  @ApiProperty(nullableString('The schedule or trigger that started it (`schedule/<id>`, `trigger/<id>`); null when a person did')) started_by!: string | null;
   @ApiProperty(INSTANT) created_at!: string;
   @ApiProperty(nullableInstant()) started_at!: string | null;
   @ApiProperty(nullableInstant()) finished_at!: string | null;

@@ -57,6 +57,7 @@ export function mapTask(task: TaskReadModel, queuePosition: number | null = null
     result: task.result,
     attempt: task.attempt,
     surface: task.surface,
+    started_by: task.startedBy,
     created_at: task.createdAt,
     started_at: task.startedAt,
     finished_at: task.finishedAt,

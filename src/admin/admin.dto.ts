@@ -30,7 +30,7 @@ export class AuditExportQueryDto extends AuditQueryDto {
 /** The console's statuses: the Task's own, and `awaiting_approval` for one with an unanswered approval. */
 export const TASK_LIST_STATUSES = [...TASK_STATUSES, 'awaiting_approval'] as const;
 /** `http`: a Task the console queued (an approval answered in the conversation). */
-export const SURFACES = ['mcp-http', 'stdio', 'chat', 'a2a', 'http'] as const;
+export const SURFACES = ['mcp-http', 'stdio', 'chat', 'a2a', 'http', 'schedule', 'trigger'] as const;
 
 export class TaskListQueryDto {
   @ApiPropertyOptional({ enum: TASK_LIST_STATUSES, description: '`awaiting_approval`: Tasks with an approval nobody has answered yet' })

@@ -1,4 +1,4 @@
-import { Module, ValidationPipe } from '@nestjs/common';
+import { Module, ValidationPipe, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AgentModule } from '../agent/agent.module.js';
 import { ApprovalsModule } from '../approvals/approvals.module.js';
@@ -28,10 +28,28 @@ import { AdminSignInController } from './admin-sign-in.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AdminTasksService } from './admin-tasks.service.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
+import { AdminJsonBody } from './admin-json-body.js';
+import { AdminSchedulesController } from './admin-schedules.controller.js';
+import { AdminTriggersController } from './admin-triggers.controller.js';
+import { SchedulesModule } from '../schedules/schedules.module.js';
+import { TriggersModule } from '../triggers/triggers.module.js';
 
-/** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons) and its page. */
+/** The admin REST surface (audit review, Tasks, sessions, metrics, readiness reasons, schedules and triggers) and its page. */
 @Module({
-  imports: [AuditModule, ConversationModule, TaskQueueModule, AgentModule, SessionsModule, SessionFilesModule, IdentityModule, HealthModule, ApprovalsModule, McpClientModule],
+  imports: [
+    AuditModule,
+    ConversationModule,
+    TaskQueueModule,
+    AgentModule,
+    SessionsModule,
+    SessionFilesModule,
+    IdentityModule,
+    HealthModule,
+    ApprovalsModule,
+    McpClientModule,
+    SchedulesModule,
+    TriggersModule,
+  ],
   controllers: [
     AdminIdentityController,
     AdminAuditController,
@@ -42,6 +60,8 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     AdminMetricsController,
     AdminHealthController,
     AdminMcpServersController,
+    AdminSchedulesController,
+    AdminTriggersController,
     AdminPageController,
     AdminSignInController,
   ],
@@ -57,4 +77,9 @@ import { AgentErrorFilter } from './agent-error.filter.js';
     { provide: APP_FILTER, useClass: AgentErrorFilter },
   ],
 })
-export class AdminModule {}
+export class AdminModule implements NestModule {
+  /** The only admin routes with a JSON body (issue 38). */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(AdminJsonBody).forRoutes(AdminSchedulesController, AdminTriggersController);
+  }
+}

@@ -41,6 +41,8 @@ export interface AgentTask {
   client: string | null;
   /** The submitting request declared the Tasks extension: its client can answer approvals in place. */
   answersInPlace: boolean;
+  /** Nobody watches the Task (a schedule or trigger started it): `deny` refuses what needs a person, `wait` pauses; null otherwise. */
+  unattended: 'deny' | 'wait' | null;
   /** `direct`: one model call, no tools, no workspace. */
   mode: 'agent' | 'direct';
   /** The model tier the Task runs on (see `ollama.models`). */

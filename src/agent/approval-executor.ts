@@ -11,6 +11,9 @@ import { readQuestion } from './core-tools.js';
 import type { OfferedTool, PersonForm, ToolCallContext, ToolExecutor, ToolOutcome, ToolResult, ToolSource } from './core/tool-source.js';
 import type { WorkspaceToolbox } from './workspace-toolbox.js';
 
+/** Why an unattended Task with `approvals: deny` was told no (issue 38): nobody is there to approve, and a schedule never approves for a person. */
+const UNATTENDED_REFUSAL = 'nobody watches this scheduled or triggered task, and its approvals setting is deny';
+
 /** A diff bounded for a form or a Task result (the approval is for exactly what the person saw). */
 const DIFF_BOUNDS = { maxLines: 120, maxChars: 6000 };
 
@@ -59,6 +62,7 @@ export class ApprovalExecutor implements ToolExecutor {
       return result(await route.source.execute(call, this.unapproved(route.source, call, context)));
     const ask = await this.describe(route, target.call, context);
     if (!ask) return result(await route.source.execute(call, context));
+    if (this.task.unattended === 'deny') return result({ output: refusedOutput(UNATTENDED_REFUSAL) });
     const approval = await this.approvals.request({
       taskId: this.task.id,
       sessionId: this.task.sessionId,
@@ -100,6 +104,7 @@ export class ApprovalExecutor implements ToolExecutor {
       return result({ output: `Error: ${read.problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true });
     }
     await step('ok', read);
+    if (this.task.unattended === 'deny') return result({ output: DECLINED_QUESTION_OUTPUT });
     const question = await this.approvals.request({
       taskId: this.task.id,
       sessionId: this.task.sessionId,

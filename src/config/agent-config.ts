@@ -2,7 +2,11 @@ import type { z } from 'zod';
 import { configSchema, type ConfigDocument } from './config.schema.js';
 
 type Camel<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
-type Camelized<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T as K extends string ? Camel<K> : K]: Camelized<T[K]> } : T;
+type Camelized<T> = T extends readonly unknown[]
+  ? { [K in keyof T]: Camelized<T[K]> }
+  : T extends object
+    ? { [K in keyof T as K extends string ? Camel<K> : K]: Camelized<T[K]> }
+    : T;
 
 /**
  * The one typed configuration of the service, inferred from `configSchema` with its keys in camelCase.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { patternProblem } from './command-pattern-syntax.js';
 import { parseCidr } from './cidr.js';
+import { cronProblem } from './cron-spec.js';
 import { RequestLimits } from './request-limits.js';
 import { mcpServers } from './mcp-servers.schema.js';
 
@@ -122,6 +123,49 @@ const webhookList = z
     ),
     { error: 'expected a list of webhooks' },
   )
+  .default(() => []);
+
+/** A notification target of a schedule: signed like `webhooks` (X-OAM-Signature with the secret). */
+const notifyTarget = z.strictObject(
+  {
+    url: z.string({ error: 'expected a string' }).refine(isHttpUrl, { error: 'must be an http:// or https:// URL' }).refine(hasNoCredentials, { error: CREDENTIALS_IN_URL }),
+    secret: z.string({ error: 'expected a string' }).min(16, { error: 'must be at least 16 characters' }),
+  },
+  { error: (issue) => (issue.code === 'unrecognized_keys' ? 'unknown key' : 'expected a mapping with url and secret') },
+);
+
+/**
+ * `schedules`: schedules the operator declares, each run as its `owner` (with `groups`), kept in the
+ * database under the name (a change here changes it at the next start; one removed here is removed).
+ */
+const declaredSchedules = z
+  .array(
+    z.strictObject(
+      {
+        name: z.string({ error: 'expected a string' }).refine((value) => value.trim() !== '' && value.length <= 200, { error: 'must be 1 to 200 characters' }),
+        owner: z.string({ error: 'expected a string' }).refine((value) => value.trim() !== '' && value.length <= 320, { error: 'must be 1 to 320 characters' }),
+        groups: list([]),
+        cron: z.string({ error: 'expected a string' }),
+        timezone: text('UTC'),
+        request: z.string({ error: 'expected a string' }).refine((value) => value.trim() !== '', { error: 'must not be empty' }),
+        session: oneOf(['new', 'continue']),
+        tier: text('default', { nonEmpty: true }),
+        enabled: flag(true),
+        approvals: oneOf(['deny', 'wait']),
+        catch_up: oneOf(['none', 'last']),
+        notify: notifyTarget.optional(),
+      },
+      { error: (issue) => (issue.code === 'unrecognized_keys' ? 'unknown key' : 'expected a mapping with name, owner, cron, request') },
+    ),
+    { error: 'expected a list of schedules' },
+  )
+  .superRefine((schedules, context) => {
+    schedules.forEach((schedule, index) => {
+      const problem = cronProblem(schedule.cron, schedule.timezone);
+      if (problem) context.addIssue({ code: 'custom', path: [index, problem.field], message: problem.message });
+      if (schedules.findIndex((other) => other.name === schedule.name) < index) context.addIssue({ code: 'custom', path: [index, 'name'], message: 'names another schedule too' });
+    });
+  })
   .default(() => []);
 
 /**
@@ -350,6 +394,21 @@ const shape = {
   }),
   // Signed JSON posts when a Task of a listed owner or group ends, whichever surface accepted it.
   webhooks: webhookList,
+  schedules: declaredSchedules,
+  scheduler: section({
+    // How often each replica looks for schedules that are due (the finest a six-field cron can fire).
+    tick_ms: integer(1000, 100, 60_000),
+    // A fire found later than this after its time was missed (every replica was down): not run, unless its schedule says catch_up: last.
+    misfire_grace_ms: integer(30_000, 1000, 3_600_000),
+    // Schedules, and triggers, one user may have.
+    max_per_user: integer(50, 1, 10_000),
+  }),
+  triggers: section({
+    // The largest event body POST /v1/triggers/:id reads (refused with 413 before the rest is read); given to the agent as a file, so mcp.files.max_bytes bounds it too.
+    max_body_bytes: integer(MiB, 1024, 16 * MiB),
+    // Deliveries one trigger takes per minute in each process; past it 429 with Retry-After.
+    rate_per_minute: integer(60, 1, 100_000),
+  }),
 };
 
 /** The configuration as written in YAML, every default filled in. */
@@ -452,6 +511,11 @@ function crossKeyProblems(config: ConfigDocument): Problem[] {
     const message = `none runs commands unconfined, where they could reach other sessions' files; use auto or bubblewrap when auth.mode is ${config.auth.mode}`;
     return [{ path: ['workspace', 'sandbox'], message }];
   }
+  const tierless = config.schedules.findIndex((schedule) => schedule.tier !== 'default' && !config.ollama.models.some(([tier]) => tier === schedule.tier));
+  if (tierless >= 0) return [{ path: ['schedules', String(tierless), 'tier'], message: 'must be default or a tier of ollama.models' }];
+  const unlistedNotify = config.schedules.findIndex((schedule) => schedule.notify && !config.a2a.push.allowed_urls.some((prefix) => schedule.notify!.url.startsWith(prefix)));
+  if (unlistedNotify >= 0)
+    return [{ path: ['schedules', String(unlistedNotify), 'notify', 'url'], message: 'must start with one of a2a.push.allowed_urls (the one allowlist for every outgoing push)' }];
   const unlisted = config.webhooks.findIndex((hook) => !config.a2a.push.allowed_urls.some((prefix) => hook.url.startsWith(prefix)));
   if (unlisted >= 0) return [{ path: ['webhooks', String(unlisted), 'url'], message: 'must start with one of a2a.push.allowed_urls (the one allowlist for every outgoing push)' }];
   // A delivery is stored by its URL and signed with that URL's secret: a second webhook on it would get the first one's.

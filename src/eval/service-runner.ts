@@ -69,7 +69,8 @@ export class ServiceRunner {
         request_timeout_ms: this.options.timeoutMs + 1000,
       },
       database: { type: 'sqlite', path: join(this.dir, 'eval.sqlite') },
-      queue: { poll_interval_ms: 100, progress_poll_ms: 200 },
+      // Stopped at the end or by Ctrl-C, the service need not let a case's Task finish: nothing more is measured.
+      queue: { poll_interval_ms: 100, progress_poll_ms: 200, shutdown_grace_ms: 0 },
       workspace: { root: join(this.dir, 'workspace'), isolation: 'session', template: this.template },
       mcp: { locale: 'en', tasks: { poll_interval_ms: 100 } },
       auth: { admin_token: this.adminToken },

@@ -13,7 +13,7 @@ import { refuse } from './refusal.js';
  * The methods some route serves. Anything else (TRACE, CONNECT, PUT, WebDAV...) is refused here, for
  * every path: undici's Request, which the MCP handler needs, throws on TRACE and CONNECT.
  */
-const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS']);
+const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** The health probes, answered even past server.max_connections. */
 const PROBES = /^\/(?:healthz|readyz)(?:\?|$)/;

@@ -25,6 +25,6 @@ import { SurfaceIdentity } from './surface-identity.js';
     SurfaceIdentity,
     RequestAdmission,
   ],
-  exports: [RequestLimits, RequestAdmission],
+  exports: [RequestLimits, RequestAdmission, BodyBudget],
 })
 export class HttpSurfacesModule {}

@@ -15,14 +15,35 @@ export type BodyResult =
   | { kind: 'too_deep'; value: unknown }
   | { kind: 'aborted' };
 
+/** What became of a request body read as bytes by `readBodyBytes` (a trigger's signed event). */
+export type BytesResult = Extract<BodyResult, { kind: 'none' | 'too_large' | 'busy' | 'aborted' }> | { kind: 'bytes'; bytes: Buffer };
+
 /**
  * Reads and parses a JSON body with a size limit (checked on Content-Length before reading, and while
  * reading). Collecting Buffers and decoding once is several times cheaper for a 27 MiB image payload
- * than the SDK's web-stream path, which decodes chunk by chunk and copies each chunk. Past the limit
- * the rest is not collected, and the stream is left open for `refuse`. What is held is taken from
- * `lease` first: the declared length before anything is allocated, else each chunk as it arrives.
+ * than the SDK's web-stream path, which decodes chunk by chunk and copies each chunk.
  */
-export function readJsonBody(req: IncomingMessage, maxBytes: number, lease: BodyLease): Promise<BodyResult> {
+export async function readJsonBody(req: IncomingMessage, maxBytes: number, lease: BodyLease): Promise<BodyResult> {
+  const read = await readBodyBytes(req, maxBytes, lease);
+  if (read.kind !== 'bytes') return read;
+  const text = decodeUtf8(read.bytes);
+  if (text === null) return { kind: 'invalid', reason: 'the body is not valid UTF-8' };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'invalid', reason: 'the body is not valid JSON' };
+  }
+  return nestsDeeperThan(value, MAX_JSON_DEPTH) ? { kind: 'too_deep', value } : { kind: 'json', value };
+}
+
+/**
+ * A request body's bytes, with a size limit (checked on Content-Length before reading, and while
+ * reading). Past the limit the rest is not collected, and the stream is left open for `refuse`. What is
+ * held is taken from `lease` first: the declared length before anything is allocated, else each chunk
+ * as it arrives.
+ */
+export function readBodyBytes(req: IncomingMessage, maxBytes: number, lease: BodyLease): Promise<BytesResult> {
   if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE') return Promise.resolve({ kind: 'none' });
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) return Promise.resolve({ kind: 'too_large' });
   // With a Content-Length the body is copied into one buffer as it arrives, so the copying (and the
@@ -34,8 +55,8 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number, lease: Body
     const whole = preallocate ? Buffer.allocUnsafe(declared) : null;
     const chunks: Buffer[] = [];
     let size = 0;
-    const stop = (result: BodyResult) => {
-      req.off('data', collect).off('end', parse);
+    const stop = (result: BytesResult) => {
+      req.off('data', collect).off('end', done);
       resolve(result);
     };
     const collect = (chunk: Buffer) => {
@@ -45,19 +66,8 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number, lease: Body
       else return stop({ kind: 'busy' });
       size += chunk.length;
     };
-    const parse = () => {
-      if (size === 0) return resolve({ kind: 'none' });
-      const text = decodeUtf8(whole ? whole.subarray(0, size) : Buffer.concat(chunks, size));
-      if (text === null) return resolve({ kind: 'invalid', reason: 'the body is not valid UTF-8' });
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        return resolve({ kind: 'invalid', reason: 'the body is not valid JSON' });
-      }
-      resolve(nestsDeeperThan(value, MAX_JSON_DEPTH) ? { kind: 'too_deep', value } : { kind: 'json', value });
-    };
-    req.on('data', collect).once('end', parse);
+    const done = () => resolve(size === 0 ? { kind: 'none' } : { kind: 'bytes', bytes: whole ? whole.subarray(0, size) : Buffer.concat(chunks, size) });
+    req.on('data', collect).once('end', done);
     // A client that goes away mid-body: nothing to answer (resolving twice is a no-op).
     req.once('close', () => resolve({ kind: 'aborted' }));
   });

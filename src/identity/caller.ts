@@ -1,5 +1,5 @@
-/** Surfaces: MCP over HTTP, MCP over stdio, the Chat API, A2A, the admin REST API, and the service itself. */
-export type Transport = 'mcp-http' | 'stdio' | 'chat' | 'a2a' | 'http' | 'system';
+/** Surfaces: MCP over HTTP, MCP over stdio, the Chat API, A2A, the admin REST API, the service itself, and work that starts by itself (issue 38). */
+export type Transport = 'mcp-http' | 'stdio' | 'chat' | 'a2a' | 'http' | 'system' | 'schedule' | 'trigger';
 
 /** Who is calling, as established by the edge (HTTP identity, or the OS user on stdio). */
 export interface Caller {

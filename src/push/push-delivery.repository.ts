@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { PlainSql } from '../database/plain-sql.js';
 
-export type DeliveryKind = 'a2a' | 'webhook';
+export type DeliveryKind = 'a2a' | 'webhook' | 'notify';
 
 export interface DeliveryRow {
   id: string;
   kind: DeliveryKind;
-  /** What to authenticate as: an A2A config (`<task id>/<config id>`) or a webhook (its URL). */
+  /** What to authenticate as: an A2A config (`<task id>/<config id>`), a webhook (its URL), or a schedule or trigger (`schedule/<id>`, `trigger/<id>`). */
   target: string;
   taskId: string;
   owner: string;

@@ -28,6 +28,7 @@ export class TaskConversation {
       ownerEmail: task.ownerEmail,
       client: task.client,
       answersInPlace: task.answersInPlace,
+      unattended: task.unattended,
       mode: task.mode,
       tier: task.tier,
       request: task.request,

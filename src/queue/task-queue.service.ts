@@ -184,6 +184,7 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     client: caller.client,
     surface: caller.transport,
     answersInPlace: input.answersInPlace ?? false,
+    unattended: input.unattended ?? null,
     mode: input.mode ?? 'agent',
     tier: input.tier ?? DEFAULT_TIER,
     budget: input.budget ? JSON.stringify(input.budget) : null,

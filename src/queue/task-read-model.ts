@@ -22,6 +22,8 @@ export interface TaskReadModel {
   tier: string;
   /** The surface that accepted it (`mcp-http`, `stdio`, `chat`, `a2a`); null for Tasks older than that column. */
   surface: string | null;
+  /** Issue 38: the schedule or trigger that started it (`schedule/<id>`, `trigger/<id>`); null when a person did. */
+  startedBy: string | null;
   /** How many times a runner claimed it (a re-queued Task runs again). */
   attempt: number;
   progress: { completedSubtasks: number; totalSubtasks: number; currentTask: string; criticalPathTokens: number };
@@ -67,6 +69,7 @@ export function taskReadModel(task: TaskEntity): TaskReadModel {
     mode: task.mode,
     tier: task.tier,
     surface: task.surface,
+    startedBy: task.surface === 'schedule' || task.surface === 'trigger' ? task.client : null,
     attempt: task.attempt,
     progress: { completedSubtasks: task.completedSubtasks, totalSubtasks: task.totalSubtasks, currentTask: task.currentTask, criticalPathTokens: task.criticalPathTokens },
     usage: { input, output, total: input + output },

@@ -56,4 +56,10 @@ export interface TaskRequest {
   budget?: Partial<RunBudgets>;
   /** The model tier (Chat model id or `agent_level`, A2A `agentLevel`); default `default`, always for MCP. */
   tier?: string;
+  /**
+   * Issue 38: nobody watches this Task (a schedule or a trigger started it). An action that needs a
+   * person is refused (`deny`: the agent is told no and goes on) or waits (`wait`: the Task pauses and
+   * its owner is told). Never an approval on a person's behalf.
+   */
+  unattended?: 'deny' | 'wait';
 }

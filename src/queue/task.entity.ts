@@ -67,6 +67,10 @@ export class TaskEntity {
   @Column({ name: 'answers_in_place', type: 'boolean', default: false })
   answersInPlace!: boolean;
 
+  /** Issue 38: what an action that needs a person does in a Task nobody watches (`deny`, `wait`); null when a person started it. */
+  @Column({ name: 'unattended', type: 'varchar', length: 8, nullable: true })
+  unattended!: 'deny' | 'wait' | null;
+
   /** `agent`: tools and the workspace; `direct`: one model call, no tools, no workspace. */
   @Column({ type: 'varchar', length: 8, default: 'agent' })
   mode!: 'agent' | 'direct';

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHmac } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -50,8 +51,12 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
   const seen = new Set<string>();
 
   /** `method route` (the document's path) at `path`: answers `status`, and its body matches the documented schema. */
-  const checked = async <T = Record<string, unknown>>(method: string, route: string, path: string, headers: Record<string, string>, status = 200): Promise<T> => {
-    const res = await fetch(`${stack.base}${path}`, { method, headers });
+  const checked = async <T = Record<string, unknown>>(method: string, route: string, path: string, headers: Record<string, string>, status = 200, json?: unknown): Promise<T> => {
+    const res = await fetch(`${stack.base}${path}`, {
+      method,
+      headers: json === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
     const body = (await res.json()) as unknown;
     expect([method, path, res.status]).toEqual([method, path, status]);
     expect(schemas.problems(method, route, status, body)).toEqual([]);
@@ -273,6 +278,42 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     held.open();
     expect(await running).toMatchObject({ task_id: items[0].task_id });
     expect(stack.ollama.workChats.at(-1)!.body.messages.at(-1)!.content).toBe('Correction from the user while you work:\nKeep it short.');
+  });
+
+  it('schedules and triggers and their runs (issue 38): each as documented', async () => {
+    const schedule = await checked<{ id: string }>('POST', '/admin/schedules', '/admin/schedules', ALICE, 201, { name: 'documented', cron: '0 0 1 1 *', request: 'Report' });
+    const at = `/admin/schedules/${schedule.id}`;
+    await checked('GET', '/admin/schedules', '/admin/schedules', ALICE);
+    await checked('GET', '/admin/schedules/{id}', at, ALICE);
+    await checked('PATCH', '/admin/schedules/{id}', at, ALICE, 200, { enabled: false, timezone: 'Asia/Tokyo' });
+    const run = await checked<{ task_id: string }>('POST', '/admin/schedules/{id}/run', `${at}/run`, ALICE);
+    await ended(run.task_id);
+    await checked('GET', '/admin/schedules/{id}/runs', `${at}/runs`, ALICE);
+    await checked('DELETE', '/admin/schedules/{id}', at, ALICE);
+    const trigger = await checked<{ id: string; path: string; secret: string }>('POST', '/admin/triggers', '/admin/triggers', ALICE, 201, {
+      name: 'documented',
+      kind: 'github',
+      request: 'Triage {{event}}',
+    });
+    const body = '{"zen":"Keep it logically awesome."}';
+    const delivered = await fetch(`${stack.base}${trigger.path}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'X-GitHub-Event': 'ping',
+        'X-GitHub-Delivery': NO_TASK,
+        'X-Hub-Signature-256': `sha256=${createHmac('sha256', trigger.secret).update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect(delivered.status).toBe(202);
+    await ended(((await delivered.json()) as { task_id: string }).task_id);
+    const triggerAt = `/admin/triggers/${trigger.id}`;
+    await checked('GET', '/admin/triggers', '/admin/triggers', ALICE);
+    await checked('GET', '/admin/triggers/{id}', triggerAt, ALICE);
+    await checked('PATCH', '/admin/triggers/{id}', triggerAt, ALICE, 200, { enabled: false });
+    await checked('GET', '/admin/triggers/{id}/runs', `${triggerAt}/runs`, ALICE);
+    await checked('DELETE', '/admin/triggers/{id}', triggerAt, ALICE);
   });
 
   it('checked a real answer of every admin route and success status the document gives a JSON schema', async () => {

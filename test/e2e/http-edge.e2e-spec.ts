@@ -95,7 +95,7 @@ describe('HTTP edge: one Host/Origin guard for every route, methods, malformed r
           head(`${method} ${path} HTTP/1.1`, [`Host: 127.0.0.1:${service.port}`, ...MCP_HEADERS, 'Content-Length: 0', 'Connection: close']),
         );
         expect([method, path, reply.status >= 200 && reply.status < 500]).toEqual([method, path, true]);
-        if (!['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'].includes(method)) expect([method, path, reply.status]).toEqual([method, path, 405]);
+        if (!['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'].includes(method)) expect([method, path, reply.status]).toEqual([method, path, 405]);
       }
     }
     expect(service.stderr).not.toMatch(/ERROR|\n\s+at /);

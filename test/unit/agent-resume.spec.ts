@@ -24,6 +24,7 @@ function task(id: string, request: string, tier = 'default'): AgentTask {
     id,
     sessionId: 's1',
     owner: 'alice',
+    unattended: null,
     ownerGroups: [],
     ownerEmail: null,
     client: null,

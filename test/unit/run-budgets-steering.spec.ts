@@ -40,6 +40,7 @@ const read = (path: string, extra: Scripted = {}): Scripted => ({ toolCalls: [{ 
 const task = (request: string, budget: AgentTask['budget'] = null): AgentTask => ({
   id: 't1',
   sessionId: 's1',
+  unattended: null,
   owner: 'alice',
   ownerGroups: [],
   ownerEmail: null,

@@ -10,7 +10,7 @@ import { restoreCheckpoint } from '../../src/history/workspace-restore.js';
 import { quotePath } from '../../src/history/checkpoint-meta.js';
 import { undoRequestOf } from '../../src/history/undo-request.js';
 import { parseTaskDiffUri } from '../../src/history/history-uri.js';
-import { ManualClock } from '../support/manual-clock.js';
+import type { Clock } from '../../src/common/clock.js';
 
 const BOUNDS = { maxLines: 500, maxChars: 100_000, maxTotalChars: 1_000_000 };
 const SESSION = '00000000-0000-4000-8000-000000000001';
@@ -19,8 +19,11 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
   let base: string;
   let ws: string;
   let store: CheckpointStore;
-  /** Moved past the racy window instead of sleeping through it; it starts at the files' real modification times. */
-  let clock: ManualClock;
+  /**
+   * Real time plus a jump past the racy window instead of a sleep through it: the files' modification times are
+   * real, so the checkpoints compare them with a clock that runs on, however slowly the machine writes them.
+   */
+  let clock: Clock & { advance(ms: number): void };
   let step = 0;
   const take = (kind: 'before' | 'after') => store.take(ws, { kind, taskId: `00000000-0000-4000-8000-${String(++step).padStart(12, '0')}`, sessionId: SESSION });
   const diffOf = async (a: string, b: string) => {
@@ -33,7 +36,8 @@ describe('workspace history: checkpoints, change sets, diffs, restore', () => {
     base = await mkdtemp(join(tmpdir(), 'oam-history-'));
     ws = join(base, 'ws');
     await mkdir(ws);
-    clock = new ManualClock(Date.now());
+    let offset = 0;
+    clock = { now: () => Date.now() + offset, advance: (ms) => void (offset += ms) };
     store = new CheckpointStore(new GitRepository(join(base, 'history', 'repo.git')), { maxFiles: 1000, largeFileBytes: 1024 }, clock);
   });
   afterEach(() => rm(base, { recursive: true, force: true }));

@@ -1,0 +1,51 @@
+import { Injectable } from '@nestjs/common';
+import type { AuditDraft } from '../audit/audit.service.js';
+import { ConversationIntake } from '../conversation/conversation-intake.js';
+import { InputFilesStager } from '../conversation/input-files.stager.js';
+import type { Caller } from '../identity/caller.js';
+import type { TaskRequestFile } from '../queue/task-request.js';
+import type { UnattendedApprovals, UnattendedOwner } from './unattended.js';
+
+/** The work one fire or delivery starts. */
+export interface UnattendedWork {
+  surface: 'schedule' | 'trigger';
+  /** What made it (`schedule/<id>`, `trigger/<id>`): the Task's client, which every view shows. */
+  origin: string;
+  request: string;
+  /** The session to continue, or null for a new one. */
+  sessionId: string | null;
+  tier: string;
+  approvals: UnattendedApprovals;
+  /** Files for `inputs/` of the session workspace (a trigger's event). */
+  files?: TaskRequestFile[];
+}
+
+/**
+ * The one place schedules and triggers start a Task for their owner: through the one intake every surface
+ * calls (ADR 0020: files staged into the session workspace, then one enqueue unit with the accepting audit
+ * event, under the owner's queue limit), as a new request of the conversation, never a correction.
+ */
+@Injectable()
+export class UnattendedIntake {
+  constructor(
+    private readonly intake: ConversationIntake,
+    private readonly stager: InputFilesStager,
+  ) {}
+
+  async start(owner: UnattendedOwner, work: UnattendedWork, accepted: AuditDraft): Promise<{ taskId: string; sessionId: string }> {
+    const caller: Caller = { user: owner.user, email: owner.email, groups: owner.groups, admin: false, transport: work.surface, address: null, client: work.origin };
+    const staged = await this.stager.stage(caller, {
+      request: work.request,
+      sessionId: work.sessionId,
+      temperature: null,
+      images: [],
+      tier: work.tier,
+      files: work.files,
+      unattended: work.approvals,
+    });
+    const outcome = await this.intake.submit(caller, { request: staged, surface: work.surface }, accepted);
+    // Without `steer` the intake always queues (ADR 0020's order); anything else would be a broken contract.
+    if (outcome.kind !== 'queued') throw new Error(`the intake answered ${outcome.kind} to a new request`);
+    return { taskId: outcome.task.id, sessionId: outcome.task.sessionId };
+  }
+}

@@ -1,0 +1,84 @@
+import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { isUtf8 } from 'node:buffer';
+import { AppConfig } from '../config/app-config.js';
+import { BodyBudget } from '../http/body-budget.js';
+import { readBodyBytes } from '../http/json-body.js';
+import { refuse } from '../http/refusal.js';
+import { TriggerDeliveryDto } from './trigger-delivery.dto.js';
+import { TriggerRate } from './trigger-rate.js';
+import { verifyDelivery } from './trigger-signature.js';
+import { TriggersService } from './triggers.service.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * `POST /v1/triggers/:id`: an event from outside (GitHub, a Standard Webhooks sender) starts a Task for
+ * the trigger's owner. The sender has no identity here; its signature over the raw body is the proof,
+ * so the body is read as bytes (at most `triggers.max_body_bytes`, refused with 413 before the rest is
+ * read) before anything is parsed. The rate limit comes before the body. Every refusal is audited and
+ * answers without echoing the body.
+ */
+@ApiTags('triggers')
+@Controller('v1/triggers')
+export class TriggersController {
+  private readonly rate: TriggerRate;
+  private readonly maxBodyBytes: number;
+
+  constructor(
+    private readonly triggers: TriggersService,
+    private readonly budget: BodyBudget,
+    config: AppConfig,
+  ) {
+    this.rate = new TriggerRate(config.triggers.ratePerMinute);
+    // The event becomes a file of the session workspace, so the files limit bounds it too.
+    this.maxBodyBytes = Math.min(config.triggers.maxBodyBytes, config.mcp.files.maxBytes);
+  }
+
+  @Post(':id')
+  @HttpCode(202)
+  @ApiOperation({ summary: "A signed event (GitHub or Standard Webhooks) starts one Task for the trigger's owner; a delivery id seen before starts none" })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiResponse({ status: 202, type: TriggerDeliveryDto, description: 'The delivery was taken: its run, and its Task unless the queue refused it (`state`, `reason`)' })
+  @ApiResponse({ status: 200, type: TriggerDeliveryDto, description: 'The same delivery id came before: the first delivery’s run; nothing new is queued' })
+  @ApiResponse({ status: 400, description: 'No body, or a body that is not JSON' })
+  @ApiResponse({ status: 401, description: 'A missing or bad signature (audited; nothing queued)' })
+  @ApiResponse({ status: 404, description: 'No enabled trigger with this id' })
+  @ApiResponse({ status: 413, description: 'The body is larger than triggers.max_body_bytes (refused before it is read)' })
+  @ApiResponse({ status: 429, description: 'Past triggers.rate_per_minute for this trigger; Retry-After says when to try again' })
+  async deliver(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const address = req.socket.remoteAddress ?? null;
+    const refused = async (status: number, reason: string, headers: Record<string, string> = {}) => {
+      await this.triggers.refused(UUID.test(id) ? id : 'invalid', address, status, reason);
+      refuse(req, res, status, { error: reason }, headers);
+    };
+    const trigger = UUID.test(id) ? await this.triggers.forDelivery(id) : null;
+    if (!trigger) return refused(404, 'no such trigger');
+    const wait = this.rate.take(trigger.id);
+    if (wait > 0) return refused(429, 'too many deliveries for this trigger', { 'Retry-After': String(wait) });
+    const lease = this.budget.lease();
+    res.once('close', lease.release);
+    const read = await readBodyBytes(req, this.maxBodyBytes, lease);
+    if (read.kind === 'aborted') return;
+    if (read.kind === 'too_large') return refused(413, `the body is larger than ${this.maxBodyBytes} bytes (triggers.max_body_bytes, mcp.files.max_bytes)`);
+    if (read.kind === 'busy') return refuse(req, res, 503, { error: 'busy' }, { 'Retry-After': '1' });
+    if (read.kind === 'none') return refused(400, 'no body');
+    const payload = parsed(read.bytes);
+    const verified = verifyDelivery(trigger.kind, trigger.secret, req.headers, read.bytes, payload);
+    if ('problem' in verified) return refused(401, `bad signature: ${verified.problem}`);
+    if (payload === undefined) return refused(400, 'the body is not JSON');
+    const { run, replay } = await this.triggers.deliver(trigger, { ...verified, payload, body: read.bytes });
+    res.status(replay ? 200 : 202).json({ run_id: run.id, delivery_id: run.deliveryId, state: run.state, task_id: run.taskId, replay, reason: run.reason });
+  }
+}
+
+/** The body as JSON, or undefined (a GitHub hook sending form data, or anything else). */
+function parsed(bytes: Buffer): unknown {
+  if (!isUtf8(bytes)) return undefined;
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}

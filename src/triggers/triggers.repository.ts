@@ -1,0 +1,140 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { PlainSql } from '../database/plain-sql.js';
+import { ownerOf, sqlFlag, type UnattendedSource } from '../schedules/unattended.js';
+import type { TriggerKind } from './trigger-signature.js';
+
+export interface Trigger extends UnattendedSource {
+  kind: TriggerKind;
+  /** What deliveries are signed with: a GitHub webhook secret, or a Standard Webhooks `whsec_` key. */
+  secret: string;
+}
+
+/** A delivery: started (with its Task) or refused (the queue said no); `starting` while its Task is made. */
+export interface TriggerRun {
+  id: string;
+  triggerId: string;
+  deliveryId: string;
+  event: string;
+  state: 'starting' | 'started' | 'refused';
+  taskId: string | null;
+  reason: string | null;
+  createdAt: string;
+  taskStatus: string | null;
+  taskResult: string | null;
+}
+
+export type TriggerChange = Partial<Pick<Trigger, 'name' | 'request' | 'sessionMode' | 'tier' | 'approvals' | 'enabled'>>;
+
+const COLUMNS: Record<keyof TriggerChange, string> = { name: 'name', request: 'request', sessionMode: 'session_mode', tier: 'tier', approvals: 'approvals', enabled: 'enabled' };
+
+const SELECT = `SELECT id, owner, owner_groups AS "ownerGroups", owner_email AS "ownerEmail", name, request, session_mode AS "sessionMode", session_id AS "sessionId",
+  tier, approvals, notify_url AS "notifyUrl", notify_secret AS "notifySecret", enabled, created_at AS "createdAt", updated_at AS "updatedAt", kind, secret FROM triggers`;
+
+const RUNS = `SELECT r.id, r.trigger_id AS "triggerId", r.delivery_id AS "deliveryId", r.event, r.state, r.task_id AS "taskId", r.reason, r.created_at AS "createdAt",
+  t.status AS "taskStatus", SUBSTR(t.result, 1, 400) AS "taskResult" FROM trigger_runs r LEFT JOIN tasks t ON t.id = r.task_id`;
+
+type Row = Omit<Trigger, 'owner' | 'enabled'> & { owner: string; ownerGroups: string; ownerEmail: string | null; enabled: unknown };
+
+const triggerOf = (row: Row): Trigger => ({ ...row, owner: ownerOf(row), enabled: Boolean(row.enabled) });
+
+/** `triggers` and `trigger_runs`. */
+@Injectable()
+export class TriggersRepository {
+  constructor(private readonly sql: PlainSql) {}
+
+  async insert(trigger: Trigger): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO triggers (id, owner, owner_groups, owner_email, name, request, session_mode, session_id, tier, approvals, notify_url, notify_secret, enabled,
+        created_at, updated_at, kind, secret) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        trigger.id,
+        trigger.owner.user,
+        JSON.stringify(trigger.owner.groups),
+        trigger.owner.email,
+        trigger.name,
+        trigger.request,
+        trigger.sessionMode,
+        trigger.sessionId,
+        trigger.tier,
+        trigger.approvals,
+        trigger.notifyUrl,
+        trigger.notifySecret,
+        sqlFlag(this.sql.dialect, trigger.enabled),
+        trigger.createdAt,
+        trigger.updatedAt,
+        trigger.kind,
+        trigger.secret,
+      ],
+    );
+  }
+
+  async find(id: string): Promise<Trigger | null> {
+    const [row] = await this.sql.all<Row>(`${SELECT} WHERE id = ?`, [id]);
+    return row ? triggerOf(row) : null;
+  }
+
+  async list(owner: string | null, limit: number): Promise<Trigger[]> {
+    const rows =
+      owner === null
+        ? await this.sql.all<Row>(`${SELECT} ORDER BY created_at, id LIMIT ?`, [limit])
+        : await this.sql.all<Row>(`${SELECT} WHERE owner = ? ORDER BY created_at, id LIMIT ?`, [owner, limit]);
+    return rows.map(triggerOf);
+  }
+
+  async countOwned(owner: string): Promise<number> {
+    const [row] = await this.sql.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM triggers WHERE owner = ?', [owner]);
+    return Number(row.n);
+  }
+
+  async update(id: string, change: TriggerChange, now: string): Promise<void> {
+    const entries = Object.entries(change).filter(([, value]) => value !== undefined) as [keyof TriggerChange, unknown][];
+    const sets = entries.map(([key]) => `${COLUMNS[key]} = ?`);
+    const values = entries.map(([key, value]) => (key === 'enabled' ? sqlFlag(this.sql.dialect, value as boolean) : value));
+    await this.sql.run(`UPDATE triggers SET ${[...sets, 'updated_at = ?'].join(', ')} WHERE id = ?`, [...values, now, id]);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.sql.run('DELETE FROM trigger_runs WHERE trigger_id = ?', [id]);
+    await this.sql.run('DELETE FROM triggers WHERE id = ?', [id]);
+  }
+
+  async keepSession(id: string, sessionId: string): Promise<void> {
+    await this.sql.run('UPDATE triggers SET session_id = ? WHERE id = ? AND session_id IS NULL', [sessionId, id]);
+  }
+
+  /** Takes the delivery: its run's id, or null when the same delivery id came before (any replica). */
+  async claim(triggerId: string, deliveryId: string, event: string, now: string): Promise<string | null> {
+    const rows = await this.sql.all<{ id: string }>(
+      `INSERT INTO trigger_runs (id, trigger_id, delivery_id, event, state, created_at) VALUES (?, ?, ?, ?, 'starting', ?) ON CONFLICT (trigger_id, delivery_id) DO NOTHING RETURNING id`,
+      [randomUUID(), triggerId, deliveryId, event, now],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  async settle(runId: string, state: Exclude<TriggerRun['state'], 'starting'>, taskId: string | null, reason: string | null): Promise<void> {
+    await this.sql.run('UPDATE trigger_runs SET state = ?, task_id = ?, reason = ? WHERE id = ?', [state, taskId, reason, runId]);
+  }
+
+  async runOfDelivery(triggerId: string, deliveryId: string): Promise<TriggerRun | null> {
+    const [row] = await this.sql.all<TriggerRun>(`${RUNS} WHERE r.trigger_id = ? AND r.delivery_id = ?`, [triggerId, deliveryId]);
+    return row ?? null;
+  }
+
+  async run(runId: string): Promise<TriggerRun | null> {
+    const [row] = await this.sql.all<TriggerRun>(`${RUNS} WHERE r.id = ?`, [runId]);
+    return row ?? null;
+  }
+
+  /** A trigger's runs, newest first, before `beforeCreatedAt` when paging. */
+  async runs(triggerId: string, limit: number, beforeCreatedAt: string | null): Promise<TriggerRun[]> {
+    return beforeCreatedAt === null
+      ? this.sql.all<TriggerRun>(`${RUNS} WHERE r.trigger_id = ? ORDER BY r.created_at DESC, r.id LIMIT ?`, [triggerId, limit])
+      : this.sql.all<TriggerRun>(`${RUNS} WHERE r.trigger_id = ? AND r.created_at < ? ORDER BY r.created_at DESC, r.id LIMIT ?`, [triggerId, beforeCreatedAt, limit]);
+  }
+
+  async ofTask(taskId: string): Promise<Trigger | null> {
+    const [row] = await this.sql.all<{ id: string }>('SELECT trigger_id AS id FROM trigger_runs WHERE task_id = ?', [taskId]);
+    return row ? this.find(row.id) : null;
+  }
+}

@@ -1,0 +1,169 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AuditService } from '../audit/audit.service.js';
+import { isAgentError } from '../common/agent-error.js';
+import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
+import { AppConfig } from '../config/app-config.js';
+import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
+import { UnattendedIntake } from '../schedules/unattended-intake.js';
+import { newSecret, UnattendedRules } from '../schedules/unattended-rules.js';
+import type { SessionMode, UnattendedApprovals } from '../schedules/unattended.js';
+import type { TriggerKind } from './trigger-signature.js';
+import { renderRequest } from './trigger-template.js';
+import { TriggersRepository, type Trigger, type TriggerRun } from './triggers.repository.js';
+
+export interface TriggerInput {
+  name: string;
+  kind: TriggerKind;
+  request: string;
+  session?: SessionMode;
+  tier?: string;
+  enabled?: boolean;
+  approvals?: UnattendedApprovals;
+  notifyUrl?: string;
+}
+
+export type TriggerPatch = Partial<Omit<TriggerInput, 'kind' | 'notifyUrl'>>;
+
+/** A delivery whose signature held, as the edge read it. */
+export interface Delivery {
+  deliveryId: string;
+  event: string;
+  payload: unknown;
+  body: Buffer;
+}
+
+/**
+ * Trigger rules: made by and run as their owner (a user sees and changes only their own, another's
+ * answers as missing; an admin all); the secret is shown once, when it is made. A delivery starts one
+ * Task, once per delivery id whichever replica gets it again.
+ */
+@Injectable()
+export class TriggersService {
+  private readonly logger = new Logger('Triggers');
+  private readonly rules: UnattendedRules;
+
+  constructor(
+    private readonly triggers: TriggersRepository,
+    private readonly intake: UnattendedIntake,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+    private readonly clock: Clock = SYSTEM_CLOCK,
+  ) {
+    this.rules = new UnattendedRules(config);
+  }
+
+  async create(caller: Caller, input: TriggerInput): Promise<Trigger> {
+    this.rules.room(await this.triggers.countOwned(caller.user), 'triggers');
+    const now = nowIso(this.clock);
+    const notifyUrl = input.notifyUrl === undefined ? null : this.rules.notifyUrl(input.notifyUrl);
+    const trigger: Trigger = {
+      id: randomUUID(),
+      owner: { user: caller.user, groups: caller.groups, email: caller.email ?? null },
+      name: input.name,
+      kind: input.kind,
+      // A Standard Webhooks key is `whsec_` and Base64 (what its libraries take); GitHub takes any string.
+      secret: newSecret(input.kind === 'standard' ? 'whsec_' : ''),
+      request: input.request,
+      sessionMode: input.session ?? 'new',
+      sessionId: null,
+      tier: this.rules.tier(input.tier ?? 'default'),
+      approvals: input.approvals ?? 'deny',
+      notifyUrl,
+      notifySecret: notifyUrl ? newSecret() : null,
+      enabled: input.enabled ?? true,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.triggers.insert(trigger);
+    return trigger;
+  }
+
+  async list(caller: Caller): Promise<Trigger[]> {
+    return this.triggers.list(caller.admin ? null : caller.user, caller.admin ? 1000 : this.config.scheduler.maxPerUser);
+  }
+
+  async find(caller: Caller, id: string): Promise<Trigger | null> {
+    return this.rules.visible(caller, await this.triggers.find(id));
+  }
+
+  async update(caller: Caller, id: string, patch: TriggerPatch): Promise<Trigger | null> {
+    if (!(await this.find(caller, id))) return null;
+    await this.triggers.update(
+      id,
+      {
+        name: patch.name,
+        request: patch.request,
+        sessionMode: patch.session,
+        tier: patch.tier === undefined ? undefined : this.rules.tier(patch.tier),
+        approvals: patch.approvals,
+        enabled: patch.enabled,
+      },
+      nowIso(this.clock),
+    );
+    return this.triggers.find(id);
+  }
+
+  async remove(caller: Caller, id: string): Promise<boolean> {
+    if (!(await this.find(caller, id))) return false;
+    await this.triggers.remove(id);
+    return true;
+  }
+
+  async runs(caller: Caller, id: string, limit: number, beforeCreatedAt: string | null): Promise<TriggerRun[] | null> {
+    return (await this.find(caller, id)) && this.triggers.runs(id, limit, beforeCreatedAt);
+  }
+
+  /** An enabled trigger by id, for a delivery (which proves itself by its signature, not by an identity). */
+  async forDelivery(id: string): Promise<Trigger | null> {
+    const trigger = await this.triggers.find(id);
+    return trigger?.enabled ? trigger : null;
+  }
+
+  /**
+   * Starts the delivery's Task as the trigger's owner, with the event as a file under `inputs/`; a
+   * delivery id seen before starts nothing and answers with the first delivery's run (`replay`).
+   */
+  async deliver(trigger: Trigger, delivery: Delivery): Promise<{ run: TriggerRun; replay: boolean }> {
+    const runId = await this.triggers.claim(trigger.id, delivery.deliveryId, delivery.event, nowIso(this.clock));
+    const caller: Caller = { ...SYSTEM_CALLER, user: trigger.owner.user, groups: trigger.owner.groups, transport: 'trigger' };
+    const detail = { trigger: trigger.id, delivery: delivery.deliveryId, event: delivery.event };
+    if (!runId) {
+      await this.audit.record({ caller, action: 'trigger.replay', outcome: 'ok', detail });
+      return { run: (await this.triggers.runOfDelivery(trigger.id, delivery.deliveryId))!, replay: true };
+    }
+    try {
+      const { taskId, sessionId } = await this.intake.start(
+        trigger.owner,
+        {
+          surface: 'trigger',
+          origin: `trigger/${trigger.id}`,
+          request: renderRequest(trigger.request, { event: delivery.event, delivery: delivery.deliveryId, payload: delivery.payload }),
+          sessionId: trigger.sessionMode === 'continue' ? trigger.sessionId : null,
+          tier: trigger.tier,
+          approvals: trigger.approvals,
+          files: [{ name: `${delivery.event}-${delivery.deliveryId}.json`, mediaType: 'application/json', data: delivery.body, at: 'body' }],
+        },
+        { action: 'trigger.delivery', detail: { ...detail, run: runId } },
+      );
+      await this.triggers.settle(runId, 'started', taskId, null);
+      if (trigger.sessionMode === 'continue' && trigger.sessionId === null) await this.triggers.keepSession(trigger.id, sessionId);
+    } catch (error) {
+      const reason = isAgentError(error) ? error.message : 'internal error';
+      if (!isAgentError(error)) this.logger.error(`trigger ${trigger.id}: ${(error as Error).message}`);
+      await this.triggers.settle(runId, 'refused', null, reason);
+      await this.audit.record({ caller, action: 'trigger.delivery', outcome: isAgentError(error) ? 'rejected' : 'error', detail: { ...detail, run: runId, reason } });
+    }
+    return { run: (await this.triggers.run(runId))!, replay: false };
+  }
+
+  /** A delivery refused before it reached a trigger's Task (unknown trigger, signature, size, rate): audited, nothing stored. */
+  async refused(triggerId: string, address: string | null, status: number, reason: string): Promise<void> {
+    await this.audit.record({
+      caller: { ...SYSTEM_CALLER, user: 'anonymous', transport: 'trigger', address },
+      action: 'trigger.rejected',
+      outcome: 'rejected',
+      detail: { trigger: triggerId, status, reason },
+    });
+  }
+}

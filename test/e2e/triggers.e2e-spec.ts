@@ -1,0 +1,139 @@
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { createHmac, randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { adminApi } from '../support/automation-api.js';
+import { count, probe } from '../support/database-probe.js';
+import { useStack } from '../support/e2e-stack.js';
+import { pollUntil } from '../support/poll.js';
+import { as, PROXY_AUTH } from '../support/proxy-identity.js';
+
+const ALICE = as('alice@example.com');
+type Created = { id: string; path: string; secret: string };
+type Answer = { run_id: string; task_id: string | null; replay: boolean; state: string };
+
+/** Issue 38: POST /v1/triggers/:id with GitHub and Standard Webhooks signatures, as their senders sign them. */
+describe('triggers: signed deliveries start one Task each', () => {
+  const stack = useStack({ config: { auth: PROXY_AUTH, triggers: { max_body_bytes: 4096, rate_per_minute: 5 } } });
+  const { ollama } = stack;
+  let alice: ReturnType<typeof adminApi>;
+  let github: Created;
+  let standard: Created;
+
+  const post = (trigger: Created, body: string, headers: Record<string, string>) =>
+    fetch(`${stack.base}${trigger.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body });
+  /** What GitHub sends (docs.github.com, "Validating webhook deliveries"): the hex HMAC-SHA256 of the raw body. */
+  const githubHeaders = (secret: string, body: string, delivery: string, event = 'issues') => ({
+    'X-Hub-Signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    'X-GitHub-Event': event,
+    'X-GitHub-Delivery': delivery,
+    'User-Agent': 'GitHub-Hookshot/abc123',
+  });
+  /** What a Standard Webhooks sender sends, signed by the reference library. */
+  const standardHeaders = (secret: string, body: string, id: string, at = new Date()) => ({
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret).sign(id, at, body),
+  });
+  const tasks = () => count(stack.database, 'tasks');
+  const rejections = async () => Number((await probe<{ n: number | string }>(stack.database, "SELECT COUNT(*) AS n FROM audit_events WHERE action = 'trigger.rejected'"))[0].n);
+
+  beforeAll(async () => {
+    alice = adminApi(stack.base, ALICE);
+    ollama.setFallback({ content: 'Triaged.', promptEvalCount: 3, evalCount: 3 });
+    github = (
+      await alice('POST', 'triggers', {
+        name: 'issues',
+        kind: 'github',
+        request: 'Triage {{event}}: "{{payload.issue.title}}" by {{payload.sender.login}}{{payload.nowhere.at.all}}.',
+      })
+    ).body;
+    standard = (await alice('POST', 'triggers', { name: 'billing', kind: 'standard', request: 'Handle {{event}} for {{payload.data.customer}}' })).body;
+    expect(github.secret.length).toBeGreaterThanOrEqual(32);
+    expect(standard.secret).toMatch(/^whsec_/);
+    expect(github.path).toBe(`/v1/triggers/${github.id}`);
+  });
+
+  it('a GitHub-signed delivery starts one Task with the rendered request and the event under inputs/; a replay starts none', async () => {
+    const body = JSON.stringify({ action: 'opened', issue: { title: 'CI is red' }, sender: { login: 'octocat' } });
+    const delivery = randomUUID();
+    const before = await tasks();
+    const first = await post(github, body, githubHeaders(github.secret, body, delivery));
+    expect(first.status).toBe(202);
+    const answer = (await first.json()) as Answer;
+    expect(answer).toMatchObject({ state: 'started', replay: false });
+    const chat = await pollUntil(async () => ollama.workChats.find((c) => JSON.stringify(c.body.messages).includes('CI is red')), 'the Task reached the model');
+    const asked = chat.body.messages.filter((m: { role: string }) => m.role === 'user').at(-1)?.content;
+    // A field the event lacks renders empty; the event is a file of the session workspace.
+    expect(asked).toMatch(/^Triage issues: "CI is red" by octocat\.\n/);
+    expect(asked).toContain(`inputs/issues-${delivery}.json`);
+    const replay = await post(github, body, githubHeaders(github.secret, body, delivery));
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toMatchObject({ task_id: answer.task_id, replay: true });
+    expect(await tasks()).toBe(before + 1);
+    const [row] = await probe<{ owner: string; surface: string }>(stack.database, 'SELECT owner, surface FROM tasks WHERE id = ?', answer.task_id);
+    expect(row).toEqual({ owner: 'alice@example.com', surface: 'trigger' });
+    const runs = (await alice<{ runs: { task_id: string; delivery_id: string; event: string }[] }>('GET', `triggers/${github.id}/runs`)).body.runs;
+    expect(runs).toEqual([expect.objectContaining({ task_id: answer.task_id, delivery_id: delivery, event: 'issues' })]);
+  });
+
+  it('a Standard-Webhooks-signed delivery starts one Task; a replay starts none', async () => {
+    const body = JSON.stringify({ type: 'invoice.paid', data: { customer: 'ACME' } });
+    const id = `msg_${randomUUID()}`;
+    const before = await tasks();
+    const first = await post(standard, body, standardHeaders(standard.secret, body, id));
+    expect(first.status).toBe(202);
+    const answer = (await first.json()) as Answer;
+    await pollUntil(async () => ollama.workChats.find((c) => JSON.stringify(c.body.messages).includes('Handle invoice.paid for ACME')), 'the Task reached the model');
+    const replay = await post(standard, body, standardHeaders(standard.secret, body, id));
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toMatchObject({ task_id: answer.task_id, replay: true });
+    expect(await tasks()).toBe(before + 1);
+  });
+
+  it('a missing or bad signature, or a stale timestamp, is 401, audited, and starts nothing', async () => {
+    const body = JSON.stringify({ issue: { title: 'x' } });
+    const before = await tasks();
+    const audited = await rejections();
+    const bad = [
+      post(github, body, { ...githubHeaders('not the secret', body, randomUUID()) }),
+      post(github, body, { 'X-GitHub-Event': 'issues', 'X-GitHub-Delivery': randomUUID() }),
+      post(github, body, githubHeaders(github.secret, `${body} `, randomUUID())),
+      post(standard, body, standardHeaders('whsec_' + Buffer.from('another key of 24 bytes!').toString('base64'), body, `msg_${randomUUID()}`)),
+      post(standard, body, standardHeaders(standard.secret, body, `msg_${randomUUID()}`, new Date(Date.now() - 10 * 60_000))),
+    ];
+    for (const reply of await Promise.all(bad)) {
+      expect(reply.status).toBe(401);
+      expect(await reply.text()).not.toContain('"issue"');
+    }
+    expect(await tasks()).toBe(before);
+    expect(await rejections()).toBe(audited + bad.length);
+  });
+
+  it('an oversized body is 413 before it is read, an unknown trigger 404, and past the rate 429 with Retry-After', async () => {
+    const limited: Created = (await alice('POST', 'triggers', { name: 'limited', kind: 'github', request: 'r' })).body;
+    const big = JSON.stringify({ blob: 'x'.repeat(8192) });
+    const tooLarge = await post(limited, big, githubHeaders(limited.secret, big, randomUUID()));
+    expect(tooLarge.status).toBe(413);
+    expect((await post({ ...limited, path: `/v1/triggers/${randomUUID()}` }, '{}', {})).status).toBe(404);
+    expect((await post({ ...limited, path: '/v1/triggers/not-a-uuid' }, '{}', {})).status).toBe(404);
+    // rate_per_minute 5, all taken by the 413 and four bad signatures: the sixth delivery is refused unread.
+    const statuses: number[] = [];
+    for (let n = 0; n < 5; n++) statuses.push((await post(limited, '{}', {})).status);
+    const limitedReply = await post(limited, '{}', {});
+    expect([...statuses, limitedReply.status]).toEqual([401, 401, 401, 401, 429, 429]);
+    expect(Number(limitedReply.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('another user sees no trigger of alice’s and cannot change it; its secret is never shown again', async () => {
+    const bob = adminApi(stack.base, as('bob@example.com'));
+    expect((await bob('GET', `triggers/${github.id}`)).status).toBe(404);
+    expect((await bob('PATCH', `triggers/${github.id}`, { enabled: false })).status).toBe(404);
+    expect((await bob('DELETE', `triggers/${github.id}`)).status).toBe(404);
+    expect((await bob('GET', `triggers/${github.id}/runs`)).status).toBe(404);
+    const read = await alice('GET', `triggers/${github.id}`);
+    expect(JSON.stringify(read.body)).not.toContain(github.secret);
+    expect((await alice('PATCH', `triggers/${github.id}`, { enabled: false })).body.enabled).toBe(false);
+    const body = '{}';
+    expect((await post(github, body, githubHeaders(github.secret, body, randomUUID()))).status).toBe(404);
+  });
+});

@@ -19,9 +19,9 @@ export interface LastEvalResult {
 export class EvalResultsRepository {
   constructor(private readonly sql: PlainSql) {}
 
-  /** One row per model and harness of `report` (the oracle's, which asked no model, is not kept). */
+  /** One row per model and harness of `report` that ran a case (the oracle's, which asked no model, is not kept). */
   async save(report: EvalReport): Promise<void> {
-    for (const result of report.results.filter((item) => item.harness !== 'oracle')) {
+    for (const result of report.results.filter((item) => item.harness !== 'oracle' && item.runs > 0)) {
       const { cases, ...figures } = result;
       await this.sql.run(
         `INSERT INTO eval_results (id, model, harness, service_version, finished_at, pass_at_1, pass_all_n, repeat_count, case_count, complete, figures)

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { fieldsOf, MODERN, modernMeta, parseRpc } from '../test/support/mcp-clients.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 
@@ -77,3 +78,31 @@ export async function rss(pid: number): Promise<number> {
 
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 export const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+
+/** The headers of a 2026-07-28 `tools/call` of `name` over /mcp. */
+export const headers = (name: string) => ({
+  'Content-Type': 'application/json',
+  Accept: 'application/json, text/event-stream',
+  'MCP-Protocol-Version': MODERN,
+  'Mcp-Method': 'tools/call',
+  'Mcp-Name': name,
+});
+export const callBody = (name: string, args: unknown) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta(false) } });
+
+/** One tool call over /mcp; its text. */
+export async function call(url: string, name: string, args: unknown): Promise<string> {
+  const res = await fetch(url, { method: 'POST', headers: headers(name), body: callBody(name, args) });
+  const response = parseRpc(await res.text(), res.headers.get('content-type'));
+  if (response.kind === 'error') throw new Error(JSON.stringify(response.error));
+  return response.result.content[0].text as string;
+}
+
+/** Polls agent_status until the Task ends. */
+export async function finished(url: string, taskId: string): Promise<void> {
+  for (;;) {
+    const status = fieldsOf(await call(url, 'agent_status', { task_id: taskId })).status;
+    if (['completed', 'failed', 'cancelled'].includes(status)) return;
+    await new Promise((done) => setTimeout(done, 5));
+  }
+}

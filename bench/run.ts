@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { freePort, ServiceProcess, writeConfig } from '../test/support/service-process.js';
-import { fieldsOf, MODERN, modernMeta, parseRpc } from '../test/support/mcp-clients.js';
+import { fieldsOf } from '../test/support/mcp-clients.js';
 import { ScriptedOllama } from '../test/support/scripted-ollama.js';
 import { DataSource } from 'typeorm';
 import { AuditLogService } from '../src/audit/audit-log.service.js';
@@ -19,36 +19,12 @@ import { validateConfig } from '../src/config/agent-config.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { freshDatabase } from '../test/support/databases.js';
-import { load, median, peakRss, percentile, pin, startProcess, stopProcess, type Figures, type Load } from './measure.js';
+import { call, callBody, finished, headers, load, median, peakRss, percentile, pin, startProcess, stopProcess, type Figures, type Load } from './measure.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const WARM_UP_SECONDS = 3;
 const MiB = 1024 * 1024;
-
-const headers = (name: string) => ({
-  'Content-Type': 'application/json',
-  Accept: 'application/json, text/event-stream',
-  'MCP-Protocol-Version': MODERN,
-  'Mcp-Method': 'tools/call',
-  'Mcp-Name': name,
-});
-const callBody = (name: string, args: unknown) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta(false) } });
-
-async function call(url: string, name: string, args: unknown): Promise<string> {
-  const res = await fetch(url, { method: 'POST', headers: headers(name), body: callBody(name, args) });
-  const response = parseRpc(await res.text(), res.headers.get('content-type'));
-  if (response.kind === 'error') throw new Error(JSON.stringify(response.error));
-  return response.result.content[0].text as string;
-}
-
-async function finished(url: string, taskId: string): Promise<void> {
-  for (;;) {
-    const status = fieldsOf(await call(url, 'agent_status', { task_id: taskId })).status;
-    if (['completed', 'failed', 'cancelled'].includes(status)) return;
-    await new Promise((done) => setTimeout(done, 5));
-  }
-}
 
 const row = (name: string, figures: Figures) => `| ${name} | ${figures.rps.toFixed(0)} | ${figures.p50} | ${figures.p99} | ${figures.errors} |`;
 

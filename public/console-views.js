@@ -1,8 +1,8 @@
 // More console views, on console.js's helpers (h, api, clock, status…), which load after this file
-// and are only called from here once the page runs: #/approvals (everyone's own, admins all) and
-// #/usage (admins). Plain DOM, values as text only.
-/* global api, h, setView, signedIn, local, short, approvalItem, handleAuthError, scheduleRefresh, banner */
-/* exported refreshApprovalBadge, approvalsView, usageView */
+// and are only called from here once the page runs: #/approvals (everyone's own, admins all),
+// #/skills (the skills the signed-in user can use) and #/usage (everyone's own, admins all). Plain DOM, values as text only.
+/* global api, h, setView, signedIn, local, short, approvalItem, handleAuthError, scheduleRefresh, banner, duration */
+/* exported refreshApprovalBadge, approvalsView, skillsView, usageView */
 'use strict';
 
 /** The header badge: how many approvals wait for the signed-in user (admins: for anyone). */
@@ -63,33 +63,86 @@ async function approvalsView() {
   await load();
 }
 
-/** Tokens per user over all their Tasks (admins). */
+/**
+ * Usage per UTC day over the last 30 days (GET /admin/usage: admins everyone's, a user their own): a bar per day
+ * of the tokens spent (input and output), then the days and users as a table.
+ */
 async function usageView() {
+  const chart = h('div', { id: 'usage-chart', className: 'usage-chart', role: 'img' });
   const body = h('tbody', { id: 'usage' });
+  const columns = ['Day', 'User', 'Tasks', 'Model calls', 'Tool calls', 'Input tokens', 'Output tokens', 'Total', 'Wall time'];
   setView(
-    h('h2', {}, 'Token usage per user'),
+    h('h2', {}, 'Usage per day'),
+    h('div', { className: 'card' }, chart),
+    h('div', { className: 'card scroll' }, h('table', {}, h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col' }, c)))), body)),
+  );
+  try {
+    const { from, to, days } = await api('usage');
+    const totals = new Map();
+    for (let day = Date.parse(from); day <= Date.parse(to); day += 86_400_000) totals.set(new Date(day).toISOString().slice(0, 10), { input: 0, output: 0 });
+    for (const row of days) {
+      const total = totals.get(row.day);
+      if (total) Object.assign(total, { input: total.input + row.input_tokens, output: total.output + row.output_tokens });
+    }
+    const most = Math.max(1, ...[...totals.values()].map((total) => total.input + total.output));
+    chart.setAttribute('aria-label', `Tokens per day from ${from} to ${to}`);
+    chart.replaceChildren(
+      ...[...totals].map(([day, { input, output }]) => {
+        const bar = h('div', { className: 'usage-bar' });
+        // Through the CSSOM: the page's CSP (style-src 'self') refuses style attributes.
+        bar.style.height = `${Math.round(((input + output) / most) * 100)}%`;
+        const title = `${day}: ${input + output} tokens (${input} in, ${output} out)`;
+        return h('div', { className: 'usage-day', title, dataset: { day, tokens: String(input + output) } }, bar, h('span', { className: 'usage-label' }, day.slice(8)));
+      }),
+    );
+    body.replaceChildren(
+      ...[...days]
+        .reverse()
+        .map((row) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, row.day),
+            h('td', {}, h('a', { href: `#/tasks?owner=${encodeURIComponent(row.user)}` }, row.user)),
+            ...[row.tasks, row.model_calls, row.tool_calls, row.input_tokens, row.output_tokens, row.total_tokens].map((n) => h('td', { className: 'num' }, n)),
+            h('td', { className: 'num' }, duration(row.wall_ms)),
+          ),
+        ),
+    );
+    if (days.length === 0) body.append(h('tr', {}, h('td', { colSpan: columns.length, className: 'muted' }, 'No Tasks ended in these days.')));
+  } catch (error) {
+    if (!handleAuthError(error)) body.replaceChildren(h('tr', {}, h('td', { colSpan: columns.length }, banner(error.message))));
+  }
+}
+
+/** The skills the signed-in user's Tasks can use (the agent lists the same), with where each comes from. */
+async function skillsView() {
+  const body = h('tbody', { id: 'skills' });
+  setView(
+    h('h2', {}, 'Skills'),
+    h('p', { className: 'muted' }, 'Procedures the agent loads when a request needs them: the operator’s folders your groups allow, then the MCP servers’.'),
     h(
       'div',
       { className: 'card scroll' },
-      h('table', {}, h('thead', {}, h('tr', {}, ...['User', 'Tasks', 'Input tokens', 'Output tokens', 'Total'].map((c) => h('th', { scope: 'col' }, c)))), body),
+      h('table', {}, h('thead', {}, h('tr', {}, ...['Skill', 'Description', 'From', 'Groups', 'Files'].map((c) => h('th', { scope: 'col' }, c)))), body),
     ),
   );
   try {
-    const { items } = await api('usage?limit=1000');
+    const { skills } = await api('skills');
     body.replaceChildren(
-      ...items.map((row) =>
+      ...skills.map((skill) =>
         h(
           'tr',
           {},
-          h('td', {}, h('a', { href: `#/tasks?owner=${encodeURIComponent(row.owner)}` }, row.owner)),
-          h('td', { className: 'num' }, row.tasks),
-          h('td', { className: 'num' }, row.token_usage.input),
-          h('td', { className: 'num' }, row.token_usage.output),
-          h('td', { className: 'num' }, row.token_usage.total),
+          h('td', { className: 'mono' }, skill.name),
+          h('td', {}, skill.description),
+          h('td', {}, skill.origin === 'mcp' ? 'MCP server' : 'operator'),
+          h('td', {}, skill.allow_groups.length ? skill.allow_groups.join(', ') : 'everyone'),
+          h('td', { className: 'mono' }, skill.files.join(', ')),
         ),
       ),
     );
-    if (items.length === 0) body.append(h('tr', {}, h('td', { colSpan: 5, className: 'muted' }, 'No Tasks yet.')));
+    if (skills.length === 0) body.append(h('tr', {}, h('td', { colSpan: 5, className: 'muted' }, 'No skills for you.')));
   } catch (error) {
     if (!handleAuthError(error)) body.replaceChildren(h('tr', {}, h('td', { colSpan: 5 }, banner(error.message))));
   }

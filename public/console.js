@@ -1,7 +1,7 @@
 // The console: plain DOM, no framework, no inline script (strict CSP). Every value from the API goes in
-// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals, #/schedules and
-// #/triggers (console-automation.js); admins also #/audit and #/usage (console-views.js). Any signed-in user sees their own Tasks; admins everyone's.
-/* global refreshApprovalBadge, usageView, approvalsView, schedulesView, triggersView -- defined in console-views.js and console-automation.js */
+// as text (textContent), never as markup. Views: #/tasks, #/tasks/<id>, #/approvals, #/skills, #/usage, #/schedules
+// and #/triggers (console-automation.js); admins also #/audit (console-views.js). Any signed-in user sees their own Tasks and usage; admins everyone's.
+/* global refreshApprovalBadge, usageView, approvalsView, skillsView, schedulesView, triggersView -- defined in console-views.js and console-automation.js */
 'use strict';
 
 const AUTH_MODE = document.querySelector('meta[name="oam-auth-mode"]').content;
@@ -316,6 +316,8 @@ function taskPage(task, reload, files, diff) {
     h('dd', {}, `${task.token_usage.total} (${task.token_usage.input} in, ${task.token_usage.output} out)`),
     h('dt', {}, 'Attempt'),
     h('dd', {}, task.attempt),
+    h('dt', {}, 'Trace'),
+    h('dd', { id: 'task-trace', className: 'mono' }, task.trace_id ?? '—'),
   );
   const sections = [
     h(
@@ -995,7 +997,8 @@ function updateHeader() {
   const admin = Boolean(signedIn?.admin);
   document.getElementById('whoami').textContent = signedIn ? `signed in as ${signedIn.user}${AUTH_MODE === 'none' ? ' (admin token)' : admin ? ' (admin)' : ''}` : '';
   document.getElementById('sign-out').hidden = !(signedIn && (AUTH_MODE === 'none' || AUTH_MODE === 'oauth'));
-  for (const id of ['nav-audit', 'nav-usage']) document.getElementById(id).hidden = !admin;
+  document.getElementById('nav-audit').hidden = !admin;
+  document.getElementById('nav-usage').hidden = !signedIn;
   document.getElementById('nav-tasks').textContent = signedIn && !admin ? 'My Tasks' : 'Tasks';
   if (signedIn) refreshApprovalBadge();
 }
@@ -1012,7 +1015,14 @@ function route() {
   const params = new URLSearchParams(search);
   const parts = path.split('/').filter(Boolean);
   for (const link of document.querySelectorAll('header nav a')) link.removeAttribute('aria-current');
-  const views = { audit: signedIn.admin && auditView, usage: signedIn.admin && usageView, approvals: approvalsView, schedules: schedulesView, triggers: triggersView };
+  const views = {
+    audit: signedIn.admin && auditView,
+    usage: usageView,
+    approvals: approvalsView,
+    skills: skillsView,
+    schedules: schedulesView,
+    triggers: triggersView,
+  };
   if (views[parts[0]]) {
     document.getElementById(`nav-${parts[0]}`).setAttribute('aria-current', 'page');
     return views[parts[0]](params, parts[1] && decodeURIComponent(parts[1]));

@@ -23,7 +23,20 @@ const outdir = join(root, 'dist');
 // - better-sqlite3 finds its native addon (build/Release/*.node) from its own folder;
 // - Nest imports these optional packages lazily, only for features this service does not use (microservices,
 //   websockets, Fastify); they are not installed, and bundling would fail on them.
-const external = ['better-sqlite3', '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@fastify/static'];
+// - the OpenTelemetry SDK and exporters (issue 39, ADR 0029): loaded from node_modules only when tracing is on, so a
+//   service with tracing off neither reads nor compiles them (they were 6 % of the bundle); their own `import('http')`
+//   then runs under Node's loader, which a vm.Script bundle (ADR 0018) does not have. The API stays bundled: the
+//   SDK's copy and the bundle's share their globals and context keys (Symbol.for), as two copies of it are meant to.
+const OPENTELEMETRY_SDK = [
+  '@opentelemetry/context-async-hooks',
+  '@opentelemetry/core',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-trace-otlp-proto',
+  '@opentelemetry/resources',
+  '@opentelemetry/sdk-trace-base',
+  '@opentelemetry/semantic-conventions',
+];
+const external = ['better-sqlite3', '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@fastify/static', ...OPENTELEMETRY_SDK];
 
 // A new command of the bin is one entry here and one row in src/cli.ts.
 const ENTRIES = ['main', 'stdio', 'doctor', 'init', 'eval'];

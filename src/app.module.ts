@@ -18,7 +18,8 @@ import { McpHttpEndpoint } from './mcp/mcp-http.endpoint.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { RunToolSources } from './agent/core/run-tool-sources.js';
 import { McpClientModule } from './mcp-client/mcp-client.module.js';
-import { McpToolSources } from './mcp-client/mcp-tool-sources.js';
+import { AgentToolSources } from './skills/agent-tool-sources.js';
+import { SkillsModule } from './skills/skills.module.js';
 import { OAuthModule } from './identity/oauth/oauth.module.js';
 import { OllamaModule } from './ollama/ollama.module.js';
 import { OllamaStartupCheck } from './startup/ollama-startup-check.js';
@@ -30,14 +31,14 @@ export class CoreModule {
     return {
       module: CoreModule,
       global: true,
-      imports: [DatabaseModule.forRoot(config.database), EventsModule, PushModule, ScheduleModule.forRoot(), McpModule, OllamaModule, McpClientModule],
-      // The agent's extra tool sources are the MCP client's (issue 22): bound here, so agent/ never imports mcp-client/.
+      imports: [DatabaseModule.forRoot(config.database), EventsModule, PushModule, ScheduleModule.forRoot(), McpModule, OllamaModule, McpClientModule, SkillsModule],
+      // The agent's extra tool sources are the MCP client's (issue 22) and the skills (issue 40): bound here, so agent/ never imports either.
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: Clock, useValue: SYSTEM_CLOCK },
         Metrics,
         OllamaStartupCheck,
-        { provide: RunToolSources, useExisting: McpToolSources },
+        { provide: RunToolSources, useExisting: AgentToolSources },
       ],
       exports: [AppConfig, Clock, Metrics, McpModule, RunToolSources],
     };

@@ -63,7 +63,11 @@ export class A2aEndpoint {
     app.use(
       '/a2a',
       (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),
-      jsonRpcHandler({ requestHandler: this.handler, userBuilder: async (req) => new A2aUser((req as IdentifiedRequest).caller!), legacyCompat: { enabled: true } }),
+      jsonRpcHandler({
+        requestHandler: this.handler,
+        userBuilder: async (req) => new A2aUser((req as IdentifiedRequest).caller!, { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate }),
+        legacyCompat: { enabled: true },
+      }),
     );
   }
 

@@ -8,7 +8,7 @@ import { applyDelta } from '../events/answer-drafts.js';
 import { commonPrefix } from '../common/common-prefix.js';
 import type { TaskRequest } from '../queue/task-request.js';
 import { A2A_STATE, a2aMetadataOf, a2aStatusOf, a2aTaskOf, answerArtifact, artifactsOf, followUpMessage, progressMessage, steeredMessage } from './a2a-task.mapper.js';
-import { callerOf } from './a2a-user.js';
+import { callerOf, traceOf } from './a2a-user.js';
 import type { A2aContexts, A2aView } from './a2a-contexts.js';
 
 /** Keys of ServerCallContext.state the request handler sets for the executor. */
@@ -41,7 +41,7 @@ export class A2aExecutor implements AgentExecutor {
     const caller = callerOf(context.context);
     const accepting = { action, detail: { version: context.context.requestedVersion } };
     if (state.get(STEER) === true) return this.steer(context, bus, input, accepting);
-    const outcome = await this.intake.submit(caller, { request: { ...input, taskId: context.taskId }, surface: 'a2a' }, accepting);
+    const outcome = await this.intake.submit(caller, { request: { ...input, taskId: context.taskId, trace: traceOf(context.context) }, surface: 'a2a' }, accepting);
     if (outcome.kind !== 'queued') throw new Error('a new request is always queued');
     // Queued just now, it has changed no file yet.
     bus.publish(AgentEvent.task(a2aTaskOf(await this.contexts.view({ ...outcome.task, files: [] }))));

@@ -17,7 +17,7 @@ import type {
 import { A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type AgentExecutionEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { AuditService } from '../audit/audit.service.js';
-import { isAgentError } from '../common/agent-error.js';
+import { isAgentError, QuotaExceeded } from '../common/agent-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { tierModels } from '../ollama/model-tiers.js';
 import type { ConversationIntake } from '../conversation/conversation-intake.js';
@@ -178,6 +178,13 @@ export class A2aRequestHandler extends DefaultRequestHandler {
         throw new UnsupportedOperationError(
           `queue_full: you already have ${queued} tasks waiting, the most one user may queue (queue.max_queued_per_user: ${this.maxQueued}); retry once some have started`,
         );
+      }
+      // Issue 39: a user past today's token quota, refused with the quota and its reset (the queue checks again); a
+      // correction to a running Task queues nothing.
+      if (!steer) {
+        await this.conversations.assertWithinQuota(callerOf(context)).catch((error: unknown) => {
+          throw error instanceof QuotaExceeded ? new UnsupportedOperationError(`quota_exceeded: ${error.message}`) : error;
+        });
       }
       // Last before the files: a new name creates its (empty) session (a correction's Task has its session).
       if (params.message.contextId && !steer) input = { ...input, sessionId: await this.contexts.sessionFor(callerOf(context), params.message.contextId) };

@@ -121,4 +121,6 @@ export const a2aMetadataOf = (task: TaskReadModel) => ({
   total_tasks: task.progress.totalSubtasks,
   current_task: task.progress.currentTask,
   token_usage: { ...task.usage },
+  // Issue 39: the Task's trace, for its owner to find it in their tracing backend.
+  ...(task.traceId ? { agent_trace_id: task.traceId } : {}),
 });

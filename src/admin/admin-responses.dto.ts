@@ -181,6 +181,7 @@ export class AdminTaskDto {
   @ApiProperty(nullableInstant()) finished_at!: string | null;
   @ApiProperty(nullableInteger('Its place while queued (1 runs next), else null')) queue_position!: number | null;
   @ApiProperty(nullableInteger('From start to end, once ended')) duration_ms!: number | null;
+  @ApiProperty(nullableString("The Task's OpenTelemetry trace id (its own, or the caller's it continues); null when it has none")) trace_id!: string | null;
 }
 
 export class ListedTaskDto extends AdminTaskDto {
@@ -230,16 +231,6 @@ export class SessionDetailDto {
   @ApiProperty() owner!: string;
   @ApiProperty(INSTANT) created_at!: string;
   @ApiProperty({ type: [ListedTaskDto], description: 'Oldest first' }) tasks!: ListedTaskDto[];
-}
-
-export class UsageRowDto {
-  @ApiProperty() owner!: string;
-  @ApiProperty({ type: 'integer' }) tasks!: number;
-  @ApiProperty({ type: TokenUsageDto }) token_usage!: TokenUsageDto;
-}
-
-export class UsageListDto {
-  @ApiProperty({ type: [UsageRowDto], description: 'Most tokens first' }) items!: UsageRowDto[];
 }
 
 export class SessionFileDto {
@@ -323,4 +314,16 @@ export class McpServerDto {
 
 export class McpServerListDto {
   @ApiProperty({ type: [McpServerDto] }) servers!: McpServerDto[];
+}
+
+export class SkillDto {
+  @ApiProperty({ description: 'As the agent names it: `<name>`, or `<server>/<name>` for an MCP server’s' }) name!: string;
+  @ApiProperty() description!: string;
+  @ApiProperty({ enum: ['operator', 'mcp'], description: '`operator`: a folder of skills.dirs; `mcp`: a connected MCP server' }) origin!: string;
+  @ApiProperty({ type: [String], description: 'Only callers in these groups may use it (empty: everyone)' }) allow_groups!: string[];
+  @ApiProperty({ type: [String], description: 'Its files, SKILL.md first' }) files!: string[];
+}
+
+export class SkillListDto {
+  @ApiProperty({ type: [SkillDto] }) skills!: SkillDto[];
 }

@@ -1,8 +1,8 @@
 import { Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { AdminAction, OwnView, type AdminRequest } from './admin-auth.guard.js';
-import { SteerQueryDto, TaskListQueryDto, UsageQueryDto, UuidParamDto } from './admin.dto.js';
-import { AdminTaskDetailDto, AdminTaskDto, SessionDetailDto, TaskPageDto, UsageListDto } from './admin-responses.dto.js';
+import { SteerQueryDto, TaskListQueryDto, UuidParamDto } from './admin.dto.js';
+import { AdminTaskDetailDto, AdminTaskDto, SessionDetailDto, TaskPageDto } from './admin-responses.dto.js';
 import { AdminRoutes, ApiAdminErrors, INVALID } from './admin-routes.decorator.js';
 import { AdminTasksService } from './admin-tasks.service.js';
 import { found } from './found.js';
@@ -63,14 +63,5 @@ export class AdminTasksController {
   @ApiAdminErrors(INVALID, [404, 'No such session (or another user’s)'])
   async session(@Param() { id }: UuidParamDto, @Req() req: AdminRequest) {
     return found(await this.tasks.session(req.caller!, id), `no session ${id}`);
-  }
-
-  @Get('usage')
-  @AdminAction('admin.usage_read')
-  @ApiOperation({ summary: 'Tokens per user over all their Tasks, most first' })
-  @ApiOkResponse({ type: UsageListDto })
-  @ApiAdminErrors(INVALID)
-  async usage(@Query() query: UsageQueryDto) {
-    return this.tasks.usage(query.limit ?? 100);
   }
 }

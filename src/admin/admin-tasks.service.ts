@@ -12,7 +12,7 @@ import { TaskReadModels, type ListedTask } from '../queue/task-read-model.js';
 import type { TaskFilters } from '../queue/tasks.repository.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import type { TaskListQueryDto } from './admin.dto.js';
-import type { AdminTaskDetailDto, AdminTaskDto, ListedTaskDto, SessionDetailDto, TaskPageDto, UsageListDto } from './admin-responses.dto.js';
+import type { AdminTaskDetailDto, AdminTaskDto, ListedTaskDto, SessionDetailDto, TaskPageDto } from './admin-responses.dto.js';
 import { mapListedTask, mapSession, mapStep, mapTask } from './admin-views.js';
 import { deliverablesOf } from './task-deliverables.js';
 
@@ -82,12 +82,6 @@ export class AdminTasksService {
     if (!session || (!caller.admin && session.owner !== caller.user)) return null;
     const tasks = await this.queue.list({ sessionId: id }, 1000, null);
     return { ...mapSession(session), tasks: await this.listed(tasks.reverse()) };
-  }
-
-  /** Tokens per user, most first (admins). */
-  async usage(limit: number): Promise<UsageListDto> {
-    const rows = await this.queue.usageByOwner(limit);
-    return { items: rows.map(({ owner, tasks, input, output }) => ({ owner, tasks, token_usage: { input, output, total: input + output } })) };
   }
 
   private async visible(caller: Caller, id: string): Promise<ListedTask | null> {

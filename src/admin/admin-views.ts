@@ -63,6 +63,7 @@ export function mapTask(task: TaskReadModel, queuePosition: number | null = null
     finished_at: task.finishedAt,
     queue_position: queuePosition,
     duration_ms: task.durationMs,
+    trace_id: task.traceId,
   };
 }
 

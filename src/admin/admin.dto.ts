@@ -87,10 +87,6 @@ export class QuestionChoiceParamDto {
   @ApiProperty({ minimum: 1, maximum: 20, description: "The option's number, from 1" }) @Type(() => Number) @IsInt() @Min(1) @Max(20) option!: number;
 }
 
-export class UsageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
-}
-
 export class ApprovalListQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000) limit?: number;
 }

@@ -22,11 +22,15 @@ import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
 import { AdminMcpServersController } from './admin-mcp-servers.controller.js';
 import { McpClientModule } from '../mcp-client/mcp-client.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
+import { AdminSkillsController } from './admin-skills.controller.js';
 import { AdminPageController } from './admin-page.controller.js';
 import { AdminSessionFilesController } from './admin-session-files.controller.js';
 import { AdminSignInController } from './admin-sign-in.controller.js';
 import { AdminTasksController } from './admin-tasks.controller.js';
 import { AdminTasksService } from './admin-tasks.service.js';
+import { AdminUsageController } from './admin-usage.controller.js';
+import { AdminUsageService } from './admin-usage.service.js';
 import { AgentErrorFilter } from './agent-error.filter.js';
 import { AdminJsonBody } from './admin-json-body.js';
 import { AdminSchedulesController } from './admin-schedules.controller.js';
@@ -49,6 +53,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     McpClientModule,
     SchedulesModule,
     TriggersModule,
+    SkillsModule,
   ],
   controllers: [
     AdminIdentityController,
@@ -62,6 +67,8 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     AdminMcpServersController,
     AdminSchedulesController,
     AdminTriggersController,
+    AdminSkillsController,
+    AdminUsageController,
     AdminPageController,
     AdminSignInController,
   ],
@@ -72,6 +79,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     AdminTasksService,
     AdminApprovalsService,
     AdminMetricsService,
+    AdminUsageService,
     // Query and path parameters are validated against the DTOs; anything undeclared is refused.
     { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
     { provide: APP_FILTER, useClass: AgentErrorFilter },

@@ -11,6 +11,7 @@ const STATUS: Record<AgentErrorCode, number> = {
   files_expired: HttpStatus.GONE,
   shutting_down: HttpStatus.SERVICE_UNAVAILABLE,
   queue_full: HttpStatus.TOO_MANY_REQUESTS,
+  quota_exceeded: HttpStatus.TOO_MANY_REQUESTS,
   internal: HttpStatus.INTERNAL_SERVER_ERROR,
 };
 

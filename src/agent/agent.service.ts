@@ -68,14 +68,18 @@ export class AgentService extends AgentRunner {
     // The direct mode has no tools and no workspace: one answer from the model.
     const workspace = direct ? null : await this.openWorkspace(task);
     const caller = { user: task.owner, email: task.ownerEmail, groups: task.ownerGroups };
-    // After the workspace's and the core's own tools: each MCP server the caller may use (or their catalog).
+    // After the workspace's and the core's own tools: each MCP server the caller may use (or their catalog), then its skills.
     const sources: ToolSource[] = direct
       ? []
-      : [this.toolbox, new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx }), ...(await this.extraSources.forCaller(caller))];
+      : [
+          this.toolbox,
+          new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx, clock: this.clock }),
+          ...(await this.extraSources.forCaller(caller, workspace?.paths.root ?? null)),
+        ];
     const routes = await ApprovalExecutor.routesOf(sources, caller);
     // After the fixed prompt, so its bytes stay the prefix: what a source says of itself (a server that is unavailable).
     const notices = sources.flatMap((source) => source.notices?.(caller) ?? []);
-    const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task);
+    const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task, this.clock);
     const tools = [...routes.values()].map((route) => route.offered.definition);
     if (profile.notes.length > 0) {
       await events.emit({

@@ -3,7 +3,7 @@ import type { ApprovalEntity } from '../approvals/approval.entity.js';
 import { CHANGED_SINCE_OUTPUT, chosenOutput, DECLINED_QUESTION_OUTPUT, QUESTION_TOOL, refusedOutput, waitingLabel } from '../approvals/approval-texts.js';
 import type { ApprovalsService } from '../approvals/approvals.service.js';
 import { unifiedDiff } from '../approvals/unified-diff.js';
-import { nowIso } from '../common/clock.js';
+import { nowIso, type Clock } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { AgentTask } from './agent-runner.js';
@@ -37,6 +37,8 @@ export class ApprovalExecutor implements ToolExecutor {
     private readonly workspace: WorkspaceToolbox,
     private readonly approvals: ApprovalsService,
     private readonly task: AgentTask,
+    /** The run's clock: the steps this executor records are timed by it, as the loop's are. */
+    private readonly clock: Clock,
   ) {}
 
   /** Routes for the tools of `sources` (the first source to offer a name keeps it), in their order. */
@@ -92,7 +94,7 @@ export class ApprovalExecutor implements ToolExecutor {
    */
   private async ask(call: ChatToolCall, context: ToolCallContext): Promise<ToolOutcome> {
     const read = readQuestion(call.function.arguments);
-    const startedAt = nowIso();
+    const startedAt = nowIso(this.clock);
     const step = (outcome: 'ok' | 'error', detail: Record<string, unknown>) =>
       context.events.emit({
         type: 'step',

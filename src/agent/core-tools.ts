@@ -1,5 +1,5 @@
 import type { Tool } from 'ollama';
-import { nowIso } from '../common/clock.js';
+import { nowIso, type Clock } from '../common/clock.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
 import { readPlan } from './plan.js';
@@ -72,7 +72,8 @@ export const CORE_TOOLS_MIN_NUM_CTX = 8192;
 export class CoreToolSource implements ToolSource {
   readonly id = 'core';
 
-  constructor(private readonly limits: { maxSubtasks: number; numCtx: number }) {}
+  /** `clock`: the run's, which times the plan steps this source records (the system clock when none is given). */
+  constructor(private readonly limits: { maxSubtasks: number; numCtx: number; clock?: Clock }) {}
 
   async tools(): Promise<OfferedTool[]> {
     if (this.limits.numCtx < CORE_TOOLS_MIN_NUM_CTX) return [];
@@ -85,7 +86,7 @@ export class CoreToolSource implements ToolSource {
       context.events.emit({
         type: 'step',
         taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, kind: 'plan', name, outcome, durationMs: 0, startedAt: nowIso(), detail },
+        step: { taskId: context.taskId, subtask: context.subtask, kind: 'plan', name, outcome, durationMs: 0, startedAt: nowIso(this.limits.clock), detail },
       });
     if (call.function.name === ASK_USER_TOOL.function.name) return { output: 'Error: ask_user cannot be answered here.', isError: true };
     if (args.subtasks !== undefined) {

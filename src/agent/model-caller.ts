@@ -124,7 +124,7 @@ export class ModelCaller {
         // The streamed deltas go out before this call's step and tokens: one order per Task.
         await answer?.flushed();
         this.budget.observe(fitted.estimate, reply.promptEvalCount);
-        await this.traceCall(subtask, reply, { startedAt, durationMs: this.deps.clock.now() - started, estimated: fitted.estimate });
+        await this.traceCall(subtask, reply, { model: state.model, startedAt, durationMs: this.deps.clock.now() - started, estimated: fitted.estimate });
         if (reply.promptEvalCount + reply.evalCount > COMPACT_AT * this.deps.config.ollama.numCtx) compactKeep = minKeep(compactKeep, KEEP_RECENT_TOOL_RESULTS);
         return { reply, feedback, switchedToText: toolMode !== state.toolMode, compactKeep };
       } catch (error) {
@@ -189,7 +189,7 @@ export class ModelCaller {
     return { messages, estimate: needed, keep };
   }
 
-  private async traceCall(subtask: string, reply: ChatReply, timing: { startedAt: string; durationMs: number; estimated: number }): Promise<void> {
+  private async traceCall(subtask: string, reply: ChatReply, timing: { model: string; startedAt: string; durationMs: number; estimated: number }): Promise<void> {
     await this.step({
       subtask,
       kind: 'model_call',
@@ -200,6 +200,9 @@ export class ModelCaller {
       startedAt: timing.startedAt,
       durationMs: timing.durationMs,
       detail: {
+        // Issue 39: what the model call's span and metrics name (the model, the time to its first token).
+        model: timing.model,
+        ...(reply.firstTokenMs !== undefined ? { firstTokenMs: reply.firstTokenMs } : {}),
         doneReason: reply.doneReason,
         estimatedPromptTokens: timing.estimated,
         toolCalls: reply.toolCalls.map((call) => call.function.name),

@@ -3,6 +3,9 @@ import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 /** `steer`: a person's correction reached the model; `limit`: a budget or round limit ended the tool work (issue 35). */
 export type StepKind = 'plan' | 'model_call' | 'tool_call' | 'command' | 'file_op' | 'mcp_tool' | 'steer' | 'limit';
 
+/** The kinds of step that are a tool call (what usage, spans and metrics count as one). */
+export const TOOL_STEP_KINDS: readonly StepKind[] = ['tool_call', 'command', 'file_op', 'mcp_tool'];
+
 /** One step of a Task's execution trace: a model call, a tool call, a command, a file operation. */
 @Entity('task_steps')
 export class TaskStepEntity {

@@ -20,8 +20,8 @@ export class ChatErrorFilter implements ExceptionFilter {
     const known = error instanceof ChatError;
     if (!known) this.logger.error(`Chat API request failed: ${(error instanceof Error && error.stack) || String(error)}`);
     if (res.headersSent) return void res.end();
-    // A user's queue is full: Tasks start one at a time, so a retry makes sense after a while.
-    if (known && error.status === 429) res.setHeader('Retry-After', String(QUEUE_FULL_RETRY_AFTER_S));
+    // A user's queue is full: Tasks start one at a time, so a retry makes sense after a while; a quota says when it resets.
+    if (known && error.status === 429) res.setHeader('Retry-After', String(error.retryAfterS ?? QUEUE_FULL_RETRY_AFTER_S));
     if (known) res.status(error.status).json(openAiError(error.message, error.type, error.param, error.code));
     else res.status(500).json(openAiError('The request could not be completed; see the service log.', 'server_error', null, 'internal'));
   }

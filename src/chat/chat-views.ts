@@ -23,6 +23,9 @@ const usageOf = (task: TaskReadModel) => ({
 /** The extension object on the first and last chunk, and the fields of a non-streamed completion. */
 export const agentOf = (task: TaskReadModel) => ({ task_id: task.id, session_id: task.sessionId, status: task.status });
 
+/** Issue 39: the Task's trace id (`agent_trace_id`) on a completion and a stream's last chunk, when it has one. */
+const traceOf = (task: TaskReadModel) => (task.traceId ? { agent_trace_id: task.traceId } : {});
+
 /**
  * A Task paused for a person: `agent_state: "input_required"` and what it asks (`agent_input`: the
  * message and the options); `finish_reason` stays `stop`, and the session's next message answers it.
@@ -42,6 +45,7 @@ export function completionOf(task: WithFiles, model: string, asking: InputReques
     choices: [{ index: 0, message: { role: 'assistant', content: task.result ?? '', refusal: null }, logprobs: null, finish_reason: finishReason(task) }],
     usage: usageOf(task),
     ...agentOf(task),
+    ...traceOf(task),
     deliverables: deliverablesOf(task),
     ...followUpOf(followUp),
     ...pausedOf(asking),
@@ -72,6 +76,7 @@ export const lastChunkOf = (task: WithFiles, model: string, asking: InputRequest
   ...chunk(task, model, {}, finishReason(task)),
   usage: usageOf(task),
   ...agentOf(task),
+  ...traceOf(task),
   deliverables: deliverablesOf(task),
   ...pausedOf(asking),
 });

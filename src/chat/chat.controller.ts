@@ -1,6 +1,6 @@
-import { Controller, Get, Param, Post, Res, UseFilters, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Param, Post, Req, Res, UseFilters, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { AppConfig } from '../config/app-config.js';
 import { Admitted, ChatAdmission, ReadsBody, type ChatAdmitted } from './chat-admission.interceptor.js';
 import { ChatErrorFilter } from './chat-error.filter.js';
@@ -44,10 +44,10 @@ export class ChatController {
   @ApiProduces('application/json', 'text/event-stream')
   @ApiOkResponse({ type: ChatCompletionDto })
   @ApiResponse({ status: 400, type: ChatErrorDto, description: 'Invalid input; nothing is stored' })
-  async complete(@Admitted() { caller, body }: ChatAdmitted, @Res() res: Response): Promise<void> {
+  async complete(@Admitted() { caller, body }: ChatAdmitted, @Req() req: Request, @Res() res: Response): Promise<void> {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const accepted = await this.chat.accept(caller, body);
+    const accepted = await this.chat.accept(caller, body, { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate });
     if (accepted.stream) return writeSse(res, this.chat.chunks(accepted, gone.signal), this.config.chat.keepaliveMs, gone.signal);
     const completion = await this.chat.completion(accepted, gone.signal);
     // Null: the client went away before the Task ended, and there is no one to answer.

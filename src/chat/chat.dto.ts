@@ -74,6 +74,8 @@ export class ChatCompletionDto {
       'input_required: the Task waits for the session’s next message; steered: the running Task took this correction; follow_up: the correction became the session’s next Task',
   })
   agent_state?: string;
+  @ApiProperty({ required: false, description: 'The Task’s OpenTelemetry trace id (its own, or the one of the `traceparent` the request sent); absent when it has none' })
+  agent_trace_id?: string;
   @ApiProperty({ type: [String], description: 'agent-session:// URIs of the files the Task created or changed (readable as MCP resources)' }) deliverables!: string[];
 }
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
-import { isAgentError, type AgentErrorCode } from '../common/agent-error.js';
+import { isAgentError, QuotaExceeded, type AgentErrorCode } from '../common/agent-error.js';
 import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { mapTraceStep, subtaskStep, type AgentStep } from '../conversation/agent-steps.js';
@@ -11,6 +11,7 @@ import { applyDelta } from '../events/answer-drafts.js';
 import { commonPrefix } from '../common/common-prefix.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
+import type { CallerTraceContext } from '../telemetry/trace-context.js';
 import { tierModels } from '../ollama/model-tiers.js';
 import type { TaskReadModel } from '../queue/task-read-model.js';
 import { agentRunLimits, type AgentRunLimits } from '../tools/argument-validation.js';
@@ -27,6 +28,8 @@ export class ChatError extends Error {
     readonly type: string,
     readonly param: string | null = null,
     readonly code: string | null = null,
+    /** Seconds a 429 asks the client to wait (`Retry-After`); the filter's default when absent. */
+    readonly retryAfterS?: number,
   ) {
     super(message);
   }
@@ -42,6 +45,7 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   files_expired: { status: 404, type: 'invalid_request_error', param: null },
   shutting_down: { status: 503, type: 'server_error', param: null },
   queue_full: { status: 429, type: 'rate_limit_error', param: null },
+  quota_exceeded: { status: 429, type: 'rate_limit_error', param: null },
   internal: { status: 500, type: 'server_error', param: null },
 };
 
@@ -95,7 +99,7 @@ export class ChatService {
    * Validates and queues, or (`agent_steer`) gives the correction to the session's running Task; a
    * refused request is audited and stores nothing else.
    */
-  async accept(caller: Caller, body: unknown): Promise<ChatAccepted> {
+  async accept(caller: Caller, body: unknown, trace?: CallerTraceContext): Promise<ChatAccepted> {
     const detail = { arguments: withoutImageData(body) };
     try {
       const { stream, input, steer } = parseChatRequest(body, this.catalog, this.limits);
@@ -106,7 +110,7 @@ export class ChatService {
       });
       const outcome = await this.intake.submit(
         caller,
-        { request: staged, surface: 'chat', ...(steer ? { steer: { sessionId: staged.sessionId! } } : {}) },
+        { request: { ...staged, trace }, surface: 'chat', ...(steer ? { steer: { sessionId: staged.sessionId! } } : {}) },
         { action: COMPLETIONS_ACTION, detail: { ...detail, stream } },
       );
       // A session of the caller's was checked by the intake; its running Task is the caller's too.
@@ -190,7 +194,7 @@ function toChatError(error: unknown): ChatError {
   if (error instanceof ChatInputError) return new ChatError(400, error.message, 'invalid_request_error', error.param, error.code);
   if (isAgentError(error)) {
     const mapped = CHAT_ERRORS[error.code];
-    return new ChatError(mapped.status, error.message, mapped.type, mapped.param, error.code);
+    return new ChatError(mapped.status, error.message, mapped.type, mapped.param, error.code, error instanceof QuotaExceeded ? error.retryAfterS() : undefined);
   }
   return new ChatError(500, 'The request could not be completed; see the service log.', 'server_error', null, 'internal');
 }

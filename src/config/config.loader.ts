@@ -54,7 +54,8 @@ export function describeConfigSource(env: NodeJS.ProcessEnv = process.env, cwd =
  * The only place that reads configuration from process.env (with locateConfig and, for `init`, user-folders.ts's
  * starterPlaces; the logger's NO_COLOR and the sandbox probe's inherited environment are not configuration):
  * AGENT_CONFIG picks the file (else locateConfig's search), and
- * AGENT__SECTION__KEY variables override single keys (e.g. AGENT__OLLAMA__MODEL=llama3.2).
+ * AGENT__SECTION__KEY variables override single keys (e.g. AGENT__OLLAMA__MODEL=llama3.2); OpenTelemetry's
+ * standard OTEL_* variables set the `telemetry` keys (below the AGENT__ ones).
  *
  * Relative paths in the file (and the defaults) resolve against the file's directory (locateConfig's `base`), so a
  * client that starts the service from `/` or from its own folder gets the same database and workspace;
@@ -78,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (config.workspace.template) config.workspace.template = resolve(base(PATH_KEYS[2]), config.workspace.template);
   // A stdio MCP server's working directory, like the other paths of the file, is relative to the file.
   for (const server of Object.values(config.agent.mcpServers)) if (server.cwd) server.cwd = resolve(fileBase, server.cwd);
+  for (const dir of config.skills.dirs) dir.path = resolve(fileBase, dir.path);
   const missing = missingWorkspaceRoot(config.workspace.root, fileBase) ?? missingTemplate(config.workspace.template);
   if (missing) throw new ConfigError([located(missing, file, document, overrides.variables)]);
   return deepFreeze(config);
@@ -151,6 +153,14 @@ function hasPath(document: unknown, path: string[]): boolean {
   return true;
 }
 
+/** OpenTelemetry's environment variables and the `telemetry.*` key each sets; the traces-specific one wins over the general. */
+const OTEL_VARIABLES = [
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'otlp_endpoint'],
+  ['OTEL_EXPORTER_OTLP_PROTOCOL', 'otlp_protocol'],
+  ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'otlp_protocol'],
+  ['OTEL_SERVICE_NAME', 'service_name'],
+] as const;
+
 /**
  * `AGENT__OLLAMA__MODEL=x` style overrides in the YAML shape (values parsed as YAML scalars), and for
  * each dotted key the variable that set it.
@@ -158,6 +168,20 @@ function hasPath(document: unknown, path: string[]): boolean {
 function overridesFromEnv(env: NodeJS.ProcessEnv) {
   const document: Record<string, unknown> = {};
   const variables = new Map<string, string>();
+  // The OpenTelemetry SDK's standard variables, mapped to their keys (an AGENT__TELEMETRY__* variable wins).
+  const telemetry: Record<string, unknown> = {};
+  for (const [name, key] of OTEL_VARIABLES) {
+    const text = env[name];
+    if (text === undefined || text === '') continue;
+    telemetry[key] = text;
+    variables.set(`telemetry.${key}`, name);
+  }
+  // OTEL_SDK_DISABLED=true turns tracing off whatever the endpoint.
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') {
+    telemetry.otlp_endpoint = '';
+    variables.set('telemetry.otlp_endpoint', 'OTEL_SDK_DISABLED');
+  }
+  if (Object.keys(telemetry).length > 0) document.telemetry = telemetry;
   for (const [name, text] of Object.entries(env)) {
     if (!name.startsWith('AGENT__') || text === undefined) continue;
     const path = name.slice('AGENT__'.length).toLowerCase().split('__');

@@ -4,6 +4,7 @@ import { parseCidr } from './cidr.js';
 import { cronProblem } from './cron-spec.js';
 import { RequestLimits } from './request-limits.js';
 import { mcpServers } from './mcp-servers.schema.js';
+import { skillsSection } from './skills.schema.js';
 
 /**
  * The configuration's one schema: keys as they appear in YAML (snake_case), their defaults, their
@@ -64,6 +65,20 @@ const headerMap = z
     error: 'header names must be HTTP tokens and values single lines',
   })
   .default(() => ({}));
+
+/** An http(s) URL without credentials, or empty (the feature it enables stays off). */
+const optionalHttpUrl = z
+  .string({ error: 'expected a string' })
+  .refine((value) => value === '' || !hasUserinfo(value), { error: CREDENTIALS_IN_URL, abort: true })
+  .refine((value) => value === '' || isHttpUrl(value), { error: (issue) => `must be an http:// or https:// URL (got "${String(issue.input)}")` })
+  .default('');
+
+/** `quotas.tokens_per_user_day_by_group`: group name → tokens per member and day (0: none for that group). Kept as pairs: group names stay as written. */
+const groupQuotas = z
+  .record(z.string(), z.number({ error: 'expected a number of tokens per group' }), { error: 'expected a mapping of group names to tokens per day' })
+  .refine((groups) => Object.values(groups).every((tokens) => Number.isSafeInteger(tokens) && tokens >= 0), { error: 'each group needs a whole number of tokens, 0 or more' })
+  .transform((groups) => Object.entries(groups))
+  .default(() => []);
 
 const PUBLIC_ROUTES = ['agent_card', 'models'];
 
@@ -349,6 +364,7 @@ const shape = {
     }),
     mcp_servers: mcpServers,
   }),
+  skills: skillsSection,
   log: section({
     format: oneOf(['text', 'json']),
   }),
@@ -408,6 +424,20 @@ const shape = {
     max_body_bytes: integer(MiB, 1024, 16 * MiB),
     // Deliveries one trigger takes per minute in each process; past it 429 with Retry-After.
     rate_per_minute: integer(60, 1, 100_000),
+  }),
+  // OpenTelemetry traces (issue 39): off while otlp_endpoint is empty; the SDK is not even loaded then.
+  telemetry: section({
+    // The collector's base URL (as OTEL_EXPORTER_OTLP_ENDPOINT): spans go to <endpoint>/v1/traces.
+    otlp_endpoint: optionalHttpUrl,
+    otlp_protocol: oneOf(['http/protobuf', 'http/json']),
+    service_name: text('ollama-agent-mcp', { nonEmpty: true }),
+    // Request text, answers, prompts and file content in span attributes: never unless this is true.
+    capture_content: flag(false),
+  }),
+  // Tokens (input + output) one user may spend per UTC day; 0: no quota. A group's value replaces it for its members (the largest wins).
+  quotas: section({
+    tokens_per_user_day: integer(0, 0, Number.MAX_SAFE_INTEGER),
+    tokens_per_user_day_by_group: groupQuotas,
   }),
 };
 

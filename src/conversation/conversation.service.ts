@@ -41,6 +41,11 @@ export class ConversationService {
     return (await this.forks.fork(caller, taskId)).sessionId;
   }
 
+  /** Refuses a caller past today's token quota (the queue checks again when it stores the Task). */
+  assertWithinQuota(caller: Caller): Promise<void> {
+    return this.queue.assertWithinQuota(caller);
+  }
+
   async ownsSession(caller: Caller, sessionId: string): Promise<boolean> {
     return (await this.sessions.findOwned(sessionId, caller.user)) !== null;
   }

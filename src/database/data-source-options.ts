@@ -19,6 +19,7 @@ import { Push1765497600000 } from './migrations/1765497600000-push.js';
 import { McpFormsOwnerEmail1765612800000 } from './migrations/1765612800000-mcp-forms-owner-email.js';
 import { TaskFileChanges1765612800021 } from './migrations/1765612800021-task-file-changes.js';
 import { RunWaits1765612800035 } from './migrations/1765612800035-run-waits.js';
+import { UsageAndTraces1765612800039 } from './migrations/1765612800039-usage-and-traces.js';
 import { A2aContexts1765700000043 } from './migrations/1765700000043-a2a-contexts.js';
 import { SchedulesTriggers1765800000038 } from './migrations/1765800000038-schedules-triggers.js';
 import { EvalResults1765800000041 } from './migrations/1765800000041-eval-results.js';
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   McpFormsOwnerEmail1765612800000,
   TaskFileChanges1765612800021,
   RunWaits1765612800035,
+  UsageAndTraces1765612800039,
   A2aContexts1765700000043,
   SchedulesTriggers1765800000038,
   EvalResults1765800000041,

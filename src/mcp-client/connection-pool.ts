@@ -105,6 +105,8 @@ export class ConnectionPool {
     private readonly config: McpServerConfig,
     /** The commands' limits (`workspace.*`), which a sandboxed server runs under too. */
     private readonly limits: SandboxLimits,
+    /** The current trace context (`traceparent`, `tracestate`) for each call: the server's spans join the Task's trace (issue 39). */
+    private readonly traceContext: () => Record<string, string> = () => ({}),
   ) {
     if (config.sandbox) {
       // The shared connection of a sandboxed server runs in an empty folder of its own: it lists the tools.
@@ -174,13 +176,28 @@ export class ConnectionPool {
       // A per-caller or per-session connection is reopened on its next use instead.
       restart,
       unavailable: this.sandboxProblem ?? unsendable,
+      traceContext: this.traceContext,
       ...(sandboxRoot !== undefined ? { roots: [{ uri: pathToFileURL(sandboxRoot).href, name: 'session workspace' }] } : {}),
       transport: (): Transport =>
         config.url !== undefined
           ? // Only the configured headers go out: never the caller's own credentials (MCP forbids token passthrough).
-            new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: 'headers' in rendered ? rendered.headers : {} } })
+            new StreamableHTTPClientTransport(new URL(config.url), {
+              requestInit: { headers: 'headers' in rendered ? rendered.headers : {} },
+              fetch: tracedFetch(this.traceContext),
+            })
           : new StdioClientTransport({ ...stdio, env: serverEnvironment(sandboxRoot !== undefined ? {} : config.env), cwd: config.cwd || undefined, stderr: 'pipe' }),
       stderr: (transport) => (transport instanceof StdioClientTransport ? (transport.stderr as NodeJS.ReadableStream | null) : null),
     });
   }
+}
+
+/** fetch with the current trace context as W3C headers too (Streamable HTTP servers read it there as well as in `_meta`). */
+function tracedFetch(traceContext: () => Record<string, string>) {
+  return (url: string | URL, init?: RequestInit): Promise<Response> => {
+    const trace = Object.entries(traceContext());
+    if (trace.length === 0) return fetch(url, init);
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of trace) headers.set(name, value);
+    return fetch(url, { ...init, headers });
+  };
 }

@@ -1,4 +1,5 @@
 import { SdkError, SdkErrorCode, type CreateMessageRequest, type CreateMessageResult, type Tool as McpTool } from '@modelcontextprotocol/client';
+import type { Skill, SkillFile } from '@modelcontextprotocol/client/ext/skills';
 import { pathToFileURL } from 'node:url';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
@@ -16,6 +17,12 @@ import { toModelResult } from './tool-results.js';
 interface Entry {
   offered: OfferedTool;
   tool: McpTool;
+}
+
+/** One skill a server serves, and how to read its files through that server. */
+export interface ServedSkill {
+  entry: Skill;
+  read(ref: string | undefined, signal?: AbortSignal): Promise<SkillFile>;
 }
 
 /** Answers one sampling request of a server on the Task's model; returns the answer and its tokens. */
@@ -76,6 +83,10 @@ export class McpServerSource implements ToolSource {
     this.id = `mcp:${name}`;
   }
 
+  get allowGroups(): string[] {
+    return this.config.allowGroups;
+  }
+
   /** Whether this caller may see the server's tools at all: `allow_groups` empty, or one in common. */
   allows(caller: ToolCaller): boolean {
     return this.config.allowGroups.length === 0 || caller.groups.some((group) => this.config.allowGroups.includes(group));
@@ -86,6 +97,20 @@ export class McpServerSource implements ToolSource {
     const connection = this.pool.forCaller(caller);
     await connection.ready(Math.min(LISTING_WAIT_MS, this.config.timeoutMs), { retryRecent: false });
     return this.entries(connection).map((entry) => entry.offered);
+  }
+
+  /**
+   * The skills the server serves (the skills extension), for callers in its `allow_groups`, with how to
+   * read each one's files (`ref` relative to the skill's folder; absent: its SKILL.md), checked by the SDK.
+   */
+  async skills(caller: ToolCaller): Promise<ServedSkill[]> {
+    if (!this.allows(caller)) return [];
+    const connection = this.pool.forCaller(caller);
+    await connection.ready(Math.min(LISTING_WAIT_MS, this.config.timeoutMs), { retryRecent: false });
+    return connection.skills.map((entry) => ({
+      entry,
+      read: (ref: string | undefined, signal?: AbortSignal) => connection.readSkill(entry, ref, { signal, timeoutMs: this.config.timeoutMs }),
+    }));
   }
 
   /**

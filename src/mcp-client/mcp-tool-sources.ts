@@ -5,6 +5,7 @@ import type { ToolCaller, ToolSource } from '../agent/core/tool-source.js';
 import { AppConfig } from '../config/app-config.js';
 import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
 import { ConnectionPool } from './connection-pool.js';
+import { Telemetry } from '../telemetry/telemetry.js';
 import { McpCallAudit } from './mcp-call-audit.js';
 import { McpServerSource } from './mcp-server-source.js';
 import { CATALOG_THRESHOLD, ToolCatalog } from './tool-catalog.js';
@@ -42,10 +43,11 @@ export class McpToolSources extends RunToolSources implements OnModuleInit, OnAp
     private readonly config: AppConfig,
     audit: McpCallAudit,
     private readonly ollama: OllamaGateway,
+    telemetry: Telemetry,
   ) {
     super();
     const servers = Object.entries(config.agent.mcpServers);
-    this.pools = servers.map(([name, server]) => new ConnectionPool(name, server, config.workspace));
+    this.pools = servers.map(([name, server]) => new ConnectionPool(name, server, config.workspace, () => telemetry.traceContext()));
     this.sources = servers.map(
       ([name, server], index) =>
         new McpServerSource(
@@ -76,6 +78,11 @@ export class McpToolSources extends RunToolSources implements OnModuleInit, OnAp
     const counts = await Promise.all(allowed.map(async (source) => (await source.tools(caller)).length));
     const total = counts.reduce((sum, count) => sum + count, 0);
     return total > CATALOG_THRESHOLD ? [new ToolCatalog(allowed)] : allowed;
+  }
+
+  /** Every configured server, for the skills they serve (each filters by its own `allow_groups`). */
+  get servers(): readonly McpServerSource[] {
+    return this.sources;
   }
 
   status(): McpServerStatus[] {

@@ -11,6 +11,7 @@ import {
   type Tool as McpTool,
   type Transport,
 } from '@modelcontextprotocol/client';
+import { SkillsClient, type Skill, type SkillFile } from '@modelcontextprotocol/client/ext/skills';
 import { SERVER_INFO } from '../common/server-info.js';
 import { cutText } from '../common/cut-text.js';
 import { shownEscaped } from '../common/shown-text.js';
@@ -49,6 +50,8 @@ export interface ConnectionOptions {
    * whose identity its headers cannot carry exactly (`identity_unsendable`). It is never tried.
    */
   unavailable?: { kind: 'cannot_start' | 'identity_unsendable'; reason: string } | null;
+  /** The current trace context, sent in each call's `_meta` (SEP-414). */
+  traceContext?: () => Record<string, string>;
 }
 
 /** How much of a server's error text is kept for admins and the log. */
@@ -89,6 +92,8 @@ export class ServerConnection {
   /** Why it is down, as a state of our own: the only thing about a failure the model is told. */
   downKind: DownKind | null = null;
   tools: McpTool[] = [];
+  /** The skills the server serves (the skills extension, SEP-2640), listed once connected; none when it does not declare it. */
+  skills: Skill[] = [];
   connectedAt: string | null = null;
   /** The protocol version negotiated (`2026-07-28`, or `2025-11-25` and older for a legacy server). */
   protocol: string | null = null;
@@ -147,11 +152,22 @@ export class ServerConnection {
     this.scope = { ...scope, ...(elicitor ? { elicitor: (request) => deadline.pausedDuring(() => elicitor(request)) } : {}) };
     try {
       await this.followRoots(client, scope);
-      return await client.callTool({ name, arguments: args }, { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS });
+      const trace = this.options.traceContext?.() ?? {};
+      return await client.callTool(
+        { name, arguments: args, ...(Object.keys(trace).length > 0 ? { _meta: trace } : {}) },
+        { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS },
+      );
     } finally {
       deadline.clear();
       this.scope = null;
     }
+  }
+
+  /** One file of a skill this server listed, checked against its entry (size, digest, front matter) by the SDK. */
+  async readSkill(skill: Skill, ref: string | undefined, options: { signal?: AbortSignal; timeoutMs: number }): Promise<SkillFile> {
+    const client = this.client;
+    if (!client || this.state !== 'connected') throw new Error(this.lastError ?? 'not connected');
+    return new SkillsClient(client).read(skill, ref, { ...(options.signal ? { signal: options.signal } : {}), timeout: options.timeoutMs });
   }
 
   async stop(): Promise<void> {
@@ -214,6 +230,7 @@ export class ServerConnection {
       const bound = { timeout: this.options.timeoutMs, maxTotalTimeout: this.options.timeoutMs };
       await client.connect(transport, bound);
       this.tools = (await client.listTools(undefined, bound)).tools;
+      this.skills = await this.listSkills(client, bound);
       // A process started for one workspace (sandbox: true) gets its roots at once; its first call waits until it applied them.
       if (this.options.roots) await this.rootsApplied(firstRootsRead);
     } catch (error) {
@@ -238,6 +255,20 @@ export class ServerConnection {
     this.protocol = client.getNegotiatedProtocolVersion() ?? null;
     this.failures = 0;
     this.logger.log(`connected (${client.getNegotiatedProtocolVersion() ?? 'unknown protocol'}), ${this.tools.length} tools`);
+  }
+
+  /** A server that lists no skills, or fails to, still serves its tools: skills are an extra. Invalid entries are skipped. */
+  private async listSkills(client: Client, bound: { timeout: number; maxTotalTimeout: number }): Promise<Skill[]> {
+    const skills = new SkillsClient(client, { skipInvalid: true });
+    if (!skills.supported) return [];
+    try {
+      const listing = await skills.list(undefined, bound);
+      for (const invalid of listing.invalid) this.logger.warn(`skipped skill ${invalid.uri ?? `#${invalid.index}`}: ${invalid.reason}`);
+      return listing.skills;
+    } catch (error) {
+      this.logger.warn(`listing skills failed: ${messageOf(error)}`);
+      return [];
+    }
   }
 
   /** Read through a method: a stop can come in while a connect awaits. */

@@ -17,8 +17,9 @@ import { formatAcceptedText, formatSteeredText, formatNotFoundText, formatStatus
 import { ToolPipeline } from '../tools/tool-pipeline.js';
 import { AGENT_RUN_INPUT_SCHEMA, AGENT_RUN_TOOL, AGENT_STATUS_INPUT_SCHEMA, AGENT_STATUS_TOOL } from '../tools/tool-schemas.js';
 import { createTaskResult } from './task-mapping.js';
-import { declaresTasks, envelopeClientInfo } from './envelope.js';
+import { declaresTasks, envelopeClientInfo, requestTraceContext } from './envelope.js';
 import { McpResources } from './resources.js';
+import { McpSkills } from './mcp-skills.js';
 import { TasksExtension } from './tasks-extension.js';
 
 /**
@@ -42,6 +43,7 @@ export class AgentMcpServers {
     private readonly agentStatus: AgentStatusTool,
     private readonly tasks: TasksExtension,
     private readonly resources: McpResources,
+    private readonly skills: McpSkills,
     private readonly config: AppConfig,
   ) {}
 
@@ -67,7 +69,7 @@ export class AgentMcpServers {
       async (args, ctx) => <CallToolResult>await this.pipeline.execute(AGENT_RUN_TOOL.name, callerOf(ctx), args, async (accepted) => {
           // Only a request that declared the extension may get a task (legacy requests have no envelope).
           const tasksAware = context.era === 'modern' && declaresTasks(ctx);
-          const { view, steered } = await this.agentRun.call(callerOf(ctx), args, accepted, tasksAware);
+          const { view, steered } = await this.agentRun.call(callerOf(ctx), args, accepted, tasksAware, requestTraceContext(ctx));
           // The SDK passes a handler's `resultType: 'task'` through for tools/call.
           if (tasksAware) return createTaskResult(view, this.config.mcp.tasks, this.config.mcp.locale) as unknown as CallToolResult;
           return text(steered ? formatSteeredText(view.taskId, view.sessionId, this.config.mcp.locale) : formatAcceptedText(view.taskId, view.sessionId, this.config.mcp.locale));
@@ -82,6 +84,7 @@ export class AgentMcpServers {
         }),
     );
     this.resources.register(server, callerOf);
+    this.skills.register(server, callerOf);
     if (pushes && context.era === 'modern') server.server.registerCapabilities({ resources: { listChanged: true, subscribe: true } });
     if (context.era === 'modern') this.tasks.register(server, callerOf);
     return server;

@@ -13,3 +13,9 @@ const envelopeOf = (ctx: ServerContext) => (ctx.mcpReq.envelope ?? {}) as Reques
 export const declaresTasks = (ctx: ServerContext) => envelopeOf(ctx)['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXTENSION] !== undefined;
 
 export const envelopeClientInfo = (ctx: ServerContext) => envelopeOf(ctx)['io.modelcontextprotocol/clientInfo'];
+
+/** The W3C trace context in the request's `_meta` (`traceparent`, `tracestate`; SEP-414), unchecked: the queue validates it. */
+export const requestTraceContext = (ctx: ServerContext) => {
+  const meta: Record<string, unknown> = ctx.mcpReq._meta ?? {};
+  return { traceparent: meta.traceparent, tracestate: meta.tracestate };
+};

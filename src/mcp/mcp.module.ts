@@ -11,11 +11,13 @@ import { McpResources } from './resources.js';
 import { TasksExtension } from './tasks-extension.js';
 import { SubscriptionsListen } from './subscriptions-listen.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
+import { McpSkills } from './mcp-skills.js';
 
 /** Everything both transports share; the HTTP controller is added by the HTTP app module only. */
 @Module({
-  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule, ApprovalsModule, HistoryModule, SessionsModule],
-  providers: [AgentMcpServers, TasksExtension, McpResources, SubscriptionsListen],
+  imports: [ToolsModule, TaskQueueModule, AuditModule, IdentityModule, SessionFilesModule, ApprovalsModule, HistoryModule, SessionsModule, SkillsModule],
+  providers: [AgentMcpServers, TasksExtension, McpResources, McpSkills, SubscriptionsListen],
   exports: [AgentMcpServers, SubscriptionsListen, IdentityModule, AuditModule],
 })
 export class McpModule {}

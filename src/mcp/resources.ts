@@ -8,6 +8,7 @@ import { SessionFilesService, type SessionFileContent } from '../session-files/s
 import { SESSION_FILE_URI_TEMPLATE } from '../workspace/session-file-uri.js';
 import { HistoryService } from '../history/history.service.js';
 import { parseTaskDiffUri, TASK_DIFF_URI_TEMPLATE } from '../history/history-uri.js';
+import { McpSkills } from './mcp-skills.js';
 
 /** How each domain error code reads as a JSON-RPC error of resources/*; exhaustive by construction. */
 const RPC_ERROR: Record<AgentErrorCode, (message: string, uri: unknown) => ProtocolError> = {
@@ -20,6 +21,7 @@ const RPC_ERROR: Record<AgentErrorCode, (message: string, uri: unknown) => Proto
   shutting_down: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
   // Resources queue nothing; listed for exhaustiveness.
   queue_full: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
+  quota_exceeded: (message) => new ProtocolError(ProtocolErrorCode.InternalError, message),
   internal: () => new ProtocolError(ProtocolErrorCode.InternalError, 'the request could not be completed; see the service log'),
 };
 
@@ -44,6 +46,7 @@ export class McpResources {
     private readonly files: SessionFilesService,
     private readonly audit: AuditService,
     private readonly history: HistoryService,
+    private readonly skills: McpSkills,
   ) {}
 
   register(server: McpServer, callerOf: (ctx: ServerContext) => Caller): void {
@@ -99,6 +102,7 @@ export class McpResources {
       const uri: unknown = params.uri;
       return this.handle('resources/read', callerOf(ctx), { uri: typeof uri === 'string' ? uri : describeBadUri(uri) }, async (caller) => {
         if (typeof uri !== 'string') throw new AgentError('invalid_input', `uri: must be a string (got ${describeBadUri(uri)})`);
+        if (this.skills.owns(uri)) return this.skills.read(caller, uri);
         const diff = parseTaskDiffUri(uri);
         if (diff) {
           const text = await this.history.diffOwned(caller.user, diff.sessionId, diff.taskId);

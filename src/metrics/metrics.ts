@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Seconds, from a fast tool call to a long model call. */
+const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
 /**
  * The service's Prometheus metrics: process defaults (CPU, memory, event-loop lag, GC) and the
@@ -34,6 +37,67 @@ export class Metrics {
     name: 'agent_tasks',
     help: 'Tasks stored, by status (read from the database at each scrape)',
     labelNames: ['status'],
+    registers: [this.registry],
+  });
+
+  // GenAI measures (issue 39). Labels are bounded sets: models and tiers come from the configuration, sources,
+  // outcomes, surfaces and statuses are fixed words; never a user, a Task, a tool's name or anything a model wrote.
+
+  readonly genAiTokens = new Counter({
+    name: 'gen_ai_tokens_total',
+    help: 'Tokens of model calls, by model, tier and direction (input: the prompt, output: what the model generated)',
+    labelNames: ['model', 'tier', 'direction'],
+    registers: [this.registry],
+  });
+
+  readonly genAiCallDuration = new Histogram({
+    name: 'gen_ai_client_operation_duration_seconds',
+    help: 'Duration of each model call (a chat request to Ollama, streamed to its end), by model, tier and outcome',
+    labelNames: ['model', 'tier', 'outcome'],
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly genAiTimeToFirstToken = new Histogram({
+    name: 'gen_ai_server_time_to_first_token_seconds',
+    help: 'Time from a model call to its first streamed chunk, by model and tier',
+    labelNames: ['model', 'tier'],
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly toolCallDuration = new Histogram({
+    name: 'agent_tool_call_duration_seconds',
+    help: 'Duration of each tool call of a run, by source (tool_call: workspace and core tools, command, file_op, mcp_tool: other MCP servers)',
+    labelNames: ['source'],
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly toolCallErrors = new Counter({
+    name: 'agent_tool_call_errors_total',
+    help: 'Tool calls that did not succeed, by source and outcome (error, denied, timeout, cancelled)',
+    labelNames: ['source', 'outcome'],
+    registers: [this.registry],
+  });
+
+  readonly queueWait = new Histogram({
+    name: 'agent_task_queue_wait_seconds',
+    help: 'Time from a Task being accepted to a worker claiming it',
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly tasksEnded = new Counter({
+    name: 'agent_tasks_ended_total',
+    help: 'Tasks that ended, by the surface that accepted them and their end state',
+    labelNames: ['surface', 'status'],
+    registers: [this.registry],
+  });
+
+  readonly quotaRefusals = new Counter({
+    name: 'agent_quota_refusals_total',
+    help: 'Requests refused at accept because their user was past quotas.tokens_per_user_day',
     registers: [this.registry],
   });
 

@@ -47,6 +47,8 @@ export interface ChatReply {
   doneReason: string;
   promptEvalCount: number;
   evalCount: number;
+  /** Milliseconds from the request to the first chunk that carried content, thinking or a tool call (time to first token). */
+  firstTokenMs?: number;
 }
 
 /** The context share the prompt budget leaves for an answer; `ollama.num_predict: 0` sends exactly that. */
@@ -98,6 +100,7 @@ export class OllamaGateway {
     const model = request.model ?? this.config.ollama.model;
     const numPredict = outputBound(this.config.ollama);
     return this.withDeadline(request.signal, async (client, abort) => {
+      const requested = performance.now();
       const stream = await client.chat({
         model,
         // The client rewrites `images` on the message objects it is given (bytes -> Base64 text), and
@@ -121,6 +124,8 @@ export class OllamaGateway {
         for await (const chunk of stream) {
           arm();
           const content = chunk.message?.content ?? '';
+          if (reply.firstTokenMs === undefined && (content !== '' || chunk.message?.thinking || chunk.message?.tool_calls?.length))
+            reply.firstTokenMs = Math.round(performance.now() - requested);
           reply.content += content;
           if (content !== '') request.onContent?.(content);
           reply.thinking += chunk.message?.thinking ?? '';

@@ -11,6 +11,9 @@ import type { TaskStatus } from './task-status.js';
 import type { TaskEntity } from './task.entity.js';
 import { TasksRepository, type Lease } from './tasks.repository.js';
 import { WORKER_LOG_CONTEXT } from './worker-log.js';
+import { TaskTelemetry } from '../telemetry/task-telemetry.js';
+import { UsageService } from '../usage/usage.service.js';
+import { tracedTask } from './traced-task.mapper.js';
 
 const INTERRUPTED_BY_SHUTDOWN = 'Interrupted: the service shut down before this task finished.';
 const CANCELLED = 'Cancelled on request.';
@@ -34,6 +37,8 @@ export class TaskExecution {
     private readonly identity: RunnerIdentity,
     private readonly runEvents: RunEventHub,
     private readonly history: HistoryService,
+    private readonly telemetry: TaskTelemetry,
+    private readonly usage: UsageService,
   ) {}
 
   /** Fires the cancellation token of the Task running in this process, if it is that one. */
@@ -52,6 +57,8 @@ export class TaskExecution {
     const controller = new AbortController();
     this.current = { lease, controller };
     this.journal.started(task);
+    const traced = tracedTask(task);
+    this.telemetry.started(traced);
     const renewal = this.leases.keep(lease, controller);
     let progressSoFar: TaskProgress = {};
     const report = async (progress: TaskProgress) => {
@@ -63,9 +70,11 @@ export class TaskExecution {
     // agent loop; an undo request is restored from the history instead of being run by the agent.
     let history: TaskHistory | null = null;
     try {
-      history = await this.history.begin(task);
+      history = await this.telemetry.checkpoint(traced, 'before', () => this.history.begin(task));
       const input = await this.conversation.agentInput(task);
-      const outcome = this.history.isUndo(task.request) ? await this.history.undo(history) : await this.agent.run(input, report, controller.signal);
+      const begun = history;
+      // Under the Task's span: a call the run makes to another MCP server carries it (issue 39).
+      const outcome = await this.telemetry.within(traced, () => (this.history.isUndo(task.request) ? this.history.undo(begun) : this.agent.run(input, report, controller.signal)));
       if (controller.signal.aborted) throw controller.signal.reason;
       await this.end(task, lease, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress }, history);
     } catch (error) {
@@ -81,6 +90,8 @@ export class TaskExecution {
     } finally {
       renewal.stop();
       this.current = null;
+      // A run that lost its lease never ends here: telemetry forgets it all the same.
+      this.telemetry.forget(task.id);
     }
   }
 
@@ -88,8 +99,20 @@ export class TaskExecution {
   private async end(task: TaskEntity, lease: Lease, status: TaskStatus, result: string, progress: TaskProgress, history: TaskHistory | null): Promise<void> {
     const { status: _ignored, ...fields } = progress;
     // Issue 24: the end checkpoint, whatever the outcome; the result gains its `diff:` deliverable line.
-    if (history) result = await this.history.finish(history, result);
+    if (history) {
+      const begun = history;
+      result = await this.telemetry.checkpoint(tracedTask(task), 'after', () => this.history.finish(begun, result));
+    }
     if (!(await this.tasks.finish(lease, status, result, fields))) return;
+    await this.usage.recordTask(task.id, task.startedAt);
+    // A Task that answered another's pause continues that run: its span links to the paused Task's.
+    const resumed = this.telemetry.tracing ? await this.tasks.resumedBy(task.id) : null;
+    this.telemetry.ended(tracedTask(task), status, {
+      result,
+      inputTokens: fields.inputTokens ?? 0,
+      outputTokens: fields.outputTokens ?? 0,
+      resumes: resumed && tracedTask(resumed),
+    });
     await this.journal.ended(task, status, result, fields);
     if (status === 'completed' || status === 'failed' || status === 'cancelled') await this.runEvents.publish({ type: 'ended', taskId: task.id, status, result });
   }

@@ -17,9 +17,11 @@ import { TaskStatusJournal } from './task-status-journal.js';
 import { TaskEntity } from './task.entity.js';
 import { TaskWorker } from './task-worker.js';
 import { TasksRepository } from './tasks.repository.js';
+import { TelemetryModule } from '../telemetry/telemetry.module.js';
+import { UsageModule } from '../usage/usage.module.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule, HistoryModule],
+  imports: [TypeOrmModule.forFeature([TaskEntity, TaskImageEntity]), AgentModule, AuditModule, SessionsModule, HistoryModule, TelemetryModule, UsageModule],
   providers: [
     TasksRepository,
     RunnerIdentity,
@@ -33,6 +35,6 @@ import { TasksRepository } from './tasks.repository.js';
     SessionFork,
     TaskReadModels,
   ],
-  exports: [TaskQueueService, SessionFork, TaskReadModels, HistoryModule],
+  exports: [TaskQueueService, SessionFork, TaskReadModels, HistoryModule, TelemetryModule, UsageModule],
 })
 export class TaskQueueModule {}

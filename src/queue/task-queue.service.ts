@@ -18,6 +18,11 @@ import { TaskExecution } from './task-execution.js';
 import { SessionFork } from './session-fork.js';
 import { TaskWorker } from './task-worker.js';
 import { TasksRepository, type TaskFilters } from './tasks.repository.js';
+import { TaskTelemetry } from '../telemetry/task-telemetry.js';
+import { Telemetry } from '../telemetry/telemetry.js';
+import { taskTraceIds } from '../telemetry/trace-context.js';
+import { UsageService } from '../usage/usage.service.js';
+import { tracedTask } from './traced-task.mapper.js';
 
 /** Queue rules: who may see or cancel which Task, and how a request becomes a durable Task. Tasks leave it as read models. */
 @Injectable()
@@ -34,16 +39,24 @@ export class TaskQueueService {
     private readonly config: AppConfig,
     private readonly forks: SessionFork,
     private readonly events: RunEventHub,
+    private readonly usage: UsageService,
+    private readonly telemetry: Telemetry,
+    private readonly taskTelemetry: TaskTelemetry,
   ) {}
 
   /**
    * Stores the Task, its images and a new session when none is given, in one unit of work with the
    * call's accepting audit event (`accepted`, completed here with the ids and the image metadata, never
    * the data): the Task exists only if its event does. Refused (queue_full, nothing stored) when the
-   * caller already has `queue.max_queued_per_user` Tasks waiting. Then wakes the worker.
+   * caller already has `queue.max_queued_per_user` Tasks waiting, or quota_exceeded when their Tasks
+   * that ended today already spent `quotas.tokens_per_user_day`. Then wakes the worker.
    */
   async enqueue(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskReadModel> {
+    // When the request reached the queue: the Task's creation, and the start of its accept span (and so of its trace's span).
+    const acceptedAt = nowIso();
+    const startMs = Date.parse(acceptedAt);
     if (!this.acceptingWork) throw new AgentError('shutting_down', 'The service is shutting down and accepts no new tasks.');
+    await this.usage.assertWithinQuota(caller.user, caller.groups, startMs);
     let newSession = null;
     // Issue 24: `fork_from` makes the Task the first of a new session forked from the caller's Task.
     let sessionId = input.forkFrom ? (await this.forks.fork(caller, input.forkFrom)).sessionId : input.sessionId;
@@ -53,7 +66,7 @@ export class TaskQueueService {
     } else if (!(await this.sessions.findOwned(sessionId, caller.user))) {
       throw new AgentError('session_not_found', `session_id: session ${sessionId} does not exist.`);
     }
-    const task = newTask(caller, sessionId, input);
+    const task = newTask(caller, sessionId, input, this.telemetry.enabled, acceptedAt);
     const images = input.images.map((image, position) => newImage(task.id, position, image));
     const event = this.audit.entry({
       ...accepted,
@@ -71,9 +84,15 @@ export class TaskQueueService {
       );
     const { before, after } = this.tasks.queuedLimit(caller.user, limit, full);
     await this.unitOfWork.commit({ writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...after], shared: [event] });
+    this.taskTelemetry.accepted(tracedTask(task), startMs);
     await this.events.publish({ type: 'accepted', taskId: task.id, sessionId, owner: caller.user, groups: caller.groups });
     this.worker.wake();
     return taskReadModel(task);
+  }
+
+  /** Refuses (quota_exceeded) a caller past today's token quota: what enqueue checks first, for a surface that answers before it queues. */
+  assertWithinQuota(caller: Caller): Promise<void> {
+    return this.usage.assertWithinQuota(caller.user, caller.groups);
   }
 
   /** Admin view: any Task. */
@@ -90,11 +109,6 @@ export class TaskQueueService {
   /** Admin view: Tasks matching the filters, newest first, keyset-paged by `seq`. */
   async list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<ListedTask[]> {
     return (await this.tasks.list(filters, limit, beforeSeq)).map(listedTask);
-  }
-
-  /** Admin view: tokens per owner. */
-  usageByOwner(limit: number) {
-    return this.tasks.usageByOwner(limit);
   }
 
   /** Which of the Tasks wait for an approval nobody has answered yet. */
@@ -170,8 +184,8 @@ export class TaskQueueService {
   }
 }
 
-function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEntity {
-  const at = nowIso();
+function newTask(caller: Caller, sessionId: string, input: TaskRequest, tracing: boolean, at: string): TaskEntity {
+  const trace = taskTraceIds(input.trace, tracing);
   const task = new TaskEntity();
   Object.assign(task, {
     id: input.taskId ?? randomUUID(),
@@ -203,6 +217,10 @@ function newTask(caller: Caller, sessionId: string, input: TaskRequest): TaskEnt
     attempt: 0,
     leaseOwner: null,
     leaseExpiresAt: null,
+    traceId: trace?.traceId ?? null,
+    spanId: trace?.spanId ?? null,
+    traceParent: trace?.traceParent ?? null,
+    traceState: trace?.traceState ?? null,
     createdAt: at,
     updatedAt: at,
     startedAt: null,

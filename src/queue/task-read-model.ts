@@ -42,6 +42,8 @@ export interface TaskReadModel {
   finishedAt: string | null;
   /** From its start to its end; null until it has both. */
   durationMs: number | null;
+  /** The id of the Task's trace (issue 39): its own, or its caller's it continues; null when it has none. */
+  traceId: string | null;
 }
 
 /**
@@ -82,6 +84,7 @@ export function taskReadModel(task: TaskEntity): TaskReadModel {
     startedAt: task.startedAt,
     finishedAt: task.finishedAt,
     durationMs: task.startedAt && task.finishedAt ? Date.parse(task.finishedAt) - Date.parse(task.startedAt) : null,
+    traceId: task.traceId ?? null,
   };
 }
 

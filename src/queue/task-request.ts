@@ -1,5 +1,6 @@
 import type { RunBudgets } from '../agent/core/run-limits.js';
 import type { ConversationTurn } from '../sessions/conversation-turn.js';
+import type { CallerTraceContext } from '../telemetry/trace-context.js';
 
 /** An image of a request, validated and decoded by the surface that accepted it. */
 export interface TaskRequestImage {
@@ -62,4 +63,6 @@ export interface TaskRequest {
    * its owner is told). Never an approval on a person's behalf.
    */
   unattended?: 'deny' | 'wait';
+  /** The caller's W3C trace context (MCP `_meta`, the Chat and A2A `traceparent` header): the Task's trace continues it. */
+  trace?: CallerTraceContext;
 }

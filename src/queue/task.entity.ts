@@ -94,6 +94,20 @@ export class TaskEntity {
   @Column({ name: 'steering_closed', type: 'boolean', default: false })
   steeringClosed!: boolean;
 
+  /** The Task's trace (issue 39): its trace and span ids; null when telemetry was off and no caller sent a traceparent. */
+  @Column({ name: 'trace_id', type: 'varchar', length: 32, nullable: true })
+  traceId!: string | null;
+
+  @Column({ name: 'span_id', type: 'varchar', length: 16, nullable: true })
+  spanId!: string | null;
+
+  /** The caller's W3C `traceparent` the Task's span continues, and its `tracestate`. */
+  @Column({ name: 'trace_parent', type: 'varchar', length: 55, nullable: true })
+  traceParent!: string | null;
+
+  @Column({ name: 'trace_state', type: 'varchar', length: 512, nullable: true })
+  traceState!: string | null;
+
   /** Final answer (completed) or failure reason (failed/cancelled). */
   @Column({ type: 'text', nullable: true })
   result!: string | null;

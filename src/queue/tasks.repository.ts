@@ -127,13 +127,10 @@ export class TasksRepository {
     return { before: lock, after: [check] };
   }
 
-  /** Tokens per owner over all their Tasks, most first (the admin's usage view). */
-  async usageByOwner(limit: number): Promise<{ owner: string; tasks: number; input: number; output: number }[]> {
-    const rows = await this.sql.all<{ owner: string; tasks: number | string; input: number | string; output: number | string }>(
-      'SELECT owner, COUNT(*) AS tasks, SUM(input_tokens) AS input, SUM(output_tokens) AS output FROM tasks GROUP BY owner ORDER BY SUM(input_tokens + output_tokens) DESC, owner LIMIT ?',
-      [limit],
-    );
-    return rows.map((row) => ({ owner: row.owner, tasks: Number(row.tasks), input: Number(row.input ?? 0), output: Number(row.output ?? 0) }));
+  /** The Task whose paused run `taskId` continues (it answered that Task's approval or question), for the trace's link; null when none. */
+  async resumedBy(taskId: string): Promise<TaskEntity | null> {
+    const [row] = await this.sql.all('SELECT tasks.* FROM approvals INNER JOIN tasks ON tasks.id = approvals.task_id WHERE approvals.answer_task_id = ? LIMIT 1', [taskId]);
+    return row ? this.sql.hydrate(TaskEntity, row) : null;
   }
 
   /** Which of `taskIds` have an approval nobody has answered yet. */

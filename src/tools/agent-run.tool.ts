@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { ConversationIntake } from '../conversation/conversation-intake.js';
 import type { Caller } from '../identity/caller.js';
+import type { CallerTraceContext } from '../telemetry/trace-context.js';
 import type { AuditDraft } from '../audit/audit.service.js';
 import { agentRunLimits, validateAgentRun } from './argument-validation.js';
 import type { TaskView } from './status-text.js';
@@ -20,12 +21,12 @@ export class AgentRunTool {
   ) {}
 
   /** `answersInPlace`: the request declared the Tasks extension (its client can answer approvals while the Task waits). */
-  async call(caller: Caller, args: unknown, accepted: AuditDraft, answersInPlace: boolean): Promise<{ view: TaskView; steered: boolean }> {
+  async call(caller: Caller, args: unknown, accepted: AuditDraft, answersInPlace: boolean, trace?: CallerTraceContext): Promise<{ view: TaskView; steered: boolean }> {
     const input = validateAgentRun(args, agentRunLimits(this.config));
     const steer = this.config.agent.steering.mcp && input.sessionId !== null && input.images.length === 0;
     const outcome = await this.intake.submit(
       caller,
-      { request: { ...input, answersInPlace }, surface: 'mcp', ...(steer ? { steer: { sessionId: input.sessionId! } } : {}) },
+      { request: { ...input, answersInPlace, trace }, surface: 'mcp', ...(steer ? { steer: { sessionId: input.sessionId! } } : {}) },
       accepted,
     );
     // The intake checked the session is the caller's: its running Task is too.

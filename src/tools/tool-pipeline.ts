@@ -17,6 +17,7 @@ const TOOL_ERROR_PREFIX: Record<AgentErrorCode, string> = {
   files_expired: 'Invalid arguments',
   shutting_down: 'Unavailable',
   queue_full: 'Too many queued tasks',
+  quota_exceeded: 'Quota exceeded',
   internal: 'Internal error',
 };
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { useStack } from '../support/e2e-stack.js';
@@ -29,9 +30,14 @@ interface Chat {
  * And GET /admin/tasks/:id carries what the console's Task page shows: deliverables and approvals.
  */
 describe('the admin API answers as its OpenAPI document says (auth.mode proxy_headers)', () => {
+  // One operator skill, for GET /admin/skills and its reload.
+  const skills = mkdtempSync(join(tmpdir(), 'oam-schemas-skills-'));
+  mkdirSync(join(skills, 'release'));
+  writeFileSync(join(skills, 'release', 'SKILL.md'), '---\nname: release\ndescription: How we cut a release.\n---\nSteps.\n');
   const stack = useStack({
     config: {
       auth: PROXY_AUTH,
+      skills: { dirs: [skills] },
       queue: { progress_poll_ms: 20 },
       // An optional server that cannot start: listed as down, with its error; and one that asks a form.
       agent: {
@@ -163,8 +169,11 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     expect(waiting.pending.task_id).toBe(pending.task_id);
     expect(await checked('GET', '/admin/sessions/{id}/approval', `/admin/sessions/${wrote.session_id}/approval`, ADMIN)).toMatchObject({ pending: null });
     await checked('GET', '/admin/sessions/{id}/history', `/admin/sessions/${wrote.session_id}/history`, ADMIN);
-    const usage = await checked<{ items: { owner: string }[] }>('GET', '/admin/usage', '/admin/usage', ADMIN);
-    expect(usage.items.map((row) => row.owner)).toEqual(['alice@example.com']);
+    // Usage per day (issue 39): alice's ended Tasks, today; she reads her own as the admin reads everyone's.
+    for (const headers of [ALICE, ADMIN]) {
+      const usage = await checked<{ days: { user: string; day: string }[] }>('GET', '/admin/usage', '/admin/usage', headers);
+      expect(usage.days.map((row) => [row.user, row.day])).toEqual([['alice@example.com', new Date().toISOString().slice(0, 10)]]);
+    }
     await checked('POST', '/admin/tasks/{id}/cancel', `/admin/tasks/${wrote.task_id}/cancel`, ALICE);
     // The paused command, denied by its owner: the answer becomes the next turn of its session.
     stack.ollama.enqueue({ content: 'Not checking them.' });
@@ -187,6 +196,10 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
       last_error: expect.stringContaining('ENOENT'),
     });
     await checked('GET', '/admin/readyz', '/admin/readyz', ADMIN);
+    const release = { name: 'release', description: 'How we cut a release.', origin: 'operator', allow_groups: [], files: ['SKILL.md'] };
+    expect(await checked('GET', '/admin/skills', '/admin/skills', ALICE)).toEqual({ skills: [release] });
+    expect(await checked('POST', '/admin/skills/reload', '/admin/skills/reload', ADMIN)).toEqual({ skills: [release] });
+    await checked('POST', '/admin/skills/reload', '/admin/skills/reload', ALICE, 403);
   });
 
   it('undo and fork of a session (its owner, an admin): queued and created as documented; the undo Task lists the file it restored', async () => {

@@ -192,3 +192,22 @@ describe('steering a running Task (issue 35)', () => {
     expect(h.chats[2].messages.at(-1)!.content).toMatch(/and the type check$/);
   });
 });
+
+describe("one clock for a run's trace (issue 35)", () => {
+  it("times the plan tool's and ask_user's steps by the run's clock, as the model calls are", async () => {
+    const h = setup([
+      { toolCalls: [{ function: { name: 'plan', arguments: { subtasks: ['Read the notes', 'Ask which format'] } } }] },
+      { toolCalls: [{ function: { name: 'ask_user', arguments: { question: 'Which format?', options: ['Markdown', 'Plain text'] } } }] },
+    ]);
+    h.clock.advance(60_000);
+    const paused = await h.service.run(task('Format the notes.'), noop, new AbortController().signal);
+    expect(paused.result).toContain('Which format?');
+    const steps = h.events.flatMap((event) => (event.type === 'step' ? [`${event.step.kind}:${event.step.name}@${event.step.startedAt}`] : []));
+    expect(steps).toEqual([
+      'model_call:chat@2026-12-01T09:01:00.000Z',
+      'plan:plan@2026-12-01T09:01:00.000Z',
+      'model_call:chat@2026-12-01T09:01:00.000Z',
+      'tool_call:ask_user@2026-12-01T09:01:00.000Z',
+    ]);
+  });
+});

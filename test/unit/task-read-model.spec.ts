@@ -10,6 +10,7 @@ import { mapTaskView } from '../../src/tools/task-view.mapper.js';
 
 const TASK = '9ab4a40b-86fe-432a-904f-8e429c01ea8b';
 const SESSION = '2a8105cc-84f9-4d37-a5bd-e48e04654eb7';
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 
 /** A row as the repository hydrates it; PostgreSQL's driver may hand `seq` over as a string. */
 function row(overrides: Partial<TaskEntity> = {}): TaskEntity {
@@ -44,6 +45,10 @@ function row(overrides: Partial<TaskEntity> = {}): TaskEntity {
     attempt: 1,
     leaseOwner: null,
     leaseExpiresAt: null,
+    traceId: TRACE,
+    spanId: '00f067aa0ba902b7',
+    traceParent: null,
+    traceState: null,
     createdAt: '2026-12-04T10:00:00.000Z',
     updatedAt: '2026-12-04T10:00:09.000Z',
     startedAt: '2026-12-04T10:00:01.500Z',
@@ -79,6 +84,7 @@ describe('the read model of a Task', () => {
       startedAt: '2026-12-04T10:00:01.500Z',
       finishedAt: '2026-12-04T10:00:09.000Z',
       durationMs: 7500,
+      traceId: TRACE,
     });
     expect(taskReadModel(row({ status: 'failed', result: 'Stopped: the round limit' })).error).toBe('Stopped: the round limit');
     expect(taskReadModel(row({ status: 'cancelled', result: null })).error).toBe('');
@@ -109,6 +115,7 @@ describe('the read model of a Task', () => {
         finished_at: '2026-12-04T10:00:09.000Z',
         queue_position: null,
         duration_ms: 7500,
+        trace_id: TRACE,
       }),
     );
     expect(mapListedTask(taskReadModel(row({ request: 'x'.repeat(2500) })), 3)).toMatchObject({ queue_position: 3, request: expect.stringMatching(/^x{2000}/) });
@@ -140,6 +147,7 @@ describe('the read model of a Task', () => {
         task_id: TASK,
         session_id: SESSION,
         status: 'completed',
+        agent_trace_id: TRACE,
         deliverables: [uri],
       }),
     );
@@ -154,6 +162,7 @@ describe('the read model of a Task', () => {
         task_id: TASK,
         session_id: SESSION,
         status: 'failed',
+        agent_trace_id: TRACE,
         deliverables: [],
       }),
     );
@@ -167,7 +176,11 @@ describe('the read model of a Task', () => {
       total_tasks: 3,
       current_task: 'summary',
       token_usage: { input: 1536, output: 284, total: 1820 },
+      agent_trace_id: TRACE,
     });
+    // A Task without a trace (telemetry off, no traceparent) shows none.
+    expect(a2aTaskOf({ ...withFiles(row({ traceId: null, spanId: null }), []), contextId: SESSION }).metadata).not.toHaveProperty('agent_trace_id');
+    expect(completionOf(withFiles(row({ traceId: null, spanId: null }), []), 'agent')).not.toHaveProperty('agent_trace_id');
     const failed = a2aTaskOf({ ...withFiles(row({ status: 'failed', result: 'boom' }), ['notes/out.txt']), contextId: SESSION });
     expect([failed.artifacts, failed.status?.message?.parts[0].content]).toEqual([[], { $case: 'text', value: 'boom' }]);
     expect(subtaskStep(taskReadModel(task))).toEqual({

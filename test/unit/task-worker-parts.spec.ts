@@ -13,6 +13,19 @@ import { RunEventHub } from '../../src/agent/run-event-hub.js';
 import { TaskStatusJournal } from '../../src/queue/task-status-journal.js';
 import type { TaskEntity } from '../../src/queue/task.entity.js';
 import type { Lease, TasksRepository } from '../../src/queue/tasks.repository.js';
+import type { TaskTelemetry } from '../../src/telemetry/task-telemetry.js';
+import type { UsageService } from '../../src/usage/usage.service.js';
+
+/** Telemetry that runs what it wraps and records nothing; usage that records nothing. */
+const telemetry = {
+  tracing: false,
+  started: () => undefined,
+  ended: () => undefined,
+  forget: () => undefined,
+  within: (_task: unknown, work: () => Promise<unknown>) => work(),
+  checkpoint: (_task: unknown, _which: unknown, work: () => Promise<unknown>) => work(),
+} as unknown as TaskTelemetry;
+const usage = { recordTask: async () => undefined } as unknown as UsageService;
 
 const config = { queue: { leaseMs: 30_000, pollIntervalMs: 1_000 } } as AppConfig;
 const lease: Lease = { taskId: 't1', attempt: 1, owner: 'host/1/boot' };
@@ -92,7 +105,18 @@ describe('TaskExecution', () => {
     const leases = { keep: jest.fn(() => ({ stop: () => undefined })) } as unknown as LeaseKeeper;
     const events = audit();
     const history = { begin: jest.fn(async () => null), isUndo: () => false } as unknown as HistoryService;
-    execution = new TaskExecution(tasks, conversation, agent, leases, new TaskStatusJournal(events as unknown as AuditService), new RunnerIdentity(), new RunEventHub(), history);
+    execution = new TaskExecution(
+      tasks,
+      conversation,
+      agent,
+      leases,
+      new TaskStatusJournal(events as unknown as AuditService),
+      new RunnerIdentity(),
+      new RunEventHub(),
+      history,
+      telemetry,
+      usage,
+    );
     await execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
     expect(finish).toHaveBeenCalledWith(expect.objectContaining({ taskId: 't1', attempt: 1 }), 'cancelled', 'Cancelled on request.', {});
     expect(events.record.mock.calls.map(([event]) => (event.detail as { status: string }).status)).toEqual(['planning', 'cancelled']);

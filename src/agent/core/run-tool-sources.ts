@@ -6,5 +6,6 @@ import type { ToolCaller, ToolSource } from './tool-source.js';
  * only, and the composition root binds it to the MCP client's provider (no agent → mcp-client import).
  */
 export abstract class RunToolSources {
-  abstract forCaller(caller: ToolCaller): Promise<ToolSource[]>;
+  /** `workspaceRoot`: the run's session workspace (null in direct mode), for sources that read it (a session's own skills). */
+  abstract forCaller(caller: ToolCaller, workspaceRoot?: string | null): Promise<ToolSource[]>;
 }

@@ -22,6 +22,7 @@ import { RunWaits1765612800035 } from './migrations/1765612800035-run-waits.js';
 import { UsageAndTraces1765612800039 } from './migrations/1765612800039-usage-and-traces.js';
 import { A2aContexts1765700000043 } from './migrations/1765700000043-a2a-contexts.js';
 import { SchedulesTriggers1765800000038 } from './migrations/1765800000038-schedules-triggers.js';
+import { EvalResults1765800000041 } from './migrations/1765800000041-eval-results.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -42,6 +43,7 @@ export const MIGRATIONS = [
   UsageAndTraces1765612800039,
   A2aContexts1765700000043,
   SchedulesTriggers1765800000038,
+  EvalResults1765800000041,
 ];
 
 /**
@@ -83,6 +85,19 @@ export function dataSourceOptions(database: AgentConfig['database'], entities: N
  */
 export async function withUnmigratedDatabase<T>(database: AgentConfig['database'], use: (sql: PlainSql) => Promise<T>): Promise<T> {
   const source = new DataSource({ ...dataSourceOptions(database), migrationsRun: false });
+  try {
+    return await use(new PlainSql(await source.initialize()));
+  } finally {
+    if (source.isInitialized) await source.destroy();
+  }
+}
+
+/**
+ * Runs `use` on a connection to the database migrated as the service's start would migrate it, for a one-off
+ * command that writes (`npm run eval` keeps its results), and closes it whatever happens.
+ */
+export async function withMigratedDatabase<T>(database: AgentConfig['database'], use: (sql: PlainSql) => Promise<T>): Promise<T> {
+  const source = new DataSource(dataSourceOptions(database));
   try {
     return await use(new PlainSql(await source.initialize()));
   } finally {

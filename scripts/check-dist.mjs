@@ -1,4 +1,4 @@
-// `npm start`, `npm run start:stdio` and `npm run doctor` run what `npm run build` made, without
+// `npm start`, `npm run start:stdio`, `npm run doctor` and `npm run eval` run what `npm run build` made, without
 // building each time: this says so clearly when dist/ is missing or older than the sources.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';

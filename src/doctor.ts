@@ -4,6 +4,7 @@ import { Logger } from '@nestjs/common';
 import { StderrLogger } from './common/stderr-logger.js';
 import type { AppConfig } from './config/app-config.js';
 import { loadConfig } from './config/config.loader.js';
+import { checkEval } from './doctor/eval-check.js';
 import { checkDatabase, checkSandbox, checkStorage } from './doctor/local-checks.js';
 import { checkMcpServers } from './doctor/mcp-server-checks.js';
 import { checkIssuer } from './identity/oauth/issuer-check.js';
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
     checkStorage(config),
     checkSandbox(config.workspace),
     await checkDatabase(config.database),
+    await checkEval(config),
     ...(await checkMcpServers(config.agent.mcpServers, config.workspace)),
     ...(await checkIssuer(config)),
   ];

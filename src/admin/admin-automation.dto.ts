@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
 
@@ -39,7 +39,29 @@ export class ScheduleCreateDto {
   @ApiPropertyOptional(NOTIFY) @IsOptional() @IsString() @MaxLength(2000) notify_url?: string;
 }
 
-export class SchedulePatchDto extends PartialType(OmitType(ScheduleCreateDto, ['notify_url'] as const)) {}
+/**
+ * A schedule's changes: every field of ScheduleCreateDto but notify_url, each optional. Written out, not made with
+ * @nestjs/swagger's PartialType/OmitType: those require class-validator and class-transformer at run time past the
+ * bundle (a start then loads them through Node's loader, which small-points.e2e refuses).
+ */
+export class SchedulePatchDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 }) @IsOptional() @IsString() @Length(1, 200) name?: string;
+  @ApiPropertyOptional({ maxLength: 200, description: 'Five fields (minute to day of week) or six with seconds first', example: '0 9 * * 1-5' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  cron?: string;
+  @ApiPropertyOptional({ maxLength: 64, description: 'IANA time zone name' }) @IsOptional() @IsString() @Length(1, 64) timezone?: string;
+  @ApiPropertyOptional({ minLength: 1, maxLength: 16000, description: 'What the agent is asked at each fire' }) @IsOptional() @IsString() @Length(1, 16000) request?: string;
+  @ApiPropertyOptional(SESSION) @IsOptional() @IsIn(['new', 'continue']) session?: 'new' | 'continue';
+  @ApiPropertyOptional({ maxLength: 32, description: 'The model tier (`default` or an ollama.models tier)' }) @IsOptional() @IsString() @Length(1, 32) tier?: string;
+  @ApiPropertyOptional({ description: 'false: paused' }) @IsOptional() @IsBoolean() enabled?: boolean;
+  @ApiPropertyOptional(APPROVALS) @IsOptional() @IsIn(['deny', 'wait']) approvals?: 'deny' | 'wait';
+  @ApiPropertyOptional({ enum: ['none', 'last'], description: 'Fires missed while no replica ran: `none` are not run, `last`: the latest runs once' })
+  @IsOptional()
+  @IsIn(['none', 'last'])
+  catch_up?: 'none' | 'last';
+}
 
 export class TriggerCreateDto {
   @ApiProperty({ minLength: 1, maxLength: 200 }) @IsString() @Length(1, 200) name!: string;
@@ -61,7 +83,19 @@ export class TriggerCreateDto {
   @ApiPropertyOptional(NOTIFY) @IsOptional() @IsString() @MaxLength(2000) notify_url?: string;
 }
 
-export class TriggerPatchDto extends PartialType(OmitType(TriggerCreateDto, ['kind', 'notify_url'] as const)) {}
+/** A trigger's changes: every field of TriggerCreateDto but kind and notify_url, each optional (written out: see SchedulePatchDto). */
+export class TriggerPatchDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 }) @IsOptional() @IsString() @Length(1, 200) name?: string;
+  @ApiPropertyOptional({ minLength: 1, maxLength: 16000, description: 'A template over the event (see TriggerCreateDto.request)' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 16000)
+  request?: string;
+  @ApiPropertyOptional(SESSION) @IsOptional() @IsIn(['new', 'continue']) session?: 'new' | 'continue';
+  @ApiPropertyOptional({ maxLength: 32 }) @IsOptional() @IsString() @Length(1, 32) tier?: string;
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() enabled?: boolean;
+  @ApiPropertyOptional(APPROVALS) @IsOptional() @IsIn(['deny', 'wait']) approvals?: 'deny' | 'wait';
+}
 
 export class RunPageQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(200) limit?: number;

@@ -23,6 +23,7 @@ import { UsageAndTraces1765612800039 } from './migrations/1765612800039-usage-an
 import { A2aContexts1765700000043 } from './migrations/1765700000043-a2a-contexts.js';
 import { TaskLocale1765800000036 } from './migrations/1765800000036-task-locale.js';
 import { SchedulesTriggers1765800000038 } from './migrations/1765800000038-schedules-triggers.js';
+import { EvalResults1765800000041 } from './migrations/1765800000041-eval-results.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -44,6 +45,7 @@ export const MIGRATIONS = [
   A2aContexts1765700000043,
   TaskLocale1765800000036,
   SchedulesTriggers1765800000038,
+  EvalResults1765800000041,
 ];
 
 /**
@@ -85,6 +87,19 @@ export function dataSourceOptions(database: AgentConfig['database'], entities: N
  */
 export async function withUnmigratedDatabase<T>(database: AgentConfig['database'], use: (sql: PlainSql) => Promise<T>): Promise<T> {
   const source = new DataSource({ ...dataSourceOptions(database), migrationsRun: false });
+  try {
+    return await use(new PlainSql(await source.initialize()));
+  } finally {
+    if (source.isInitialized) await source.destroy();
+  }
+}
+
+/**
+ * Runs `use` on a connection to the database migrated as the service's start would migrate it, for a one-off
+ * command that writes (`npm run eval` keeps its results), and closes it whatever happens.
+ */
+export async function withMigratedDatabase<T>(database: AgentConfig['database'], use: (sql: PlainSql) => Promise<T>): Promise<T> {
+  const source = new DataSource(dataSourceOptions(database));
   try {
     return await use(new PlainSql(await source.initialize()));
   } finally {

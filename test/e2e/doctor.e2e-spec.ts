@@ -39,6 +39,7 @@ describe('npm run doctor, the boot log and /readyz say what the model and the ma
       `ok    workspace: ${stack.config.workspace} is writable`,
       expect.stringMatching(/^ok {4}sandbox: bubblewrap: no network, read-only system, writable workspace, private \/tmp and PIDs/),
       expect.stringMatching(/^ok {4}database: (SQLite .*|PostgreSQL \(database\.url\)) answers$/),
+      'ok    eval: no result for test-model yet: `npm run eval` measures how well it works here (docs/eval.md)',
     ]);
     expect(code).toBe(0);
   });

@@ -88,7 +88,8 @@ describe('first-run details', () => {
   });
 
   it('is built as ASCII alone, which each start reads as one-byte text (scripts/ascii-regexps.mjs escapes the regular expressions)', () => {
-    for (const name of ['main', 'stdio', 'doctor']) expect([name, isAscii(readFileSync(join(import.meta.dirname, '../../dist/bundle', `${name}.cjs`)))]).toEqual([name, true]);
+    for (const name of ['main', 'stdio', 'doctor', 'eval'])
+      expect([name, isAscii(readFileSync(join(import.meta.dirname, '../../dist/bundle', `${name}.cjs`)))]).toEqual([name, true]);
   });
 
   it('stops on SIGINT as on SIGTERM, and logs an unreachable Ollama without the ".;" typo', async () => {

@@ -96,6 +96,11 @@ export class ScriptedOllama {
   private script: ScriptedReply[] = [];
   private plans: ScriptedReply[] = [];
   private fallback: ScriptedReply = { content: 'scripted answer', promptEvalCount: 10, evalCount: 5 };
+  /**
+   * A scripted "model" that answers from the conversation itself (the eval's models of known quality):
+   * asked before the queue for every work chat; `undefined` leaves that chat to the queue.
+   */
+  respond: ((body: RecordedChat['body']) => ScriptedReply | undefined) | null = null;
   private server: Server | null = null;
   private readonly waiters: (() => void)[] = [];
 
@@ -241,7 +246,7 @@ export class ScriptedOllama {
       if (body.tools?.length && !this.capabilities.includes('tools')) {
         return json(res, 400, { error: `${this.fullName(body.model)} does not support tools` });
       }
-      const reply = body.format !== undefined ? (this.plans.shift() ?? DIRECT_PLAN) : (this.script.shift() ?? this.fallback);
+      const reply = body.format !== undefined ? (this.plans.shift() ?? DIRECT_PLAN) : (this.respond?.(body) ?? this.script.shift() ?? this.fallback);
       if (reply.hang) {
         await new Promise<void>((resolve) => res.on('close', () => resolve()));
         return;

@@ -1,0 +1,108 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Ollama, type Message } from 'ollama';
+import { COMMAND_TOOL, FILE_TOOLS } from '../agent/tool-definitions.js';
+import type { EvalCase, OllamaTarget } from './case.js';
+import type { CaseOutcome } from './report.js';
+import { inside, shell, verify, writeFixture } from './workspace.js';
+
+/** The bare loop's own bound on rounds, as generous as the service's per-subtask default. */
+const MAX_ROUNDS = 20;
+export const SEED = 42;
+
+/**
+ * `--baseline`: the same case through a bare Ollama tool loop with the `ollama` client, what a minimal harness
+ * does: the service's tool definitions as native tools, the model's `tool_calls` executed as they come, no
+ * planning, no text-protocol parsing, no argument repair, no continuation, no retry. Its commands run with
+ * /bin/sh in a temporary copy of the fixture, unsandboxed: only the suite's own fixtures are there.
+ */
+export async function runBaseline(item: EvalCase, ollama: OllamaTarget, model: string, timeoutMs: number): Promise<CaseOutcome> {
+  const dir = mkdtempSync(join(tmpdir(), 'oam-eval-baseline-'));
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  const started = performance.now();
+  const outcome: CaseOutcome = {
+    passed: false,
+    failed: [],
+    modelCalls: 0,
+    promptTokens: 0,
+    outputTokens: 0,
+    wallMs: 0,
+    repairs: { textToolCalls: 0, continuations: 0, repeatsStopped: 0 },
+  };
+  try {
+    writeFixture(dir, item);
+    const client = new Ollama({ host: ollama.host, headers: ollama.headers, fetch: (input, init) => fetch(input, { ...init, signal: abort.signal }) });
+    const messages: Message[] = [{ role: 'user', content: item.request }];
+    let answer = '';
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const reply = await client.chat({ model, messages, tools: [...FILE_TOOLS, COMMAND_TOOL], stream: false, options: { temperature: 0, seed: SEED } });
+      outcome.modelCalls++;
+      outcome.promptTokens += reply.prompt_eval_count ?? 0;
+      outcome.outputTokens += reply.eval_count ?? 0;
+      messages.push(reply.message);
+      const calls = reply.message.tool_calls ?? [];
+      if (calls.length === 0) {
+        answer = reply.message.content;
+        break;
+      }
+      for (const call of calls) messages.push({ role: 'tool', tool_name: call.function.name, content: await execute(dir, call.function.name, call.function.arguments) });
+    }
+    outcome.failed = await verify(item, dir, answer);
+  } catch (error) {
+    outcome.failed = [abort.signal.aborted ? `no end within ${timeoutMs} ms` : `bare loop failed: ${(error as Error).message}`];
+  } finally {
+    clearTimeout(timer);
+    outcome.wallMs = Math.round(performance.now() - started);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  outcome.passed = outcome.failed.length === 0;
+  return outcome;
+}
+
+/** One tool call, as plainly as it can be done; an error goes back to the model as the result. */
+async function execute(dir: string, name: string, args: Record<string, unknown>): Promise<string> {
+  const text = (key: string) => {
+    const value = args[key];
+    return typeof value === 'string' ? value : '';
+  };
+  try {
+    switch (name) {
+      case 'read_file':
+        return readFileSync(inside(dir, text('path')), 'utf8');
+      case 'write_file': {
+        const file = inside(dir, text('path'));
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, text('content'));
+        return 'written';
+      }
+      case 'edit_file': {
+        const file = inside(dir, text('path'));
+        const content = readFileSync(file, 'utf8');
+        if (content.split(text('old_text')).length !== 2) return 'error: old_text must occur exactly once';
+        writeFileSync(
+          file,
+          content.replace(text('old_text'), () => text('new_text')),
+        );
+        return 'edited';
+      }
+      case 'list_dir':
+        return readdirSync(inside(dir, text('path') || '.')).join('\n');
+      case 'glob':
+      case 'grep': {
+        const pattern = JSON.stringify(text('pattern'));
+        const command = name === 'grep' ? `grep -rnE ${pattern} ${JSON.stringify(text('path') || '.')}` : `find . -path ${JSON.stringify(`./${text('pattern')}`)}`;
+        return (await shell(command, dir)).output;
+      }
+      case 'run_command': {
+        const { code, output } = await shell(text('command'), dir);
+        return `exit code ${code}\n${output}`;
+      }
+      default:
+        return `error: unknown tool ${name}`;
+    }
+  } catch (error) {
+    return `error: ${(error as Error).message}`;
+  }
+}

@@ -1,0 +1,36 @@
+/** One tool call of a case's reference solution: a workspace tool of the agent, with its arguments. */
+export interface ReferenceStep {
+  tool: 'read_file' | 'write_file' | 'edit_file' | 'list_dir' | 'grep' | 'run_command';
+  args: Record<string, string>;
+}
+
+/**
+ * What must hold after the agent's turn; every check of a case must pass.
+ * - `command`: a shell command run in the case's workspace exits 0 (a test suite).
+ * - `script`: a Node program, kept outside the workspace so the agent cannot edit it, run with the workspace
+ *   as its working directory; exit 0 passes.
+ * - `file`: the file's content (trailing white space aside) equals `equals` or matches `matches`; `absent`: no such file.
+ * - `unchanged`: the fixture's file is byte for byte as it was (the agent was told not to touch it).
+ * - `answer`: the final answer matches.
+ */
+export type Check = { command: string } | { script: string } | { file: string; equals?: string; matches?: RegExp; absent?: true } | { unchanged: string } | { answer: RegExp };
+
+export interface EvalCase {
+  id: string;
+  /** Which kind of work from issue 41's list it stands for. */
+  kind: string;
+  /** The workspace fixture: relative path to content. */
+  files: Record<string, string>;
+  request: string;
+  checks: Check[];
+  /** The reference solution: the tool calls a competent agent makes, in order, then its final answer. */
+  reference: { steps: ReferenceStep[]; answer: string };
+  /** false for a case a model can solve from its own knowledge, without a tool. */
+  needsTools: boolean;
+}
+
+/** The Ollama the eval talks to: the configured one (ollama.host and ollama.headers of agent.yaml). */
+export interface OllamaTarget {
+  host: string;
+  headers: Record<string, string>;
+}

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type { AgentConfig } from '../config/agent-config.js';
+import { withMigratedDatabase } from '../database/data-source-options.js';
+import type { PlainSql } from '../database/plain-sql.js';
+import type { EvalReport } from './report.js';
+
+/** What the doctor shows of a model's last run through the service. */
+export interface LastEvalResult {
+  finishedAt: string;
+  serviceVersion: string;
+  passAt1: number;
+  passAllN: number;
+  repeat: number;
+  cases: number;
+  complete: boolean;
+}
+
+/** The eval_results table: written by `npm run eval`, read by the doctor. */
+export class EvalResultsRepository {
+  constructor(private readonly sql: PlainSql) {}
+
+  /** One row per model and harness of `report` that ran a case (the oracle's, which asked no model, is not kept). */
+  async save(report: EvalReport): Promise<void> {
+    for (const result of report.results.filter((item) => item.harness !== 'oracle' && item.runs > 0)) {
+      const { cases, ...figures } = result;
+      await this.sql.run(
+        `INSERT INTO eval_results (id, model, harness, service_version, finished_at, pass_at_1, pass_all_n, repeat_count, case_count, complete, figures)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          randomUUID(),
+          result.model,
+          result.harness,
+          report.serviceVersion,
+          report.finishedAt,
+          result.passAt1,
+          result.passAllN,
+          report.settings.repeat,
+          cases.length,
+          this.sql.dialect === 'sqlite' ? Number(report.complete) : report.complete,
+          JSON.stringify(figures),
+        ],
+      );
+    }
+  }
+
+  /** The last run of `model` through the service, or null when it was never evaluated. */
+  async lastFor(model: string): Promise<LastEvalResult | null> {
+    const [row] = await this.sql.all<Record<string, unknown>>(
+      `SELECT finished_at, service_version, pass_at_1, pass_all_n, repeat_count, case_count, complete FROM eval_results
+       WHERE model = ? AND harness = 'service' ORDER BY finished_at DESC LIMIT 1`,
+      [model],
+    );
+    if (!row) return null;
+    return {
+      finishedAt: String(row.finished_at),
+      serviceVersion: String(row.service_version),
+      passAt1: Number(row.pass_at_1),
+      passAllN: Number(row.pass_all_n),
+      repeat: Number(row.repeat_count),
+      cases: Number(row.case_count),
+      complete: row.complete === true || row.complete === 1,
+    };
+  }
+}
+
+/** Saves `report` in the configured database, migrating it first as the service's start would. */
+export function saveEvalReport(database: AgentConfig['database'], report: EvalReport): Promise<void> {
+  return withMigratedDatabase(database, (sql) => new EvalResultsRepository(sql).save(report));
+}

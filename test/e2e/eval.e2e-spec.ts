@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CASES } from '../../src/eval/cases.js';
+import type { EvalReport, HarnessReport } from '../../src/eval/report.js';
+import { EvalModel } from '../support/eval-models.js';
+import { ScriptedOllama } from '../support/scripted-ollama.js';
+
+const run = promisify(execFile);
+const NO_TOOL = CASES.filter((item) => !item.needsTools).map((item) => item.id);
+const ALL = CASES.map((item) => item.id);
+
+/**
+ * `npm run eval` end to end (the built dist/eval.js, which starts the built service and drives it over MCP) against
+ * the scripted Ollama, whose scripted models have a known quality (test/support/eval-models.ts). It brings its own
+ * SQLite database, so the file runs in the sqlite project only.
+ */
+describe('npm run eval against scripted models of known quality', () => {
+  const ollama = new ScriptedOllama();
+  let dir: string;
+  let configFile: string;
+
+  beforeAll(async () => {
+    await ollama.start();
+    dir = mkdtempSync(join(tmpdir(), 'oam-eval-e2e-'));
+    mkdirSync(join(dir, 'workspace'));
+    configFile = join(dir, 'agent.yaml');
+    // The operator's configuration: the eval takes its Ollama and model from it.
+    writeFileSync(configFile, JSON.stringify({ ollama: { host: ollama.url, model: 'test-model' }, workspace: { root: join(dir, 'workspace') } }));
+  });
+  afterAll(async () => {
+    await ollama.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** dist/eval.js with `args`; its exit code, output and JSON report. */
+  async function evaluate(args: string[]): Promise<{ code: number; stdout: string; report: EvalReport }> {
+    const json = join(dir, `report-${Date.now()}.json`);
+    const env = { PATH: process.env.PATH, AGENT_CONFIG: configFile };
+    const ended = await run(process.execPath, ['dist/eval.js', '--json', json, ...args], { env, timeout: 240_000 }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (error: { code?: unknown; stdout: string }) => {
+        if (typeof error.code !== 'number') throw new Error(`eval did not run: ${String(error.code)}`);
+        return { code: error.code, stdout: error.stdout };
+      },
+    );
+    return { ...ended, report: JSON.parse(readFileSync(json, 'utf8')) as EvalReport };
+  }
+
+  const passedIds = (result: HarnessReport) => result.cases.filter((item) => item.runs.every((outcome) => outcome.passed)).map((item) => item.id);
+  const byHarness = (report: EvalReport, harness: string) => report.results.find((result) => result.harness === harness)!;
+
+  it('--oracle applies every reference solution and every verifier passes', async () => {
+    const { code, stdout, report } = await evaluate(['--oracle']);
+    expect(code).toBe(0);
+    expect(report.complete).toBe(true);
+    expect(report.results).toHaveLength(1);
+    expect(report.results[0]).toMatchObject({ harness: 'oracle', passAt1: 1, passAllN: 1 });
+    expect(passedIds(report.results[0])).toEqual(ALL);
+    expect(stdout).toContain(`${ALL.length}/${ALL.length} reference oracle ${ALL.at(-1)}: pass`);
+  });
+
+  it('a model that follows the reference passes everything, through the service and the bare loop, and the figures are its counts', async () => {
+    const model = new EvalModel('follower');
+    ollama.respond = model.respond;
+    const { code, report } = await evaluate(['--repeat', '1', '--baseline']);
+    expect(code).toBe(0);
+    for (const harness of ['service', 'baseline'] as const) {
+      const result = byHarness(report, harness);
+      expect(passedIds(result)).toEqual(ALL);
+      expect({ modelCalls: result.modelCalls, promptTokens: result.promptTokens, outputTokens: result.outputTokens }).toEqual(model.totals(harness));
+    }
+    expect(byHarness(report, 'service').repairs).toEqual({ textToolCalls: 0, continuations: 0, repeatsStopped: 0 });
+    // Kept in the configured database: the doctor names the configured model's last result through the service.
+    const { stdout } = await run(process.execPath, ['dist/doctor.js'], { env: { PATH: process.env.PATH, AGENT_CONFIG: configFile }, timeout: 60_000 }).catch(
+      (error: { stdout: string }) => error,
+    );
+    expect(stdout.split('\n')).toContain(
+      `ok    eval: test-model on ${report.finishedAt.slice(0, 10)} (service ${report.serviceVersion}): pass@1 100%, pass^1 100% over ${ALL.length} cases`,
+    );
+  });
+
+  it('a model that only chats passes only the cases that need no tool', async () => {
+    ollama.respond = new EvalModel('chatter').respond;
+    const { report } = await evaluate(['--repeat', '2', '--baseline']);
+    for (const harness of ['service', 'baseline']) {
+      const result = byHarness(report, harness);
+      expect(passedIds(result)).toEqual(NO_TOOL);
+      expect(result.passAt1).toBeCloseTo(NO_TOOL.length / ALL.length);
+      expect(result.cases.every((item) => item.runs.length === 2)).toBe(true);
+    }
+  });
+
+  it('a model that writes its tool calls as text passes through the service (each call recovered) and fails through the bare loop', async () => {
+    ollama.respond = new EvalModel('texter').respond;
+    const { report } = await evaluate(['--repeat', '1', '--baseline']);
+    const service = byHarness(report, 'service');
+    expect(passedIds(service)).toEqual(ALL);
+    expect(service.repairs.textToolCalls).toBe(CASES.reduce((sum, item) => sum + item.reference.steps.length, 0));
+    expect(passedIds(byHarness(report, 'baseline'))).toEqual(NO_TOOL);
+  });
+
+  it('a case whose model never answers fails within its bound, and the other cases still run', async () => {
+    ollama.respond = new EvalModel('follower', ['no-tool']).respond;
+    const { report } = await evaluate(['--repeat', '1', '--cases', 'no-tool,shell-output', '--timeout-ms', '3000']);
+    const [hung, after] = byHarness(report, 'service').cases;
+    expect(hung).toMatchObject({ id: 'no-tool', runs: [{ passed: false, failed: ['no end within 3000 ms'] }] });
+    expect(after).toMatchObject({ id: 'shell-output', runs: [{ passed: true }] });
+  });
+});

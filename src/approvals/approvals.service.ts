@@ -237,7 +237,9 @@ export class ApprovalsService implements OnModuleInit {
     const answer: ApprovalAnswer = { ...decided, answeredBy: caller.user, answeredClient: caller.client, answeredVia: 'conversation' };
     return {
       steps: this.approvals.decision(row.id, caller.user, answerTaskId, answer, () => alreadyDecided(row.id)),
-      record: () => this.recordAnswer(caller, row, answer, { answer_task_id: answerTaskId, answer: 'decision' }),
+      // The audit names what was decided as the conversation path always did: a question's choice, or approve / deny.
+      record: () =>
+        this.recordAnswer(caller, row, answer, { answer_task_id: answerTaskId, answer: row.tool === QUESTION_TOOL ? 'choice' : decided.state === 'granted' ? 'approve' : 'deny' }),
     };
   }
 

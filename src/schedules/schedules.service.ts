@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
 import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
@@ -7,7 +7,7 @@ import { CronSpec } from '../config/cron-spec.js';
 import type { Caller } from '../identity/caller.js';
 import { ScheduleFires } from './schedule-fires.js';
 import { SchedulesRepository, type Schedule, type ScheduleChange, type ScheduleRun } from './schedules.repository.js';
-import { newSecret, UnattendedRules } from './unattended-rules.js';
+import { UnattendedRules } from './unattended-rules.js';
 import type { SessionMode, UnattendedApprovals } from './unattended.js';
 
 /** What a user gives to make a schedule (the edge has checked the shapes and lengths). */
@@ -47,28 +47,14 @@ export class SchedulesService {
   async create(caller: Caller, input: ScheduleInput): Promise<{ schedule: Schedule; notifySecret: string | null }> {
     const spec = CronSpec.of(input.cron, input.timezone ?? 'UTC');
     this.rules.room(await this.schedules.countOwned(caller.user), 'schedules');
-    const now = nowIso(this.clock);
-    const enabled = input.enabled ?? true;
-    const notifyUrl = input.notifyUrl === undefined ? null : this.rules.notifyUrl(input.notifyUrl);
+    const source = this.rules.newSource(caller, input, nowIso(this.clock));
     const schedule: Schedule = {
-      id: randomUUID(),
-      owner: { user: caller.user, groups: caller.groups, email: caller.email ?? null },
-      name: input.name,
-      request: input.request,
-      sessionMode: input.session ?? 'new',
-      sessionId: null,
-      tier: this.rules.tier(input.tier ?? 'default'),
-      approvals: input.approvals ?? 'deny',
-      notifyUrl,
-      notifySecret: notifyUrl ? newSecret() : null,
-      enabled,
-      createdAt: now,
-      updatedAt: now,
+      ...source,
       cron: input.cron,
       timezone: input.timezone ?? 'UTC',
       catchUp: input.catchUp ?? 'none',
       declared: false,
-      nextFireAt: enabled ? this.nextAfter(spec) : null,
+      nextFireAt: source.enabled ? this.nextAfter(spec) : null,
     };
     await this.schedules.insert(schedule);
     return { schedule, notifySecret: schedule.notifySecret };

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { Caller } from '../identity/caller.js';
-import type { UnattendedSource } from './unattended.js';
+import { randomUUID } from 'node:crypto';
+import type { SessionMode, UnattendedApprovals, UnattendedSource } from './unattended.js';
 
 /** The rules schedules and triggers share: who sees one, which tier and notify URL it may name, how many one user may have. */
 export class UnattendedRules {
@@ -32,10 +33,41 @@ export class UnattendedRules {
     return url;
   }
 
+  /** What a new schedule or trigger of `caller` shares with the other kind: its owner, its work, its defaults, checked. */
+  newSource(caller: Caller, input: UnattendedInput, now: string): UnattendedSource {
+    const notifyUrl = input.notifyUrl === undefined ? null : this.notifyUrl(input.notifyUrl);
+    return {
+      id: randomUUID(),
+      owner: { user: caller.user, groups: caller.groups, email: caller.email ?? null },
+      name: input.name,
+      request: input.request,
+      sessionMode: input.session ?? 'new',
+      sessionId: null,
+      tier: this.tier(input.tier ?? 'default'),
+      approvals: input.approvals ?? 'deny',
+      notifyUrl,
+      notifySecret: notifyUrl ? newSecret() : null,
+      enabled: input.enabled ?? true,
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
   room(owned: number, what: 'schedules' | 'triggers'): void {
     const limit = this.config.scheduler.maxPerUser;
     if (owned >= limit) throw new AgentError('invalid_input', `you already have ${owned} ${what}, the most one user may have (scheduler.max_per_user: ${limit})`);
   }
+}
+
+/** The fields of a new schedule's or trigger's body that both kinds have. */
+export interface UnattendedInput {
+  name: string;
+  request: string;
+  session?: SessionMode;
+  tier?: string;
+  enabled?: boolean;
+  approvals?: UnattendedApprovals;
+  notifyUrl?: string;
 }
 
 /** A secret shown once, when its schedule or trigger is made. */

@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { AuditService } from '../audit/audit.service.js';
 import { isAgentError } from '../common/agent-error.js';
 import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
@@ -55,25 +54,11 @@ export class TriggersService {
 
   async create(caller: Caller, input: TriggerInput): Promise<Trigger> {
     this.rules.room(await this.triggers.countOwned(caller.user), 'triggers');
-    const now = nowIso(this.clock);
-    const notifyUrl = input.notifyUrl === undefined ? null : this.rules.notifyUrl(input.notifyUrl);
     const trigger: Trigger = {
-      id: randomUUID(),
-      owner: { user: caller.user, groups: caller.groups, email: caller.email ?? null },
-      name: input.name,
+      ...this.rules.newSource(caller, input, nowIso(this.clock)),
       kind: input.kind,
       // A Standard Webhooks key is `whsec_` and Base64 (what its libraries take); GitHub takes any string.
       secret: newSecret(input.kind === 'standard' ? 'whsec_' : ''),
-      request: input.request,
-      sessionMode: input.session ?? 'new',
-      sessionId: null,
-      tier: this.rules.tier(input.tier ?? 'default'),
-      approvals: input.approvals ?? 'deny',
-      notifyUrl,
-      notifySecret: notifyUrl ? newSecret() : null,
-      enabled: input.enabled ?? true,
-      createdAt: now,
-      updatedAt: now,
     };
     await this.triggers.insert(trigger);
     return trigger;

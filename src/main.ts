@@ -7,10 +7,12 @@ import { A2aEndpoint } from './a2a/a2a-endpoint.js';
 import { buildOpenApiDocument } from './admin/openapi.js';
 import { HttpAppModule } from './app.module.js';
 import { startUp } from './bootstrap.js';
+import { mountExpressRoutes } from './http/express-routes.js';
 import { HttpEdge } from './http/http-edge.js';
 import { LimitedExpressAdapter } from './http/http-server.js';
 import { onTermination } from './common/termination.js';
 import { deepFreeze } from './config/agent-config.js';
+import { PushSigning } from './push/push-signing.js';
 import { TaskQueueService } from './queue/task-queue.service.js';
 import { firstRunAdminToken } from './startup/admin-token.js';
 import { assertPortFree } from './startup/port-check.js';
@@ -31,9 +33,14 @@ async function main(): Promise<void> {
   });
   app.disable('x-powered-by');
   const openApi = buildOpenApiDocument(app);
-  const express = app.getHttpAdapter().getInstance();
-  express.get('/admin/openapi.json', (_req, res) => void res.json(openApi));
-  app.get(A2aEndpoint).mount(express);
+  const signing = app.get(PushSigning);
+  // The route table's Express rows (src/http/route-table.ts); Nest has mounted its controllers, HttpEdge takes /mcp.
+  mountExpressRoutes(app.getHttpAdapter().getInstance(), {
+    ...app.get(A2aEndpoint).handlers(),
+    // The public key push JWTs are signed with (a2a.push.auth: jwt), public as the card is.
+    'GET /.well-known/jwks.json': [(_req, res, next) => void signing.jwks().then((jwks) => res.json(jwks), next)],
+    'GET /admin/openapi.json': [(_req, res) => void res.json(openApi)],
+  });
   app.get(HttpEdge).mountOn(app.getHttpServer());
   await app.listen(config.server.port, config.server.host);
   const logger = new Logger('Bootstrap');

@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
-import type { Express, NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { withProtocolJson } from './agent-card.js';
@@ -11,7 +11,6 @@ import { TaskFeed } from '../conversation/task-feed.js';
 import { jsonRpcError } from '../http/refusal.js';
 import { RequestAdmission, type CallerErrors, type SurfaceErrors } from '../http/request-admission.js';
 import type { Caller } from '../identity/caller.js';
-import { PushSigning } from '../push/push-signing.js';
 import { A2aPushConfigRepository } from './a2a-push-config.repository.js';
 import { A2aPushStore } from './a2a-push-store.js';
 import { A2aRequestHandler } from './a2a-request-handler.js';
@@ -44,7 +43,6 @@ export class A2aEndpoint {
     inputFiles: InputFilesStager,
     config: AppConfig,
     pushConfigs: A2aPushConfigRepository,
-    private readonly signing: PushSigning,
     contexts: A2aContexts,
     @Optional() issuer?: IssuerMetadata,
   ) {
@@ -53,24 +51,31 @@ export class A2aEndpoint {
     this.guardedCard = config.auth.mode === 'oauth' && !config.auth.oauth.publicRoutes.includes('agent_card');
   }
 
-  mount(app: Express): void {
-    // The public key push JWTs are signed with (a2a.push.auth: jwt), public as the card is.
-    app.get('/.well-known/jwks.json', (_req: Request, res: Response, next: NextFunction) => void this.signing.jwks().then((jwks) => res.json(jwks), next));
-    app.use(['/.well-known/agent-card.json', '/a2a'], versionFromQuery);
-    if (this.guardedCard) app.use('/.well-known/agent-card.json', (req: Request, res: Response, next: NextFunction) => void this.admitCard(req, res, next).catch(next));
+  /**
+   * The handlers of A2A's rows of the route table (mountExpressRoutes mounts them on their paths, for
+   * their methods alone): the Agent Card and JSON-RPC, each behind the version parameter's reading.
+   */
+  handlers(): Record<'GET /.well-known/agent-card.json' | 'POST /a2a', RequestHandler[]> {
     // The SDK's 1.0 route would write the card's oneofs as {$case, value}: withProtocolJson gives it the A2A 1.0 JSON.
     const agentCardProvider = async () => withProtocolJson(await this.handler.getAgentCard());
-    app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } }));
-    app.use(
-      '/a2a',
-      (req: Request, res: Response, next: NextFunction) => void this.admit(req, res, next).catch(next),
-      jsonRpcHandler({
-        requestHandler: this.handler,
-        userBuilder: async (req) =>
-          new A2aUser((req as IdentifiedRequest).caller!, { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate }, personLocale(req)),
-        legacyCompat: { enabled: true },
-      }),
-    );
+    const admitCard: RequestHandler = (req, res, next) => void this.admitCard(req, res, next).catch(next);
+    return {
+      'GET /.well-known/agent-card.json': [
+        versionFromQuery,
+        ...(this.guardedCard ? [admitCard] : []),
+        agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } }),
+      ],
+      'POST /a2a': [
+        versionFromQuery,
+        (req, res, next) => void this.admit(req, res, next).catch(next),
+        jsonRpcHandler({
+          requestHandler: this.handler,
+          userBuilder: async (req) =>
+            new A2aUser((req as IdentifiedRequest).caller!, { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate }, personLocale(req)),
+          legacyCompat: { enabled: true },
+        }),
+      ],
+    };
   }
 
   private async admitCard(req: Request, res: Response, next: NextFunction): Promise<void> {
@@ -78,7 +83,6 @@ export class A2aEndpoint {
   }
 
   private async admit(req: IdentifiedRequest, res: Response, next: NextFunction): Promise<void> {
-    if (req.method !== 'POST') return next();
     const admitted = await this.admission.request(req, res, A2A_ERRORS, '/a2a');
     if (!admitted) return;
     const problem = envelopeProblem(admitted.body);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EdgeRefusal } from './host-origin-guard.js';
+import { ROUTES } from './route-table.js';
 
 /**
  * An endpoint served straight from node:http, ahead of Express and Nest's router, whose per-request
@@ -16,4 +17,17 @@ export abstract class OffRouterEndpoint {
   /** The body of a refusal by the edge, in the endpoint's protocol. */
   abstract refusalBody(refusal: EdgeRefusal): unknown;
   abstract handle(req: IncomingMessage, res: ServerResponse): void;
+}
+
+/**
+ * What an endpoint of `owner` serves, from the route table's `edge` rows: its request targets (the
+ * path with or without a trailing slash and a query string, in any case: what Express's default,
+ * non-strict routing matched) and the methods a 405 names.
+ */
+export function edgeRoutesOf(owner: string): Pick<OffRouterEndpoint, 'path' | 'allow'> {
+  const rows = ROUTES.filter((route) => route.serving === 'edge' && route.owner === owner);
+  const paths = [...new Set(rows.map((route) => route.path))];
+  if (paths.length !== 1) throw new Error(`the route table gives ${owner} ${paths.length} edge paths; an off-router endpoint serves one`);
+  const literal = paths[0].replace(/\/$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return { path: new RegExp(`^${literal}\\/?(?:\\?|$)`, 'i'), allow: rows.map((route) => route.method).join(', ') };
 }

@@ -5,7 +5,7 @@ import { RequestLimits } from '../config/request-limits.js';
 import { MAX_JSON_DEPTH } from '../http/json-depth.js';
 import type { Caller } from '../identity/caller.js';
 import { printable, type EdgeRefusal } from '../http/host-origin-guard.js';
-import { OffRouterEndpoint } from '../http/off-router-endpoint.js';
+import { edgeRoutesOf, OffRouterEndpoint } from '../http/off-router-endpoint.js';
 import { jsonRpcError } from '../http/refusal.js';
 import { RequestAdmission, type SurfaceErrors } from '../http/request-admission.js';
 import { AgentMcpServers } from './agent-mcp-servers.js';
@@ -22,9 +22,9 @@ import { listenRequestOf, SubscriptionsListen } from './subscriptions-listen.js'
  */
 @Injectable()
 export class McpHttpEndpoint extends OffRouterEndpoint {
-  /** `/mcp`, `/mcp/`, with or without a query string: the paths Express's default (non-strict) routing matched. */
-  readonly path = /^\/mcp\/?(?:\?|$)/i;
-  readonly allow = 'POST';
+  /** `/mcp`, `/mcp/`, with or without a query string, and POST: the route table's row. */
+  readonly path: RegExp;
+  readonly allow: string;
   private readonly logger = new Logger('McpHttp');
   private readonly handler: McpHttpHandler;
 
@@ -35,6 +35,7 @@ export class McpHttpEndpoint extends OffRouterEndpoint {
     private readonly listen: SubscriptionsListen,
   ) {
     super();
+    ({ path: this.path, allow: this.allow } = edgeRoutesOf('mcp'));
     const onerror = (error: Error) => this.logger.debug?.(`MCP request rejected: ${error.message}`);
     this.handler = createMcpHandler(({ era, authInfo }) => servers.create({ era }, (authInfo?.extra as { caller: Caller }).caller, true), {
       legacy: 'stateless',

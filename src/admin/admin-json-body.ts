@@ -2,7 +2,7 @@ import { Injectable, type NestMiddleware } from '@nestjs/common';
 import express, { type NextFunction, type Request, type Response } from 'express';
 
 /** The largest JSON body an admin route reads (a schedule or a trigger: a request text and a few fields). */
-const ADMIN_BODY_BYTES = 64 * 1024;
+export const ADMIN_BODY_BYTES = 64 * 1024;
 
 const parse = express.json({ limit: ADMIN_BODY_BYTES, strict: true });
 

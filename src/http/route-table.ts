@@ -153,4 +153,4 @@ export const ROUTES: readonly Route[] = Object.freeze(
 );
 
 /** `GET /a2a`: how a route is named in this table, the mounting code and the tests. */
-export const routeKey = (route: Pick<Route, 'method' | 'path'>) => `${route.method} ${route.path}`;
+export const routeKey = (route: { method: string; path: string }) => `${route.method} ${route.path}`;

@@ -52,7 +52,7 @@ export class AgentService extends AgentRunner {
   }
 
   async run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome> {
-    const events = this.hub.forRun([traceWriter(this.trace), progressReporter(report)]);
+    const events = this.hub.forRun([traceWriter(this.trace, { sessionId: task.sessionId, owner: task.owner }), progressReporter(report)]);
     const direct = task.mode === 'direct';
     // A pause is continued on the model it stopped on (and that model's profile), whatever tier answers it.
     const pending = direct ? null : await this.approvals.pendingOfSession(task.sessionId);

@@ -1,15 +1,15 @@
 import type { TaskProgress } from './agent-runner.js';
 import type { RunEventListener } from './core/run-events.js';
-import type { TraceRepository } from './trace.repository.js';
+import type { TraceRepository, TraceScope } from './trace.repository.js';
 
 /**
  * The trace: every `step` becomes a `task_steps` row before the run goes on, and a step that changed a
  * file also its `task_file_changes` row, in the same transaction (the file change is recorded when it happens).
  */
 export const traceWriter =
-  (trace: TraceRepository): RunEventListener =>
+  (trace: TraceRepository, scope: TraceScope): RunEventListener =>
   async (event) => {
-    if (event.type === 'step') await trace.append(event.step);
+    if (event.type === 'step') await trace.append(event.step, scope);
   };
 
 /** The Task row: status, progress and token events become the queue's progress report. */

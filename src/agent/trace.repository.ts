@@ -39,13 +39,22 @@ export function fileChangeOf(step: StepRecord): { path: string; kind: FileChange
 
 const FILES_OF_SLICE = 500;
 
+/** Whose a step's Task is: its session and owner, as the queue gave them to the run (the tasks table is the queue's). */
+export interface TraceScope {
+  sessionId: string;
+  owner: string;
+}
+
 /** Stores the execution trace of Tasks (`task_steps`) and the file changes its steps record (`task_file_changes`). */
 @Injectable()
 export class TraceRepository {
   constructor(private readonly sql: PlainSql) {}
 
-  /** One step; a step that changed a file also becomes its task_file_changes row, in the same transaction. */
-  async append(step: StepRecord): Promise<void> {
+  /**
+   * One step of a Task of `scope`; a step that changed a file also becomes its task_file_changes row, in the
+   * same transaction, with the Task's session and owner, so that a session's or a user's changes are listed without a join.
+   */
+  async append(step: StepRecord, scope: TraceScope): Promise<void> {
     const row = new TaskStepEntity();
     Object.assign(row, {
       taskId: step.taskId,
@@ -64,11 +73,15 @@ export class TraceRepository {
     if (!change) return this.sql.insert(TaskStepEntity, [row]);
     await this.sql.transaction(function* () {
       yield sqlStep.insert(TaskStepEntity, [row]);
-      // The Task's session and owner from its row: the change is listed by them without a join.
-      yield sqlStep.run(
-        'INSERT INTO task_file_changes (task_id, session_id, owner, path, kind, bytes, changed_at) SELECT id, session_id, owner, ?, ?, ?, ? FROM tasks WHERE id = ?',
-        [change.path, change.kind, change.bytes, step.startedAt, step.taskId],
-      );
+      yield sqlStep.run('INSERT INTO task_file_changes (task_id, session_id, owner, path, kind, bytes, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+        step.taskId,
+        scope.sessionId,
+        scope.owner,
+        change.path,
+        change.kind,
+        change.bytes,
+        step.startedAt,
+      ]);
     });
   }
 

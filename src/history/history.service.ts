@@ -23,6 +23,7 @@ import { restoreCheckpoint } from './workspace-restore.js';
 export interface HistoryTask {
   id: string;
   sessionId: string;
+  owner: string;
   request: string;
 }
 
@@ -185,16 +186,19 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     const outcome = await this.serial(history.task.sessionId, () => restoreCheckpoint(store.repo, plan.target.before!.commit, root, plan.paths));
     history.undoOf = plan.target.taskId;
     for (const path of outcome.restored) {
-      await this.trace.append({
-        taskId: history.task.id,
-        subtask: 'undo',
-        kind: 'file_op',
-        name: 'undo',
-        outcome: 'ok',
-        durationMs: this.clock.now() - started,
-        startedAt: nowIso(this.clock),
-        detail: { path, undoOf: plan.target.taskId },
-      });
+      await this.trace.append(
+        {
+          taskId: history.task.id,
+          subtask: 'undo',
+          kind: 'file_op',
+          name: 'undo',
+          outcome: 'ok',
+          durationMs: this.clock.now() - started,
+          startedAt: nowIso(this.clock),
+          detail: { path, undoOf: plan.target.taskId },
+        },
+        history.task,
+      );
     }
     const names = (paths: string[]) => paths.map((path) => JSON.stringify(path)).join(', ');
     const count = outcome.restored.length;

@@ -73,12 +73,6 @@ export class PushDeliveryRepository {
     return (await this.sql.all<{ webhook: string }>('SELECT webhook FROM webhook_targets WHERE task_id = ?', [taskId])).map((row) => row.webhook);
   }
 
-  /** Who a Task belongs to, for a push about it. */
-  async taskFacts(taskId: string): Promise<{ owner: string; sessionId: string } | null> {
-    const [row] = await this.sql.all<{ owner: string; sessionId: string }>('SELECT owner, session_id AS "sessionId" FROM tasks WHERE id = ?', [taskId]);
-    return row ?? null;
-  }
-
   /** The named signing key, created by whichever replica asks first. */
   async signingKey(name: string, create: () => Promise<{ privateJwk: string; publicJwk: string }>, now: string): Promise<{ privateJwk: string; publicJwk: string }> {
     const read = async () =>

@@ -3,6 +3,7 @@ import type { RunEvent } from '../agent/core/run-events.js';
 import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { TaskEvents } from '../events/task-events.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
 import { PushDeliveries } from './push-deliveries.js';
 import { PushDeliveryRepository } from './push-delivery.repository.js';
 import { PushSigning } from './push-signing.js';
@@ -27,6 +28,7 @@ export class Webhooks implements OnModuleInit, OnModuleDestroy {
     private readonly repository: PushDeliveryRepository,
     private readonly deliveries: PushDeliveries,
     private readonly signing: PushSigning,
+    private readonly queue: TaskQueueService,
     config: AppConfig,
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
@@ -58,7 +60,8 @@ export class Webhooks implements OnModuleInit, OnModuleDestroy {
   private async ended(event: Ended): Promise<void> {
     const urls = await this.repository.webhookTargets(event.taskId);
     if (urls.length === 0) return;
-    const task = await this.repository.taskFacts(event.taskId);
+    // Whose the Task is, from its owner (the queue): the ended event does not say.
+    const task = await this.queue.find(event.taskId);
     if (!task) return;
     const payload = JSON.stringify({
       type: 'task.ended',

@@ -22,6 +22,8 @@ const S3 = id('3', 3);
 const T1 = id('a', 1);
 const T2 = id('b', 2);
 const T3 = id('c', 3);
+/** Each Task's session and owner, as the queue hands them to its run (and the seed stores them). */
+const SCOPES = { [T1]: { sessionId: S1, owner: 'alice' }, [T2]: { sessionId: S2, owner: 'alice' }, [T3]: { sessionId: S3, owner: 'bob' } };
 
 describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (kind) => {
   const sources: DataSource[] = [];
@@ -47,11 +49,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
     ]) {
       await sql.run('INSERT INTO sessions (id, owner, created_at) VALUES (?, ?, ?)', [session, owner, AT]);
     }
-    for (const [task, session, owner] of [
-      [T1, S1, 'alice'],
-      [T2, S2, 'alice'],
-      [T3, S3, 'bob'],
-    ]) {
+    for (const [task, { sessionId: session, owner }] of Object.entries(SCOPES)) {
       await sql.run("INSERT INTO tasks (id, session_id, owner, request, status, created_at, updated_at) VALUES (?, ?, ?, 'r', 'completed', ?, ?)", [task, session, owner, AT, AT]);
     }
   }
@@ -68,6 +66,9 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
     ...fields,
   });
   const write = (taskId: string, path: string, created = true, bytes = path.length) => step(taskId, { detail: { arguments: { path, content: '…' }, path, bytes, created } });
+
+  /** One step of its Task's scope (SCOPES). */
+  const append = (trace: TraceRepository, record: StepRecord) => trace.append(record, SCOPES[record.taskId]);
 
   const changes = (sql: PlainSql) =>
     sql.entities(TaskFileChangeEntity, 'SELECT * FROM task_file_changes ORDER BY seq').then((rows) => rows.map(({ seq: _seq, ...change }) => change));
@@ -118,15 +119,15 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
     const sql = new PlainSql(source);
     await seed(sql);
     const trace = new TraceRepository(sql);
-    await trace.append(step(T1, { kind: 'model_call', name: 'chat', detail: { round: 1 } }));
-    await trace.append(write(T1, 'b.txt'));
-    await trace.append(write(T1, 'a.txt'));
-    await trace.append(write(T1, 'b.txt', false, 9));
-    await trace.append(step(T1, { kind: 'tool_call', name: 'edit_file', outcome: 'error', detail: { path: 'c.txt', error: 'old_text not found' } }));
-    await trace.append(step(T1, { kind: 'file_op', outcome: 'denied', detail: { arguments: { path: 'd.txt' } } }));
-    await trace.append(step(T2, { name: 'undo', subtask: 'undo', detail: { path: 'z.txt', undoOf: T1 } }));
-    await trace.append(write(T2, 'y.txt', true, 4));
-    await trace.append(step(T2, { name: 'undo', subtask: 'undo', detail: { path: 'y.txt', undoOf: T1 } }));
+    await append(trace, step(T1, { kind: 'model_call', name: 'chat', detail: { round: 1 } }));
+    await append(trace, write(T1, 'b.txt'));
+    await append(trace, write(T1, 'a.txt'));
+    await append(trace, write(T1, 'b.txt', false, 9));
+    await append(trace, step(T1, { kind: 'tool_call', name: 'edit_file', outcome: 'error', detail: { path: 'c.txt', error: 'old_text not found' } }));
+    await append(trace, step(T1, { kind: 'file_op', outcome: 'denied', detail: { arguments: { path: 'd.txt' } } }));
+    await append(trace, step(T2, { name: 'undo', subtask: 'undo', detail: { path: 'z.txt', undoOf: T1 } }));
+    await append(trace, write(T2, 'y.txt', true, 4));
+    await append(trace, step(T2, { name: 'undo', subtask: 'undo', detail: { path: 'y.txt', undoOf: T1 } }));
     expect((await trace.forTask(T1)).map((row) => row.kind)).toEqual(['model_call', 'file_op', 'file_op', 'file_op', 'tool_call', 'file_op']);
     expect((await changes(sql)).map((change) => [change.taskId, change.sessionId, change.owner, change.path, change.kind, change.bytes])).toEqual([
       [T1, S1, 'alice', 'b.txt', 'created', 5],
@@ -171,7 +172,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
     for (let n = 0; n < 40; n++) {
       const [taskId, sessionId, owner] = n % 5 === 4 ? [T3, S3, 'bob'] : n % 2 === 0 ? [T1, S1, 'alice'] : [T2, S2, 'alice'];
       const path = `f${Math.floor(n / 3) % 4}.txt`;
-      await trace.append(write(taskId, path, false));
+      await append(trace, write(taskId, path, false));
       history.push({ taskId, sessionId, owner, path });
     }
     const seqs = (await sql.all<{ seq: number | string }>('SELECT seq FROM task_file_changes ORDER BY seq')).map((row) => Number(row.seq));
@@ -202,7 +203,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
     const [first] = alice;
     const cursor = first[first.length - 1].seq;
     const moved = alice[1][0];
-    await trace.append(write(moved.sessionId === S1 ? T1 : T2, moved.path, false));
+    await append(trace, write(moved.sessionId === S1 ? T1 : T2, moved.path, false));
     expect((await files.changedFiles({ owner: 'alice' }, 1, null))[0]).toMatchObject({ sessionId: moved.sessionId, path: moved.path });
     expect((await files.changedFiles({ owner: 'alice' }, 10, cursor)).map((file) => file.path + file.sessionId)).not.toContain(moved.path + moved.sessionId);
 

@@ -284,7 +284,7 @@ describe('HistoryService: the history.max_bytes bound', () => {
     const ids = [1, 2, 3].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
     try {
       for (const [n, id] of ids.entries()) {
-        const task = { id, sessionId: SESSION, request: `task ${n}` };
+        const task = { id, sessionId: SESSION, owner: 'alice', request: `task ${n}` };
         const started = await history.begin(task);
         await writeFile(join(ws, `blob${n}.bin`), randomBytes(300_000));
         expect(await history.finish(started, 'done')).toBe(`done\n\ndiff: agent-session://${SESSION}/tasks/${id}/diff`);

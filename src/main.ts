@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   app.disable('x-powered-by');
   const openApi = buildOpenApiDocument(app);
   const signing = app.get(PushSigning);
-  // The route table's Express rows (src/http/route-table.ts); Nest has mounted its controllers, HttpEdge takes /mcp.
+  // The route table's Express rows (src/http/route-table.ts), ahead of the controllers (app.listen mounts Nest's router); HttpEdge takes /mcp.
   mountExpressRoutes(app.getHttpAdapter().getInstance(), {
     ...app.get(A2aEndpoint).handlers(),
     // The public key push JWTs are signed with (a2a.push.auth: jwt), public as the card is.

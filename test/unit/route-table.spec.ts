@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OWN_VIEW } from '../../src/admin/admin-auth.guard.js';
 import { mountExpressRoutes } from '../../src/http/express-routes.js';
+import { PUBLIC_PATHS } from '../../src/identity/oauth/bearer-admission.js';
 import { edgeRoutesOf } from '../../src/http/off-router-endpoint.js';
 import { ROUTES, routeKey, type Route } from '../../src/http/route-table.js';
 import { nestRoutes, type NestRoute } from '../support/nest-routes.js';
@@ -64,6 +65,12 @@ describe('the route table', () => {
     // And the controllers left out of the document (@ApiExcludeController) are the Nest rows described elsewhere.
     const excluded = controllers.filter((route) => route.excluded).map(routeKey);
     expect(excluded.sort()).toEqual(keys(nestRows.filter((route) => route.documented !== 'openapi')));
+  });
+
+  it("names the routes auth.oauth.public_routes can open as BearerAdmission opens them (a GET of that path)", () => {
+    const openable = ROUTES.filter((route) => route.publicRoute !== undefined);
+    expect(openable.every((route) => route.method === 'GET')).toBe(true);
+    expect(Object.fromEntries(openable.map((route) => [route.path, route.publicRoute]))).toEqual(PUBLIC_PATHS);
   });
 
   it('is the route section of docs/architecture.md (the expected section is printed on a mismatch)', () => {

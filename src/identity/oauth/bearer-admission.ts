@@ -11,7 +11,7 @@ import { SESSION_COOKIE, readCookie } from './session-cookie.js';
 const MAX_AUTHORIZATION_BYTES = 16 * 1024;
 
 /** Routes `auth.oauth.public_routes` may open: the same requests the surfaces serve there. */
-const PUBLIC_PATHS: Record<string, string> = { '/.well-known/agent-card.json': 'agent_card', '/v1/models': 'models' };
+export const PUBLIC_PATHS: Record<string, string> = { '/.well-known/agent-card.json': 'agent_card', '/v1/models': 'models' };
 
 /**
  * `auth.mode: oauth`: the caller of a request is the subject of its `Authorization: Bearer` token

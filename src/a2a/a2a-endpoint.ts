@@ -60,11 +60,7 @@ export class A2aEndpoint {
     const agentCardProvider = async () => withProtocolJson(await this.handler.getAgentCard());
     const admitCard: RequestHandler = (req, res, next) => void this.admitCard(req, res, next).catch(next);
     return {
-      'GET /.well-known/agent-card.json': [
-        versionFromQuery,
-        ...(this.guardedCard ? [admitCard] : []),
-        agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } }),
-      ],
+      'GET /.well-known/agent-card.json': [versionFromQuery, ...(this.guardedCard ? [admitCard] : []), agentCardHandler({ agentCardProvider, legacyCompat: { enabled: true } })],
       'POST /a2a': [
         versionFromQuery,
         (req, res, next) => void this.admit(req, res, next).catch(next),

@@ -31,7 +31,10 @@ function controllerFiles(dir: string): string[] {
 
 /** `:id` → `{id}`, `*path` → `{path}`, joined with one slash each: the form of docs/openapi.json. */
 function openApiPath(...parts: string[]): string {
-  const joined = parts.map((part) => part.replace(/^\/+|\/+$/g, '')).filter((part) => part !== '').join('/');
+  const joined = parts
+    .map((part) => part.replace(/^\/+|\/+$/g, ''))
+    .filter((part) => part !== '')
+    .join('/');
   return `/${joined}`.replace(/:(\w+)/g, '{$1}').replace(/\*(\w+)/g, '{$1}');
 }
 

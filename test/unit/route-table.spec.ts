@@ -67,7 +67,7 @@ describe('the route table', () => {
     expect(excluded.sort()).toEqual(keys(nestRows.filter((route) => route.documented !== 'openapi')));
   });
 
-  it("names the routes auth.oauth.public_routes can open as BearerAdmission opens them (a GET of that path)", () => {
+  it('names the routes auth.oauth.public_routes can open as BearerAdmission opens them (a GET of that path)', () => {
     const openable = ROUTES.filter((route) => route.publicRoute !== undefined);
     expect(openable.every((route) => route.method === 'GET')).toBe(true);
     expect(Object.fromEntries(openable.map((route) => [route.path, route.publicRoute]))).toEqual(PUBLIC_PATHS);

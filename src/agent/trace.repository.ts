@@ -37,6 +37,14 @@ export function fileChangeOf(step: StepRecord): { path: string; kind: FileChange
   return { path, kind, bytes: typeof bytes === 'number' && Number.isInteger(bytes) ? bytes : null };
 }
 
+/** One file a Task created or changed: its session, path and latest change. */
+export interface ChangedFile {
+  sessionId: string;
+  path: string;
+  /** The change that last touched it (task_file_changes.seq): the keyset of the newest-first order. */
+  seq: number;
+}
+
 const FILES_OF_SLICE = 500;
 
 /** Whose a step's Task is: its session and owner, as the queue gave them to the run (the tasks table is the queue's). */
@@ -45,7 +53,10 @@ export interface TraceScope {
   owner: string;
 }
 
-/** Stores the execution trace of Tasks (`task_steps`) and the file changes its steps record (`task_file_changes`). */
+/**
+ * Stores the execution trace of Tasks (`task_steps`) and the file changes its steps record
+ * (`task_file_changes`), and reads them: a Task's steps and files, and the deliverables of a user or a session.
+ */
 @Injectable()
 export class TraceRepository {
   constructor(private readonly sql: PlainSql) {}
@@ -115,5 +126,26 @@ export class TraceRepository {
       }
     }
     return new Map([...files].map(([id, ofTask]) => [id, [...ofTask.values()]]));
+  }
+
+  /**
+   * The files the Tasks of a user or a session created or changed (their deliverables, SessionFilesService):
+   * newest change first, one row per (session, path), only files whose newest change is older than
+   * `before` (a keyset). It walks the scope's changes down from `before` on (owner, seq) or
+   * (session_id, seq) and keeps a change only when (session_id, path, seq) holds no later one, so a page
+   * costs its own rows and the superseded changes between them, never the whole history. A session's
+   * Tasks are all its owner's (a Task joins only a session its caller owns), so a later change of the
+   * same session and path is the same owner's.
+   */
+  async changedFiles(scope: { owner: string } | { sessionId: string }, limit: number, before: number | null): Promise<ChangedFile[]> {
+    const [condition, value] = 'owner' in scope ? ['change.owner = ?', scope.owner] : ['change.session_id = ?', scope.sessionId];
+    const rows = await this.sql.all<{ session_id: string; path: string; seq: number | string }>(
+      `SELECT change.session_id AS session_id, change.path AS path, change.seq AS seq FROM task_file_changes change ` +
+        `WHERE ${condition}${before === null ? '' : ' AND change.seq < ?'} ` +
+        'AND NOT EXISTS (SELECT 1 FROM task_file_changes later WHERE later.session_id = change.session_id AND later.path = change.path AND later.seq > change.seq) ' +
+        'ORDER BY change.seq DESC LIMIT ?',
+      [value, ...(before === null ? [] : [before]), limit],
+    );
+    return rows.map((row) => ({ sessionId: row.session_id, path: row.path, seq: Number(row.seq) }));
   }
 }

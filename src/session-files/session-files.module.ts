@@ -1,13 +1,13 @@
 import { Module } from '@nestjs/common';
+import { AgentModule } from '../agent/agent.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
-import { SessionFilesRepository } from './session-files.repository.js';
 import { SessionFilesService } from './session-files.service.js';
 
-/** The files Tasks produced in their session workspaces: listed from the table of file changes, read from the disk. */
+/** The files Tasks produced in their session workspaces: listed from the trace's file changes (TraceRepository), read from the disk. */
 @Module({
-  imports: [SessionsModule, WorkspaceModule],
-  providers: [SessionFilesRepository, SessionFilesService],
+  imports: [AgentModule, SessionsModule, WorkspaceModule],
+  providers: [SessionFilesService],
   exports: [SessionFilesService],
 })
 export class SessionFilesModule {}

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
+import { TraceRepository, type ChangedFile } from '../agent/trace.repository.js';
 import { AgentError } from '../common/agent-error.js';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import { AppConfig } from '../config/app-config.js';
@@ -8,7 +9,6 @@ import { mimeTypeOf, parseSessionFileUri, sessionFileUri } from '../workspace/se
 import type { SessionFiles } from '../workspace/session-workspaces.js';
 import { WorkspaceError } from '../workspace/workspace-error.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
-import { SessionFilesRepository, type ChangedFile } from './session-files.repository.js';
 
 /** A deliverable as MCP resources/list and the admin API describe it. */
 export interface SessionFileView {
@@ -34,7 +34,7 @@ const PAGE = 100;
 @Injectable()
 export class SessionFilesService {
   constructor(
-    private readonly repository: SessionFilesRepository,
+    private readonly trace: TraceRepository,
     private readonly sessions: SessionsService,
     private readonly workspace: WorkspaceService,
     private readonly config: AppConfig,
@@ -87,7 +87,7 @@ export class SessionFilesService {
   }
 
   private async page(scope: { owner: string } | { sessionId: string }, cursor: string | undefined) {
-    const rows = await this.repository.changedFiles(scope, PAGE + 1, cursor === undefined ? null : decodeCursor(cursor));
+    const rows = await this.trace.changedFiles(scope, PAGE + 1, cursor === undefined ? null : decodeCursor(cursor));
     const page = rows.slice(0, PAGE);
     const workspaces = new Map<string, Promise<SessionFiles>>();
     const files: SessionFileView[] = [];

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { TaskFileChangeEntity } from '../../src/agent/task-file-change.entity.js';
 import { TaskStepEntity } from '../../src/agent/task-step.entity.js';
-import { TraceRepository, type StepRecord } from '../../src/agent/trace.repository.js';
+import { TraceRepository, type ChangedFile, type StepRecord } from '../../src/agent/trace.repository.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions, MIGRATIONS } from '../../src/database/data-source-options.js';
@@ -10,7 +10,6 @@ import { TaskFileChanges1765612800021 } from '../../src/database/migrations/1765
 import { PlainSql } from '../../src/database/plain-sql.js';
 import { TaskReadModels, taskReadModel } from '../../src/queue/task-read-model.js';
 import { TaskEntity } from '../../src/queue/task.entity.js';
-import { SessionFilesRepository, type ChangedFile } from '../../src/session-files/session-files.repository.js';
 import { SessionEntity } from '../../src/sessions/session.entity.js';
 import { freshDatabase, type DatabaseKind } from '../support/databases.js';
 
@@ -182,7 +181,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
       history.forEach((change, index) => keep(change) && newest.set(`${change.sessionId} ${change.path}`, { sessionId: change.sessionId, path: change.path, seq: seqs[index] }));
       return [...newest.values()].sort((a, b) => b.seq - a.seq);
     };
-    const files = new SessionFilesRepository(sql);
+    const files = trace;
     const pages = async (scope: { owner: string } | { sessionId: string }, limit: number) => {
       const all: ChangedFile[][] = [];
       for (let before: number | null = null; ;) {
@@ -213,8 +212,8 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('task_file_changes on %s', (
       const spy = Object.assign(Object.create(sql) as PlainSql, {
         all: (text: string, params: unknown[]) => (statements.push({ sql: text, params }), sql.all(text, params)),
       });
-      await new SessionFilesRepository(spy).changedFiles({ owner: 'alice' }, 3, cursor);
-      await new SessionFilesRepository(spy).changedFiles({ sessionId: S1 }, 3, null);
+      await new TraceRepository(spy).changedFiles({ owner: 'alice' }, 3, cursor);
+      await new TraceRepository(spy).changedFiles({ sessionId: S1 }, 3, null);
       const plans = await Promise.all(statements.map(({ sql: text, params }) => sql.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params)));
       const details = plans.map((plan) => plan.map((step) => step.detail).join('\n'));
       expect(details[0]).toMatch(/SEARCH change USING (COVERING )?INDEX idx_task_file_changes_owner \(owner=\? AND seq<\?\)/);

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { SEED } from './baseline.js';
 import type { EvalCase, OllamaTarget } from './case.js';
 import type { CaseOutcome, Repairs } from './report.js';
 import { verify, writeFixture } from './workspace.js';
@@ -66,6 +67,7 @@ export class ServiceRunner {
         headers: this.options.ollama.headers,
         model: this.options.model,
         temperature: 0,
+        seed: SEED,
         request_timeout_ms: this.options.timeoutMs + 1000,
       },
       database: { type: 'sqlite', path: join(this.dir, 'eval.sqlite') },

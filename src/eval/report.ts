@@ -5,6 +5,16 @@ export interface Repairs {
   repeatsStopped: number;
 }
 
+/** No repair fired. */
+export const NO_REPAIRS: Repairs = { textToolCalls: 0, continuations: 0, repeatsStopped: 0 };
+
+/** The repairs of several Tasks or runs, added up key by key. */
+export function addRepairs(all: Repairs[]): Repairs {
+  const total = { ...NO_REPAIRS };
+  for (const repairs of all) for (const key of Object.keys(total) as (keyof Repairs)[]) total[key] += repairs[key];
+  return total;
+}
+
 /** One run of one case. */
 export interface CaseOutcome {
   passed: boolean;
@@ -66,11 +76,7 @@ export function summarise(model: string, harness: Harness, cases: CaseReport[]):
     modelCalls: sum((run) => run.modelCalls),
     promptTokens: sum((run) => run.promptTokens),
     outputTokens: sum((run) => run.outputTokens),
-    repairs: {
-      textToolCalls: sum((run) => run.repairs.textToolCalls),
-      continuations: sum((run) => run.repairs.continuations),
-      repeatsStopped: sum((run) => run.repairs.repeatsStopped),
-    },
+    repairs: addRepairs(runs.map((run) => run.repairs)),
     cases,
   };
 }

@@ -1,12 +1,14 @@
 /** How often the service's repairs fired in one run of a case (see repairsOf in service-runner.ts). */
 export interface Repairs {
   textToolCalls: number;
+  stringArguments: number;
   continuations: number;
   repeatsStopped: number;
+  compactions: number;
 }
 
 /** No repair fired. */
-export const NO_REPAIRS: Repairs = { textToolCalls: 0, continuations: 0, repeatsStopped: 0 };
+export const NO_REPAIRS: Repairs = { textToolCalls: 0, stringArguments: 0, continuations: 0, repeatsStopped: 0, compactions: 0 };
 
 /** The repairs of several Tasks or runs, added up key by key. */
 export function addRepairs(all: Repairs[]): Repairs {
@@ -96,8 +98,10 @@ export function table(report: EvalReport): string {
     'output tok',
     'mean wall ms',
     'text calls',
+    'string args',
     'continued',
     'repeats',
+    'compacted',
   ];
   const rows = report.results.map((result) => {
     const wall = result.runs === 0 ? 0 : Math.round(result.cases.flatMap((item) => item.runs).reduce((total, run) => total + run.wallMs, 0) / result.runs);
@@ -112,8 +116,10 @@ export function table(report: EvalReport): string {
       String(result.outputTokens),
       String(wall),
       String(result.repairs.textToolCalls),
+      String(result.repairs.stringArguments),
       String(result.repairs.continuations),
       String(result.repairs.repeatsStopped),
+      String(result.repairs.compactions),
     ];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));

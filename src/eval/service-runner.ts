@@ -31,6 +31,7 @@ interface Followed {
 
 interface TraceStep {
   kind: string;
+  name: string;
   outcome: string;
   detail: { doneReason?: string; toolCalls?: string[] } | null;
 }
@@ -216,20 +217,19 @@ export class ServiceRunner {
 }
 
 /**
- * The repairs the trace shows. A call recovered from text: a model call with no native tool call followed by a
- * tool step before the next model call. A continuation: a model call cut off (`done_reason` length). A stopped
- * repeat: the Task's failure says so. String arguments and compaction leave no trace step, so they are not counted.
+ * The repairs the trace shows: the service's `repair` steps (calls recovered from the text, string arguments
+ * parsed, compactions), a model call cut off (`done_reason` length) that the service continued, and a repeated
+ * call it stopped (the Task's answer says so).
  */
 export function repairsOf(trace: TraceStep[], answer: string): Repairs {
-  let textCalls = 0;
-  let continued = 0;
-  trace.forEach((step, index) => {
-    if (step.kind !== 'model_call' || step.outcome !== 'ok') return;
-    if (step.detail?.doneReason === 'length') continued++;
-    const next = trace[index + 1];
-    if ((step.detail?.toolCalls ?? []).length === 0 && next && next.kind !== 'model_call') textCalls++;
-  });
-  return { textToolCalls: textCalls, continuations: continued, repeatsStopped: /repeated the same call/.test(answer) ? 1 : 0 };
+  const repairs = (name: string) => trace.filter((step) => step.kind === 'repair' && step.name === name).length;
+  return {
+    textToolCalls: repairs('text_tool_calls'),
+    stringArguments: repairs('string_arguments'),
+    continuations: trace.filter((step) => step.kind === 'model_call' && step.outcome === 'ok' && step.detail?.doneReason === 'length').length,
+    repeatsStopped: /repeated the same call/.test(answer) ? 1 : 0,
+    compactions: repairs('compaction'),
+  };
 }
 
 /** The `key: value` lines of an agent_run / agent_status text; `result` runs to the end. */

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CASES, selectCases } from '../../src/eval/cases.js';
-import { summarise, table, type CaseOutcome } from '../../src/eval/report.js';
+import { NO_REPAIRS, summarise, table, type CaseOutcome } from '../../src/eval/report.js';
 import { repairsOf } from '../../src/eval/service-runner.js';
 import { probeBubblewrap } from '../../src/workspace/sandbox.js';
 import { applyReference, evalSandbox, inside, verify, writeFixture } from '../../src/eval/workspace.js';
@@ -15,7 +15,7 @@ const outcome = (passed: boolean, extra: Partial<CaseOutcome> = {}): CaseOutcome
   promptTokens: 100,
   outputTokens: 10,
   wallMs: 50,
-  repairs: { textToolCalls: 0, continuations: 0, repeatsStopped: 0 },
+  repairs: { ...NO_REPAIRS },
   ...extra,
 });
 
@@ -92,10 +92,11 @@ describe('the eval suite (issue 41)', () => {
   });
 
   it('counts the repairs the trace shows', () => {
-    const call = (toolCalls: string[], doneReason = 'stop') => ({ kind: 'model_call', outcome: 'ok', detail: { toolCalls, doneReason } });
-    const tool = { kind: 'file_op', outcome: 'ok', detail: null };
-    const trace = [call([]), tool, call(['read_file']), tool, call([], 'length'), call([])];
-    expect(repairsOf(trace, 'done')).toEqual({ textToolCalls: 1, continuations: 1, repeatsStopped: 0 });
+    const call = (doneReason = 'stop') => ({ kind: 'model_call', name: 'ollama chat', outcome: 'ok', detail: { toolCalls: [], doneReason } });
+    const repair = (name: string) => ({ kind: 'repair', name, outcome: 'ok', detail: null });
+    const tool = { kind: 'file_op', name: 'read_file', outcome: 'ok', detail: null };
+    const trace = [call(), repair('text_tool_calls'), tool, call(), repair('string_arguments'), tool, repair('compaction'), call('length'), call(), repair('text_tool_calls')];
+    expect(repairsOf(trace, 'done')).toEqual({ textToolCalls: 2, stringArguments: 1, continuations: 1, repeatsStopped: 0, compactions: 1 });
     expect(repairsOf([], 'Stopped: the model repeated the same call 3 times with the same result: x').repeatsStopped).toBe(1);
   });
 });

@@ -52,6 +52,7 @@ describe('npm run eval against scripted models of known quality', () => {
     return { ...ended, report: JSON.parse(readFileSync(json, 'utf8')) as EvalReport };
   }
 
+  const caseChat = (chat: (typeof ollama.chats)[number], id: string) => chat.body.messages.some((message) => message.content.includes(CASES.find((item) => item.id === id)!.request));
   const passedIds = (result: HarnessReport) => result.cases.filter((item) => item.runs.every((outcome) => outcome.passed)).map((item) => item.id);
   const byHarness = (report: EvalReport, harness: string) => report.results.find((result) => result.harness === harness)!;
 
@@ -80,6 +81,18 @@ describe('npm run eval against scripted models of known quality', () => {
     const options = ollama.chats.filter((chat) => chat.body.messages.some((message) => message.content.includes(CASES[0].request))).map((chat) => chat.body.options);
     expect(options.length).toBe(2);
     for (const sent of options) expect(sent).toMatchObject({ temperature: 0, seed: 42 });
+    // Through the service, the MCP case's answer came from the eval's MCP server, and the denied deploy never ran:
+    // the model was told it was refused, by the service after the eval's `deny`, by the bare loop itself.
+    const toolResults = (id: string, asker: 'service' | 'baseline') => {
+      const chat = ollama.chats.filter((entry) => caseChat(entry, id) && (entry.body.messages[0]?.role === 'system') === (asker === 'service')).at(-1)!;
+      return chat.body.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+    };
+    for (const asker of ['service', 'baseline'] as const) {
+      expect(toolResults('mcp-tool', asker).join('\n')).toContain('YT-88412-0457');
+      const deploy = toolResults('approval-denied', asker).join('\n');
+      expect(deploy).toMatch(/denied|refused|not approved/i);
+      expect(deploy).not.toContain('deployed 1.4.2');
+    }
     // Kept in the configured database: the doctor names the configured model's last result through the service.
     const { stdout } = await run(process.execPath, ['dist/doctor.js'], { env: { PATH: process.env.PATH, AGENT_CONFIG: configFile }, timeout: 60_000 }).catch(
       (error: { stdout: string }) => error,

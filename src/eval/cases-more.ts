@@ -16,10 +16,9 @@ const STACK =
   'export class Stack {\n  #items = [];\n\n  push(item) {\n    this.#items.push(item);\n  }\n\n  pop() {\n    return this.#items.pop();\n  }\n\n  peek() {\n    return this.#items.at(-1);\n  }\n\n  get size() {\n    return this.#items.length;\n  }\n}\n';
 const NUMBERS = 'export function sum(values) {\n  return values.reduce((total, value) => total + value, 0);\n}\n';
 const NUMBERS_WITH_CLAMP = `${NUMBERS}\nexport function clamp(value, min, max) {\n  return Math.min(Math.max(value, min), max);\n}\n`;
-const FINGERPRINT =
-  "import { createHash } from 'node:crypto';\nimport { readFileSync } from 'node:fs';\n\nconsole.log(createHash('sha256').update(readFileSync('data.txt')).digest('hex').slice(0, 12));\n";
+const FINGERPRINT = '#!/bin/sh\n# A short fingerprint of the data file.\nsha256sum data.txt | cut -c1-12\n';
 const FINGERPRINT_DATA = 'eval fixture\n';
-/** What `node fingerprint.mjs` prints: no model can know it without running it. */
+/** What `sh fingerprint.sh` prints: no model can know it without running it. */
 const FINGERPRINT_OUTPUT = createHash('sha256').update(FINGERPRINT_DATA).digest('hex').slice(0, 12);
 const CSV = `id,city\n${Array.from({ length: 57 }, (_, index) => `${index + 1},city-${index % 7}`).join('\n')}\n`;
 const REPORTS = { 'reports/2024-q1.csv': 'q,total\n1,100\n', 'reports/2024-q2.csv': 'q,total\n2,120\n', 'reports/draft.csv': 'q,total\n' };
@@ -143,10 +142,10 @@ export const MORE_CASES: EvalCase[] = [
   {
     id: 'shell-output-run',
     kind: 'use a shell command and read its output',
-    files: { 'fingerprint.mjs': FINGERPRINT, 'data.txt': FINGERPRINT_DATA },
-    request: 'Run `node fingerprint.mjs` and tell me exactly what it prints.',
+    files: { 'fingerprint.sh': FINGERPRINT, 'data.txt': FINGERPRINT_DATA },
+    request: 'Run `sh fingerprint.sh` and tell me exactly what it prints.',
     checks: [{ answer: new RegExp(FINGERPRINT_OUTPUT) }],
-    reference: { steps: [{ tool: 'run_command', args: { command: 'node fingerprint.mjs' } }], answer: `It prints ${FINGERPRINT_OUTPUT}.` },
+    reference: { steps: [{ tool: 'run_command', args: { command: 'sh fingerprint.sh' } }], answer: `It prints ${FINGERPRINT_OUTPUT}.` },
     needsTools: true,
   },
   {

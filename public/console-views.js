@@ -197,7 +197,7 @@ async function modelsView() {
         ),
       ),
     );
-    if (items.length === 0) cards.replaceChildren(h('p', { className: 'muted' }, 'No model was evaluated against this database yet: `npm run eval` measures the configured one.'));
+    if (items.length === 0) cards.replaceChildren(h('p', { className: 'muted', id: 'no-eval-results' }, 'No model was evaluated against this database yet: `npm run eval` measures the configured one.'));
   } catch (error) {
     if (!handleAuthError(error)) cards.replaceChildren(banner(error.message));
   }

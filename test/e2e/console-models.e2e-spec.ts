@@ -32,10 +32,10 @@ describe('the console: the Models page', () => {
     return page;
   };
 
-  /** The built eval on the stack's agent.yaml (its Ollama and database), as an operator runs it. */
+  /** The built eval on the stack's agent.yaml (its Ollama, model and database), as an operator runs it. */
   async function evaluate(args: string[]): Promise<EvalReport> {
     const json = join(stack.config.dir, `eval-${Date.now()}.json`);
-    await run(process.execPath, ['dist/eval.js', '--model', 'scripted-chat', '--json', json, ...args], {
+    await run(process.execPath, ['dist/eval.js', '--json', json, ...args], {
       env: { PATH: process.env.PATH, AGENT_CONFIG: stack.config.file },
       timeout: 100_000,
     });
@@ -50,12 +50,12 @@ describe('the console: the Models page', () => {
 
   it('shows one card per model with its last result through the service and the bare loop; only admins see it', async () => {
     const page = await open(ADMIN, 'models');
-    expect(await (await page.waitForSelector('#models p.muted')).textContent()).toMatch(/^No model was evaluated/);
+    expect(await (await page.waitForSelector('#no-eval-results')).textContent()).toMatch(/^No model was evaluated/);
 
     await evaluate(['--cases', 'no-tool-units', '--repeat', '1']);
     const report = await evaluate(['--cases', 'no-tool-units,ask-when-unclear,shell-output-count', '--repeat', '2', '--baseline']);
     await page.reload();
-    const card = page.locator('#models section.model-card[data-model="scripted-chat"]');
+    const card = page.locator(`#models section.model-card[data-model="${report.results[0].model}"]`);
     await card.waitFor();
     expect(await page.locator('#models section.model-card').count()).toBe(1);
     for (const harness of ['service', 'baseline']) {

@@ -22,8 +22,7 @@ import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
 import { AdminMcpServersController } from './admin-mcp-servers.controller.js';
 import { AdminEvalResultsController } from './admin-eval-results.controller.js';
-import { EvalResultsRepository } from '../eval/eval-results.repository.js';
-import { PlainSql } from '../database/plain-sql.js';
+import { evalResultsProvider } from '../eval/eval-results.repository.js';
 import { McpClientModule } from '../mcp-client/mcp-client.module.js';
 import { SkillsModule } from '../skills/skills.module.js';
 import { AdminSkillsController } from './admin-skills.controller.js';
@@ -90,8 +89,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     ConsoleConversationService,
     AdminMetricsService,
     AdminUsageService,
-    // A plain class (the eval and the doctor use it without Nest), given the global PlainSql here.
-    { provide: EvalResultsRepository, inject: [PlainSql], useFactory: (sql: PlainSql) => new EvalResultsRepository(sql) },
+    evalResultsProvider,
     // Query and path parameters are validated against the DTOs; anything undeclared is refused.
     { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
     { provide: APP_FILTER, useClass: AgentErrorFilter },

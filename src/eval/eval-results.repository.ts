@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../config/agent-config.js';
 import { withMigratedDatabase } from '../database/data-source-options.js';
-import type { PlainSql } from '../database/plain-sql.js';
+import { PlainSql } from '../database/plain-sql.js';
 import type { EvalReport } from './report.js';
 
 /** What the doctor shows of a model's last run through the service. */
@@ -112,3 +112,9 @@ const truthy = (value: unknown) => value === true || value === 1;
 export function saveEvalReport(database: AgentConfig['database'], report: EvalReport): Promise<void> {
   return withMigratedDatabase(database, (sql) => new EvalResultsRepository(sql).save(report));
 }
+
+/**
+ * The repository as a Nest provider on the global PlainSql (admin's `GET /admin/eval-results`): a plain class, not
+ * @Injectable, so that the eval and the doctor use it without Nest's metadata.
+ */
+export const evalResultsProvider = { provide: EvalResultsRepository, inject: [PlainSql], useFactory: (sql: PlainSql) => new EvalResultsRepository(sql) };

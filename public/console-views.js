@@ -159,7 +159,11 @@ async function modelsView() {
   const cards = h('div', { id: 'models' }, h('p', { className: 'muted', role: 'status' }, 'Loading…'));
   setView(
     h('h2', {}, 'Models'),
-    h('p', { className: 'muted' }, 'How each model did in its last `npm run eval` on this installation: pass@1 is the share of runs passed, pass^N the share of cases passed in all N runs (docs/eval.md).'),
+    h(
+      'p',
+      { className: 'muted' },
+      'How each model did in its last `npm run eval` on this installation: pass@1 is the share of runs passed, pass^N the share of cases passed in all N runs (docs/eval.md).',
+    ),
     cards,
   );
   const columns = ['Harness', 'Date', 'Service', 'pass@1', 'pass^N', 'Cases', 'Model calls', 'Prompt tokens', 'Output tokens'];
@@ -197,7 +201,8 @@ async function modelsView() {
         ),
       ),
     );
-    if (items.length === 0) cards.replaceChildren(h('p', { className: 'muted', id: 'no-eval-results' }, 'No model was evaluated against this database yet: `npm run eval` measures the configured one.'));
+    if (items.length === 0)
+      cards.replaceChildren(h('p', { className: 'muted', id: 'no-eval-results' }, 'No model was evaluated against this database yet: `npm run eval` measures the configured one.'));
   } catch (error) {
     if (!handleAuthError(error)) cards.replaceChildren(banner(error.message));
   }

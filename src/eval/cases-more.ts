@@ -62,7 +62,8 @@ export const MORE_CASES: EvalCase[] = [
     checks: [{ answer: /assign|===|comparison|compare/i }, { unchanged: 'users.mjs' }],
     reference: {
       steps: [{ tool: 'read_file', args: { path: 'users.mjs' } }],
-      answer: 'The filter uses `user.active = true`, an assignment instead of a comparison: it sets every user active and always returns true. It should be `user.active === true`.',
+      answer:
+        'The filter uses `user.active = true`, an assignment instead of a comparison: it sets every user active and always returns true. It should be `user.active === true`.',
     },
     needsTools: true,
   },
@@ -74,7 +75,9 @@ export const MORE_CASES: EvalCase[] = [
     checks: [
       { command: 'node test.mjs' },
       { unchanged: 'test.mjs' },
-      { script: `${load('tax', 'tax.mjs')}import { readFileSync } from 'node:fs';\nassert.equal(tax.TAX_RATE, 0.08);\nassert.equal(readFileSync('tax.mjs', 'utf8').match(/\\d\\.08/g)?.length, 1);\n` },
+      {
+        script: `${load('tax', 'tax.mjs')}import { readFileSync } from 'node:fs';\nassert.equal(tax.TAX_RATE, 0.08);\nassert.equal(readFileSync('tax.mjs', 'utf8').match(/\\d\\.08/g)?.length, 1);\n`,
+      },
     ],
     reference: {
       steps: [

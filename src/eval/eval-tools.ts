@@ -22,7 +22,7 @@ const ORDERS: Record<string, { status: string; carrier: string; tracking: string
 
 const lookupOrder: EvalTool = {
   name: 'lookup_order',
-  description: "Looks up a customer order by its id (such as A-1042): its status, carrier and tracking number.",
+  description: 'Looks up a customer order by its id (such as A-1042): its status, carrier and tracking number.',
   input: z.object({ order_id: z.string().describe('the order id, such as A-1042') }),
   readOnly: true,
   run: ({ order_id }) => {

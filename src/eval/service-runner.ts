@@ -88,7 +88,10 @@ export class ServiceRunner {
       // The eval's own MCP servers (eval-tools.ts): a case may need one of their tools; eval-release asks first.
       agent: {
         mcp_servers: Object.fromEntries(
-          Object.entries(EVAL_SERVERS).map(([name, spec]) => [name, { command: process.execPath, args: [join(this.options.root, 'dist/eval-tools.js'), name], approval: spec.approval }]),
+          Object.entries(EVAL_SERVERS).map(([name, spec]) => [
+            name,
+            { command: process.execPath, args: [join(this.options.root, 'dist/eval-tools.js'), name], approval: spec.approval },
+          ]),
         ),
       },
       mcp: { locale: 'en', tasks: { poll_interval_ms: 100 } },

@@ -24,7 +24,9 @@ export interface EvalSandbox {
 export function evalSandbox(setting: 'auto' | 'bubblewrap' | 'none', limits: SandboxLimits): EvalSandbox {
   const status = resolveSandbox(setting, tmpdir());
   if (status.mode === 'disabled') {
-    throw new Error(`${status.detail}\nthe eval runs the agent's commands and its verifiers in that sandbox: install bubblewrap, or set workspace.sandbox: none to run both unconfined`);
+    throw new Error(
+      `${status.detail}\nthe eval runs the agent's commands and its verifiers in that sandbox: install bubblewrap, or set workspace.sandbox: none to run both unconfined`,
+    );
   }
   return { status, limits };
 }

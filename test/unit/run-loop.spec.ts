@@ -114,7 +114,11 @@ const answerOf = (outcome: RunOutcome) => (outcome.kind === 'answer' ? outcome.a
 const assembled = (deltas: { offset: number; text: string }[]) => deltas.reduce((text, delta) => text.slice(0, delta.offset) + delta.text, '');
 
 /** The run's `repair` steps, as name and detail. */
-const repairSteps = (h: ReturnType<typeof harness>) => h.of('step').filter((event) => event.step.kind === 'repair').map((event) => [event.step.name, event.step.detail] as const);
+const repairSteps = (h: ReturnType<typeof harness>) =>
+  h
+    .of('step')
+    .filter((event) => event.step.kind === 'repair')
+    .map((event) => [event.step.name, event.step.detail] as const);
 
 describe('RunLoop with a scripted model', () => {
   it("times each model call by the run's clock: startedAt when it began, durationMs until it answered", async () => {

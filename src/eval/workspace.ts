@@ -20,9 +20,10 @@ export interface EvalSandbox {
  * The sandbox of the operator's `workspace.sandbox`, resolved as the service resolves it at boot: bubblewrap where
  * it runs, unconfined only when `none` was chosen. Where `auto` finds no bubblewrap the service disables
  * run_command, and the eval refuses to start rather than measure a service that cannot run the cases' tests.
+ * `probeEnv`: the environment bubblewrap's probe runs in (the eval's own unless given).
  */
-export function evalSandbox(setting: 'auto' | 'bubblewrap' | 'none', limits: SandboxLimits): EvalSandbox {
-  const status = resolveSandbox(setting, tmpdir());
+export function evalSandbox(setting: 'auto' | 'bubblewrap' | 'none', limits: SandboxLimits, probeEnv?: NodeJS.ProcessEnv): EvalSandbox {
+  const status = resolveSandbox(setting, tmpdir(), probeEnv);
   if (status.mode === 'disabled') {
     throw new Error(
       `${status.detail}\nthe eval runs the agent's commands and its verifiers in that sandbox: install bubblewrap, or set workspace.sandbox: none to run both unconfined`,

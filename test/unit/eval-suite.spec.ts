@@ -67,6 +67,20 @@ describe('the eval suite (issue 41)', () => {
     expect(existsSync(join(dir, 'sandboxed', 'outside.txt'))).toBe(false);
   });
 
+  it('refuses to run where auto finds no bubblewrap (the service would disable its commands), and runs unconfined only with none', async () => {
+    const limits = { maxFileBytes: 2 ** 30, maxProcesses: 512, maxMemoryBytes: 2 ** 30 };
+    const withoutBwrap = { PATH: '/nonexistent' };
+    expect(() => evalSandbox('auto', limits, withoutBwrap)).toThrow(/install bubblewrap, or set workspace\.sandbox: none/);
+    expect(() => evalSandbox('bubblewrap', limits, withoutBwrap)).toThrow(/workspace\.sandbox is bubblewrap/);
+    const unconfined = evalSandbox('none', limits, withoutBwrap);
+    expect(unconfined.status.mode).toBe('none');
+    const workspace = join(dir, 'unconfined');
+    const item = { ...CASES[0], files: {}, checks: [{ command: 'test "$HOME" = "$PWD"' }] };
+    writeFixture(workspace, item);
+    // The service's command environment either way: HOME is the workspace, nothing of the eval's own.
+    expect(await verify(item, workspace, '', unconfined)).toEqual([]);
+  });
+
   it('keeps every path inside the workspace', () => {
     expect(() => inside(dir, '../etc/passwd')).toThrow(/outside the workspace/);
     expect(() => inside(dir, '/etc/passwd')).toThrow(/outside the workspace/);

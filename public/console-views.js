@@ -1,8 +1,9 @@
 // More console views, on console.js's helpers (h, api, clock, status…), which load after this file
 // and are only called from here once the page runs: #/approvals (everyone's own, admins all),
-// #/skills (the skills the signed-in user can use) and #/usage (everyone's own, admins all). Plain DOM, values as text only.
+// #/skills (the skills the signed-in user can use), #/usage (everyone's own, admins all) and #/models (admins: the
+// last `npm run eval` result per model). Plain DOM, values as text only.
 /* global api, h, setView, signedIn, local, short, approvalItem, handleAuthError, scheduleRefresh, banner, duration */
-/* exported refreshApprovalBadge, approvalsView, skillsView, usageView */
+/* exported refreshApprovalBadge, approvalsView, skillsView, usageView, modelsView */
 'use strict';
 
 /** The header badge: how many approvals wait for the signed-in user (admins: for anyone). */
@@ -145,5 +146,64 @@ async function skillsView() {
     if (skills.length === 0) body.append(h('tr', {}, h('td', { colSpan: 5, className: 'muted' }, 'No skills for you.')));
   } catch (error) {
     if (!handleAuthError(error)) body.replaceChildren(h('tr', {}, h('td', { colSpan: 5 }, banner(error.message))));
+  }
+}
+
+const percent = (share) => `${Math.round(share * 100)}%`;
+
+/**
+ * The last `npm run eval` result of every model evaluated against this database (GET /admin/eval-results, issue 41):
+ * one card per model, a row per harness (through the service; with --baseline, the bare tool loop too).
+ */
+async function modelsView() {
+  const cards = h('div', { id: 'models' }, h('p', { className: 'muted', role: 'status' }, 'Loading…'));
+  setView(
+    h('h2', {}, 'Models'),
+    h(
+      'p',
+      { className: 'muted' },
+      'How each model did in its last `npm run eval` on this installation: pass@1 is the share of runs passed, pass^N the share of cases passed in all N runs (docs/eval.md).',
+    ),
+    cards,
+  );
+  const columns = ['Harness', 'Date', 'Service', 'pass@1', 'pass^N', 'Cases', 'Model calls', 'Prompt tokens', 'Output tokens'];
+  try {
+    const { items } = await api('eval-results');
+    const byModel = new Map();
+    for (const item of items) byModel.set(item.model, [...(byModel.get(item.model) ?? []), item]);
+    cards.replaceChildren(
+      ...[...byModel].map(([model, results]) =>
+        h(
+          'section',
+          { className: 'card scroll model-card', dataset: { model } },
+          h('h3', { className: 'mono' }, model),
+          h(
+            'table',
+            {},
+            h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col' }, c)))),
+            h(
+              'tbody',
+              {},
+              ...results.map((result) =>
+                h(
+                  'tr',
+                  { dataset: { harness: result.harness } },
+                  h('td', {}, result.harness),
+                  h('td', { title: result.finished_at }, `${result.finished_at.slice(0, 10)}${result.complete ? '' : ' (stopped early)'}`),
+                  h('td', { className: 'mono' }, result.service_version),
+                  h('td', { className: 'num' }, percent(result.pass_at_1)),
+                  h('td', { className: 'num' }, `${percent(result.pass_all_n)} (N=${result.repeat})`),
+                  ...[result.cases, result.model_calls, result.prompt_tokens, result.output_tokens].map((n) => h('td', { className: 'num' }, n)),
+                ),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+    if (items.length === 0)
+      cards.replaceChildren(h('p', { className: 'muted', id: 'no-eval-results' }, 'No model was evaluated against this database yet: `npm run eval` measures the configured one.'));
+  } catch (error) {
+    if (!handleAuthError(error)) cards.replaceChildren(banner(error.message));
   }
 }

@@ -1,9 +1,9 @@
 // The console: plain DOM, no framework, no inline script (strict CSP). Every value from the API goes in
 // as text (textContent), never as markup, but for answers, which render as sanitised Markdown
 // (console-conversation.js). Views: #/chat (console-conversation.js), #/tasks, #/tasks/<id>, #/approvals, #/skills,
-// #/usage, #/schedules and #/triggers (console-automation.js); admins also #/audit (console-views.js). Any
+// #/usage, #/schedules and #/triggers (console-automation.js); admins also #/audit and #/models (console-views.js). Any
 // signed-in user sees their own Tasks and usage; admins everyone's.
-/* global refreshApprovalBadge, usageView, approvalsView, skillsView, schedulesView, triggersView, chatView, liveTask, markdown, consoleOptions -- defined in console-views.js, console-automation.js and console-conversation.js */
+/* global refreshApprovalBadge, usageView, modelsView, approvalsView, skillsView, schedulesView, triggersView, chatView, liveTask, markdown, consoleOptions -- defined in console-views.js, console-automation.js and console-conversation.js */
 'use strict';
 
 const AUTH_MODE = document.querySelector('meta[name="oam-auth-mode"]').content;
@@ -1016,6 +1016,7 @@ function updateHeader() {
   document.getElementById('whoami').textContent = signedIn ? `signed in as ${signedIn.user}${AUTH_MODE === 'none' ? ' (admin token)' : admin ? ' (admin)' : ''}` : '';
   document.getElementById('sign-out').hidden = !(signedIn && (AUTH_MODE === 'none' || AUTH_MODE === 'oauth'));
   document.getElementById('nav-audit').hidden = !admin;
+  document.getElementById('nav-models').hidden = !admin;
   document.getElementById('nav-usage').hidden = !signedIn;
   document.getElementById('nav-tasks').textContent = signedIn && !admin ? 'My Tasks' : 'Tasks';
   if (signedIn) refreshApprovalBadge();
@@ -1035,6 +1036,7 @@ function route() {
   for (const link of document.querySelectorAll('header nav a')) link.removeAttribute('aria-current');
   const views = {
     audit: signedIn.admin && auditView,
+    models: signedIn.admin && modelsView,
     usage: usageView,
     approvals: approvalsView,
     skills: skillsView,

@@ -1,5 +1,5 @@
 // The second step of `npm run build`: bundles the compiled modules (build/, from scripts/compile.mjs) into one file
-// for each of the entry points (dist/bundle/main.cjs, stdio.cjs, doctor.cjs, init.cjs, eval.cjs), and writes the
+// for each of the entry points (dist/bundle/main.cjs, stdio.cjs, doctor.cjs, init.cjs, eval.cjs, eval-tools.cjs), and writes the
 // entry points that people and tests run, dist/main.js, dist/stdio.js, dist/doctor.js, dist/init.js and dist/eval.js,
 // which run their bundle with V8's code cache (docs/adr/0018-code-cache-for-the-bundles.md), and the package's bin,
 // dist/cli.js, which dispatches to them (`npx ollama-agent-mcp stdio`; docs/adr/0023-an-npm-package-with-one-bin.md).
@@ -38,8 +38,9 @@ const OPENTELEMETRY_SDK = [
 ];
 const external = ['better-sqlite3', '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@fastify/static', ...OPENTELEMETRY_SDK];
 
-// A new command of the bin is one entry here and one row in src/cli.ts.
-const ENTRIES = ['main', 'stdio', 'doctor', 'init', 'eval'];
+// A new command of the bin is one entry here and one row in src/cli.ts. eval-tools is no command: the eval's own MCP
+// server, which the eval's service starts (src/eval-tools.ts).
+const ENTRIES = ['main', 'stdio', 'doctor', 'init', 'eval', 'eval-tools'];
 
 // @nestjs/typeorm reads two classes that TypeORM 1 no longer has (Connection, AbstractRepository) through a
 // `createRequire(import.meta.url)('typeorm')` that esbuild cannot follow: in the bundle it loaded a second, unbundled

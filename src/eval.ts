@@ -14,9 +14,9 @@ import { runBaseline, SEED } from './eval/baseline.js';
 import { saveEvalReport } from './eval/eval-results.repository.js';
 import type { EvalCase } from './eval/case.js';
 import { selectCases } from './eval/cases.js';
-import { summarise, table, type CaseOutcome, type CaseReport, type EvalReport, type Harness } from './eval/report.js';
+import { NO_REPAIRS, summarise, table, type CaseOutcome, type CaseReport, type EvalReport, type Harness } from './eval/report.js';
 import { ServiceRunner } from './eval/service-runner.js';
-import { applyReference, verify, writeFixture } from './eval/workspace.js';
+import { applyReference, evalSandbox, verify, writeFixture } from './eval/workspace.js';
 
 const USAGE = `usage: npm run eval -- [--model NAME]... | [--tier NAME]... [--repeat N] [--cases a,b] [--json FILE]
                        [--timeout-ms MS] [--baseline] [--oracle]`;
@@ -53,12 +53,14 @@ function options() {
   }
   const cases = selectCases(values.cases.split(',').filter(Boolean));
   if (cases.length === 0) throw new Error(`--cases ${values.cases}: no case matches`);
-  const { ollama, database } = loadConfig();
+  const { ollama, database, workspace } = loadConfig();
   const tiers = new Map(ollama.models);
   const unknown = (values.tier ?? []).filter((tier) => !tiers.has(tier));
   if (unknown.length > 0) throw new Error(`--tier ${unknown.join(', ')}: not in ollama.models (${[...tiers.keys()].join(', ') || 'none configured'})`);
   const models = [...(values.model ?? []), ...(values.tier ?? []).map((tier) => tiers.get(tier)!)];
-  return { ...values, database, ollama: { host: ollama.host, headers: ollama.headers }, models: models.length > 0 ? models : [ollama.model], repeat, timeoutMs, cases };
+  const limits = { maxFileBytes: workspace.maxFileBytes, maxProcesses: workspace.maxProcesses, maxMemoryBytes: workspace.maxMemoryBytes };
+  const sandbox = { ...evalSandbox(workspace.sandbox, limits), setting: workspace.sandbox };
+  return { ...values, database, ollama: { host: ollama.host, headers: ollama.headers }, models: models.length > 0 ? models : [ollama.model], repeat, timeoutMs, cases, sandbox };
 }
 
 /** Ctrl-C: the case under way ends (its service is stopped), what finished is reported and written. */
@@ -98,7 +100,7 @@ async function main(): Promise<void> {
     if (interrupted) break;
     const cases: CaseReport[] = settings.cases.map((item) => ({ id: item.id, kind: item.kind, runs: [] }));
     const dir = mkdtempSync(join(tmpdir(), 'oam-eval-'));
-    const service = harness === 'service' ? new ServiceRunner(dir, { root: ROOT, ollama: settings.ollama, model, timeoutMs: settings.timeoutMs }) : null;
+    const service = harness === 'service' ? new ServiceRunner(dir, { root: ROOT, ollama: settings.ollama, model, timeoutMs: settings.timeoutMs, sandbox: settings.sandbox }) : null;
     try {
       current = service;
       await service?.start();
@@ -133,12 +135,12 @@ async function main(): Promise<void> {
 
 async function runOne(harness: Harness, item: EvalCase, service: ServiceRunner | null, dir: string, model: string, settings: ReturnType<typeof options>): Promise<CaseOutcome> {
   if (harness === 'service') return service!.run(item);
-  if (harness === 'baseline') return runBaseline(item, settings.ollama, model, settings.timeoutMs);
+  if (harness === 'baseline') return runBaseline(item, settings.ollama, model, settings.timeoutMs, settings.sandbox);
   const started = performance.now();
   const workspace = join(dir, item.id);
   writeFixture(workspace, item);
   applyReference(workspace, item.reference.steps);
-  const failed = await verify(item, workspace, item.reference.answer);
+  const failed = await verify(item, workspace, item.reference.answer, settings.sandbox);
   return {
     passed: failed.length === 0,
     failed,
@@ -146,7 +148,7 @@ async function runOne(harness: Harness, item: EvalCase, service: ServiceRunner |
     promptTokens: 0,
     outputTokens: 0,
     wallMs: Math.round(performance.now() - started),
-    repairs: { textToolCalls: 0, continuations: 0, repeatsStopped: 0 },
+    repairs: { ...NO_REPAIRS },
   };
 }
 

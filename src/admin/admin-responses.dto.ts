@@ -196,7 +196,7 @@ export class TaskPageDto {
 export class TraceStepDto {
   @ApiProperty({ type: 'integer' }) seq!: number;
   @ApiProperty({ description: 'The subtask it served (empty without a plan)' }) subtask!: string;
-  @ApiProperty({ enum: ['plan', 'model_call', 'tool_call', 'command', 'file_op', 'mcp_tool', 'steer', 'limit'] }) kind!: string;
+  @ApiProperty({ enum: ['plan', 'model_call', 'tool_call', 'command', 'file_op', 'mcp_tool', 'steer', 'limit', 'repair'] }) kind!: string;
   @ApiProperty({ description: 'The tool, the command, or the model call' }) name!: string;
   @ApiProperty({ description: '`ok`, `error`, `denied`, `timeout`, `cancelled`…' }) outcome!: string;
   @ApiProperty({ type: 'integer' }) input_tokens!: number;

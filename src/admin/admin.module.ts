@@ -21,6 +21,8 @@ import { AdminIdentityController } from './admin-identity.controller.js';
 import { AdminMetricsController } from './admin-metrics.controller.js';
 import { AdminMetricsService } from './admin-metrics.service.js';
 import { AdminMcpServersController } from './admin-mcp-servers.controller.js';
+import { AdminEvalResultsController } from './admin-eval-results.controller.js';
+import { evalResultsProvider } from '../eval/eval-results.repository.js';
 import { McpClientModule } from '../mcp-client/mcp-client.module.js';
 import { SkillsModule } from '../skills/skills.module.js';
 import { AdminSkillsController } from './admin-skills.controller.js';
@@ -69,6 +71,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     AdminMetricsController,
     AdminHealthController,
     AdminMcpServersController,
+    AdminEvalResultsController,
     AdminSchedulesController,
     AdminTriggersController,
     AdminSkillsController,
@@ -86,6 +89,7 @@ import { TriggersModule } from '../triggers/triggers.module.js';
     ConsoleConversationService,
     AdminMetricsService,
     AdminUsageService,
+    evalResultsProvider,
     // Query and path parameters are validated against the DTOs; anything undeclared is refused.
     { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
     { provide: APP_FILTER, useClass: AgentErrorFilter },

@@ -99,6 +99,7 @@ export class RunLoop {
       // Without tools (direct mode, or the summary after a limit) there is nothing to call: any markup is the answer's text.
       const known = state.stopped ? new Set<string>() : this.knownTools;
       const { answer, calls, message } = readReply(reply, known, state.toolMode);
+      await this.report.repairedReply(reply, calls, nowIso(this.deps.clock));
       state.messages.push(message);
       if (state.stopped) return this.finish(counters.continued + answer, state.stopped);
       if (calls.length > 0) {
@@ -202,7 +203,12 @@ export class RunLoop {
       state.toolMode = 'text';
       if (state.messages[0]?.role === 'system') state.messages[0] = { ...state.messages[0], content: systemPromptFor(state.messages[0].content, 'text', this.context.tools) };
     }
-    if (compactKeep !== null) state.messages = compactToolOutputs(state.messages, compactKeep);
+    if (compactKeep !== null) {
+      const before = state.messages;
+      state.messages = compactToolOutputs(before, compactKeep);
+      const outputs = state.messages.filter((message, index) => message !== before[index]).length;
+      if (outputs > 0) await this.report.compacted(outputs, compactKeep, nowIso(this.deps.clock));
+    }
     this.countTokens(subtask, { input: reply.promptEvalCount, output: reply.evalCount });
     state.usage.modelCalls++;
     await this.report.tokens();

@@ -1,9 +1,10 @@
 import { cutText } from '../common/cut-text.js';
 import { DEFAULT_TIER } from '../ollama/model-tiers.js';
-import type { ChatToolCall } from '../ollama/ollama.gateway.js';
+import type { ChatReply, ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { RunEvents } from './core/run-events.js';
 import type { LimitReached } from './core/run-limits.js';
 import type { RunState, SteerMessage } from './core/run-state.js';
+import type { RepairKind } from './task-step.entity.js';
 import type { StepRecord } from './trace.repository.js';
 import { completedBefore, criticalPathTokens } from './plan.js';
 
@@ -77,6 +78,25 @@ export class RunReporter {
   async limit(reached: LimitReached, startedAt: string): Promise<void> {
     await this.step({ kind: 'limit', name: reached.limit, outcome: 'ok', startedAt, detail: { ...reached, usage: { ...this.state.usage } } });
     await this.status(`${reached.limit}: summary`);
+  }
+
+  /**
+   * What the service mended in one model reply, one `repair` step each: calls it found in the text (no native
+   * call came), native calls whose arguments were a JSON string. Nothing mended: no step.
+   */
+  async repairedReply(reply: ChatReply, calls: readonly ChatToolCall[], startedAt: string): Promise<void> {
+    if (reply.toolCalls.length === 0 && calls.length > 0) await this.repaired('text_tool_calls', { calls: calls.length }, startedAt);
+    const stringArguments = reply.toolCalls.filter((call) => typeof (call.function?.arguments as unknown) === 'string').length;
+    if (stringArguments > 0) await this.repaired('string_arguments', { calls: stringArguments }, startedAt);
+  }
+
+  /** Old tool outputs were replaced by a marker so the conversation fits the context (`keep` kept whole). */
+  async compacted(outputs: number, keep: number, startedAt: string): Promise<void> {
+    await this.repaired('compaction', { outputs, keep }, startedAt);
+  }
+
+  private async repaired(name: RepairKind, detail: Record<string, unknown>, startedAt: string): Promise<void> {
+    await this.step({ kind: 'repair', name, outcome: 'ok', startedAt, detail });
   }
 
   private async step(fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'startedAt' | 'detail'>): Promise<void> {

@@ -1,7 +1,16 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-/** `steer`: a person's correction reached the model; `limit`: a budget or round limit ended the tool work (issue 35). */
-export type StepKind = 'plan' | 'model_call' | 'tool_call' | 'command' | 'file_op' | 'mcp_tool' | 'steer' | 'limit';
+/**
+ * `steer`: a person's correction reached the model; `limit`: a budget or round limit ended the tool work (issue 35);
+ * `repair`: the service mended what the model sent (its name says which: RepairKind), as `npm run eval` counts.
+ */
+export type StepKind = 'plan' | 'model_call' | 'tool_call' | 'command' | 'file_op' | 'mcp_tool' | 'steer' | 'limit' | 'repair';
+
+/**
+ * The repairs a `repair` step names: tool calls recovered from the answer's text, native tool calls whose
+ * arguments came as a JSON string and were parsed, old tool outputs compacted to fit the context.
+ */
+export type RepairKind = 'text_tool_calls' | 'string_arguments' | 'compaction';
 
 /** The kinds of step that are a tool call (what usage, spans and metrics count as one). */
 export const TOOL_STEP_KINDS: readonly StepKind[] = ['tool_call', 'command', 'file_op', 'mcp_tool'];

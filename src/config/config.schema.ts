@@ -289,6 +289,8 @@ const shape = {
     model: text('qwen3:8b', { nonEmpty: true }),
     models: tierModels,
     temperature: decimal(0.7, 0, 2),
+    // -1: no seed is sent and Ollama draws one per call; the eval sets 42 so its runs repeat like the bare loop's.
+    seed: integer(-1, -1, 2_147_483_647),
     num_ctx: integer(32768, 512, 1_048_576),
     // 0: num_ctx / 8, the share the prompt budget keeps free for the answer.
     num_predict: integer(0, 0, 524_288),

@@ -1,6 +1,10 @@
-/** One tool call of a case's reference solution: a workspace tool of the agent, with its arguments. */
+/**
+ * One tool call of a case's reference solution, with its arguments: a workspace tool of the agent (read_file,
+ * write_file, edit_file, list_dir, grep, run_command) or a tool of the eval's MCP servers as the model sees it
+ * (`eval-orders__lookup_order`, eval-tools.ts).
+ */
 export interface ReferenceStep {
-  tool: 'read_file' | 'write_file' | 'edit_file' | 'list_dir' | 'grep' | 'run_command';
+  tool: string;
   args: Record<string, string>;
 }
 
@@ -27,6 +31,11 @@ export interface EvalCase {
   reference: { steps: ReferenceStep[]; answer: string };
   /** false for a case a model can solve from its own knowledge, without a tool. */
   needsTools: boolean;
+  /**
+   * `deny`: the case's tool asks a person first, and the eval answers with deny (through the service: `deny` in the
+   * session's next agent_run; the bare loop refuses the call itself); the case fails if nothing asked.
+   */
+  approval?: 'deny';
 }
 
 /** The Ollama the eval talks to: the configured one (ollama.host and ollama.headers of agent.yaml). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../config/agent-config.js';
 import { withMigratedDatabase } from '../database/data-source-options.js';
-import type { PlainSql } from '../database/plain-sql.js';
+import { PlainSql } from '../database/plain-sql.js';
 import type { EvalReport } from './report.js';
 
 /** What the doctor shows of a model's last run through the service. */
@@ -15,7 +15,23 @@ export interface LastEvalResult {
   complete: boolean;
 }
 
-/** The eval_results table: written by `npm run eval`, read by the doctor. */
+/** A model's last figures under one harness, as the console's Models page shows them. */
+export interface LatestEvalResult {
+  model: string;
+  harness: string;
+  finishedAt: string;
+  serviceVersion: string;
+  passAt1: number;
+  passAllN: number;
+  repeat: number;
+  cases: number;
+  complete: boolean;
+  modelCalls: number;
+  promptTokens: number;
+  outputTokens: number;
+}
+
+/** The eval_results table: written by `npm run eval`, read by the doctor and the console. */
 export class EvalResultsRepository {
   constructor(private readonly sql: PlainSql) {}
 
@@ -58,12 +74,47 @@ export class EvalResultsRepository {
       passAllN: Number(row.pass_all_n),
       repeat: Number(row.repeat_count),
       cases: Number(row.case_count),
-      complete: row.complete === true || row.complete === 1,
+      complete: truthy(row.complete),
     };
   }
+
+  /** The last result of every model under each harness (service, baseline), by model then harness. */
+  async latest(): Promise<LatestEvalResult[]> {
+    const rows = await this.sql.all<Record<string, unknown>>(
+      `SELECT model, harness, finished_at, service_version, pass_at_1, pass_all_n, repeat_count, case_count, complete, figures FROM eval_results e
+       WHERE finished_at = (SELECT MAX(finished_at) FROM eval_results l WHERE l.model = e.model AND l.harness = e.harness)
+       ORDER BY model, harness`,
+    );
+    return rows.map((row) => {
+      const figures = JSON.parse(String(row.figures)) as { modelCalls?: number; promptTokens?: number; outputTokens?: number };
+      return {
+        model: String(row.model),
+        harness: String(row.harness),
+        finishedAt: String(row.finished_at),
+        serviceVersion: String(row.service_version),
+        passAt1: Number(row.pass_at_1),
+        passAllN: Number(row.pass_all_n),
+        repeat: Number(row.repeat_count),
+        cases: Number(row.case_count),
+        complete: truthy(row.complete),
+        modelCalls: figures.modelCalls ?? 0,
+        promptTokens: figures.promptTokens ?? 0,
+        outputTokens: figures.outputTokens ?? 0,
+      };
+    });
+  }
 }
+
+/** Booleans come back as 0 and 1 from SQLite. */
+const truthy = (value: unknown) => value === true || value === 1;
 
 /** Saves `report` in the configured database, migrating it first as the service's start would. */
 export function saveEvalReport(database: AgentConfig['database'], report: EvalReport): Promise<void> {
   return withMigratedDatabase(database, (sql) => new EvalResultsRepository(sql).save(report));
 }
+
+/**
+ * The repository as a Nest provider on the global PlainSql (admin's `GET /admin/eval-results`): a plain class, not
+ * @Injectable, so that the eval and the doctor use it without Nest's metadata.
+ */
+export const evalResultsProvider = { provide: EvalResultsRepository, inject: [PlainSql], useFactory: (sql: PlainSql) => new EvalResultsRepository(sql) };

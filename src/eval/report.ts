@@ -1,8 +1,20 @@
 /** How often the service's repairs fired in one run of a case (see repairsOf in service-runner.ts). */
 export interface Repairs {
   textToolCalls: number;
+  stringArguments: number;
   continuations: number;
   repeatsStopped: number;
+  compactions: number;
+}
+
+/** No repair fired. */
+export const NO_REPAIRS: Repairs = { textToolCalls: 0, stringArguments: 0, continuations: 0, repeatsStopped: 0, compactions: 0 };
+
+/** The repairs of several Tasks or runs, added up key by key. */
+export function addRepairs(all: Repairs[]): Repairs {
+  const total = { ...NO_REPAIRS };
+  for (const repairs of all) for (const key of Object.keys(total) as (keyof Repairs)[]) total[key] += repairs[key];
+  return total;
 }
 
 /** One run of one case. */
@@ -66,11 +78,7 @@ export function summarise(model: string, harness: Harness, cases: CaseReport[]):
     modelCalls: sum((run) => run.modelCalls),
     promptTokens: sum((run) => run.promptTokens),
     outputTokens: sum((run) => run.outputTokens),
-    repairs: {
-      textToolCalls: sum((run) => run.repairs.textToolCalls),
-      continuations: sum((run) => run.repairs.continuations),
-      repeatsStopped: sum((run) => run.repairs.repeatsStopped),
-    },
+    repairs: addRepairs(runs.map((run) => run.repairs)),
     cases,
   };
 }
@@ -90,8 +98,10 @@ export function table(report: EvalReport): string {
     'output tok',
     'mean wall ms',
     'text calls',
+    'string args',
     'continued',
     'repeats',
+    'compacted',
   ];
   const rows = report.results.map((result) => {
     const wall = result.runs === 0 ? 0 : Math.round(result.cases.flatMap((item) => item.runs).reduce((total, run) => total + run.wallMs, 0) / result.runs);
@@ -106,8 +116,10 @@ export function table(report: EvalReport): string {
       String(result.outputTokens),
       String(wall),
       String(result.repairs.textToolCalls),
+      String(result.repairs.stringArguments),
       String(result.repairs.continuations),
       String(result.repairs.repeatsStopped),
+      String(result.repairs.compactions),
     ];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));

@@ -4,9 +4,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { SEED } from './baseline.js';
 import type { EvalCase, OllamaTarget } from './case.js';
-import type { CaseOutcome, Repairs } from './report.js';
-import { verify, writeFixture } from './workspace.js';
+import { EVAL_SERVERS } from './eval-tools.js';
+import { addRepairs, type CaseOutcome, type Repairs } from './report.js';
+import { verify, writeFixture, type EvalSandbox } from './workspace.js';
 
 const PROTOCOL = '2026-07-28';
 const TERMINAL = ['completed', 'failed', 'cancelled'];
@@ -16,10 +18,20 @@ export interface ServiceOptions {
   ollama: OllamaTarget;
   model: string;
   timeoutMs: number;
+  /** The operator's `workspace.sandbox`, resolved: the service runs the agent's commands in it, the eval its verifiers. */
+  sandbox: EvalSandbox & { setting: 'auto' | 'bubblewrap' | 'none' };
+}
+
+/** What one Task of a case came to. */
+interface Followed {
+  status: Record<string, string>;
+  timedOut: boolean;
+  trace: TraceStep[];
 }
 
 interface TraceStep {
   kind: string;
+  name: string;
   outcome: string;
   detail: { doneReason?: string; toolCalls?: string[] } | null;
 }
@@ -66,12 +78,22 @@ export class ServiceRunner {
         headers: this.options.ollama.headers,
         model: this.options.model,
         temperature: 0,
+        seed: SEED,
         request_timeout_ms: this.options.timeoutMs + 1000,
       },
       database: { type: 'sqlite', path: join(this.dir, 'eval.sqlite') },
       // Stopped at the end or by Ctrl-C, the service need not let a case's Task finish: nothing more is measured.
       queue: { poll_interval_ms: 100, progress_poll_ms: 200, shutdown_grace_ms: 0 },
-      workspace: { root: join(this.dir, 'workspace'), isolation: 'session', template: this.template },
+      workspace: { root: join(this.dir, 'workspace'), isolation: 'session', template: this.template, sandbox: this.options.sandbox.setting },
+      // The eval's own MCP servers (eval-tools.ts): a case may need one of their tools; eval-release asks first.
+      agent: {
+        mcp_servers: Object.fromEntries(
+          Object.entries(EVAL_SERVERS).map(([name, spec]) => [
+            name,
+            { command: process.execPath, args: [join(this.options.root, 'dist/eval-tools.js'), name], approval: spec.approval },
+          ]),
+        ),
+      },
       mcp: { locale: 'en', tasks: { poll_interval_ms: 100 } },
       auth: { admin_token: this.adminToken },
     };
@@ -117,35 +139,62 @@ export class ServiceRunner {
     await exited;
   }
 
-  /** One case as an MCP client would hand it over: agent_run in a new session, agent_status until it ends or the bound passes. */
+  /**
+   * One case as an MCP client would hand it over: agent_run in a new session, agent_status until it ends or the
+   * bound passes. A case whose approval the eval denies gets `deny` as the session's next agent_run, the answer
+   * every client can give in the conversation, and that Task's answer is the case's.
+   */
   async run(item: EvalCase): Promise<CaseOutcome> {
     writeFixture(this.template, item);
     const started = performance.now();
-    const accepted = fields(await this.call('agent_run', { request: item.request }));
     const deadline = Date.now() + this.options.timeoutMs;
-    let status = fields(await this.call('agent_status', { task_id: accepted.task_id }));
-    while (!TERMINAL.includes(status.status) && Date.now() < deadline) {
-      await new Promise((done) => setTimeout(done, 200));
-      status = fields(await this.call('agent_status', { task_id: accepted.task_id }));
+    const accepted = fields(await this.call('agent_run', { request: item.request }));
+    const tasks = [await this.follow(accepted.task_id, deadline)];
+    const failed: string[] = [];
+    if (item.approval === 'deny' && !tasks[0].timedOut) {
+      if (await this.pendingApproval(accepted.session_id)) {
+        const denied = fields(await this.call('agent_run', { request: 'deny', session_id: accepted.session_id }));
+        tasks.push(await this.follow(denied.task_id, deadline));
+      } else failed.push('no approval was asked');
     }
-    const timedOut = !TERMINAL.includes(status.status);
-    if (timedOut) await this.cancel(accepted.task_id);
     const wallMs = Math.round(performance.now() - started);
-    const trace = await this.trace(accepted.task_id);
-    const answer = status.result ?? '';
+    const last = tasks.at(-1)!;
+    const answer = last.status.result ?? '';
     const workspace = join(this.dir, 'workspace', 'sessions', accepted.session_id);
-    const failed = timedOut ? [`no end within ${this.options.timeoutMs} ms`] : status.status !== 'completed' ? [`task ${status.status}: ${answer.slice(0, 200)}`] : [];
-    if (!timedOut) failed.push(...(await verify(item, workspace, answer)));
-    const usage = /input=(\d+) output=(\d+)/.exec(status.token_usage ?? '');
+    if (last.timedOut) failed.unshift(`no end within ${this.options.timeoutMs} ms`);
+    else if (last.status.status !== 'completed') failed.unshift(`task ${last.status.status}: ${answer.slice(0, 200)}`);
+    if (!last.timedOut) failed.push(...(await verify(item, workspace, answer, this.options.sandbox)));
+    const sum = (pick: (task: Followed) => number) => tasks.reduce((total, task) => total + pick(task), 0);
+    const usage = (task: Followed) => /input=(\d+) output=(\d+)/.exec(task.status.token_usage ?? '');
+    const repairs = tasks.map((task) => repairsOf(task.trace, task.status.result ?? ''));
     return {
       passed: failed.length === 0,
       failed,
-      modelCalls: trace.filter((step) => step.kind === 'model_call' && step.outcome === 'ok').length,
-      promptTokens: Number(usage?.[1] ?? 0),
-      outputTokens: Number(usage?.[2] ?? 0),
+      modelCalls: sum((task) => task.trace.filter((step) => step.kind === 'model_call' && step.outcome === 'ok').length),
+      promptTokens: sum((task) => Number(usage(task)?.[1] ?? 0)),
+      outputTokens: sum((task) => Number(usage(task)?.[2] ?? 0)),
       wallMs,
-      repairs: repairsOf(trace, answer),
+      repairs: addRepairs(repairs),
     };
+  }
+
+  /** agent_status until the Task ends or `deadline` passes (then it is cancelled); its last status and its trace. */
+  private async follow(taskId: string, deadline: number): Promise<Followed> {
+    let status = fields(await this.call('agent_status', { task_id: taskId }));
+    while (!TERMINAL.includes(status.status) && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 200));
+      status = fields(await this.call('agent_status', { task_id: taskId }));
+    }
+    const timedOut = !TERMINAL.includes(status.status);
+    if (timedOut) await this.cancel(taskId);
+    return { status, timedOut, trace: await this.trace(taskId) };
+  }
+
+  /** Whether the session's Task ended waiting for a person's approval (the admin API's view of the session). */
+  private async pendingApproval(sessionId: string): Promise<boolean> {
+    const res = await fetch(`${this.base}/admin/sessions/${sessionId}/approval`, { headers: this.adminHeaders });
+    if (!res.ok) throw new Error(`GET /admin/sessions/${sessionId}/approval answered ${res.status}`);
+    return ((await res.json()) as { pending: unknown }).pending !== null;
   }
 
   /** A case past its bound is cancelled, and waited for (bounded), so the next case does not queue behind it. */
@@ -171,20 +220,19 @@ export class ServiceRunner {
 }
 
 /**
- * The repairs the trace shows. A call recovered from text: a model call with no native tool call followed by a
- * tool step before the next model call. A continuation: a model call cut off (`done_reason` length). A stopped
- * repeat: the Task's failure says so. String arguments and compaction leave no trace step, so they are not counted.
+ * The repairs the trace shows: the service's `repair` steps (calls recovered from the text, string arguments
+ * parsed, compactions), a model call cut off (`done_reason` length) that the service continued, and a repeated
+ * call it stopped (the Task's answer says so).
  */
 export function repairsOf(trace: TraceStep[], answer: string): Repairs {
-  let textCalls = 0;
-  let continued = 0;
-  trace.forEach((step, index) => {
-    if (step.kind !== 'model_call' || step.outcome !== 'ok') return;
-    if (step.detail?.doneReason === 'length') continued++;
-    const next = trace[index + 1];
-    if ((step.detail?.toolCalls ?? []).length === 0 && next && next.kind !== 'model_call') textCalls++;
-  });
-  return { textToolCalls: textCalls, continuations: continued, repeatsStopped: /repeated the same call/.test(answer) ? 1 : 0 };
+  const repairs = (name: string) => trace.filter((step) => step.kind === 'repair' && step.name === name).length;
+  return {
+    textToolCalls: repairs('text_tool_calls'),
+    stringArguments: repairs('string_arguments'),
+    continuations: trace.filter((step) => step.kind === 'model_call' && step.outcome === 'ok' && step.detail?.doneReason === 'length').length,
+    repeatsStopped: /repeated the same call/.test(answer) ? 1 : 0,
+    compactions: repairs('compaction'),
+  };
 }
 
 /** The `key: value` lines of an agent_run / agent_status text; `result` runs to the end. */

@@ -1,11 +1,36 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, resolve, sep } from 'node:path';
+import { runCommand, type SandboxLimits } from '../workspace/command-runner.js';
+import { resolveSandbox, type SandboxStatus } from '../workspace/sandbox.js';
 import type { Check, EvalCase, ReferenceStep } from './case.js';
 
 /** A verifier's command gets this long; a test suite of these cases takes well under a second. */
 const CHECK_TIMEOUT_MS = 30_000;
+/** Output kept of a verifier's or the bare loop's command. */
+const CAPTURE_BYTES = 1024 * 1024;
+
+/** Where the eval's own commands run (verifiers, the bare loop's run_command): the service's sandbox, its limits. */
+export interface EvalSandbox {
+  status: SandboxStatus;
+  limits: SandboxLimits;
+}
+
+/**
+ * The sandbox of the operator's `workspace.sandbox`, resolved as the service resolves it at boot: bubblewrap where
+ * it runs, unconfined only when `none` was chosen. Where `auto` finds no bubblewrap the service disables
+ * run_command, and the eval refuses to start rather than measure a service that cannot run the cases' tests.
+ * `probeEnv`: the environment bubblewrap's probe runs in (the eval's own unless given).
+ */
+export function evalSandbox(setting: 'auto' | 'bubblewrap' | 'none', limits: SandboxLimits, probeEnv?: NodeJS.ProcessEnv): EvalSandbox {
+  const status = resolveSandbox(setting, tmpdir(), probeEnv);
+  if (status.mode === 'disabled') {
+    throw new Error(
+      `${status.detail}\nthe eval runs the agent's commands and its verifiers in that sandbox: install bubblewrap, or set workspace.sandbox: none to run both unconfined`,
+    );
+  }
+  return { status, limits };
+}
 
 /** Writes the case's fixture into `dir` (emptied first). */
 export function writeFixture(dir: string, item: EvalCase): void {
@@ -27,15 +52,23 @@ function writeInside(dir: string, path: string, content: string): void {
   writeFileSync(full, content);
 }
 
-/** Runs `command` with the shell in `cwd`; never rejects: the exit code and the output come back. */
-export function shell(command: string, cwd: string, timeoutMs = CHECK_TIMEOUT_MS): Promise<{ code: number; output: string }> {
-  return new Promise((done) => {
-    execFile('/bin/sh', ['-c', command], { cwd, timeout: timeoutMs, maxBuffer: 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      done({ code, output: `${stdout}${stderr}` });
-    });
-  });
+/**
+ * Runs `command` with the shell in the workspace `cwd`, through the service's command runner: in the sandbox
+ * (no network, only `cwd` writable, nothing else of the host's files but the system's) and under its limits.
+ * Never rejects: the exit code and the output come back.
+ */
+export async function shell(command: string, cwd: string, sandbox: EvalSandbox): Promise<{ code: number; output: string }> {
+  const options = { workspaceRoot: cwd, sandbox: sandbox.status, timeoutMs: CHECK_TIMEOUT_MS, captureBytes: CAPTURE_BYTES, ...sandbox.limits };
+  try {
+    const result = await runCommand(command, { ...options, signal: new AbortController().signal });
+    return { code: result.exitCode ?? 1, output: `${result.stdout}${result.stderr}` };
+  } catch (error) {
+    return { code: 1, output: (error as Error).message };
+  }
 }
+
+/** `text` as one word of a POSIX shell command line. */
+const quoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
 /**
  * The reference steps' effect on the files (write_file, edit_file; reads and commands change nothing in these
@@ -57,31 +90,25 @@ export function applyReference(dir: string, steps: ReferenceStep[]): void {
 }
 
 /** The checks that failed (empty: the case passed), each said in a few words. */
-export async function verify(item: EvalCase, dir: string, answer: string): Promise<string[]> {
+export async function verify(item: EvalCase, dir: string, answer: string, sandbox: EvalSandbox): Promise<string[]> {
   const failed: string[] = [];
   for (const check of item.checks) {
-    const problem = await failure(check, item, dir, answer);
+    const problem = await failure(check, item, dir, answer, sandbox);
     if (problem) failed.push(problem);
   }
   return failed;
 }
 
-async function failure(check: Check, item: EvalCase, dir: string, answer: string): Promise<string | null> {
+async function failure(check: Check, item: EvalCase, dir: string, answer: string, sandbox: EvalSandbox): Promise<string | null> {
   if ('answer' in check) return check.answer.test(answer) ? null : `answer does not match ${String(check.answer)}`;
   if ('command' in check) {
-    const { code } = await shell(check.command, dir);
+    const { code } = await shell(check.command, dir, sandbox);
     return code === 0 ? null : `\`${check.command}\` exited ${code}`;
   }
   if ('script' in check) {
-    // Outside the workspace, so what the agent wrote cannot change the verifier.
-    const scriptDir = mkdtempSync(join(tmpdir(), 'oam-eval-check-'));
-    try {
-      writeFileSync(join(scriptDir, 'check.mjs'), check.script);
-      const { code, output } = await shell(`node ${JSON.stringify(join(scriptDir, 'check.mjs'))}`, dir);
-      return code === 0 ? null : `verifier script exited ${code}: ${output.trim().split('\n')[0] ?? ''}`;
-    } finally {
-      rmSync(scriptDir, { recursive: true, force: true });
-    }
+    // On the command line, not in a file of the workspace, so what the agent wrote cannot change the verifier.
+    const { code, output } = await shell(`node --input-type=module -e ${quoted(check.script)}`, dir, sandbox);
+    return code === 0 ? null : `verifier script exited ${code}: ${output.trim().split('\n')[0] ?? ''}`;
   }
   if ('unchanged' in check) return read(dir, check.unchanged) === item.files[check.unchanged] ? null : `${check.unchanged} was changed`;
   const content = read(dir, check.file);

@@ -96,7 +96,7 @@ export class OllamaGateway {
    * after it started is aborted as `stalled`. `num_predict` is constant too: it bounds every answer.
    */
   async chat(request: ChatRequest): Promise<ChatReply> {
-    const { numCtx, keepAlive, stallTimeoutMs } = this.config.ollama;
+    const { numCtx, keepAlive, stallTimeoutMs, seed } = this.config.ollama;
     const model = request.model ?? this.config.ollama.model;
     const numPredict = outputBound(this.config.ollama);
     return this.withDeadline(request.signal, async (client, abort) => {
@@ -108,7 +108,7 @@ export class OllamaGateway {
         messages: request.messages.map((message) => ({ ...message })),
         stream: true,
         keep_alive: keepAlive,
-        options: { num_ctx: numCtx, num_predict: request.numPredict ?? numPredict, temperature: request.temperature },
+        options: { num_ctx: numCtx, num_predict: request.numPredict ?? numPredict, temperature: request.temperature, ...(seed >= 0 ? { seed } : {}) },
         ...(request.tools?.length ? { tools: request.tools } : {}),
         ...(request.format ? { format: request.format } : {}),
         ...(request.think !== undefined ? { think: request.think } : {}),

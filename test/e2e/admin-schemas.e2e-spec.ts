@@ -12,7 +12,17 @@ import { ADMIN, as, PROXY_AUTH } from '../support/proxy-identity.js';
 import { openBrowser } from '../support/browser.js';
 import { pollUntil } from '../support/poll.js';
 import { gate } from '../support/gate.js';
+import { validateConfig } from '../../src/config/agent-config.js';
+import { saveEvalReport } from '../../src/eval/eval-results.repository.js';
+import { NO_REPAIRS, summarise, type EvalReport } from '../../src/eval/report.js';
 
+const EVAL_REPORT: Omit<EvalReport, 'finishedAt' | 'results'> = {
+  schema: 'ollama-agent-mcp.eval/1',
+  serviceVersion: '0.1.0',
+  startedAt: '2026-12-06T00:00:00.000Z',
+  complete: true,
+  settings: { repeat: 1, timeoutMs: 1000, temperature: 0, seed: 42, ollamaHost: 'http://127.0.0.1:11434', cases: ['no-tool'] },
+};
 const SCREENSHOTS = join(import.meta.dirname, '../../test-output/screenshots');
 const ALICE = as('alice@example.com');
 const NO_TASK = '00000000-0000-4000-8000-000000000000';
@@ -184,7 +194,7 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     expect(await ended(denied.task_id)).toMatchObject({ status: 'completed' });
   });
 
-  it('the audit log, its events and its verification; the MCP servers and readiness', async () => {
+  it('the audit log, its events and its verification; the MCP servers, readiness and the eval results', async () => {
     const page = await checked<{ items: { seq: number }[] }>('GET', '/admin/audit', '/admin/audit?limit=20', ADMIN);
     expect(page.items.length).toBe(20);
     for (const { seq } of page.items.slice(0, 5)) await checked('GET', '/admin/audit/{seq}', `/admin/audit/${seq}`, ADMIN);
@@ -196,6 +206,13 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
       last_error: expect.stringContaining('ENOENT'),
     });
     await checked('GET', '/admin/readyz', '/admin/readyz', ADMIN);
+    // One model's npm run eval result in the stack's database, as the eval keeps it (issue 41).
+    const outcome = { passed: true, failed: [], modelCalls: 2, promptTokens: 50, outputTokens: 5, wallMs: 9, repairs: { ...NO_REPAIRS } };
+    const evaluated = { ...EVAL_REPORT, finishedAt: new Date().toISOString(), results: [summarise('qwen3:8b', 'service', [{ id: 'no-tool', kind: 'k', runs: [outcome] }])] };
+    await saveEvalReport(validateConfig({ database: stack.database }).database, evaluated);
+    expect(await checked('GET', '/admin/eval-results', '/admin/eval-results', ADMIN)).toMatchObject({
+      items: [{ model: 'qwen3:8b', harness: 'service', pass_at_1: 1, model_calls: 2 }],
+    });
     const release = { name: 'release', description: 'How we cut a release.', origin: 'operator', allow_groups: [], files: ['SKILL.md'] };
     expect(await checked('GET', '/admin/skills', '/admin/skills', ALICE)).toEqual({ skills: [release] });
     expect(await checked('POST', '/admin/skills/reload', '/admin/skills/reload', ADMIN)).toEqual({ skills: [release] });

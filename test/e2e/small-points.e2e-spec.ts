@@ -88,7 +88,7 @@ describe('first-run details', () => {
   });
 
   it('is built as ASCII alone, which each start reads as one-byte text (scripts/ascii-regexps.mjs escapes the regular expressions)', () => {
-    for (const name of ['main', 'stdio', 'doctor', 'eval'])
+    for (const name of ['main', 'stdio', 'doctor', 'eval', 'eval-tools'])
       expect([name, isAscii(readFileSync(join(import.meta.dirname, '../../dist/bundle', `${name}.cjs`)))]).toEqual([name, true]);
   });
 

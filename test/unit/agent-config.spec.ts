@@ -68,7 +68,7 @@ describe('configuration', () => {
       problemsOf({
         sever: {},
         server: { port: 'eighty', prot: 1 },
-        ollama: { temperature: 3, host: 'not a url' },
+        ollama: { temperature: 3, host: 'not a url', seed: 1.5 },
         mcp: { images: { max_count: 1.5 } },
         database: { type: 'mysql' },
       }),
@@ -78,6 +78,7 @@ describe('configuration', () => {
       'server.port: expected an integer',
       'ollama.host: must be an http:// or https:// URL (got "not a url")',
       'ollama.temperature: must be between 0 and 2 (got 3)',
+      'ollama.seed: expected an integer',
       'database.type: must be one of sqlite, postgres (got "mysql")',
       'mcp.images.max_count: expected an integer',
     ]);

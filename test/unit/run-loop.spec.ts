@@ -113,6 +113,13 @@ const answerOf = (outcome: RunOutcome) => (outcome.kind === 'answer' ? outcome.a
 /** What a client assembles from answer_delta events, applying the offset rule of run-events.ts. */
 const assembled = (deltas: { offset: number; text: string }[]) => deltas.reduce((text, delta) => text.slice(0, delta.offset) + delta.text, '');
 
+/** The run's `repair` steps, as name and detail. */
+const repairSteps = (h: ReturnType<typeof harness>) =>
+  h
+    .of('step')
+    .filter((event) => event.step.kind === 'repair')
+    .map((event) => [event.step.name, event.step.detail] as const);
+
 describe('RunLoop with a scripted model', () => {
   it("times each model call by the run's clock: startedAt when it began, durationMs until it answered", async () => {
     const h = harness([call('read_file', { path: 'a.txt' }), { content: 'done', takesMs: 1500 }]);
@@ -172,6 +179,15 @@ describe('RunLoop with a scripted model', () => {
     await h.start();
     expect(h.tools.ran).toEqual(['read_file']);
     expect(h.model.requests[1].at(-1)!.content).toBe('read_file ok');
+    // A repair the trace shows (npm run eval counts it), once per reply that needed it.
+    expect(repairSteps(h)).toEqual([['string_arguments', { calls: 1 }]]);
+  });
+
+  it('runs a tool call the model wrote in its text, and traces the recovery as a repair step', async () => {
+    const h = harness([{ content: '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>' }, { content: 'ok' }]);
+    await h.start();
+    expect(h.tools.ran).toEqual(['read_file']);
+    expect(repairSteps(h)).toEqual([['text_tool_calls', { calls: 1 }]]);
   });
 
   it('pauses at a call that needs a person, stores a state that survives JSON, and resumes where it stood', async () => {
@@ -244,6 +260,10 @@ describe('RunLoop with a scripted model', () => {
       .map((message) => message.content);
     expect(outputs.slice(0, 2)).toEqual(['[earlier tool output removed to save context]', '[earlier tool output removed to save context]']);
     expect(outputs.slice(2).every((output) => output.length === 5000)).toBe(true);
+    // Each compaction that replaced an output is a repair step; a native model's well-formed calls need none.
+    const compactions = repairSteps(h);
+    expect(compactions.length).toBeGreaterThan(0);
+    expect(compactions.every(([name]) => name === 'compaction')).toBe(true);
   });
 
   it('continues an answer cut off at the output limit, and the streamed parts join at their offsets', async () => {

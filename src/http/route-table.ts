@@ -102,6 +102,7 @@ const ROWS: Row[] = [
   ['GET', '/admin/readyz', 'admin', 'nest', 'admin', 'none', 'openapi'],
   ['GET', '/admin/metrics', 'admin', 'nest', 'admin', 'none', 'openapi'],
   ['GET', '/admin/mcp-servers', 'admin', 'nest', 'admin', 'none', 'openapi'],
+  ['GET', '/admin/eval-results', 'admin', 'nest', 'admin', 'none', 'openapi'],
   ['GET', '/admin/skills', 'admin', 'nest', 'own-view', 'none', 'openapi'],
   ['POST', '/admin/skills/reload', 'admin', 'nest', 'admin', 'none', 'openapi'],
   ['GET', '/admin/usage', 'admin', 'nest', 'own-view', 'none', 'openapi'],

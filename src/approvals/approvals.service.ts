@@ -243,23 +243,14 @@ export class ApprovalsService implements OnModuleInit {
     };
   }
 
-  /**
-   * A decision sent as a message (Chat, A2A, MCP `agent_run`: approve or deny, a question's option) in a
-   * session whose request waits for the conversation: decided at once, with the Task that message becomes
-   * (`decision`), so that a second one cannot take it too. A decision word in a session whose newest turn
-   * already carries a decision is refused (`already_decided`), and queues nothing. Null: the message
-   * decides nothing here (a new instruction, or a request that its Task still waits for in place).
-   */
-  async messageDecision(caller: Caller, sessionId: string, taskId: string, request: string) {
-    const pending = await this.approvals.pendingOfSession(sessionId);
-    if (pending) {
-      if (pending.waiting || pending.tool === ELICITATION_TOOL) return null;
-      const choice = pending.tool === QUESTION_TOOL ? chosenOption(request, pending) : null;
-      const kind = pending.tool === QUESTION_TOOL ? (choice === null ? 'instruction' : 'approve') : conversationAnswer(request);
-      return kind === 'instruction' ? null : this.decision(caller, pending, taskId, { state: ANSWER_STATE[kind], reason: choice });
-    }
-    await this.refuseRepeatedDecision(sessionId, request);
-    return null;
+  /** Whether the Task was queued with a person's decision (`decision`): it continues the paused run, whatever its text. */
+  async carriesDecision(sessionId: string, taskId: string): Promise<boolean> {
+    return (await this.approvals.decidedBy(sessionId, taskId)) !== null;
+  }
+
+  /** The request the session's newest turn decided, if it carries a decision (ConversationIntake refuses a second one). */
+  decidedLast(sessionId: string): Promise<ApprovalEntity | null> {
+    return this.approvals.decidedLast(sessionId);
   }
 
   /**

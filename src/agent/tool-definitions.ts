@@ -1,6 +1,7 @@
 import type { Tool } from 'ollama';
 
-const tool = (name: string, description: string, properties: Record<string, { type: string; description: string }>, required: string[]): Tool => ({
+/** A parameter's description only where its name and its tool's description leave something to say (each is in every prompt). */
+const tool = (name: string, description: string, properties: Record<string, { type: string; description?: string }>, required: string[]): Tool => ({
   type: 'function',
   function: { name, description, parameters: { type: 'object', properties, ...(required.length > 0 ? { required } : {}) } },
 });
@@ -25,7 +26,7 @@ export const FILE_TOOLS: Tool[] = [
   tool(
     'write_file',
     'Create or overwrite a file with the given content.',
-    { path: { type: 'string', description: 'Relative path' }, content: { type: 'string', description: 'Full file content' } },
+    { path: { type: 'string', description: 'Relative path' }, content: { type: 'string' } },
     ['path', 'content'],
   ),
   tool(
@@ -34,15 +35,15 @@ export const FILE_TOOLS: Tool[] = [
     {
       path: { type: 'string', description: 'Relative path' },
       old_text: { type: 'string', description: 'Exact text to replace; must occur once' },
-      new_text: { type: 'string', description: 'Replacement text' },
+      new_text: { type: 'string' },
     },
     ['path', 'old_text', 'new_text'],
   ),
-  tool('glob', 'Find files by pattern, e.g. "src/**/*.ts".', { pattern: { type: 'string', description: 'Glob pattern' } }, ['pattern']),
+  tool('glob', 'Find files by pattern, e.g. "src/**/*.ts".', { pattern: { type: 'string' } }, ['pattern']),
   tool(
     'grep',
     'Search file contents with a regular expression.',
-    { pattern: { type: 'string', description: 'Regular expression' }, path: { type: 'string', description: 'File or directory; default "."' } },
+    { pattern: { type: 'string' }, path: { type: 'string', description: 'File or directory; default "."' } },
     ['pattern'],
   ),
 ];

@@ -10,6 +10,7 @@ import type { AppConfig } from '../../src/config/app-config.js';
 import type { SqlStep } from '../../src/database/plain-sql.js';
 import type { Unit } from '../../src/database/unit-of-work.js';
 import { ConversationIntake } from '../../src/conversation/conversation-intake.js';
+import { InputFilesStager } from '../../src/conversation/input-files.stager.js';
 import type { Caller } from '../../src/identity/caller.js';
 import { TaskQueueService } from '../../src/queue/task-queue.service.js';
 import type { TaskFilters } from '../../src/queue/tasks.repository.js';
@@ -171,7 +172,9 @@ export function buildIntake(config: AppConfig, options: { historyOn?: boolean } 
     { accepted: () => undefined } as never,
   );
   const intake = new ConversationIntake(queue, sessions, new MemorySteerRows(db) as never, approvals, { enabled: options.historyOn ?? true } as never, unitOfWork as never, audit, config);
-  return { db, intake, queue, approvals, audit, woken };
+  // Files are staged into a workspace, which these stores do not have: a request with files is refused.
+  const inputFiles = new InputFilesStager(config, sessions, { root: () => Promise.reject(new Error('no workspace in memory')) } as never, {} as never);
+  return { db, intake, queue, approvals, audit, sessions, inputFiles, woken };
 }
 
 /** A caller as the HTTP edge makes one. */

@@ -23,12 +23,10 @@ export const FILE_TOOLS: Tool[] = [
     },
     ['path'],
   ),
-  tool(
-    'write_file',
-    'Create or overwrite a file with the given content.',
-    { path: { type: 'string', description: 'Relative path' }, content: { type: 'string' } },
-    ['path', 'content'],
-  ),
+  tool('write_file', 'Create or overwrite a file with the given content.', { path: { type: 'string', description: 'Relative path' }, content: { type: 'string' } }, [
+    'path',
+    'content',
+  ]),
   tool(
     'edit_file',
     'Replace one exact occurrence of old_text with new_text in a file.',
@@ -40,12 +38,9 @@ export const FILE_TOOLS: Tool[] = [
     ['path', 'old_text', 'new_text'],
   ),
   tool('glob', 'Find files by pattern, e.g. "src/**/*.ts".', { pattern: { type: 'string' } }, ['pattern']),
-  tool(
-    'grep',
-    'Search file contents with a regular expression.',
-    { pattern: { type: 'string' }, path: { type: 'string', description: 'File or directory; default "."' } },
-    ['pattern'],
-  ),
+  tool('grep', 'Search file contents with a regular expression.', { pattern: { type: 'string' }, path: { type: 'string', description: 'File or directory; default "."' } }, [
+    'pattern',
+  ]),
 ];
 
 export const COMMAND_TOOL: Tool = tool(

@@ -130,7 +130,10 @@ describe('budgets end runaway Tasks with a summary; plans written as strings run
       ];
       const plan = `The user wants add() fixed and the test run. Three steps.\n<tool_call>\n${JSON.stringify({ name: 'plan', arguments: { subtasks } })}\n</tool_call>`;
       const done = (id: string) => ({ toolCalls: [{ name: 'plan', arguments: { done: id } }], thinking: `${id} is done.`, promptEvalCount: 10, evalCount: 5 });
-      ollama.enqueue({ thinking: plan, content: '', promptEvalCount: 10, evalCount: 40 }, done('read'), done('fix'), done('check'), { content: 'Fixed and tested.', thinking: 'All done.' });
+      ollama.enqueue({ thinking: plan, content: '', promptEvalCount: 10, evalCount: 40 }, done('read'), done('fix'), done('check'), {
+        content: 'Fixed and tested.',
+        thinking: 'All done.',
+      });
       const accepted = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'Fix add() in math.js and run the test.' } })));
       const final = await waitForTerminal(async (id) => textOf(await mcp.callTool({ name: 'agent_status', arguments: { task_id: id } })), accepted.task_id);
       expect(final).toMatchObject({ status: 'completed', completed_tasks: '3/3', result: 'Fixed and tested.' });

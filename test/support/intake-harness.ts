@@ -171,7 +171,16 @@ export function buildIntake(config: AppConfig, options: { historyOn?: boolean } 
     { enabled: false } as never,
     { accepted: () => undefined } as never,
   );
-  const intake = new ConversationIntake(queue, sessions, new MemorySteerRows(db) as never, approvals, { enabled: options.historyOn ?? true } as never, unitOfWork as never, audit, config);
+  const intake = new ConversationIntake(
+    queue,
+    sessions,
+    new MemorySteerRows(db) as never,
+    approvals,
+    { enabled: options.historyOn ?? true } as never,
+    unitOfWork as never,
+    audit,
+    config,
+  );
   // Files are staged into a workspace, which these stores do not have: a request with files is refused.
   const inputFiles = new InputFilesStager(config, sessions, { root: () => Promise.reject(new Error('no workspace in memory')) } as never, {} as never);
   return { db, intake, queue, approvals, audit, sessions, inputFiles, woken };
@@ -182,8 +191,8 @@ export const callerOf = (user: string, admin = false): Caller => ({ user, groups
 
 /** A Task that already exists in the store (what an earlier intake and the worker left), for a spec to start from. */
 export function seedTask(db: MemoryDb, fields: Partial<TaskEntity> & Pick<TaskEntity, 'id' | 'sessionId' | 'owner' | 'status'>): TaskEntity {
-  if (!db.sessions.has(fields.sessionId)) db.sessions.set(fields.sessionId, { id: fields.sessionId, owner: fields.owner, createdAt: '2026-12-06T00:00:00.000Z', prelude: null } as SessionEntity);
-  const task = {
+  if (!db.sessions.has(fields.sessionId)) db.sessions.set(fields.sessionId, { id: fields.sessionId, owner: fields.owner, createdAt: '2026-12-06T00:00:00.000Z', prelude: null });
+  const task: TaskEntity = {
     request: 'earlier work',
     ownerGroups: '[]',
     ownerEmail: null,
@@ -193,7 +202,7 @@ export function seedTask(db: MemoryDb, fields: Partial<TaskEntity> & Pick<TaskEn
     locale: null,
     answersInPlace: false,
     unattended: null,
-    mode: 'agent',
+    mode: 'agent' as const,
     tier: 'default',
     budget: null,
     stoppedBy: null,
@@ -220,13 +229,17 @@ export function seedTask(db: MemoryDb, fields: Partial<TaskEntity> & Pick<TaskEn
     finishedAt: null,
     ...fields,
     seq: ++db.seq,
-  } as TaskEntity;
+  };
   db.tasks.set(task.id, task);
   return task;
 }
 
 /** A request its Task left for the conversation (an approval of a command, or a question with options). */
-export function seedPending(db: MemoryDb, task: TaskEntity, kind: { tool: 'run_command'; subject: string } | { tool: 'ask_user'; subject: string; options: string[] }): ApprovalEntity {
+export function seedPending(
+  db: MemoryDb,
+  task: TaskEntity,
+  kind: { tool: 'run_command'; subject: string } | { tool: 'ask_user'; subject: string; options: string[] },
+): ApprovalEntity {
   const row = {
     id: randomUUID(),
     taskId: task.id,

@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ChatService } from '../../src/chat/chat.service.js';
 import { validateConfig } from '../../src/config/agent-config.js';
-import type { AppConfig } from '../../src/config/app-config.js';
 import { buildIntake, callerOf, seedPending, seedTask } from '../support/intake-harness.js';
 
 /**
@@ -10,7 +9,7 @@ import { buildIntake, callerOf, seedPending, seedTask } from '../support/intake-
  * that a refused request is audited and stores nothing. Following a queued Task to its end (TaskFeed) is
  * the e2e's (chat-api, steering, steering-wait).
  */
-const config = validateConfig({ agent: { steering: { max_per_task: 3 } } }) as unknown as AppConfig;
+const config = validateConfig({ agent: { steering: { max_per_task: 3 } } });
 const alice = callerOf('alice');
 const bob = callerOf('bob');
 
@@ -37,7 +36,13 @@ describe('ChatService (memory stores)', () => {
     const h = setup();
     seedTask(h.db, { id: T1, sessionId: S1, owner: 'alice', status: 'running' });
     const accepted = await h.chat.accept(alice, body('the other file', { session_id: S1, agent_steer: true }), 'en');
-    expect(await h.chat.completion(accepted, never, 'en')).toMatchObject({ task_id: T1, session_id: S1, status: 'running', agent_state: 'steered', choices: [{ finish_reason: 'stop' }] });
+    expect(await h.chat.completion(accepted, never, 'en')).toMatchObject({
+      task_id: T1,
+      session_id: S1,
+      status: 'running',
+      agent_state: 'steered',
+      choices: [{ finish_reason: 'stop' }],
+    });
     expect(h.db.tasks.size).toBe(1);
   });
 

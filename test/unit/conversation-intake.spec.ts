@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
 import { validateConfig } from '../../src/config/agent-config.js';
-import type { AppConfig } from '../../src/config/app-config.js';
 import { buildIntake, callerOf, seedPending, seedTask } from '../support/intake-harness.js';
 
 /**
@@ -8,7 +7,7 @@ import { buildIntake, callerOf, seedPending, seedTask } from '../support/intake-
  * approvals and audit): what each kind of input stores, that it is audited once, and that a refusal
  * stores nothing. The order itself is input-order.spec's table.
  */
-const config = (extra: Record<string, unknown> = {}) => validateConfig({ queue: { max_queued_per_user: 2 }, agent: { steering: { max_per_task: 2 } }, ...extra }) as unknown as AppConfig;
+const config = (extra: Record<string, unknown> = {}) => validateConfig({ queue: { max_queued_per_user: 2 }, agent: { steering: { max_per_task: 2 } }, ...extra });
 const alice = callerOf('alice');
 const bob = callerOf('bob');
 const accepted = { action: 'chat.completions', detail: {} };

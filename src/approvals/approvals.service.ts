@@ -254,17 +254,6 @@ export class ApprovalsService implements OnModuleInit {
   }
 
   /**
-   * Refuses (`already_decided`) a decision word (approve or deny, an option of the question) sent to a session
-   * whose newest turn already carries a decision: that request was decided, and the word would otherwise
-   * reach the model as an instruction. A2A checks it before its SDK starts a task, to answer with an error.
-   */
-  async refuseRepeatedDecision(sessionId: string, request: string): Promise<void> {
-    const decided = await this.approvals.decidedLast(sessionId);
-    const again = decided && (decided.tool === QUESTION_TOOL ? chosenOption(request, decided) !== null : conversationAnswer(request) !== 'instruction');
-    if (again) throw alreadyDecided(decided.id);
-  }
-
-  /**
    * The conversation path: the first request of the session after the pause answers its pending
    * action (approve, deny, or anything else: a new instruction). Null when nothing was pending.
    */

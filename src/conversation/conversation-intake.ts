@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { SteerInboxRepository, SteerRefused } from '../agent/steer-inbox.repository.js';
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
-import { ELICITATION_TOOL, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
 import { alreadyDecided, ApprovalsService } from '../approvals/approvals.service.js';
 import { AuditService, type AuditDraft } from '../audit/audit.service.js';
 import { AgentError } from '../common/agent-error.js';
@@ -15,7 +14,7 @@ import type { ListedTask, TaskReadModel } from '../queue/task-read-model.js';
 import type { TaskRequest } from '../queue/task-request.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { SessionsService } from '../sessions/sessions.service.js';
-import { inputKind, type ConversationWait, type InputKind } from './input-order.js';
+import { conversationWaitOf, inputKind, type InputKind } from './input-order.js';
 
 /** Which surface a person's input came through (the audit names it; schedules and triggers call too). */
 export type IntakeSurface = 'mcp' | 'chat' | 'a2a' | 'console' | 'schedule' | 'trigger';
@@ -230,14 +229,4 @@ export class ConversationIntake {
       throw new AgentError('invalid_input', `task ${task.id} already took ${max} corrections, the most one task takes (agent.steering.max_per_task); send this after it ends.`);
     }
   }
-}
-
-/**
- * What a pending request waits for, as the order reads it: null for one its Task waits for in place (the
- * Task runs; it is answered there). The one place the intake tells the kinds apart by the row's tool.
- */
-function conversationWaitOf(row: ApprovalEntity): ConversationWait | null {
-  if (row.state === 'pending' && row.waiting) return null;
-  if (row.tool === QUESTION_TOOL) return { kind: 'question', options: optionsOf(row) };
-  return row.tool === ELICITATION_TOOL ? { kind: 'form' } : { kind: 'approval' };
 }

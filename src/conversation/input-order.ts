@@ -1,4 +1,5 @@
-import { chosenOption, conversationAnswer } from '../approvals/approval-texts.js';
+import type { ApprovalEntity } from '../approvals/approval.entity.js';
+import { chosenOption, conversationAnswer, ELICITATION_TOOL, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
 import { undoRequestOf } from '../history/undo-request.js';
 
 /**
@@ -75,4 +76,14 @@ function decisionOf(text: string, wait: ConversationWait): Extract<InputKind, { 
   if (wait.kind === 'form') return null;
   const answer = conversationAnswer(text);
   return answer === 'instruction' ? null : { kind: 'answer', answer };
+}
+
+/**
+ * What a pending request waits for, as the order reads it: null for one its Task waits for in place (the
+ * Task runs; it is answered there). The one place the intake tells the kinds apart by the row's tool.
+ */
+export function conversationWaitOf(row: ApprovalEntity): ConversationWait | null {
+  if (row.state === 'pending' && row.waiting) return null;
+  if (row.tool === QUESTION_TOOL) return { kind: 'question', options: optionsOf(row) };
+  return row.tool === ELICITATION_TOOL ? { kind: 'form' } : { kind: 'approval' };
 }

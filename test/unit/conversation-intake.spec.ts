@@ -27,6 +27,11 @@ const table: [string, InputFacts, ReturnType<typeof inputKind>][] = [
   // An approval waits for the conversation.
   ['"approve" while an approval waits', facts(' Approve ', { wait: approval }), { kind: 'answer', answer: 'approve' }],
   ['"いいえ" while an approval waits', facts('いいえ', { wait: approval }), { kind: 'answer', answer: 'deny' }],
+  [
+    '"yes" while a new approval waits, the newest turn having decided the one before: the answer',
+    facts('yes', { wait: approval, decidedLast: approval }),
+    { kind: 'answer', answer: 'approve' },
+  ],
   ['"undo" while an approval waits: undo, the wait stays open', facts('undo', { wait: approval }), { kind: 'undo' }],
   ['an instruction while an approval waits: a request (ends the wait, not approved)', facts('use pnpm instead', { wait: approval }), { kind: 'request' }],
   // A question waits.

@@ -4,16 +4,23 @@ import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
 import { readPlan } from './plan.js';
 
-/** The plan tool, todo-list style: a plan once, then each subtask marked done in turn. Terse: the fixed prompt stays within 800 tokens. */
+const STRING = { type: 'string' };
+
+/**
+ * The plan tool, todo-list style: a plan once, then each subtask marked done in turn. Its items are typed
+ * (issue 35: a model given the fields only in prose wrote plans as strings): no `required` and no
+ * descriptions, so the fixed prompt stays within 800 tokens and no call costs more than before (the
+ * parameter descriptions that only repeated their tool's were dropped for it; `npm run bench:agent-calls`).
+ */
 export const PLAN_TOOL: Tool = {
   type: 'function',
   function: {
     name: 'plan',
-    description: 'Plan big work as subtasks, or mark one done.',
+    description: 'Plan big work as 2-6 subtasks, or mark one done.',
     parameters: {
       type: 'object',
       properties: {
-        subtasks: { type: 'array', description: '2-6 of {id,title,instructions,depends_on}' },
+        subtasks: { type: 'array', items: { type: 'object', properties: { id: STRING, title: STRING, instructions: STRING, depends_on: { type: 'array', items: STRING } } } },
         // Its use is in each subtask's instruction (`call plan with done "<id>"`): no description, a shorter fixed prompt.
         done: { type: 'string' },
       },

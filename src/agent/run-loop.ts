@@ -158,8 +158,16 @@ export class RunLoop {
     const { state } = this;
     const pause = state.pause;
     if (!pause) throw new AgentFailure('The stored point to continue from has no pending request.');
-    // `received` counts what this Task's inbox gave (its row's steer_count); corrections kept from the wait stay pending.
-    Object.assign(state, { taskId, changes: {}, tokens: { input: 0, output: 0, bySubtask: {} }, rounds: 0, steering: { pending: state.steering.pending, received: 0 } });
+    // Corrections sent while the run waited are the paused Task's (`state.taskId` until the next line): taken
+    // now, they reach the model after the answer's result. `received` counts what this Task's inbox gives.
+    const kept = this.deps.inbox ? await this.deps.inbox.take(state.taskId) : [];
+    Object.assign(state, {
+      taskId,
+      changes: {},
+      tokens: { input: 0, output: 0, bySubtask: {} },
+      rounds: 0,
+      steering: { pending: [...state.steering.pending, ...kept], received: 0 },
+    });
     delete state.pause;
     const output = await this.apply(pause.call, result);
     const at = state.turn.results.length;

@@ -7,7 +7,7 @@ import type { LimitReached } from './core/run-limits.js';
 import type { RunState, TurnResult } from './core/run-state.js';
 import { textToolResults } from './text-tool-protocol.js';
 import { splitThinking } from './think-tags.js';
-import { nativeToolCalls, parseToolCallsFromText } from './tool-call-parser.js';
+import { nativeToolCalls, parseToolCallsFromText, taggedToolCalls } from './tool-call-parser.js';
 
 /** The same call with the same result this many times stops the run. */
 export const REPEAT_LIMIT = 3;
@@ -27,7 +27,11 @@ export function readReply(reply: ChatReply, known: ReadonlySet<string>, toolMode
   const { answer, thinking: leaked } = splitThinking(reply.content);
   const thinking = [reply.thinking, leaked].filter(Boolean).join('\n\n');
   const native = nativeToolCalls(reply.toolCalls);
-  const calls = known.size === 0 ? [] : native.length > 0 ? native : parseToolCallsFromText(answer, known);
+  const written = native.length > 0 ? native : parseToolCallsFromText(answer, known);
+  // qwen3 with think on writes its call inside its reasoning at times (a plan, most often): Ollama's parser
+  // leaves it in `thinking`, the reply is empty, and the empty-answer retry met the same twice. Explicit
+  // markup there is the call when the model wrote nothing else; reasoning about a call beside an answer is not.
+  const calls = known.size === 0 ? [] : written.length > 0 || answer.trim() !== '' ? written : taggedToolCalls(thinking);
   const recovered = native.length === 0 && calls.length > 0;
   const text = toolMode === 'text';
   const message: ChatMessage = {

@@ -29,23 +29,58 @@ export class SteerInboxRepository implements SteerInbox {
    * already took `max`.
    */
   acceptance(task: { taskId: string; sessionId: string; owner: string }, text: string, max: number): { id: string; writes: SqlStep[] } {
-    const id = randomUUID();
-    const count: SqlStep = {
-      ...(sqlStep.all(
-        `UPDATE tasks SET steer_count = steer_count + 1 WHERE id = ? AND owner = ? AND status IN ('planning', 'running') AND steering_closed = FALSE RETURNING steer_count`,
-        [task.taskId, task.owner],
-      ) as Extract<SqlStep, { op: 'all' }>),
+    const count = this.counted(
+      `UPDATE tasks SET steer_count = steer_count + 1 WHERE id = ? AND owner = ? AND status IN ('planning', 'running') AND steering_closed = FALSE RETURNING steer_count`,
+      [task.taskId, task.owner],
+      max,
+    );
+    return this.stored(task.taskId, text, [count]);
+  }
+
+  /**
+   * The writes that keep `text` for the Task `taskId` that paused for the conversation's answer to
+   * that request (its inbox closed at the pause): the Task that takes the answer takes it too (RunLoop.resume).
+   * `stillPending` is the approvals module's statement matching the request while it waits
+   * (ApprovalsRepository.stillPending); guarded here, it throws SteerRefused (`not_running`) when the request
+   * was answered first. It updates the request's row, so it serialises with the answer taking that row: a kept
+   * correction is either taken by the answering Task or refused (and queued as a follow-up), never lost.
+   */
+  keptDuringWait(
+    task: { taskId: string; sessionId: string; owner: string },
+    stillPending: Extract<SqlStep, { op: 'all' }>,
+    text: string,
+    max: number,
+  ): { id: string; writes: SqlStep[] } {
+    const guard: SqlStep = {
+      ...stillPending,
+      check: (rows) => {
+        if (rows.length === 0) throw new SteerRefused('not_running');
+      },
+    };
+    const count = this.counted(`UPDATE tasks SET steer_count = steer_count + 1 WHERE id = ? AND owner = ? RETURNING steer_count`, [task.taskId, task.owner], max);
+    return this.stored(task.taskId, text, [guard, count]);
+  }
+
+  /** The count's update, refused when it matched no Task (`not_running`) or passed `max` (`limit`). */
+  private counted(sql: string, params: unknown[], max: number): SqlStep {
+    return {
+      ...(sqlStep.all(sql, params) as Extract<SqlStep, { op: 'all' }>),
       check: (rows) => {
         if (rows.length === 0) throw new SteerRefused('not_running');
         if (Number((rows[0] as { steer_count: number | string }).steer_count) > max) throw new SteerRefused('limit');
       },
     };
+  }
+
+  /** The guards, then the correction's row (numbered by the Task's count). */
+  private stored(taskId: string, text: string, guards: SqlStep[]): { id: string; writes: SqlStep[] } {
+    const id = randomUUID();
     const insert = sqlStep.run(
       `INSERT INTO run_waits (id, task_id, session_id, owner, kind, state, body, position, created_at)
        SELECT ?, id, session_id, owner, 'steer', 'open', ?, steer_count, ? FROM tasks WHERE id = ?`,
-      [id, text, nowIso(), task.taskId],
+      [id, text, nowIso(), taskId],
     );
-    return { id, writes: [count, insert] };
+    return { id, writes: [...guards, insert] };
   }
 
   async take(taskId: string): Promise<SteerMessage[]> {

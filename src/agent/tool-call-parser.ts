@@ -19,7 +19,7 @@ import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 export function parseToolCallsFromText(content: string, knownTools: ReadonlySet<string>): ChatToolCall[] {
   const text = content.trim();
   if (text === '') return [];
-  const tagged = [...text.matchAll(/<tool_call>\s*([\s\S]*?)\s*(?:<\/tool_call>|$)/g)].flatMap((match) => callsIn(match[1], null));
+  const tagged = taggedToolCalls(text);
   if (tagged.length > 0) return tagged;
   const mistral = mistralCalls(text);
   if (mistral.length > 0) return mistral;
@@ -32,6 +32,11 @@ export function parseToolCallsFromText(content: string, knownTools: ReadonlySet<
   const fenced = [...text.matchAll(/```(?:json|tool_call|tool_code)?\s*\n?([\s\S]*?)```/g)].flatMap((match) => callsIn(match[1], knownTools));
   if (fenced.length > 0) return fenced;
   return callsIn(text, knownTools);
+}
+
+/** The calls in explicit `<tool_call>` markup only (Qwen, Hermes): what a model's reasoning may hold as a call. */
+export function taggedToolCalls(text: string): ChatToolCall[] {
+  return [...text.matchAll(/<tool_call>\s*([\s\S]*?)\s*(?:<\/tool_call>|$)/g)].flatMap((match) => callsIn(match[1], null));
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Tool } from 'ollama';
 
-const tool = (name: string, description: string, properties: Record<string, { type: string; description: string }>, required: string[]): Tool => ({
+/** A parameter's description only where its name and its tool's description leave something to say (each is in every prompt). */
+const tool = (name: string, description: string, properties: Record<string, { type: string; description?: string }>, required: string[]): Tool => ({
   type: 'function',
   function: { name, description, parameters: { type: 'object', properties, ...(required.length > 0 ? { required } : {}) } },
 });
@@ -22,29 +23,24 @@ export const FILE_TOOLS: Tool[] = [
     },
     ['path'],
   ),
-  tool(
-    'write_file',
-    'Create or overwrite a file with the given content.',
-    { path: { type: 'string', description: 'Relative path' }, content: { type: 'string', description: 'Full file content' } },
-    ['path', 'content'],
-  ),
+  tool('write_file', 'Create or overwrite a file with the given content.', { path: { type: 'string', description: 'Relative path' }, content: { type: 'string' } }, [
+    'path',
+    'content',
+  ]),
   tool(
     'edit_file',
     'Replace one exact occurrence of old_text with new_text in a file.',
     {
       path: { type: 'string', description: 'Relative path' },
       old_text: { type: 'string', description: 'Exact text to replace; must occur once' },
-      new_text: { type: 'string', description: 'Replacement text' },
+      new_text: { type: 'string' },
     },
     ['path', 'old_text', 'new_text'],
   ),
-  tool('glob', 'Find files by pattern, e.g. "src/**/*.ts".', { pattern: { type: 'string', description: 'Glob pattern' } }, ['pattern']),
-  tool(
-    'grep',
-    'Search file contents with a regular expression.',
-    { pattern: { type: 'string', description: 'Regular expression' }, path: { type: 'string', description: 'File or directory; default "."' } },
-    ['pattern'],
-  ),
+  tool('glob', 'Find files by pattern, e.g. "src/**/*.ts".', { pattern: { type: 'string' } }, ['pattern']),
+  tool('grep', 'Search file contents with a regular expression.', { pattern: { type: 'string' }, path: { type: 'string', description: 'File or directory; default "."' } }, [
+    'pattern',
+  ]),
 ];
 
 export const COMMAND_TOOL: Tool = tool(

@@ -22,6 +22,18 @@ export class ApprovalsRepository {
     return sqlStep.insert(ApprovalEntity, [row]);
   }
 
+  /**
+   * A statement matching the request `id` of `taskId` while it still waits for the conversation's answer,
+   * written as an update so that a unit of work holding it serialises with the answer taking the row (on
+   * PostgreSQL as on SQLite). Another module's unit of work adds its own `check` on the rows (a guard).
+   */
+  stillPending(id: string, taskId: string): Extract<SqlStep, { op: 'all' }> {
+    return sqlStep.all(`UPDATE approvals SET state = state WHERE id = ? AND task_id = ? AND state = 'pending' AND waiting = FALSE RETURNING id`, [id, taskId]) as Extract<
+      SqlStep,
+      { op: 'all' }
+    >;
+  }
+
   async findById(id: string): Promise<ApprovalEntity | null> {
     const [approval] = await this.sql.select(ApprovalEntity, { id });
     return approval ?? null;

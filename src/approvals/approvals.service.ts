@@ -24,6 +24,7 @@ import {
   questionMessage,
   type ConversationAnswer,
 } from './approval-texts.js';
+import type { SqlStep } from '../database/plain-sql.js';
 import { ApprovalsRepository, type ApprovalAnswer } from './approvals.repository.js';
 import { patternsRunningOtherPrograms } from './command-pattern.js';
 import { auditedFormContent, readFormContent, shownFormSchema, type FormAnswer, type FormSchema, type FormValue } from './person-form.js';
@@ -93,6 +94,11 @@ export class ApprovalsService implements OnModuleInit {
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     this.policy = new ApprovalPolicy(config.agent.approvals.mode, config.agent.approvals.allow);
+  }
+
+  /** The guard statement a correction kept for the wait `id` is stored under (ApprovalsRepository.stillPending). */
+  stillPending(id: string, taskId: string): Extract<SqlStep, { op: 'all' }> {
+    return this.approvals.stillPending(id, taskId);
   }
 
   onModuleInit(): void {
@@ -243,34 +249,14 @@ export class ApprovalsService implements OnModuleInit {
     };
   }
 
-  /**
-   * A decision sent as a message (Chat, A2A, MCP `agent_run`: approve or deny, a question's option) in a
-   * session whose request waits for the conversation: decided at once, with the Task that message becomes
-   * (`decision`), so that a second one cannot take it too. A decision word in a session whose newest turn
-   * already carries a decision is refused (`already_decided`), and queues nothing. Null: the message
-   * decides nothing here (a new instruction, or a request that its Task still waits for in place).
-   */
-  async messageDecision(caller: Caller, sessionId: string, taskId: string, request: string) {
-    const pending = await this.approvals.pendingOfSession(sessionId);
-    if (pending) {
-      if (pending.waiting || pending.tool === ELICITATION_TOOL) return null;
-      const choice = pending.tool === QUESTION_TOOL ? chosenOption(request, pending) : null;
-      const kind = pending.tool === QUESTION_TOOL ? (choice === null ? 'instruction' : 'approve') : conversationAnswer(request);
-      return kind === 'instruction' ? null : this.decision(caller, pending, taskId, { state: ANSWER_STATE[kind], reason: choice });
-    }
-    await this.refuseRepeatedDecision(sessionId, request);
-    return null;
+  /** Whether the Task was queued with a person's decision (`decision`): it continues the paused run, whatever its text. */
+  async carriesDecision(sessionId: string, taskId: string): Promise<boolean> {
+    return (await this.approvals.decidedBy(sessionId, taskId)) !== null;
   }
 
-  /**
-   * Refuses (`already_decided`) a decision word (approve or deny, an option of the question) sent to a session
-   * whose newest turn already carries a decision: that request was decided, and the word would otherwise
-   * reach the model as an instruction. A2A checks it before its SDK starts a task, to answer with an error.
-   */
-  async refuseRepeatedDecision(sessionId: string, request: string): Promise<void> {
-    const decided = await this.approvals.decidedLast(sessionId);
-    const again = decided && (decided.tool === QUESTION_TOOL ? chosenOption(request, decided) !== null : conversationAnswer(request) !== 'instruction');
-    if (again) throw alreadyDecided(decided.id);
+  /** The request the session's newest turn decided, if it carries a decision (ConversationIntake refuses a second one). */
+  decidedLast(sessionId: string): Promise<ApprovalEntity | null> {
+    return this.approvals.decidedLast(sessionId);
   }
 
   /**

@@ -56,7 +56,7 @@ type Delta = {
   role?: 'assistant';
   content?: string;
   agent_answer_offset?: number;
-  agent?: ReturnType<typeof agentOf> & { agent_state?: 'steered' | 'follow_up' };
+  agent?: ReturnType<typeof agentOf> & { agent_state?: 'steered' | 'kept' | 'follow_up' };
   agent_steps?: AgentStep[];
 };
 
@@ -84,24 +84,31 @@ export const lastChunkOf = (task: WithFiles, model: string, asking: InputRequest
 /**
  * Issue 35: a correction (`agent_steer`) the running Task took: answered at once, as a completion with no
  * content of its own and `agent_state: "steered"`; the Task's answer comes on its own request's response.
+ * `kept`: the session's Task waits for a person; the correction answers nothing and reaches the model
+ * with the answer (`agent_state: "kept"`, the paused Task's own status).
  */
-export const steeredOf = (task: TaskReadModel, model: string) => ({
+export const steeredOf = (task: TaskReadModel, model: string, state: 'steered' | 'kept') => ({
   id: completionId(task),
   object: 'chat.completion',
   created: created(task),
   model,
   choices: [{ index: 0, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: 'stop' }],
   usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-  ...steeredAgent(task),
+  ...steeredAgent(task, state),
 });
 
 /** The same, streamed: the agent object, then the finish. */
-export const steeredChunks = (task: TaskReadModel, model: string) => [
-  chunk(task, model, { role: 'assistant', content: '', agent: steeredAgent(task) }, null),
-  { ...chunk(task, model, {}, 'stop'), usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, ...steeredAgent(task) },
+export const steeredChunks = (task: TaskReadModel, model: string, state: 'steered' | 'kept') => [
+  chunk(task, model, { role: 'assistant', content: '', agent: steeredAgent(task, state) }, null),
+  { ...chunk(task, model, {}, 'stop'), usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, ...steeredAgent(task, state) },
 ];
 
-const steeredAgent = (task: TaskReadModel) => ({ task_id: task.id, session_id: task.sessionId, status: 'running' as const, agent_state: 'steered' as const });
+const steeredAgent = (task: TaskReadModel, state: 'steered' | 'kept') => ({
+  task_id: task.id,
+  session_id: task.sessionId,
+  status: state === 'steered' ? ('running' as const) : task.status,
+  agent_state: state,
+});
 
 /**
  * Issue 35: a correction that came when its Task no longer ran became the session's next Task:

@@ -32,7 +32,7 @@ export class ChatCompletionRequestDto {
     nullable: true,
     description:
       'Extension (issue 35): true with the session_id of a session whose Task is running: the text is a correction the Task reads at its next step; ' +
-      'answered at once with that task_id, status running and agent_state steered. A Task no longer running makes it the session’s next Task (agent_state follow_up). ' +
+      'answered at once with that task_id, status running and agent_state steered. While the session’s Task waits for a person the correction answers nothing: it is kept (agent_state kept, that Task’s id and status) and the model reads it with the answer; approve / deny / an option still answer. A Task no longer running makes it the session’s next Task (agent_state follow_up). ' +
       'Without it (the default) the request queues behind the running Task.',
   })
   agent_steer?: boolean | null;
@@ -69,9 +69,9 @@ export class ChatCompletionDto {
   @ApiProperty({ format: 'uuid' }) session_id!: string;
   @ApiProperty({ enum: ['completed', 'failed', 'cancelled', 'running'], description: '`running` only for a correction (agent_state steered)' }) status!: string;
   @ApiPropertyOptional({
-    enum: ['input_required', 'steered', 'follow_up'],
+    enum: ['input_required', 'steered', 'kept', 'follow_up'],
     description:
-      'input_required: the Task waits for the session’s next message; steered: the running Task took this correction; follow_up: the correction became the session’s next Task',
+      'input_required: the Task waits for the session’s next message; steered: the running Task took this correction; kept: the session’s Task waits for a person and its model reads this correction with the answer; follow_up: the correction became the session’s next Task',
   })
   agent_state?: string;
   @ApiProperty({ required: false, description: 'The Task’s OpenTelemetry trace id (its own, or the one of the `traceparent` the request sent); absent when it has none' })

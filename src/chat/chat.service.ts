@@ -51,11 +51,15 @@ const CHAT_ERRORS: Record<AgentErrorCode, { status: number; type: string; param:
   internal: { status: 500, type: 'server_error', param: null },
 };
 
-/** An accepted request: its Task, whether to stream, and whether it was a correction (`steered`) or became a follow-up Task. */
+/**
+ * An accepted request: its Task, whether to stream, and whether it was a correction (`steered`: the running
+ * Task took it; `kept`: the Task waits for a person and the model reads it when the wait ends) or became a
+ * follow-up Task.
+ */
 export interface ChatAccepted {
   task: TaskReadModel;
   stream: boolean;
-  steered: boolean;
+  steered: false | 'steered' | 'kept';
   followUp: boolean;
 }
 
@@ -127,12 +131,12 @@ export class ChatService {
       });
       const outcome = await this.intake.submit(
         caller,
-        { request: { ...staged, trace }, surface: via.surface, ...(steer ? { steer: { sessionId: staged.sessionId! } } : {}) },
+        { request: { ...staged, trace }, surface: via.surface, ...(steer ? { steer: { sessionId: staged.sessionId!, keep: true } } : {}) },
         { action, detail: { ...detail, stream } },
       );
       // A session of the caller's was checked by the intake; its running Task is the caller's too.
       if (outcome.kind === 'not_found') throw new ChatInputError(`session_id: session ${staged.sessionId} does not exist.`, 'session_id', 'session_not_found');
-      if (outcome.kind === 'steered') return { task: outcome.task, stream, steered: true, followUp: false };
+      if (outcome.kind === 'steered' || outcome.kind === 'kept') return { task: outcome.task, stream, steered: outcome.kind, followUp: false };
       return { task: outcome.task, stream, steered: false, followUp: outcome.as === 'follow_up' };
     } catch (error) {
       const refused = toChatError(error);
@@ -144,7 +148,7 @@ export class ChatService {
 
   /** The `chat.completion` once the Task is terminal (at once for a correction); null when the client went away first. */
   async completion({ task, steered, followUp }: ChatAccepted, signal: AbortSignal, locale: PersonLocale) {
-    if (steered) return steeredOf(task, this.catalog.idOf(task));
+    if (steered) return steeredOf(task, this.catalog.idOf(task), steered);
     const done = await this.feed.untilTerminal(task.id, signal);
     return done && completionOf(await this.conversations.withFiles(done), this.catalog.idOf(done), await this.conversations.asking(done.id, locale), followUp);
   }
@@ -158,7 +162,7 @@ export class ChatService {
    * together, so applied, is the Task's `result`.
    */
   async *chunks({ task, steered, followUp }: ChatAccepted, signal: AbortSignal, locale: PersonLocale): AsyncGenerator<object> {
-    if (steered) return yield* steeredChunks(task, this.catalog.idOf(task));
+    if (steered) return yield* steeredChunks(task, this.catalog.idOf(task), steered);
     yield chunkOf(task, this.catalog.idOf(task), { role: 'assistant', content: '', agent: { ...agentOf(task), ...followUpOf(followUp) } });
     let last = task;
     let draft = '';

@@ -1,5 +1,6 @@
-import { ApprovalsService } from '../approvals/approvals.service.js';
+import { alreadyDecided, ApprovalsService } from '../approvals/approvals.service.js';
 import { inputRequestOf, type InputRequest } from './input-request.js';
+import { conversationWaitOf, inputKind } from './input-order.js';
 import { Injectable } from '@nestjs/common';
 import { TraceRepository } from '../agent/trace.repository.js';
 import type { TaskStepEntity } from '../agent/task-step.entity.js';
@@ -42,9 +43,16 @@ export class ConversationService {
     return (await this.forks.fork(caller, taskId)).sessionId;
   }
 
-  /** A decision word to a session whose last request was decided already: refused (`already_decided`), as the queue would. */
-  refuseRepeatedDecision(sessionId: string, request: string): Promise<void> {
-    return this.approvals.refuseRepeatedDecision(sessionId, request);
+  /**
+   * A decision word to a session whose newest turn already carries a decision, with nothing else pending:
+   * refused (`already_decided`), as ConversationIntake refuses it (the same rule of `inputKind`). A2A checks
+   * it before its SDK starts a task, to answer with an error.
+   */
+  async refuseRepeatedDecision(sessionId: string, request: string): Promise<void> {
+    const [pending, decided] = await Promise.all([this.approvals.pendingOfSession(sessionId), this.approvals.decidedLast(sessionId)]);
+    const wait = pending && conversationWaitOf(pending);
+    const kind = inputKind({ text: request, steer: 'none', keepDuringWait: false, wait, decidedLast: decided && conversationWaitOf(decided), undo: false });
+    if (kind.kind === 'already_decided') throw alreadyDecided(decided!.id);
   }
 
   /** Refuses a caller past today's token quota (the queue checks again when it stores the Task). */

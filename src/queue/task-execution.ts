@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentFailure, AgentRunner, type TaskProgress } from '../agent/agent-runner.js';
 import { RunEventHub } from '../agent/run-event-hub.js';
+import { ApprovalsService } from '../approvals/approvals.service.js';
 import { HistoryService, type TaskHistory } from '../history/history.service.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { CancelSignal, LeaseLost, ShutdownSignal } from './run-signals.js';
@@ -39,6 +40,7 @@ export class TaskExecution {
     private readonly history: HistoryService,
     private readonly telemetry: TaskTelemetry,
     private readonly usage: UsageService,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   /** Fires the cancellation token of the Task running in this process, if it is that one. */
@@ -74,7 +76,9 @@ export class TaskExecution {
       const input = await this.conversation.agentInput(task);
       const begun = history;
       // Under the Task's span: a call the run makes to another MCP server carries it (issue 39).
-      const outcome = await this.telemetry.within(traced, () => (this.history.isUndo(task.request) ? this.history.undo(begun) : this.agent.run(input, report, controller.signal)));
+      // The intake's order (input-order.ts): a decision (a question's option named like undo included) comes before undo.
+      const undo = this.history.isUndo(task.request) && !(await this.approvals.carriesDecision(task.sessionId, task.id));
+      const outcome = await this.telemetry.within(traced, () => (undo ? this.history.undo(begun) : this.agent.run(input, report, controller.signal)));
       if (controller.signal.aborted) throw controller.signal.reason;
       await this.end(task, lease, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress }, history);
     } catch (error) {

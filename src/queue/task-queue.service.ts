@@ -1,5 +1,4 @@
 import { RunEventHub } from '../agent/run-event-hub.js';
-import { ApprovalsService } from '../approvals/approvals.service.js';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
@@ -40,7 +39,6 @@ export class TaskQueueService {
     private readonly config: AppConfig,
     private readonly forks: SessionFork,
     private readonly events: RunEventHub,
-    private readonly approvals: ApprovalsService,
     private readonly usage: UsageService,
     private readonly telemetry: Telemetry,
     private readonly taskTelemetry: TaskTelemetry,
@@ -69,9 +67,6 @@ export class TaskQueueService {
       throw new AgentError('session_not_found', `session_id: session ${sessionId} does not exist.`);
     }
     const task = newTask(caller, sessionId, input, this.telemetry.enabled, acceptedAt);
-    // Issue 36: a decision sent as a message decides its request with this Task (or is refused as a second
-    // one); a direct Task answers nothing, and a new session has nothing to decide.
-    const fromMessage = input.decision || newSession || input.mode === 'direct' ? null : await this.approvals.messageDecision(caller, sessionId, task.id, input.request);
     const images = input.images.map((image, position) => newImage(task.id, position, image));
     const event = this.audit.entry({
       ...accepted,
@@ -89,10 +84,9 @@ export class TaskQueueService {
       );
     const { before, after } = this.tasks.queuedLimit(caller.user, limit, full);
     await this.unitOfWork.commit({
-      writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...(input.decision ?? fromMessage?.steps ?? []), ...after],
+      writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...(input.decision ?? []), ...after],
       shared: [event],
     });
-    await fromMessage?.record();
     this.taskTelemetry.accepted(tracedTask(task), startMs);
     await this.events.publish({ type: 'accepted', taskId: task.id, sessionId, owner: caller.user, groups: caller.groups });
     this.worker.wake();

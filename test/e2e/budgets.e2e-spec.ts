@@ -117,4 +117,41 @@ describe('budgets end runaway Tasks with a summary; plans written as strings run
       expect.stringMatching(/^All subtasks are done/),
     ]);
   });
+  it('thinking on (qwen3, think: true): a plan written inside its reasoning runs, its subtasks in dependency order', async () => {
+    // qwen3 (8b, Ollama 0.9+ with think: true) at times writes its call inside <think>: Ollama's parser then
+    // returns it in message.thinking, with no tool_calls and an empty content (the scripted server does the same).
+    ollama.capabilities = ['completion', 'tools', 'thinking'];
+    try {
+      const before = ollama.workChats.length;
+      const subtasks = [
+        { id: 'check', title: 'Run the test', instructions: 'Run node test.mjs.', depends_on: ['fix'] },
+        { id: 'fix', title: 'Fix it', instructions: 'Fix add().', depends_on: ['read'] },
+        { id: 'read', title: 'Read the code', instructions: 'Read math.js.', depends_on: [] },
+      ];
+      const plan = `The user wants add() fixed and the test run. Three steps.\n<tool_call>\n${JSON.stringify({ name: 'plan', arguments: { subtasks } })}\n</tool_call>`;
+      const done = (id: string) => ({ toolCalls: [{ name: 'plan', arguments: { done: id } }], thinking: `${id} is done.`, promptEvalCount: 10, evalCount: 5 });
+      ollama.enqueue({ thinking: plan, content: '', promptEvalCount: 10, evalCount: 40 }, done('read'), done('fix'), done('check'), {
+        content: 'Fixed and tested.',
+        thinking: 'All done.',
+      });
+      const accepted = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'Fix add() in math.js and run the test.' } })));
+      const final = await waitForTerminal(async (id) => textOf(await mcp.callTool({ name: 'agent_status', arguments: { task_id: id } })), accepted.task_id);
+      expect(final).toMatchObject({ status: 'completed', completed_tasks: '3/3', result: 'Fixed and tested.' });
+      const chats = ollama.workChats.slice(before);
+      expect(chats).toHaveLength(5);
+      expect(chats.every((chat) => chat.body.think === true)).toBe(true);
+      const instructions = chats
+        .at(-1)!
+        .body.messages.filter((message) => message.role === 'tool' && message.tool_name === 'plan')
+        .map((message) => message.content.split('\n').find((line) => line.startsWith('Subtask ')) ?? message.content.split('\n')[0]);
+      expect(instructions).toEqual([
+        'Subtask 1/3 (read): Read the code',
+        'Subtask 2/3 (fix): Fix it',
+        'Subtask 3/3 (check): Run the test',
+        expect.stringMatching(/^All subtasks are done/),
+      ]);
+    } finally {
+      ollama.capabilities = ['completion', 'tools'];
+    }
+  });
 });

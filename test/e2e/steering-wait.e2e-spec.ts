@@ -48,4 +48,29 @@ describe('a correction that arrives while the Task waits for an approval in plac
     ]);
     await session.close();
   });
+  it('paused end-and-resume (no client answers in place): a correction is kept, the approval stays pending, and the model reads it after the approved result', async () => {
+    const ollama = stack.ollama;
+    ollama.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo checked' } }], promptEvalCount: 10, evalCount: 5 }, { content: 'Checked with sh; noted.' });
+    const chat = new OpenAI({ baseURL: `${stack.base}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const ask = (content: string, extra: Record<string, unknown> = {}) =>
+      chat.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content }], ...extra } as never) as unknown as Promise<Record<string, unknown>>;
+    // The Chat API answers nothing in place: the Task ends with the approval request.
+    const paused = await ask('Check it.');
+    expect(paused).toMatchObject({ status: 'completed', agent_state: 'input_required', agent_input: { kind: 'approval' } });
+    const sessionId = paused.session_id as string;
+    const kept = await ask('Also say which shell ran it.', { session_id: sessionId, agent_steer: true });
+    expect(kept).toMatchObject({ task_id: paused.task_id, session_id: sessionId, status: 'completed', agent_state: 'kept' });
+    // It answered nothing: the approval is still pending, and no Task was queued for it.
+    expect(await probe(stack.database, 'SELECT state FROM approvals WHERE session_id = ?', sessionId)).toEqual([{ state: 'pending' }]);
+    expect(Number((await probe<{ n: number | string }>(stack.database, 'SELECT COUNT(*) AS n FROM tasks WHERE session_id = ?', sessionId))[0].n)).toBe(1);
+    const approved = await ask('approve', { session_id: sessionId });
+    expect(approved).toMatchObject({ status: 'completed', choices: [{ message: { content: 'Checked with sh; noted.' } }] });
+    expect(await probe(stack.database, 'SELECT state, answered_via FROM approvals WHERE session_id = ?', sessionId)).toEqual([{ state: 'granted', answered_via: 'conversation' }]);
+    const prompt = ollama.workChats.at(-1)!.body.messages;
+    expect(prompt.slice(-2).map((message) => [message.role, message.content.split('\n')[0]])).toEqual([
+      ['tool', 'exit code 0'],
+      ['user', 'Correction from the user while you work:'],
+    ]);
+    expect(prompt.at(-1)!.content).toMatch(/Also say which shell ran it\.$/);
+  });
 });

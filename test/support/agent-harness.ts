@@ -82,6 +82,11 @@ export class MemoryInbox implements SteerInbox {
     inbox.sent.push({ id: `steer-${taskId}-${inbox.sent.length + 1}`, text, at: '2026-12-01T09:00:00.000Z' });
     return true;
   }
+  /** What the intake does for a Task that paused (its inbox closed): the correction waits for the answering Task. */
+  keep(text: string, taskId = 't1'): void {
+    const inbox = this.of(taskId);
+    inbox.sent.push({ id: `steer-${taskId}-${inbox.sent.length + 1}`, text, at: '2026-12-01T09:00:00.000Z' });
+  }
   closed(taskId = 't1'): boolean {
     return this.of(taskId).closed;
   }

@@ -195,6 +195,28 @@ describe('steering a running Task (issue 35)', () => {
   });
 });
 
+describe('a correction kept for a Task paused end-and-resume (issue 35)', () => {
+  it('answers nothing; the Task that takes the answer gives it to the model after the answer’s result', async () => {
+    const inbox = new MemoryInbox();
+    const h = setup(
+      [{ toolCalls: [{ function: { name: 'run_command', arguments: { command: 'npm test' } } }] }, { content: 'Tests pass; linted too.' }],
+      {},
+      { inbox, approvals: 'commands' },
+    );
+    const paused = await h.service.run(task('run the tests'), noop, new AbortController().signal);
+    expect(paused.result).toMatch(/npm test/);
+    // t1 ended paused; the intake keeps the correction with it (ConversationIntake 'kept'), and the approval stays pending.
+    expect(inbox.closed('t1')).toBe(true);
+    inbox.keep('also run the linter', 't1');
+    expect(h.approvals.rows[0].state).toBe('pending');
+    const resumed = await h.service.run({ ...task('approve'), id: 't2' }, noop, new AbortController().signal);
+    expect(resumed.result).toBe('Tests pass; linted too.');
+    expect(h.approvals.rows[0].state).toBe('granted');
+    const messages = h.chats[1].messages;
+    expect(messages.slice(-2).map((message) => `${message.role}: ${message.content.split('\n').at(-1)}`)).toEqual(['tool: run_command ok', 'user: also run the linter']);
+  });
+});
+
 describe("one clock for a run's trace (issue 35)", () => {
   it("times the plan tool's and ask_user's steps by the run's clock, as the model calls are", async () => {
     const h = setup([

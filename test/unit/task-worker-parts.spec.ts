@@ -1,3 +1,4 @@
+import type { ApprovalsService } from '../../src/approvals/approvals.service.js';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { AgentRunner } from '../../src/agent/agent-runner.js';
 import type { AuditService } from '../../src/audit/audit.service.js';
@@ -116,9 +117,36 @@ describe('TaskExecution', () => {
       history,
       telemetry,
       usage,
+      { carriesDecision: async () => false } as unknown as ApprovalsService,
     );
     await execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
     expect(finish).toHaveBeenCalledWith(expect.objectContaining({ taskId: 't1', attempt: 1 }), 'cancelled', 'Cancelled on request.', {});
     expect(events.record.mock.calls.map(([event]) => (event.detail as { status: string }).status)).toEqual(['planning', 'cancelled']);
+  });
+
+  it('runs the agent, not undo, for a Task that carries a decision whose text reads as undo (the intake read it as a choice first)', async () => {
+    const runs: string[] = [];
+    const tasks = { finish: jest.fn(async () => true), updateProgress: jest.fn(async () => true), resumedBy: jest.fn(async () => null) } as unknown as TasksRepository;
+    const conversation = { agentInput: jest.fn(async () => ({})) } as unknown as TaskConversation;
+    const ran = (what: string) => async () => {
+      runs.push(what);
+      return { result: what, progress: {} };
+    };
+    const agent = { run: jest.fn(ran('agent')) } as unknown as AgentRunner;
+    const history = {
+      begin: jest.fn(async () => null),
+      finish: jest.fn(async (_history: unknown, result: string) => result),
+      isUndo: () => true,
+      undo: jest.fn(ran('undo')),
+    } as unknown as HistoryService;
+    const leases = { keep: jest.fn(() => ({ stop: () => undefined })) } as unknown as LeaseKeeper;
+    const journal = new TaskStatusJournal(audit() as unknown as AuditService);
+    const execution = (carries: boolean) =>
+      new TaskExecution(tasks, conversation, agent, leases, journal, new RunnerIdentity(), new RunEventHub(), history, telemetry, usage, {
+        carriesDecision: async () => carries,
+      } as unknown as ApprovalsService);
+    await execution(true).run(task({ status: 'planning', owner: 'alice', request: 'undo', inputTokens: 0, outputTokens: 0 }));
+    await execution(false).run(task({ status: 'planning', owner: 'alice', request: 'undo', inputTokens: 0, outputTokens: 0 }));
+    expect(runs).toEqual(['agent', 'undo']);
   });
 });

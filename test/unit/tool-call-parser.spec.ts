@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { readReply } from '../../src/agent/run-rules.js';
 import { parseToolCallsFromText } from '../../src/agent/tool-call-parser.js';
+import type { ChatReply } from '../../src/ollama/ollama.gateway.js';
 
 const KNOWN = new Set(['read_file', 'list_dir', 'run_command']);
 const parse = (text: string) => parseToolCallsFromText(text, KNOWN).map((call) => [call.function.name, call.function.arguments]);
@@ -64,5 +66,31 @@ describe('parseToolCallsFromText: tool calls models write into their text', () =
     expect(parse('<tool_call>{"name": "read_file", "arguments": [1, 2]}</tool_call>')).toEqual([]);
     expect(parse('[TOOL_CALLS][{"arguments": {}}]')).toEqual([]);
     expect(parse('[TOOL_CALLS]read_file[ARGS]{"path": "a"')).toEqual([]);
+  });
+});
+
+describe('readReply: a call written inside the reasoning (issue 35, thinking on)', () => {
+  const reply = (content: string, thinking: string): ChatReply => ({ content, thinking, toolCalls: [], doneReason: 'stop', promptEvalCount: 10, evalCount: 5 });
+  const planCall = '<tool_call>\n{"name": "plan", "arguments": {"subtasks": ["Read math.js", "Fix add()"]}}\n</tool_call>';
+  const known = new Set(['plan', 'read_file']);
+
+  it('recovers a <tool_call> block qwen3 (think: true) left in message.thinking when the reply has nothing else', () => {
+    const read = readReply(reply('', `The user wants a fix. I will plan first.\n${planCall}`), known, 'native');
+    expect(read.calls.map((call) => [call.function.name, call.function.arguments])).toEqual([['plan', { subtasks: ['Read math.js', 'Fix add()'] }]]);
+    expect(read.message).toMatchObject({ role: 'assistant', content: '', tool_calls: read.calls });
+  });
+
+  it('recovers it from a <think> block left in the content (a template without the thinking parser)', () => {
+    const read = readReply(reply(`<think>I will plan first.\n${planCall}</think>\n\n`, ''), known, 'native');
+    expect(read.calls.map((call) => call.function.name)).toEqual(['plan']);
+  });
+
+  it('leaves it when the model also answered: reasoning about a call is not a call', () => {
+    expect(readReply(reply('Done: add() is fixed.', `Should I call it again? ${planCall}`), known, 'native').calls).toEqual([]);
+  });
+
+  it('takes only explicit markup from the reasoning, never a bare JSON object or prose naming a tool', () => {
+    expect(readReply(reply('', '{"name": "read_file", "arguments": {"path": "a"}}'), known, 'native').calls).toEqual([]);
+    expect(readReply(reply('', 'I could call read_file on a.'), known, 'native').calls).toEqual([]);
   });
 });

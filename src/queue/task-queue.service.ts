@@ -51,7 +51,8 @@ export class TaskQueueService {
    * call's accepting audit event (`accepted`, completed here with the ids and the image metadata, never
    * the data): the Task exists only if its event does. Refused (queue_full, nothing stored) when the
    * caller already has `queue.max_queued_per_user` Tasks waiting, or quota_exceeded when their Tasks
-   * that ended today already spent `quotas.tokens_per_user_day`. Then wakes the worker.
+   * that ended today already spent `quotas.tokens_per_user_day`. A surface's `claim` (a schedule's fire,
+   * a trigger's delivery) commits in the same unit, its guard's refusal refusing the Task. Then wakes the worker.
    */
   async enqueue(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskReadModel> {
     // When the request reached the queue: the Task's creation, and the start of its accept span (and so of its trace's span).
@@ -89,7 +90,7 @@ export class TaskQueueService {
       );
     const { before, after } = this.tasks.queuedLimit(caller.user, limit, full);
     await this.unitOfWork.commit({
-      writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...(input.decision ?? fromMessage?.steps ?? []), ...after],
+      writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...(input.decision ?? fromMessage?.steps ?? []), ...(input.claim ?? []), ...after],
       shared: [event],
     });
     await fromMessage?.record();

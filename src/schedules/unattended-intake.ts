@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AuditDraft } from '../audit/audit.service.js';
+import type { SqlStep } from '../database/plain-sql.js';
 import { ConversationIntake } from '../conversation/conversation-intake.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
@@ -18,12 +19,17 @@ export interface UnattendedWork {
   approvals: UnattendedApprovals;
   /** Files for `inputs/` of the session workspace (a trigger's event). */
   files?: TaskRequestFile[];
+  /** The Task's id, chosen before it is made, as its run row names it. */
+  taskId: string;
+  /** The run row that takes the fire or delivery, committed in the Task's unit (ADR 0039); ClaimTaken when another process took it. */
+  claim: SqlStep[];
 }
 
 /**
  * The one place schedules and triggers start a Task for their owner: through the one intake every surface
  * calls (ADR 0020: files staged into the session workspace, then one enqueue unit with the accepting audit
- * event, under the owner's queue limit), as a new request of the conversation, never a correction.
+ * event, under the owner's queue limit), as a new request of the conversation, never a correction. The
+ * fire's or delivery's run row is in that unit: a process that stops before it commits has taken nothing.
  */
 @Injectable()
 export class UnattendedIntake {
@@ -42,6 +48,8 @@ export class UnattendedIntake {
       tier: work.tier,
       files: work.files,
       unattended: work.approvals,
+      taskId: work.taskId,
+      claim: work.claim,
     });
     const outcome = await this.intake.submit(caller, { request: staged, surface: work.surface }, accepted);
     // Without `steer` the intake always queues (ADR 0020's order); anything else would be a broken contract.

@@ -109,18 +109,23 @@ describe('triggers: signed deliveries start one Task each', () => {
     expect(await rejections()).toBe(audited + bad.length);
   });
 
-  it('an oversized body is 413 before it is read, an unknown trigger 404, and past the rate 429 with Retry-After', async () => {
+  it('an oversized body is 413 before it is read, an unknown trigger 404, and signed deliveries past the rate 429 with Retry-After', async () => {
     const limited: Created = (await alice('POST', 'triggers', { name: 'limited', kind: 'github', request: 'r' })).body;
     const big = JSON.stringify({ blob: 'x'.repeat(8192) });
     const tooLarge = await post(limited, big, githubHeaders(limited.secret, big, randomUUID()));
     expect(tooLarge.status).toBe(413);
     expect((await post({ ...limited, path: `/v1/triggers/${randomUUID()}` }, '{}', {})).status).toBe(404);
     expect((await post({ ...limited, path: '/v1/triggers/not-a-uuid' }, '{}', {})).status).toBe(404);
-    // rate_per_minute 5, all taken by the 413 and four bad signatures: the sixth delivery is refused unread.
+    // rate_per_minute 5 counts signed deliveries only (ADR 0039): four bad signatures spend none of it.
     const statuses: number[] = [];
-    for (let n = 0; n < 5; n++) statuses.push((await post(limited, '{}', {})).status);
-    const limitedReply = await post(limited, '{}', {});
-    expect([...statuses, limitedReply.status]).toEqual([401, 401, 401, 401, 429, 429]);
+    for (let n = 0; n < 4; n++) statuses.push((await post(limited, '{}', {})).status);
+    for (let n = 0; n < 5; n++) statuses.push((await post(limited, '{}', githubHeaders(limited.secret, '{}', randomUUID()))).status);
+    const before = await tasks();
+    const audited = await rejections();
+    const limitedReply = await post(limited, '{}', githubHeaders(limited.secret, '{}', randomUUID()));
+    expect([...statuses, limitedReply.status]).toEqual([401, 401, 401, 401, 202, 202, 202, 202, 202, 429]);
+    expect(await tasks()).toBe(before);
+    expect(await rejections()).toBe(audited + 1);
     expect(Number(limitedReply.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 

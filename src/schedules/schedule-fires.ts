@@ -49,6 +49,7 @@ export class ScheduleFires {
           sessionId: schedule.sessionMode === 'continue' ? schedule.sessionId : null,
           tier: schedule.tier,
           approvals: schedule.approvals,
+          madeAt: schedule.declared ? null : schedule.createdAt,
           taskId,
           claim: this.schedules.claim({ ...run, state: 'started', taskId, reason: null }),
         },

@@ -5,6 +5,7 @@ import { ConversationIntake } from '../conversation/conversation-intake.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
 import type { TaskRequestFile } from '../queue/task-request.js';
+import { UnattendedOwners } from './unattended-owners.js';
 import type { UnattendedApprovals, UnattendedOwner } from './unattended.js';
 
 /** The work one fire or delivery starts. */
@@ -19,6 +20,11 @@ export interface UnattendedWork {
   approvals: UnattendedApprovals;
   /** Files for `inputs/` of the session workspace (a trigger's event). */
   files?: TaskRequestFile[];
+  /**
+   * When the schedule or trigger was made: the owner runs with the groups of their latest Task sent in
+   * person since then, if any (UnattendedOwners); null for a schedule the configuration declares with its groups.
+   */
+  madeAt: string | null;
   /** The Task's id, chosen before it is made, as its run row names it. */
   taskId: string;
   /** The run row that takes the fire or delivery, committed in the Task's unit (ADR 0039); ClaimTaken when another process took it. */
@@ -36,9 +42,11 @@ export class UnattendedIntake {
   constructor(
     private readonly intake: ConversationIntake,
     private readonly stager: InputFilesStager,
+    private readonly owners: UnattendedOwners,
   ) {}
 
-  async start(owner: UnattendedOwner, work: UnattendedWork, accepted: AuditDraft): Promise<{ taskId: string; sessionId: string }> {
+  async start(stored: UnattendedOwner, work: UnattendedWork, accepted: AuditDraft): Promise<{ taskId: string; sessionId: string }> {
+    const owner = work.madeAt === null ? stored : await this.owners.current(stored, work.madeAt);
     const caller: Caller = { user: owner.user, email: owner.email, groups: owner.groups, admin: false, transport: work.surface, address: null, client: work.origin };
     const staged = await this.stager.stage(caller, {
       request: work.request,

@@ -143,6 +143,7 @@ export class TriggersService {
           tier: trigger.tier,
           approvals: trigger.approvals,
           files: [{ name: `${delivery.event}-${delivery.deliveryId}.json`, mediaType: 'application/json', data: delivery.body, at: 'body' }],
+          madeAt: trigger.createdAt,
           taskId,
           claim: this.triggers.claim({ ...run, state: 'started', taskId, reason: null }, perMinute, now),
         },

@@ -138,6 +138,20 @@ describe('triggers: signed deliveries start one Task each', () => {
     const read = await alice('GET', `triggers/${github.id}`);
     expect(JSON.stringify(read.body)).not.toContain(github.secret);
     expect((await alice('PATCH', `triggers/${github.id}`, { enabled: false })).body.enabled).toBe(false);
+    // Every call is audited with who made it and what came of it: bob's as errors, alice's change as done.
+    const events = await probe<{ actor: string; action: string; outcome: string }>(
+      stack.database,
+      "SELECT actor, action, outcome FROM audit_events WHERE action LIKE 'trigger.%' AND detail LIKE ? ORDER BY seq",
+      `%${github.id}%`,
+    );
+    const bobs = events.filter((event) => event.actor === 'bob@example.com').map(({ action, outcome }) => [action, outcome]);
+    expect(bobs).toEqual([
+      ['trigger.read', 'error'],
+      ['trigger.update', 'error'],
+      ['trigger.delete', 'error'],
+      ['trigger.runs', 'error'],
+    ]);
+    expect(events.filter((event) => event.actor === 'alice@example.com').at(-1)).toEqual({ actor: 'alice@example.com', action: 'trigger.update', outcome: 'ok' });
     const body = '{}';
     expect((await post(github, body, githubHeaders(github.secret, body, randomUUID()))).status).toBe(404);
   });

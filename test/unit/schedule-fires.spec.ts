@@ -22,8 +22,8 @@ const schedule = (fields: Partial<Schedule> = {}): Schedule => ({
   notifyUrl: null,
   notifySecret: null,
   enabled: true,
-  createdAt: '',
-  updatedAt: '',
+  createdAt: '2026-12-01T08:00:00.000Z',
+  updatedAt: '2026-12-01T08:00:00.000Z',
   cron: '* * * * *',
   timezone: 'UTC',
   catchUp: 'none',
@@ -74,6 +74,7 @@ describe('one fire of a schedule (ScheduleFires)', () => {
       sessionId: null,
       tier: 'default',
       approvals: 'wait',
+      madeAt: '2026-12-01T08:00:00.000Z',
       taskId: expect.stringMatching(UUID),
       claim: [claimStep],
     });
@@ -93,6 +94,12 @@ describe('one fire of a schedule (ScheduleFires)', () => {
     expect(recorded).toEqual([]);
     expect(repository.keepSession).not.toHaveBeenCalled();
     expect(audit.record).not.toHaveBeenCalled();
+  });
+
+  it('runs a declared schedule with the groups the configuration gives, never refreshed from the owner’s requests', async () => {
+    const { fires, intake } = setUp();
+    await fires.fire(schedule({ declared: true }), fireAt, 'cron');
+    expect(intake.start.mock.calls[0][1]).toMatchObject({ madeAt: null });
   });
 
   it('does nothing more when another replica took the fire (the claim refused the Task’s unit)', async () => {

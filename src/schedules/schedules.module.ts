@@ -8,12 +8,12 @@ import { SchedulesRepository } from './schedules.repository.js';
 import { SchedulesService } from './schedules.service.js';
 import { UnattendedIntake } from './unattended-intake.js';
 import { UnattendedNotify } from './unattended-notify.js';
-import { UnattendedOwners } from './unattended-owners.js';
+import { UnattendedOwnersRepository } from './unattended-owners.repository.js';
 
 /** Schedules (issue 38): cron-driven Tasks run as their owner, and what triggers share with them (the intake, notify). */
 @Module({
   imports: [ConversationModule, PushModule, AuditModule],
-  providers: [SchedulesRepository, SchedulesService, ScheduleFires, ScheduleTicker, UnattendedIntake, UnattendedNotify, UnattendedOwners],
+  providers: [SchedulesRepository, SchedulesService, ScheduleFires, ScheduleTicker, UnattendedIntake, UnattendedNotify, UnattendedOwnersRepository],
   exports: [SchedulesService, UnattendedIntake, UnattendedNotify],
 })
 export class SchedulesModule implements OnModuleInit {

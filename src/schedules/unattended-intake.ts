@@ -5,7 +5,7 @@ import { ConversationIntake } from '../conversation/conversation-intake.js';
 import { InputFilesStager } from '../conversation/input-files.stager.js';
 import type { Caller } from '../identity/caller.js';
 import type { TaskRequestFile } from '../queue/task-request.js';
-import { UnattendedOwners } from './unattended-owners.js';
+import { UnattendedOwnersRepository } from './unattended-owners.repository.js';
 import type { UnattendedApprovals, UnattendedOwner } from './unattended.js';
 
 /** The work one fire or delivery starts. */
@@ -22,7 +22,7 @@ export interface UnattendedWork {
   files?: TaskRequestFile[];
   /**
    * When the schedule or trigger was made: the owner runs with the groups of their latest Task sent in
-   * person since then, if any (UnattendedOwners); null for a schedule the configuration declares with its groups.
+   * person since then, if any (UnattendedOwnersRepository); null for a schedule the configuration declares with its groups.
    */
   madeAt: string | null;
   /** The Task's id, chosen before it is made, as its run row names it. */
@@ -42,7 +42,7 @@ export class UnattendedIntake {
   constructor(
     private readonly intake: ConversationIntake,
     private readonly stager: InputFilesStager,
-    private readonly owners: UnattendedOwners,
+    private readonly owners: UnattendedOwnersRepository,
   ) {}
 
   async start(stored: UnattendedOwner, work: UnattendedWork, accepted: AuditDraft): Promise<{ taskId: string; sessionId: string }> {

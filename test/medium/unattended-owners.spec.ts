@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { withMigratedDatabase } from '../../src/database/data-source-options.js';
 import type { PlainSql } from '../../src/database/plain-sql.js';
-import { UnattendedOwners } from '../../src/schedules/unattended-owners.js';
+import { UnattendedOwnersRepository } from '../../src/schedules/unattended-owners.repository.js';
 import { freshDatabase, type DatabaseKind } from '../support/databases.js';
 
 const MADE_AT = '2026-12-06T09:00:00.000Z';
@@ -25,7 +25,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('the groups an unattended Ta
   it('are those of the owner’s latest Task sent in person since the schedule was made, else those it was made with', async () => {
     const { database } = validateConfig({ database: await freshDatabase(kind) });
     await withMigratedDatabase(database, async (sql) => {
-      const owners = new UnattendedOwners(sql);
+      const owners = new UnattendedOwnersRepository(sql);
       // Before it was made, another user's, one still queued, and Tasks schedules and triggers made: none tells.
       await task(sql, { groups: ['old'], surface: 'mcp-http', createdAt: '2026-12-06T08:00:00.000Z', startedAt: '2026-12-06T08:00:01.000Z' });
       await task(sql, { owner: 'bob@example.com', groups: ['bobs'], surface: 'chat', createdAt: '2026-12-06T10:00:00.000Z', startedAt: '2026-12-06T10:00:01.000Z' });

@@ -11,7 +11,7 @@ import type { UnattendedOwner } from './unattended.js';
  * the owner's next request; one it added comes the same way.
  */
 @Injectable()
-export class UnattendedOwners {
+export class UnattendedOwnersRepository {
   constructor(private readonly sql: PlainSql) {}
 
   async current(owner: UnattendedOwner, madeAt: string): Promise<UnattendedOwner> {

@@ -39,23 +39,25 @@ export class ScheduleFires {
       return this.schedules.run(run.id);
     }
     const taskId = randomUUID();
+    // The first Task of a `continue` schedule makes its session: kept in the same unit, so no fire can make another.
+    const kept = schedule.sessionMode === 'continue' && schedule.sessionId === null ? randomUUID() : null;
     try {
-      const { sessionId } = await this.intake.start(
+      await this.intake.start(
         schedule.owner,
         {
           surface: 'schedule',
           origin: `schedule/${schedule.id}`,
           request: schedule.request,
           sessionId: schedule.sessionMode === 'continue' ? schedule.sessionId : null,
+          newSessionId: kept ?? undefined,
           tier: schedule.tier,
           approvals: schedule.approvals,
           madeAt: schedule.declared ? null : schedule.createdAt,
           taskId,
-          claim: this.schedules.claim({ ...run, state: 'started', taskId, reason: null }),
+          claim: [...this.schedules.claim({ ...run, state: 'started', taskId, reason: null }), ...(kept ? [this.schedules.keptSession(schedule.id, kept)] : [])],
         },
         { action: 'schedule.fire', detail },
       );
-      if (schedule.sessionMode === 'continue' && schedule.sessionId === null) await this.schedules.keepSession(schedule.id, sessionId);
     } catch (error) {
       if (error instanceof ClaimTaken) return null;
       // The owner's queue limit, a session gone, the service shutting down: recorded on the run, audited.

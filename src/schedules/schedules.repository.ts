@@ -165,9 +165,9 @@ export class SchedulesRepository {
     await this.sql.run('UPDATE schedules SET next_fire_at = ? WHERE id = ? AND next_fire_at = ?', [to, id, from]);
   }
 
-  /** The continuing session, set by the first Task of a `continue` schedule. */
-  async keepSession(id: string, sessionId: string): Promise<void> {
-    await this.sql.run('UPDATE schedules SET session_id = ? WHERE id = ? AND session_id IS NULL', [sessionId, id]);
+  /** The continuing session of a `continue` schedule, kept in the unit of the first Task that makes it. */
+  keptSession(id: string, sessionId: string): SqlStep {
+    return sqlStep.run('UPDATE schedules SET session_id = ? WHERE id = ? AND session_id IS NULL', [sessionId, id]);
   }
 
   /**

@@ -16,6 +16,8 @@ export interface UnattendedWork {
   request: string;
   /** The session to continue, or null for a new one. */
   sessionId: string | null;
+  /** The new session's id, chosen before when the claim keeps it as the source's continuing session. */
+  newSessionId?: string;
   tier: string;
   approvals: UnattendedApprovals;
   /** Files for `inputs/` of the session workspace (a trigger's event). */
@@ -45,12 +47,13 @@ export class UnattendedIntake {
     private readonly owners: UnattendedOwnersRepository,
   ) {}
 
-  async start(stored: UnattendedOwner, work: UnattendedWork, accepted: AuditDraft): Promise<{ taskId: string; sessionId: string }> {
+  async start(stored: UnattendedOwner, work: UnattendedWork, accepted: AuditDraft): Promise<void> {
     const owner = work.madeAt === null ? stored : await this.owners.current(stored, work.madeAt);
     const caller: Caller = { user: owner.user, email: owner.email, groups: owner.groups, admin: false, transport: work.surface, address: null, client: work.origin };
     const staged = await this.stager.stage(caller, {
       request: work.request,
       sessionId: work.sessionId,
+      newSessionId: work.newSessionId,
       temperature: null,
       images: [],
       tier: work.tier,
@@ -62,6 +65,5 @@ export class UnattendedIntake {
     const outcome = await this.intake.submit(caller, { request: staged, surface: work.surface }, accepted);
     // Without `steer` the intake always queues (ADR 0020's order); anything else would be a broken contract.
     if (outcome.kind !== 'queued') throw new Error(`the intake answered ${outcome.kind} to a new request`);
-    return { taskId: outcome.task.id, sessionId: outcome.task.sessionId };
   }
 }

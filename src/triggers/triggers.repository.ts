@@ -116,8 +116,9 @@ export class TriggersRepository {
     await this.sql.run('DELETE FROM triggers WHERE id = ?', [id]);
   }
 
-  async keepSession(id: string, sessionId: string): Promise<void> {
-    await this.sql.run('UPDATE triggers SET session_id = ? WHERE id = ? AND session_id IS NULL', [sessionId, id]);
+  /** The continuing session of a `continue` trigger, kept in the unit of the first Task that makes it. */
+  keptSession(id: string, sessionId: string): SqlStep {
+    return sqlStep.run('UPDATE triggers SET session_id = ? WHERE id = ? AND session_id IS NULL', [sessionId, id]);
   }
 
   /**

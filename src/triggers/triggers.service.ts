@@ -132,24 +132,26 @@ export class TriggersService {
     if (wait > 0) return { kind: 'limited', retryAfter: wait };
     const run = { id: randomUUID(), triggerId: trigger.id, deliveryId: delivery.deliveryId, event: delivery.event, createdAt: new Date(now).toISOString() };
     const taskId = randomUUID();
+    // The first Task of a `continue` trigger makes its session: kept in the same unit as the delivery's run.
+    const kept = trigger.sessionMode === 'continue' && trigger.sessionId === null ? randomUUID() : null;
     try {
-      const { sessionId } = await this.intake.start(
+      await this.intake.start(
         trigger.owner,
         {
           surface: 'trigger',
           origin: `trigger/${trigger.id}`,
           request: renderRequest(trigger.request, { event: delivery.event, delivery: delivery.deliveryId, payload: delivery.payload }),
           sessionId: trigger.sessionMode === 'continue' ? trigger.sessionId : null,
+          newSessionId: kept ?? undefined,
           tier: trigger.tier,
           approvals: trigger.approvals,
           files: [{ name: `${delivery.event}-${delivery.deliveryId}.json`, mediaType: 'application/json', data: delivery.body, at: 'body' }],
           madeAt: trigger.createdAt,
           taskId,
-          claim: this.triggers.claim({ ...run, state: 'started', taskId, reason: null }, perMinute, now),
+          claim: [...this.triggers.claim({ ...run, state: 'started', taskId, reason: null }, perMinute, now), ...(kept ? [this.triggers.keptSession(trigger.id, kept)] : [])],
         },
         { action: 'trigger.delivery', detail: { ...detail, run: run.id } },
       );
-      if (trigger.sessionMode === 'continue' && trigger.sessionId === null) await this.triggers.keepSession(trigger.id, sessionId);
     } catch (error) {
       if (error instanceof ClaimTaken) return replay();
       if (error instanceof TriggerRateExceeded) return { kind: 'limited', retryAfter: error.retryAfter };

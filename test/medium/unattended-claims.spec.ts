@@ -50,7 +50,7 @@ function committingIntake(sql: PlainSql): Start {
   const unit = new UnitOfWork(sql);
   return async (owner, work) => {
     const { taskId } = work;
-    const sessionId = taskId.replace(/^.{4}/, '5e55');
+    const sessionId = work.newSessionId ?? taskId.replace(/^.{4}/, '5e55');
     const at = new Date(NOW).toISOString();
     await unit.commit({
       writes: [
@@ -66,7 +66,6 @@ function committingIntake(sql: PlainSql): Start {
         ...work.claim,
       ],
     });
-    return { taskId, sessionId };
   };
 }
 
@@ -101,6 +100,18 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('a fire is claimed with its 
       const run = await fires(sql, committingIntake(sql)).fire(schedule, fireAt, 'cron');
       expect(run).toMatchObject({ state: 'started', taskStatus: 'queued' });
       expect(await runs(sql)).toEqual([{ state: 'started', taskStatus: 'queued' }]);
+    });
+  });
+
+  it('keeps the session the first Task of a `continue` schedule made, in the same unit as its fire', async () => {
+    const { database } = validateConfig({ database: await freshDatabase(kind) });
+    await withMigratedDatabase(database, async (sql) => {
+      const continuing = { ...schedule, sessionMode: 'continue' as const };
+      await new SchedulesRepository(sql).insert(continuing);
+      const run = await fires(sql, committingIntake(sql)).fire(continuing, fireAt, 'cron');
+      const [kept] = await sql.all<{ sessionId: string }>('SELECT session_id AS "sessionId" FROM schedules WHERE id = ?', [schedule.id]);
+      const [task] = await sql.all<{ sessionId: string }>('SELECT session_id AS "sessionId" FROM tasks WHERE id = ?', [run!.taskId]);
+      expect(kept.sessionId).toBe(task.sessionId);
     });
   });
 

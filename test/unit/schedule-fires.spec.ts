@@ -41,14 +41,14 @@ interface Options {
 }
 
 /** The fire's collaborators in memory; `recorded` holds the runs stored without a Task. */
-function setUp({ lands = true, active = false, start = async (_owner, work) => ({ taskId: work.taskId, sessionId: 'sess1' }) }: Options = {}) {
+function setUp({ lands = true, active = false, start = async () => undefined }: Options = {}) {
   const recorded: NewScheduleRun[] = [];
   const claimStep: SqlStep = { op: 'all', sql: 'claim', params: [] };
   const repository = {
     claim: jest.fn<SchedulesRepository['claim']>(() => [claimStep]),
     record: jest.fn<SchedulesRepository['record']>(async (run) => lands && recorded.push(run) > 0),
     active: jest.fn<SchedulesRepository['active']>(async () => active),
-    keepSession: jest.fn<SchedulesRepository['keepSession']>(async () => undefined),
+    keptSession: jest.fn<SchedulesRepository['keptSession']>((id, sessionId) => ({ op: 'run', sql: 'kept', params: [id, sessionId] })),
     run: jest.fn<SchedulesRepository['run']>(async (id) => ({ id }) as ScheduleRun),
   };
   const intake = { start: jest.fn<UnattendedIntake['start']>(start) };
@@ -92,7 +92,7 @@ describe('one fire of a schedule (ScheduleFires)', () => {
     expect(accepted).toEqual({ action: 'schedule.fire', detail: { schedule: 's1', run: claimed.id, fire_at: '2026-12-06T10:00:00.000Z', kind: 'cron' } });
     expect(run).toEqual({ id: claimed.id });
     expect(recorded).toEqual([]);
-    expect(repository.keepSession).not.toHaveBeenCalled();
+    expect(repository.keptSession).not.toHaveBeenCalled();
     expect(audit.record).not.toHaveBeenCalled();
   });
 
@@ -127,15 +127,16 @@ describe('one fire of a schedule (ScheduleFires)', () => {
     expect(audit.record).not.toHaveBeenCalled();
   });
 
-  it('continues its own session, and keeps the session the first Task made', async () => {
+  it('continues its own session, and keeps the session its first Task makes in that Task’s unit', async () => {
     const first = setUp();
     await first.fires.fire(schedule({ sessionMode: 'continue' }), fireAt, 'cron');
-    expect(first.intake.start.mock.calls[0][1]).toMatchObject({ sessionId: null });
-    expect(first.repository.keepSession).toHaveBeenCalledWith('s1', 'sess1');
+    const work = first.intake.start.mock.calls[0][1];
+    expect(work).toMatchObject({ sessionId: null, newSessionId: expect.stringMatching(UUID) });
+    expect(work.claim).toEqual([first.claimStep, { op: 'run', sql: 'kept', params: ['s1', work.newSessionId] }]);
     const later = setUp();
     await later.fires.fire(schedule({ sessionMode: 'continue', sessionId: 'sess1' }), fireAt, 'cron');
-    expect(later.intake.start.mock.calls[0][1]).toMatchObject({ sessionId: 'sess1' });
-    expect(later.repository.keepSession).not.toHaveBeenCalled();
+    expect(later.intake.start.mock.calls[0][1]).toMatchObject({ sessionId: 'sess1', newSessionId: undefined, claim: [later.claimStep] });
+    expect(later.repository.keptSession).not.toHaveBeenCalled();
   });
 
   it('records a fire the queue refused with the reason, audited as rejected', async () => {

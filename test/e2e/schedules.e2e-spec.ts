@@ -197,6 +197,23 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
     await alice('DELETE', `schedules/${id}`);
   });
 
+  it('session continue: every fire continues the session the first one made, so the agent sees its earlier runs', async () => {
+    await idle();
+    const { id } = await make({ name: 'diary', cron: '0 0 1 1 *', session: 'continue', request: 'Write today’s diary entry' });
+    ollama.enqueue({ content: 'Entry one: quiet day.', promptEvalCount: 3, evalCount: 3 });
+    const first = (await alice<Run>('POST', `schedules/${id}/run`)).body;
+    await idle();
+    const second = (await alice<Run>('POST', `schedules/${id}/run`)).body;
+    await idle();
+    const sessions = await probe<{ id: string; session_id: string }>(stack.database, 'SELECT id, session_id FROM tasks WHERE id IN (?, ?)', first.task_id, second.task_id);
+    expect(new Set(sessions.map((task) => task.session_id)).size).toBe(1);
+    const [kept] = await probe<{ session_id: string }>(stack.database, 'SELECT session_id FROM schedules WHERE id = ?', id);
+    expect(kept.session_id).toBe(sessions[0].session_id);
+    // The second fire's model call carries the first run's answer.
+    expect(ollama.workChats.some((chat) => JSON.stringify(chat.body.messages).includes('Entry one: quiet day.') && chat.body.messages.filter((m: { role: string }) => m.role === 'user').length >= 2)).toBe(true);
+    await alice('DELETE', `schedules/${id}`);
+  });
+
   it('shows a schedule declared in the configuration to its owner, who may run it but not change it', async () => {
     const { body } = await alice<{ schedules: { id: string; name: string; declared: boolean; catch_up: string; timezone: string; next_fire_at: string }[] }>('GET', 'schedules');
     const nightly = body.schedules.find((schedule) => schedule.name === 'nightly report')!;

@@ -90,6 +90,26 @@ describe('triggers: signed deliveries start one Task each', () => {
     expect(await tasks()).toBe(before + 1);
   });
 
+  it('session continue: every delivery continues the session the first one made', async () => {
+    const continuing: Created = (await alice('POST', 'triggers', { name: 'thread', kind: 'github', session: 'continue', request: 'Follow up {{payload.n}}' })).body;
+    const taskIds: string[] = [];
+    for (const n of [1, 2]) {
+      const body = JSON.stringify({ n });
+      const reply = await post(continuing, body, githubHeaders(continuing.secret, body, `delivery-${n}-${randomUUID()}`));
+      expect(reply.status).toBe(202);
+      const taskId = ((await reply.json()) as Answer).task_id!;
+      taskIds.push(taskId);
+      await pollUntil(async () => {
+        const [row] = await probe<{ status: string }>(stack.database, 'SELECT status FROM tasks WHERE id = ?', taskId);
+        return ['completed', 'failed'].includes(row.status) || undefined;
+      }, `task ${n} ended`);
+    }
+    const rows = await probe<{ session_id: string }>(stack.database, 'SELECT session_id FROM tasks WHERE id IN (?, ?)', ...taskIds);
+    expect(new Set(rows.map((row) => row.session_id)).size).toBe(1);
+    const [kept] = await probe<{ session_id: string }>(stack.database, 'SELECT session_id FROM triggers WHERE id = ?', continuing.id);
+    expect(kept.session_id).toBe(rows[0].session_id);
+  });
+
   it('a missing or bad signature, or a stale timestamp, is 401, audited, and starts nothing', async () => {
     const body = JSON.stringify({ issue: { title: 'x' } });
     const before = await tasks();

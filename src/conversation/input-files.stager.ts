@@ -38,7 +38,7 @@ export class InputFilesStager {
     if (input.sessionId !== null && !(await this.sessions.findOwned(input.sessionId, caller.user))) {
       throw new AgentError('session_not_found', `session_id: session ${input.sessionId} does not exist.`);
     }
-    const newSessionId = input.sessionId === null ? randomUUID() : undefined;
+    const newSessionId = input.sessionId === null ? (input.newSessionId ?? randomUUID()) : undefined;
     const paths = await this.workspace.forTask(input.sessionId ?? newSessionId!);
     const inputs = [];
     try {

@@ -49,7 +49,8 @@ export class TaskQueueService {
    * call's accepting audit event (`accepted`, completed here with the ids and the image metadata, never
    * the data): the Task exists only if its event does. Refused (queue_full, nothing stored) when the
    * caller already has `queue.max_queued_per_user` Tasks waiting, or quota_exceeded when their Tasks
-   * that ended today already spent `quotas.tokens_per_user_day`. Then wakes the worker.
+   * that ended today already spent `quotas.tokens_per_user_day`. A surface's `claim` (a schedule's fire,
+   * a trigger's delivery) commits in the same unit, its guard's refusal refusing the Task. Then wakes the worker.
    */
   async enqueue(caller: Caller, input: TaskRequest, accepted: AuditDraft): Promise<TaskReadModel> {
     // When the request reached the queue: the Task's creation, and the start of its accept span (and so of its trace's span).
@@ -84,7 +85,7 @@ export class TaskQueueService {
       );
     const { before, after } = this.tasks.queuedLimit(caller.user, limit, full);
     await this.unitOfWork.commit({
-      writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...(input.decision ?? []), ...after],
+      writes: [...before, ...(newSession ? [newSession.insertion] : []), ...this.tasks.insertion(task, images), ...(input.decision ?? []), ...(input.claim ?? []), ...after],
       shared: [event],
     });
     this.taskTelemetry.accepted(tracedTask(task), startMs);
@@ -96,6 +97,11 @@ export class TaskQueueService {
   /** Refuses (quota_exceeded) a caller past today's token quota: what enqueue checks first, for a surface that answers before it queues. */
   assertWithinQuota(caller: Caller): Promise<void> {
     return this.usage.assertWithinQuota(caller.user, caller.groups);
+  }
+
+  /** The groups and email `user` presented with their latest Task sent in person since `since` (TasksRepository.presentedSince). */
+  presentedSince(user: string, since: string): Promise<{ groups: string[]; email: string | null } | null> {
+    return this.tasks.presentedSince(user, since);
   }
 
   /** Admin view: any Task. */

@@ -72,6 +72,11 @@ export interface TaskRequest {
    * its owner is told). Never an approval on a person's behalf.
    */
   unattended?: 'deny' | 'wait';
+  /**
+   * Issue 38: the row that takes a schedule's fire or a trigger's delivery, with its guards: committed
+   * with the Task or neither, so no fire or delivery is ever taken without its Task (ADR 0039). Needs `taskId`.
+   */
+  claim?: SqlStep[];
   /** The caller's W3C trace context (MCP `_meta`, the Chat and A2A `traceparent` header): the Task's trace continues it. */
   trace?: CallerTraceContext;
 }

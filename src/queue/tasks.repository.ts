@@ -50,6 +50,21 @@ const ACTIVE = { sql: `(${ACTIVE_STATUSES.map(() => '?').join(', ')})`, params: 
 export class TasksRepository {
   constructor(private readonly sql: PlainSql) {}
 
+  /**
+   * The identity `user` presented with their latest Task sent in person (not by a schedule or trigger)
+   * that started after `since`: what a schedule or trigger of theirs runs as (ADR 0039). The index
+   * (owner, started_at) finds it from the newest end; Tasks still queued have told nothing yet.
+   */
+  async presentedSince(user: string, since: string): Promise<{ groups: string[]; email: string | null } | null> {
+    const [latest] = await this.sql.all<{ groups: string; email: string | null }>(
+      `SELECT owner_groups AS groups, owner_email AS email FROM tasks
+        WHERE owner = ? AND started_at IS NOT NULL AND started_at > ? AND created_at > ? AND surface NOT IN ('schedule', 'trigger')
+        ORDER BY started_at DESC LIMIT 1`,
+      [user, since, since],
+    );
+    return latest ? { groups: JSON.parse(latest.groups) as string[], email: latest.email } : null;
+  }
+
   /** The agent_status / tasks/get lookup, on every poll of every client. */
   async findById(id: string): Promise<TaskEntity | null> {
     const [task] = await this.sql.select(TaskEntity, { id });

@@ -2,6 +2,7 @@ import { Module, type OnModuleInit } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { ConversationModule } from '../conversation/conversation.module.js';
 import { PushModule } from '../push/push.module.js';
+import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { ScheduleFires } from './schedule-fires.js';
 import { ScheduleTicker } from './schedule-ticker.js';
 import { SchedulesRepository } from './schedules.repository.js';
@@ -11,7 +12,7 @@ import { UnattendedNotify } from './unattended-notify.js';
 
 /** Schedules (issue 38): cron-driven Tasks run as their owner, and what triggers share with them (the intake, notify). */
 @Module({
-  imports: [ConversationModule, PushModule, AuditModule],
+  imports: [ConversationModule, PushModule, AuditModule, TaskQueueModule],
   providers: [SchedulesRepository, SchedulesService, ScheduleFires, ScheduleTicker, UnattendedIntake, UnattendedNotify],
   exports: [SchedulesService, UnattendedIntake, UnattendedNotify],
 })

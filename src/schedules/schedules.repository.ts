@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import { PlainSql } from '../database/plain-sql.js';
-import { ownerOf, sqlFlag, type UnattendedSource } from './unattended.js';
+import { PlainSql, sqlStep, type SqlStep } from '../database/plain-sql.js';
+import { claimGuard, ownerOf, sqlFlag, type UnattendedSource } from './unattended.js';
 
 export interface Schedule extends UnattendedSource {
   cron: string;
@@ -13,7 +12,10 @@ export interface Schedule extends UnattendedSource {
   nextFireAt: string | null;
 }
 
-/** A fire: started (with its Task), skipped (the last Task was still queued or running) or refused (the queue said no). */
+/**
+ * A fire: started (with its Task), skipped (the last Task was still queued or running) or refused (the
+ * queue said no). `starting` is only in rows an earlier version left (it claimed before the Task's unit).
+ */
 export interface ScheduleRun {
   id: string;
   scheduleId: string;
@@ -51,11 +53,13 @@ type Row = Omit<Schedule, 'owner' | 'enabled' | 'declared'> & { owner: string; o
 
 const scheduleOf = (row: Row): Schedule => ({ ...row, owner: ownerOf(row), enabled: Boolean(row.enabled), declared: Boolean(row.declared) });
 
-/**
- * A run is active while its Task is being made (for a minute at most: a process that stopped mid-start
- * must not block the schedule for good), queued or running: a fire then is skipped.
- */
-const ACTIVE = `((r.state = 'starting' AND r.created_at > ?) OR (r.state = 'started' AND t.status IN ('queued', 'planning', 'running')))`;
+/** A fire as it is taken: with its Task (`started`), or without one and why (`skipped`, `refused`). */
+export type NewScheduleRun = Pick<ScheduleRun, 'id' | 'scheduleId' | 'fireAt' | 'kind' | 'state' | 'taskId' | 'reason'> & { createdAt: string };
+
+const INSERT_RUN = `INSERT INTO schedule_runs (id, schedule_id, fire_at, kind, state, task_id, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (schedule_id, fire_at) DO NOTHING RETURNING id`;
+
+const runParams = (run: NewScheduleRun) => [run.id, run.scheduleId, run.fireAt, run.kind, run.state, run.taskId, run.reason, run.createdAt];
 
 /** `schedules` and `schedule_runs`. */
 @Injectable()
@@ -161,36 +165,32 @@ export class SchedulesRepository {
     await this.sql.run('UPDATE schedules SET next_fire_at = ? WHERE id = ? AND next_fire_at = ?', [to, id, from]);
   }
 
-  /** The continuing session, set by the first Task of a `continue` schedule. */
-  async keepSession(id: string, sessionId: string): Promise<void> {
-    await this.sql.run('UPDATE schedules SET session_id = ? WHERE id = ? AND session_id IS NULL', [sessionId, id]);
+  /** The continuing session of a `continue` schedule, kept in the unit of the first Task that makes it. */
+  keptSession(id: string, sessionId: string): SqlStep {
+    return sqlStep.run('UPDATE schedules SET session_id = ? WHERE id = ? AND session_id IS NULL', [sessionId, id]);
   }
 
   /**
-   * Takes the fire: the one insert that lands across every replica (the key is the schedule and the fire
-   * time) returns the run's id; null when another process took it. The run starts as `starting`, which
-   * counts as active for the next fire's overlap check until its Task is stored.
+   * The step that takes the fire for its Task, committed in the Task's unit: the one insert that lands
+   * across every replica (the key is the schedule and the fire time); ClaimTaken, refusing the whole
+   * unit, when another process took it.
    */
-  async claim(scheduleId: string, fireAt: string, kind: ScheduleRun['kind'], now: string): Promise<string | null> {
-    const rows = await this.sql.all<{ id: string }>(
-      `INSERT INTO schedule_runs (id, schedule_id, fire_at, kind, state, created_at) VALUES (?, ?, ?, ?, 'starting', ?) ON CONFLICT (schedule_id, fire_at) DO NOTHING RETURNING id`,
-      [randomUUID(), scheduleId, fireAt, kind, now],
+  claim(run: NewScheduleRun): SqlStep[] {
+    return [{ ...(sqlStep.all(INSERT_RUN, runParams(run)) as Extract<SqlStep, { op: 'all' }>), check: claimGuard }];
+  }
+
+  /** A fire taken without a Task (skipped, refused): true when this insert took it, false when another process had. */
+  async record(run: NewScheduleRun): Promise<boolean> {
+    return (await this.sql.all(INSERT_RUN, runParams(run))).length > 0;
+  }
+
+  /** Whether a run of the schedule has a Task still queued or running. */
+  async active(scheduleId: string): Promise<boolean> {
+    const rows = await this.sql.all(
+      "SELECT r.id FROM schedule_runs r INNER JOIN tasks t ON t.id = r.task_id WHERE r.schedule_id = ? AND t.status IN ('queued', 'planning', 'running') LIMIT 1",
+      [scheduleId],
     );
-    return rows[0]?.id ?? null;
-  }
-
-  /** Whether another run of the schedule is still being made, queued or running. */
-  async active(scheduleId: string, exceptRun: string, startingSince: string): Promise<boolean> {
-    const rows = await this.sql.all(`SELECT r.id FROM schedule_runs r LEFT JOIN tasks t ON t.id = r.task_id WHERE r.schedule_id = ? AND r.id <> ? AND ${ACTIVE} LIMIT 1`, [
-      scheduleId,
-      exceptRun,
-      startingSince,
-    ]);
     return rows.length > 0;
-  }
-
-  async settle(runId: string, state: Exclude<ScheduleRun['state'], 'starting'>, taskId: string | null, reason: string | null): Promise<void> {
-    await this.sql.run('UPDATE schedule_runs SET state = ?, task_id = ?, reason = ? WHERE id = ?', [state, taskId, reason, runId]);
   }
 
   async run(runId: string): Promise<ScheduleRun | null> {

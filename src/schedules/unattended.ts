@@ -37,5 +37,20 @@ export const ownerOf = (row: { owner: string; ownerGroups: string; ownerEmail: s
   email: row.ownerEmail,
 });
 
+/**
+ * A claim's guard found its fire or delivery taken by another process (the unique key held): the
+ * Task's whole unit is refused, and this process leaves the fire or delivery to the one that took it.
+ */
+export class ClaimTaken extends Error {
+  constructor() {
+    super('another process took this fire or delivery');
+  }
+}
+
+/** A claim's `INSERT … ON CONFLICT DO NOTHING RETURNING id` as a guard: no row back means another process took it. */
+export const claimGuard = (rows: unknown[]): void => {
+  if (rows.length === 0) throw new ClaimTaken();
+};
+
 /** Booleans as each database binds them (better-sqlite3 takes no JS booleans). */
 export const sqlFlag = (dialect: 'sqlite' | 'postgres', value: boolean) => (dialect === 'postgres' ? value : value ? 1 : 0);

@@ -1,31 +1,30 @@
-/** Triggers whose buckets one process keeps at most (the least recently used go first). */
-const MAX_BUCKETS = 10_000;
+/** The window a trigger's rate counts deliveries in. */
+const WINDOW_MS = 60_000;
+
+/** A trigger took `triggers.rate_per_minute` deliveries in the last minute: the delivery is refused (429). */
+export class TriggerRateExceeded extends Error {
+  constructor(
+    /** Seconds until the oldest delivery of the window leaves it (Retry-After). */
+    readonly retryAfter: number,
+  ) {
+    super('too many deliveries for this trigger');
+  }
+}
+
+/** What the database holds of a trigger's last minute: its deliveries then, and when the oldest came. */
+export interface RateWindow {
+  count: number;
+  oldest: string | null;
+}
 
 /**
- * A token bucket per trigger in this process: `perMinute` deliveries a minute, refilled evenly, a burst
- * of at most `perMinute`. Each replica keeps its own, so the limit across replicas is a multiple of it.
+ * A trigger's rate, counted in the database over its runs (ADR 0039), so the limit holds across
+ * replicas: at most `perMinute` deliveries in any sliding minute. The window starts here.
  */
-export class TriggerRate {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+export const rateWindowStart = (now: number): string => new Date(now - WINDOW_MS).toISOString();
 
-  constructor(
-    private readonly perMinute: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** 0 when the delivery may go ahead (a token is taken); else the seconds until one is free (Retry-After). */
-  take(triggerId: string): number {
-    const now = this.now();
-    const bucket = this.buckets.get(triggerId) ?? { tokens: this.perMinute, at: now };
-    this.buckets.delete(triggerId);
-    bucket.tokens = Math.min(this.perMinute, bucket.tokens + ((now - bucket.at) * this.perMinute) / 60_000);
-    bucket.at = now;
-    this.buckets.set(triggerId, bucket);
-    if (this.buckets.size > MAX_BUCKETS) this.buckets.delete(this.buckets.keys().next().value!);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil(((1 - bucket.tokens) * 60_000) / this.perMinute / 1000));
-  }
+/** 0 when one more delivery fits the window; else the seconds until one does (at least 1). */
+export function rateWait(window: RateWindow, perMinute: number, now: number): number {
+  if (window.count < perMinute || window.oldest === null) return 0;
+  return Math.max(1, Math.ceil((Date.parse(window.oldest) + WINDOW_MS - now) / 1000));
 }

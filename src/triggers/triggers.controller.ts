@@ -7,7 +7,6 @@ import { BodyBudget } from '../http/body-budget.js';
 import { readBodyBytes } from '../http/json-body.js';
 import { refuse } from '../http/refusal.js';
 import { TriggerDeliveryDto } from './trigger-delivery.dto.js';
-import { TriggerRate } from './trigger-rate.js';
 import { verifyDelivery } from './trigger-signature.js';
 import { TriggersService } from './triggers.service.js';
 
@@ -17,13 +16,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * `POST /v1/triggers/:id`: an event from outside (GitHub, a Standard Webhooks sender) starts a Task for
  * the trigger's owner. The sender has no identity here; its signature over the raw body is the proof,
  * so the body is read as bytes (at most `triggers.max_body_bytes`, refused with 413 before the rest is
- * read) before anything is parsed. The rate limit comes before the body. Every refusal is audited and
- * answers without echoing the body.
+ * read) before anything is parsed. The rate limit counts signed deliveries only (in the database, across
+ * replicas: TriggersService.deliver), so a sender without the secret cannot spend it. Every refusal is
+ * audited and answers without echoing the body.
  */
 @ApiTags('triggers')
 @Controller('v1/triggers')
 export class TriggersController {
-  private readonly rate: TriggerRate;
   private readonly maxBodyBytes: number;
 
   constructor(
@@ -31,7 +30,6 @@ export class TriggersController {
     private readonly budget: BodyBudget,
     config: AppConfig,
   ) {
-    this.rate = new TriggerRate(config.triggers.ratePerMinute);
     // The event becomes a file of the session workspace, so the files limit bounds it too.
     this.maxBodyBytes = Math.min(config.triggers.maxBodyBytes, config.mcp.files.maxBytes);
   }
@@ -46,7 +44,7 @@ export class TriggersController {
   @ApiResponse({ status: 401, description: 'A missing or bad signature (audited; nothing queued)' })
   @ApiResponse({ status: 404, description: 'No enabled trigger with this id' })
   @ApiResponse({ status: 413, description: 'The body is larger than triggers.max_body_bytes (refused before it is read)' })
-  @ApiResponse({ status: 429, description: 'Past triggers.rate_per_minute for this trigger; Retry-After says when to try again' })
+  @ApiResponse({ status: 429, description: 'A signed delivery past triggers.rate_per_minute for this trigger in the last minute, across replicas (audited; nothing queued); Retry-After says when to try again' })
   async deliver(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const address = req.socket.remoteAddress ?? null;
     const refused = async (status: number, reason: string, headers: Record<string, string> = {}) => {
@@ -55,8 +53,6 @@ export class TriggersController {
     };
     const trigger = UUID.test(id) ? await this.triggers.forDelivery(id) : null;
     if (!trigger) return refused(404, 'no such trigger');
-    const wait = this.rate.take(trigger.id);
-    if (wait > 0) return refused(429, 'too many deliveries for this trigger', { 'Retry-After': String(wait) });
     const lease = this.budget.lease();
     res.once('close', lease.release);
     const read = await readBodyBytes(req, this.maxBodyBytes, lease);
@@ -68,7 +64,10 @@ export class TriggersController {
     const verified = verifyDelivery(trigger.kind, trigger.secret, req.headers, read.bytes, payload);
     if ('problem' in verified) return refused(401, `bad signature: ${verified.problem}`);
     if (payload === undefined) return refused(400, 'the body is not JSON');
-    const { run, replay } = await this.triggers.deliver(trigger, { ...verified, payload, body: read.bytes });
+    const outcome = await this.triggers.deliver(trigger, { ...verified, payload, body: read.bytes });
+    if (outcome.kind === 'limited') return refused(429, 'too many deliveries for this trigger', { 'Retry-After': String(outcome.retryAfter) });
+    const { run } = outcome;
+    const replay = outcome.kind === 'replay';
     res.status(replay ? 200 : 202).json({ run_id: run.id, delivery_id: run.deliveryId, state: run.state, task_id: run.taskId, replay, reason: run.reason });
   }
 }

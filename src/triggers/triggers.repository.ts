@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import { PlainSql } from '../database/plain-sql.js';
-import { ownerOf, sqlFlag, type UnattendedSource } from '../schedules/unattended.js';
+import { PlainSql, sqlStep, type SqlStep } from '../database/plain-sql.js';
+import { claimGuard, ownerOf, sqlFlag, type UnattendedSource } from '../schedules/unattended.js';
+import { rateWait, rateWindowStart, TriggerRateExceeded, type RateWindow } from './trigger-rate.js';
 import type { TriggerKind } from './trigger-signature.js';
 
 export interface Trigger extends UnattendedSource {
@@ -10,7 +10,10 @@ export interface Trigger extends UnattendedSource {
   secret: string;
 }
 
-/** A delivery: started (with its Task) or refused (the queue said no); `starting` while its Task is made. */
+/**
+ * A delivery: started (with its Task) or refused (the queue said no). `starting` is only in rows an
+ * earlier version left (it claimed before the Task's unit).
+ */
 export interface TriggerRun {
   id: string;
   triggerId: string;
@@ -33,6 +36,20 @@ const SELECT = `SELECT id, owner, owner_groups AS "ownerGroups", owner_email AS 
 
 const RUNS = `SELECT r.id, r.trigger_id AS "triggerId", r.delivery_id AS "deliveryId", r.event, r.state, r.task_id AS "taskId", r.reason, r.created_at AS "createdAt",
   t.status AS "taskStatus", SUBSTR(t.result, 1, 400) AS "taskResult" FROM trigger_runs r LEFT JOIN tasks t ON t.id = r.task_id`;
+
+/** A delivery as it is taken: with its Task (`started`), or refused by the queue and why. */
+export type NewTriggerRun = Pick<TriggerRun, 'id' | 'triggerId' | 'deliveryId' | 'event' | 'state' | 'taskId' | 'reason' | 'createdAt'>;
+
+const INSERT_RUN = `INSERT INTO trigger_runs (id, trigger_id, delivery_id, event, state, task_id, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (trigger_id, delivery_id) DO NOTHING RETURNING id`;
+
+const runParams = (run: NewTriggerRun) => [run.id, run.triggerId, run.deliveryId, run.event, run.state, run.taskId, run.reason, run.createdAt];
+
+const WINDOW = 'SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM trigger_runs WHERE trigger_id = ? AND created_at > ?';
+
+type WindowRow = { n: number | string; oldest: string | null };
+
+const windowOf = (row: WindowRow): RateWindow => ({ count: Number(row.n), oldest: row.oldest });
 
 type Row = Omit<Trigger, 'owner' | 'enabled'> & { owner: string; ownerGroups: string; ownerEmail: string | null; enabled: unknown };
 
@@ -99,21 +116,38 @@ export class TriggersRepository {
     await this.sql.run('DELETE FROM triggers WHERE id = ?', [id]);
   }
 
-  async keepSession(id: string, sessionId: string): Promise<void> {
-    await this.sql.run('UPDATE triggers SET session_id = ? WHERE id = ? AND session_id IS NULL', [sessionId, id]);
+  /** The continuing session of a `continue` trigger, kept in the unit of the first Task that makes it. */
+  keptSession(id: string, sessionId: string): SqlStep {
+    return sqlStep.run('UPDATE triggers SET session_id = ? WHERE id = ? AND session_id IS NULL', [sessionId, id]);
   }
 
-  /** Takes the delivery: its run's id, or null when the same delivery id came before (any replica). */
-  async claim(triggerId: string, deliveryId: string, event: string, now: string): Promise<string | null> {
-    const rows = await this.sql.all<{ id: string }>(
-      `INSERT INTO trigger_runs (id, trigger_id, delivery_id, event, state, created_at) VALUES (?, ?, ?, ?, 'starting', ?) ON CONFLICT (trigger_id, delivery_id) DO NOTHING RETURNING id`,
-      [randomUUID(), triggerId, deliveryId, event, now],
-    );
-    return rows[0]?.id ?? null;
+  /**
+   * The steps that take the delivery for its Task, committed in the Task's unit: under the trigger's
+   * rate (counted over its runs of the last minute; on PostgreSQL under a lock per trigger, so that two
+   * replicas' deliveries are counted one after the other), then the one insert that lands for the
+   * delivery id on any replica. TriggerRateExceeded or ClaimTaken refuse the whole unit.
+   */
+  claim(run: NewTriggerRun, perMinute: number, now: number): SqlStep[] {
+    const lock = this.sql.dialect === 'postgres' ? [sqlStep.all('SELECT pg_advisory_xact_lock(hashtext(?)) AS locked', [`oam.trigger.${run.triggerId}`])] : [];
+    const rate: SqlStep = {
+      ...(sqlStep.all(WINDOW, [run.triggerId, rateWindowStart(now)]) as Extract<SqlStep, { op: 'all' }>),
+      check: (rows) => {
+        const wait = rateWait(windowOf(rows[0] as WindowRow), perMinute, now);
+        if (wait > 0) throw new TriggerRateExceeded(wait);
+      },
+    };
+    return [...lock, rate, { ...(sqlStep.all(INSERT_RUN, runParams(run)) as Extract<SqlStep, { op: 'all' }>), check: claimGuard }];
   }
 
-  async settle(runId: string, state: Exclude<TriggerRun['state'], 'starting'>, taskId: string | null, reason: string | null): Promise<void> {
-    await this.sql.run('UPDATE trigger_runs SET state = ?, task_id = ?, reason = ? WHERE id = ?', [state, taskId, reason, runId]);
+  /** A delivery taken without a Task (the queue refused it): true when this insert took it, false when another process had. */
+  async record(run: NewTriggerRun): Promise<boolean> {
+    return (await this.sql.all(INSERT_RUN, runParams(run))).length > 0;
+  }
+
+  /** The trigger's deliveries of the last minute, for a refusal before anything is staged. */
+  async rateWindow(triggerId: string, now: number): Promise<RateWindow> {
+    const [row] = await this.sql.all<WindowRow>(WINDOW, [triggerId, rateWindowStart(now)]);
+    return windowOf(row);
   }
 
   async runOfDelivery(triggerId: string, deliveryId: string): Promise<TriggerRun | null> {

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { AuditService } from '../audit/audit.service.js';
 import { isAgentError } from '../common/agent-error.js';
 import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
@@ -6,7 +7,8 @@ import { AppConfig } from '../config/app-config.js';
 import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
 import { UnattendedIntake } from '../schedules/unattended-intake.js';
 import { newSecret, UnattendedRules } from '../schedules/unattended-rules.js';
-import type { SessionMode, UnattendedApprovals } from '../schedules/unattended.js';
+import { ClaimTaken, type SessionMode, type UnattendedApprovals } from '../schedules/unattended.js';
+import { rateWait, TriggerRateExceeded } from './trigger-rate.js';
 import type { TriggerKind } from './trigger-signature.js';
 import { renderRequest } from './trigger-template.js';
 import { TriggersRepository, type Trigger, type TriggerRun } from './triggers.repository.js';
@@ -31,6 +33,9 @@ export interface Delivery {
   payload: unknown;
   body: Buffer;
 }
+
+/** What became of a delivery: its run (`taken`, `replay`), or a refusal for the trigger's rate with the seconds to wait. */
+export type DeliveryOutcome = { kind: 'taken' | 'replay'; run: TriggerRun } | { kind: 'limited'; retryAfter: number };
 
 /**
  * Trigger rules: made by and run as their owner (a user sees and changes only their own, another's
@@ -106,40 +111,56 @@ export class TriggersService {
   }
 
   /**
-   * Starts the delivery's Task as the trigger's owner, with the event as a file under `inputs/`; a
-   * delivery id seen before starts nothing and answers with the first delivery's run (`replay`).
+   * Starts the delivery's Task as the trigger's owner, with the event as a file under `inputs/`. A
+   * delivery id seen before starts nothing and answers with the first delivery's run (`replay`); past
+   * `triggers.rate_per_minute` deliveries of the last minute, across replicas, nothing is stored
+   * (`limited`). The run row commits in the Task's unit (ADR 0039): a process that stops before that
+   * commit has taken nothing, and the sender's retry is a new delivery, not a replay of a lost one.
    */
-  async deliver(trigger: Trigger, delivery: Delivery): Promise<{ run: TriggerRun; replay: boolean }> {
-    const runId = await this.triggers.claim(trigger.id, delivery.deliveryId, delivery.event, nowIso(this.clock));
+  async deliver(trigger: Trigger, delivery: Delivery): Promise<DeliveryOutcome> {
     const caller: Caller = { ...SYSTEM_CALLER, user: trigger.owner.user, groups: trigger.owner.groups, transport: 'trigger' };
     const detail = { trigger: trigger.id, delivery: delivery.deliveryId, event: delivery.event };
-    if (!runId) {
+    const replay = async (): Promise<DeliveryOutcome> => {
       await this.audit.record({ caller, action: 'trigger.replay', outcome: 'ok', detail });
-      return { run: (await this.triggers.runOfDelivery(trigger.id, delivery.deliveryId))!, replay: true };
-    }
+      return { kind: 'replay', run: (await this.triggers.runOfDelivery(trigger.id, delivery.deliveryId))! };
+    };
+    if (await this.triggers.runOfDelivery(trigger.id, delivery.deliveryId)) return replay();
+    const now = this.clock.now();
+    const perMinute = this.config.triggers.ratePerMinute;
+    // Refused before the event is staged; the Task's unit counts again, under its lock, for the deliveries that race this one.
+    const wait = rateWait(await this.triggers.rateWindow(trigger.id, now), perMinute, now);
+    if (wait > 0) return { kind: 'limited', retryAfter: wait };
+    const run = { id: randomUUID(), triggerId: trigger.id, deliveryId: delivery.deliveryId, event: delivery.event, createdAt: new Date(now).toISOString() };
+    const taskId = randomUUID();
+    // The first Task of a `continue` trigger makes its session: kept in the same unit as the delivery's run.
+    const kept = trigger.sessionMode === 'continue' && trigger.sessionId === null ? randomUUID() : null;
     try {
-      const { taskId, sessionId } = await this.intake.start(
+      await this.intake.start(
         trigger.owner,
         {
           surface: 'trigger',
           origin: `trigger/${trigger.id}`,
           request: renderRequest(trigger.request, { event: delivery.event, delivery: delivery.deliveryId, payload: delivery.payload }),
           sessionId: trigger.sessionMode === 'continue' ? trigger.sessionId : null,
+          newSessionId: kept ?? undefined,
           tier: trigger.tier,
           approvals: trigger.approvals,
           files: [{ name: `${delivery.event}-${delivery.deliveryId}.json`, mediaType: 'application/json', data: delivery.body, at: 'body' }],
+          madeAt: trigger.createdAt,
+          taskId,
+          claim: [...this.triggers.claim({ ...run, state: 'started', taskId, reason: null }, perMinute, now), ...(kept ? [this.triggers.keptSession(trigger.id, kept)] : [])],
         },
-        { action: 'trigger.delivery', detail: { ...detail, run: runId } },
+        { action: 'trigger.delivery', detail: { ...detail, run: run.id } },
       );
-      await this.triggers.settle(runId, 'started', taskId, null);
-      if (trigger.sessionMode === 'continue' && trigger.sessionId === null) await this.triggers.keepSession(trigger.id, sessionId);
     } catch (error) {
+      if (error instanceof ClaimTaken) return replay();
+      if (error instanceof TriggerRateExceeded) return { kind: 'limited', retryAfter: error.retryAfter };
       const reason = isAgentError(error) ? error.message : 'internal error';
       if (!isAgentError(error)) this.logger.error(`trigger ${trigger.id}: ${(error as Error).message}`);
-      await this.triggers.settle(runId, 'refused', null, reason);
-      await this.audit.record({ caller, action: 'trigger.delivery', outcome: isAgentError(error) ? 'rejected' : 'error', detail: { ...detail, run: runId, reason } });
+      if (!(await this.triggers.record({ ...run, state: 'refused', taskId: null, reason }))) return replay();
+      await this.audit.record({ caller, action: 'trigger.delivery', outcome: isAgentError(error) ? 'rejected' : 'error', detail: { ...detail, run: run.id, reason } });
     }
-    return { run: (await this.triggers.run(runId))!, replay: false };
+    return { kind: 'taken', run: (await this.triggers.run(run.id))! };
   }
 
   /** A delivery refused before it reached a trigger's Task (unknown trigger, signature, size, rate): audited, nothing stored. */

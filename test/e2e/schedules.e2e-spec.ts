@@ -166,9 +166,52 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
       expect([method, path, reply.status]).toEqual([method, path, 404]);
       expect(reply.body.message.replace(every, 'ID')).toBe(unknown.body.message.replace('00000000-0000-4000-8000-000000000000', 'ID'));
     }
+    // Each of bob's tries is audited as his, and as refused.
+    const tried = await probe<{ action: string; outcome: string }>(
+      stack.database,
+      "SELECT action, outcome FROM audit_events WHERE actor = 'bob@example.com' AND action LIKE 'schedule.%' AND detail LIKE ? ORDER BY seq",
+      `%${every}%`,
+    );
+    expect(tried.map(({ action, outcome }) => `${action} ${outcome}`)).toEqual(['schedule.read error', 'schedule.update error', 'schedule.delete error', 'schedule.run_now error', 'schedule.runs error']);
     expect((await bob<{ schedules: unknown[] }>('GET', 'schedules')).body.schedules).toEqual([]);
     expect((await alice('GET', `schedules/${every}`)).body.enabled).toBe(false);
     expect((await admin<{ schedules: { id: string }[] }>('GET', 'schedules')).body.schedules.map((s) => s.id)).toContain(every);
+  });
+
+  it('runs as its owner with the groups of the owner’s latest request, not those it was made with (ADR 0039)', async () => {
+    await idle();
+    const { id } = await make({ name: 'groups', cron: '0 0 1 1 *' });
+    const groupsOf = async () => {
+      const run = (await alice<Run>('POST', `schedules/${id}/run`)).body;
+      expect(run.state).toBe('started');
+      await idle();
+      const [task] = await probe<{ owner_groups: string }>(stack.database, 'SELECT owner_groups FROM tasks WHERE id = ?', run.task_id);
+      return JSON.parse(task.owner_groups) as string[];
+    };
+    expect(await groupsOf()).toEqual(['dev']);
+    // The identity provider moved alice from dev to ops; the service learns it from her next request.
+    const moved = stack.closeOnStop(await modernClient(stack.service.url, as('alice@example.com', 'ops')));
+    expect(fieldsOf(textOf(await moved.callTool({ name: 'agent_run', arguments: { request: 'Anything' } }))).task_id).toBeTruthy();
+    await idle();
+    expect(await groupsOf()).toEqual(['ops']);
+    await alice('DELETE', `schedules/${id}`);
+  });
+
+  it('session continue: every fire continues the session the first one made, so the agent sees its earlier runs', async () => {
+    await idle();
+    const { id } = await make({ name: 'diary', cron: '0 0 1 1 *', session: 'continue', request: 'Write today’s diary entry' });
+    ollama.enqueue({ content: 'Entry one: quiet day.', promptEvalCount: 3, evalCount: 3 });
+    const first = (await alice<Run>('POST', `schedules/${id}/run`)).body;
+    await idle();
+    const second = (await alice<Run>('POST', `schedules/${id}/run`)).body;
+    await idle();
+    const sessions = await probe<{ id: string; session_id: string }>(stack.database, 'SELECT id, session_id FROM tasks WHERE id IN (?, ?)', first.task_id, second.task_id);
+    expect(new Set(sessions.map((task) => task.session_id)).size).toBe(1);
+    const [kept] = await probe<{ session_id: string }>(stack.database, 'SELECT session_id FROM schedules WHERE id = ?', id);
+    expect(kept.session_id).toBe(sessions[0].session_id);
+    // The second fire's model call carries the first run's answer.
+    expect(ollama.workChats.some((chat) => JSON.stringify(chat.body.messages).includes('Entry one: quiet day.') && chat.body.messages.filter((m: { role: string }) => m.role === 'user').length >= 2)).toBe(true);
+    await alice('DELETE', `schedules/${id}`);
   });
 
   it('shows a schedule declared in the configuration to its owner, who may run it but not change it', async () => {

@@ -90,6 +90,26 @@ describe('triggers: signed deliveries start one Task each', () => {
     expect(await tasks()).toBe(before + 1);
   });
 
+  it('session continue: every delivery continues the session the first one made', async () => {
+    const continuing: Created = (await alice('POST', 'triggers', { name: 'thread', kind: 'github', session: 'continue', request: 'Follow up {{payload.n}}' })).body;
+    const taskIds: string[] = [];
+    for (const n of [1, 2]) {
+      const body = JSON.stringify({ n });
+      const reply = await post(continuing, body, githubHeaders(continuing.secret, body, `delivery-${n}-${randomUUID()}`));
+      expect(reply.status).toBe(202);
+      const taskId = ((await reply.json()) as Answer).task_id!;
+      taskIds.push(taskId);
+      await pollUntil(async () => {
+        const [row] = await probe<{ status: string }>(stack.database, 'SELECT status FROM tasks WHERE id = ?', taskId);
+        return ['completed', 'failed'].includes(row.status) || undefined;
+      }, `task ${n} ended`);
+    }
+    const rows = await probe<{ session_id: string }>(stack.database, 'SELECT session_id FROM tasks WHERE id IN (?, ?)', ...taskIds);
+    expect(new Set(rows.map((row) => row.session_id)).size).toBe(1);
+    const [kept] = await probe<{ session_id: string }>(stack.database, 'SELECT session_id FROM triggers WHERE id = ?', continuing.id);
+    expect(kept.session_id).toBe(rows[0].session_id);
+  });
+
   it('a missing or bad signature, or a stale timestamp, is 401, audited, and starts nothing', async () => {
     const body = JSON.stringify({ issue: { title: 'x' } });
     const before = await tasks();
@@ -109,18 +129,23 @@ describe('triggers: signed deliveries start one Task each', () => {
     expect(await rejections()).toBe(audited + bad.length);
   });
 
-  it('an oversized body is 413 before it is read, an unknown trigger 404, and past the rate 429 with Retry-After', async () => {
+  it('an oversized body is 413 before it is read, an unknown trigger 404, and signed deliveries past the rate 429 with Retry-After', async () => {
     const limited: Created = (await alice('POST', 'triggers', { name: 'limited', kind: 'github', request: 'r' })).body;
     const big = JSON.stringify({ blob: 'x'.repeat(8192) });
     const tooLarge = await post(limited, big, githubHeaders(limited.secret, big, randomUUID()));
     expect(tooLarge.status).toBe(413);
     expect((await post({ ...limited, path: `/v1/triggers/${randomUUID()}` }, '{}', {})).status).toBe(404);
     expect((await post({ ...limited, path: '/v1/triggers/not-a-uuid' }, '{}', {})).status).toBe(404);
-    // rate_per_minute 5, all taken by the 413 and four bad signatures: the sixth delivery is refused unread.
+    // rate_per_minute 5 counts signed deliveries only (ADR 0039): four bad signatures spend none of it.
     const statuses: number[] = [];
-    for (let n = 0; n < 5; n++) statuses.push((await post(limited, '{}', {})).status);
-    const limitedReply = await post(limited, '{}', {});
-    expect([...statuses, limitedReply.status]).toEqual([401, 401, 401, 401, 429, 429]);
+    for (let n = 0; n < 4; n++) statuses.push((await post(limited, '{}', {})).status);
+    for (let n = 0; n < 5; n++) statuses.push((await post(limited, '{}', githubHeaders(limited.secret, '{}', randomUUID()))).status);
+    const before = await tasks();
+    const audited = await rejections();
+    const limitedReply = await post(limited, '{}', githubHeaders(limited.secret, '{}', randomUUID()));
+    expect([...statuses, limitedReply.status]).toEqual([401, 401, 401, 401, 202, 202, 202, 202, 202, 429]);
+    expect(await tasks()).toBe(before);
+    expect(await rejections()).toBe(audited + 1);
     expect(Number(limitedReply.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
@@ -133,6 +158,20 @@ describe('triggers: signed deliveries start one Task each', () => {
     const read = await alice('GET', `triggers/${github.id}`);
     expect(JSON.stringify(read.body)).not.toContain(github.secret);
     expect((await alice('PATCH', `triggers/${github.id}`, { enabled: false })).body.enabled).toBe(false);
+    // Every call is audited with who made it and what came of it: bob's as errors, alice's change as done.
+    const events = await probe<{ actor: string; action: string; outcome: string }>(
+      stack.database,
+      "SELECT actor, action, outcome FROM audit_events WHERE action LIKE 'trigger.%' AND detail LIKE ? ORDER BY seq",
+      `%${github.id}%`,
+    );
+    const bobs = events.filter((event) => event.actor === 'bob@example.com').map(({ action, outcome }) => [action, outcome]);
+    expect(bobs).toEqual([
+      ['trigger.read', 'error'],
+      ['trigger.update', 'error'],
+      ['trigger.delete', 'error'],
+      ['trigger.runs', 'error'],
+    ]);
+    expect(events.filter((event) => event.actor === 'alice@example.com').at(-1)).toEqual({ actor: 'alice@example.com', action: 'trigger.update', outcome: 'ok' });
     const body = '{}';
     expect((await post(github, body, githubHeaders(github.secret, body, randomUUID()))).status).toBe(404);
   });

@@ -21,15 +21,20 @@ export const adminApi =
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
   };
 
-/** A webhook receiver on 127.0.0.1: every POST it got (headers and raw body), answered 200. */
-export async function webhookReceiver() {
-  const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+/**
+ * A webhook receiver on 127.0.0.1: every POST it got (path, headers, raw body and the status it answered),
+ * 200; with `failFirst`, 500 to the first POST of each path, as a sender's outage that a retry gets past.
+ */
+export async function webhookReceiver({ failFirst = false } = {}) {
+  const received: { path: string; headers: IncomingHttpHeaders; body: string; status: number }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200).end();
+      const path = req.url ?? '';
+      const status = failFirst && !received.some((entry) => entry.path === path) ? 500 : 200;
+      received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status });
+      res.writeHead(status).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,10 +1,12 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { AuditService } from '../../src/audit/audit.service.js';
 import { AgentError } from '../../src/common/agent-error.js';
+import type { SqlStep } from '../../src/database/plain-sql.js';
 import type { Clock } from '../../src/common/clock.js';
 import { ScheduleFires } from '../../src/schedules/schedule-fires.js';
-import type { Schedule, ScheduleRun, SchedulesRepository } from '../../src/schedules/schedules.repository.js';
+import type { NewScheduleRun, Schedule, ScheduleRun, SchedulesRepository } from '../../src/schedules/schedules.repository.js';
 import type { UnattendedIntake } from '../../src/schedules/unattended-intake.js';
+import { ClaimTaken } from '../../src/schedules/unattended.js';
 
 const NOW = Date.parse('2026-12-06T10:00:00.300Z');
 const clock: Clock = { now: () => NOW };
@@ -20,8 +22,8 @@ const schedule = (fields: Partial<Schedule> = {}): Schedule => ({
   notifyUrl: null,
   notifySecret: null,
   enabled: true,
-  createdAt: '',
-  updatedAt: '',
+  createdAt: '2026-12-01T08:00:00.000Z',
+  updatedAt: '2026-12-01T08:00:00.000Z',
   cron: '* * * * *',
   timezone: 'UTC',
   catchUp: 'none',
@@ -31,82 +33,120 @@ const schedule = (fields: Partial<Schedule> = {}): Schedule => ({
 });
 
 interface Options {
-  /** What the claim answers: the run's id, or null when another replica took the fire. */
-  claimed?: string | null;
+  /** Whether the recording insert lands (false: another replica took the fire). */
+  lands?: boolean;
   /** Whether another run of the schedule is active. */
   active?: boolean;
   start?: UnattendedIntake['start'];
 }
 
-/** The fire's collaborators in memory. */
-function setUp({ claimed = 'r1', active = false, start = async () => ({ taskId: 't1', sessionId: 'sess1' }) }: Options = {}) {
-  const settled: unknown[][] = [];
+/** The fire's collaborators in memory; `recorded` holds the runs stored without a Task. */
+function setUp({ lands = true, active = false, start = async () => undefined }: Options = {}) {
+  const recorded: NewScheduleRun[] = [];
+  const claimStep: SqlStep = { op: 'all', sql: 'claim', params: [] };
   const repository = {
-    claim: jest.fn<SchedulesRepository['claim']>(async () => claimed),
+    claim: jest.fn<SchedulesRepository['claim']>(() => [claimStep]),
+    record: jest.fn<SchedulesRepository['record']>(async (run) => lands && recorded.push(run) > 0),
     active: jest.fn<SchedulesRepository['active']>(async () => active),
-    settle: jest.fn<SchedulesRepository['settle']>(async (...args) => void settled.push(args)),
-    keepSession: jest.fn<SchedulesRepository['keepSession']>(async () => undefined),
+    keptSession: jest.fn<SchedulesRepository['keptSession']>((id, sessionId) => ({ op: 'run', sql: 'kept', params: [id, sessionId] })),
     run: jest.fn<SchedulesRepository['run']>(async (id) => ({ id }) as ScheduleRun),
   };
   const intake = { start: jest.fn<UnattendedIntake['start']>(start) };
   const audit = { record: jest.fn<AuditService['record']>(async () => undefined) };
   const fires = new ScheduleFires(repository as unknown as SchedulesRepository, intake as unknown as UnattendedIntake, audit as unknown as AuditService, clock);
-  return { fires, repository, intake, audit, settled };
+  return { fires, repository, intake, audit, recorded, claimStep };
 }
+
+const UUID = /^[0-9a-f-]{36}$/;
 
 describe('one fire of a schedule (ScheduleFires)', () => {
   const fireAt = new Date('2026-12-06T10:00:00.000Z');
 
-  it('claims the fire by its time, starts the Task as the owner with its approvals, and records it', async () => {
-    const { fires, repository, intake, audit, settled } = setUp();
-    expect(await fires.fire(schedule({ approvals: 'wait' }), fireAt, 'cron')).toEqual({ id: 'r1' });
-    expect(repository.claim).toHaveBeenCalledWith('s1', '2026-12-06T10:00:00.000Z', 'cron', '2026-12-06T10:00:00.300Z');
-    // A run still `starting` counts as active for a minute only.
-    expect(repository.active).toHaveBeenCalledWith('s1', 'r1', '2026-12-06T09:59:00.300Z');
-    expect(intake.start).toHaveBeenCalledWith(
-      { user: 'alice@example.com', groups: ['dev'], email: null },
-      { surface: 'schedule', origin: 'schedule/s1', request: 'Write the report', sessionId: null, tier: 'default', approvals: 'wait' },
-      { action: 'schedule.fire', detail: { schedule: 's1', run: 'r1', fire_at: '2026-12-06T10:00:00.000Z', kind: 'cron' } },
-    );
-    expect(settled).toEqual([['r1', 'started', 't1', null]]);
-    expect(repository.keepSession).not.toHaveBeenCalled();
+  it('starts the Task as the owner with its approvals, the run that takes the fire committed with it', async () => {
+    const { fires, repository, intake, audit, recorded, claimStep } = setUp();
+    const run = await fires.fire(schedule({ approvals: 'wait' }), fireAt, 'cron');
+    const [owner, work, accepted] = intake.start.mock.calls[0];
+    expect(owner).toEqual({ user: 'alice@example.com', groups: ['dev'], email: null });
+    expect(work).toEqual({
+      surface: 'schedule',
+      origin: 'schedule/s1',
+      request: 'Write the report',
+      sessionId: null,
+      tier: 'default',
+      approvals: 'wait',
+      madeAt: '2026-12-01T08:00:00.000Z',
+      taskId: expect.stringMatching(UUID),
+      claim: [claimStep],
+    });
+    const [claimed] = repository.claim.mock.calls[0];
+    expect(claimed).toEqual({
+      id: expect.stringMatching(UUID),
+      scheduleId: 's1',
+      fireAt: '2026-12-06T10:00:00.000Z',
+      kind: 'cron',
+      state: 'started',
+      taskId: work.taskId,
+      reason: null,
+      createdAt: '2026-12-06T10:00:00.300Z',
+    });
+    expect(accepted).toEqual({ action: 'schedule.fire', detail: { schedule: 's1', run: claimed.id, fire_at: '2026-12-06T10:00:00.000Z', kind: 'cron' } });
+    expect(run).toEqual({ id: claimed.id });
+    expect(recorded).toEqual([]);
+    expect(repository.keptSession).not.toHaveBeenCalled();
     expect(audit.record).not.toHaveBeenCalled();
   });
 
-  it('does nothing when another replica took the fire', async () => {
-    const { fires, intake, settled } = setUp({ claimed: null });
+  it('runs a declared schedule with the groups the configuration gives, never refreshed from the owner’s requests', async () => {
+    const { fires, intake } = setUp();
+    await fires.fire(schedule({ declared: true }), fireAt, 'cron');
+    expect(intake.start.mock.calls[0][1]).toMatchObject({ madeAt: null });
+  });
+
+  it('does nothing more when another replica took the fire (the claim refused the Task’s unit)', async () => {
+    const { fires, audit, recorded } = setUp({
+      start: async () => {
+        throw new ClaimTaken();
+      },
+    });
     expect(await fires.fire(schedule(), fireAt, 'cron')).toBeNull();
-    expect(intake.start).not.toHaveBeenCalled();
-    expect(settled).toEqual([]);
+    expect(recorded).toEqual([]);
+    expect(audit.record).not.toHaveBeenCalled();
   });
 
   it('skips the fire while the last Task is active, and audits it', async () => {
-    const { fires, intake, audit, settled } = setUp({ active: true });
+    const { fires, intake, audit, recorded } = setUp({ active: true });
     await fires.fire(schedule(), fireAt, 'manual');
     expect(intake.start).not.toHaveBeenCalled();
-    expect(settled).toEqual([['r1', 'skipped', null, 'the previous task of this schedule was still queued or running']]);
+    expect(recorded).toEqual([expect.objectContaining({ state: 'skipped', kind: 'manual', taskId: null, reason: 'the previous task of this schedule was still queued or running' })]);
     expect(audit.record).toHaveBeenCalledWith(expect.objectContaining({ action: 'schedule.skipped', outcome: 'ok' }));
   });
 
-  it('continues its own session, and keeps the session the first Task made', async () => {
+  it('neither records nor audits a skip another replica recorded first', async () => {
+    const { fires, audit } = setUp({ active: true, lands: false });
+    expect(await fires.fire(schedule(), fireAt, 'cron')).toBeNull();
+    expect(audit.record).not.toHaveBeenCalled();
+  });
+
+  it('continues its own session, and keeps the session its first Task makes in that Task’s unit', async () => {
     const first = setUp();
     await first.fires.fire(schedule({ sessionMode: 'continue' }), fireAt, 'cron');
-    expect(first.intake.start.mock.calls[0][1]).toMatchObject({ sessionId: null });
-    expect(first.repository.keepSession).toHaveBeenCalledWith('s1', 'sess1');
+    const work = first.intake.start.mock.calls[0][1];
+    expect(work).toMatchObject({ sessionId: null, newSessionId: expect.stringMatching(UUID) });
+    expect(work.claim).toEqual([first.claimStep, { op: 'run', sql: 'kept', params: ['s1', work.newSessionId] }]);
     const later = setUp();
     await later.fires.fire(schedule({ sessionMode: 'continue', sessionId: 'sess1' }), fireAt, 'cron');
-    expect(later.intake.start.mock.calls[0][1]).toMatchObject({ sessionId: 'sess1' });
-    expect(later.repository.keepSession).not.toHaveBeenCalled();
+    expect(later.intake.start.mock.calls[0][1]).toMatchObject({ sessionId: 'sess1', newSessionId: undefined, claim: [later.claimStep] });
+    expect(later.repository.keptSession).not.toHaveBeenCalled();
   });
 
   it('records a fire the queue refused with the reason, audited as rejected', async () => {
-    const { fires, audit, settled } = setUp({
+    const { fires, audit, recorded } = setUp({
       start: async () => {
         throw new AgentError('queue_full', 'you already have 50 tasks waiting');
       },
     });
     await fires.fire(schedule(), fireAt, 'cron');
-    expect(settled).toEqual([['r1', 'refused', null, 'you already have 50 tasks waiting']]);
+    expect(recorded).toEqual([expect.objectContaining({ state: 'refused', taskId: null, reason: 'you already have 50 tasks waiting' })]);
     expect(audit.record).toHaveBeenCalledWith(expect.objectContaining({ action: 'schedule.fire', outcome: 'rejected' }));
   });
 });

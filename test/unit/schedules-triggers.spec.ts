@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { type ConfigError, validateConfig } from '../../src/config/agent-config.js';
 import { CronSpec, cronProblem } from '../../src/config/cron-spec.js';
 import { firePlan } from '../../src/schedules/fire-plan.js';
-import { TriggerRate } from '../../src/triggers/trigger-rate.js';
+import { rateWait } from '../../src/triggers/trigger-rate.js';
 import { verifyDelivery } from '../../src/triggers/trigger-signature.js';
 import { renderRequest } from '../../src/triggers/trigger-template.js';
 
@@ -120,13 +120,13 @@ describe('a trigger’s request template', () => {
 });
 
 describe('a trigger’s rate', () => {
-  it('takes the configured deliveries a minute, then says when the next one is free', () => {
-    let now = 0;
-    const rate = new TriggerRate(2, () => now);
-    expect([rate.take('t'), rate.take('t'), rate.take('t')]).toEqual([0, 0, 30]);
-    expect(rate.take('other')).toBe(0);
-    now = 30_000;
-    expect([rate.take('t'), rate.take('t')]).toEqual([0, 30]);
+  it('takes the configured deliveries in a sliding minute, then says when the oldest leaves it', () => {
+    const now = Date.parse('2026-12-06T10:00:30.000Z');
+    expect(rateWait({ count: 0, oldest: null }, 2, now)).toBe(0);
+    expect(rateWait({ count: 1, oldest: '2026-12-06T09:59:40.000Z' }, 2, now)).toBe(0);
+    expect(rateWait({ count: 2, oldest: '2026-12-06T09:59:40.000Z' }, 2, now)).toBe(10);
+    // Never less than a second, however close the oldest is to leaving.
+    expect(rateWait({ count: 2, oldest: '2026-12-06T09:59:30.200Z' }, 2, now)).toBe(1);
   });
 });
 

@@ -16,6 +16,13 @@ export interface Lease {
   owner: string;
 }
 
+/** A Task as its fenced ending left it: whose it is and the tokens it spent (all its attempts' reports, as on its row). */
+export interface FinishedTask {
+  owner: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface TaskFilters {
   /** One status, or any of several (A2A's WORKING is planning or running). */
   status?: TaskStatus | TaskStatus[];
@@ -206,10 +213,16 @@ export class TasksRepository {
     return this.fencedSet(lease, { ...progress, updatedAt: nowIso() });
   }
 
-  /** Ends the leased Task; false when the lease was lost (another attempt owns the Task now). */
-  async finish(lease: Lease, status: TaskStatus, result: string, progress: TaskProgress = {}): Promise<boolean> {
+  /**
+   * Ends the leased Task and returns its owner and token totals as the ending wrote them (what usage adds to
+   * the owner's day); null when the lease was lost (another attempt owns the Task now, and ends it).
+   */
+  async finish(lease: Lease, status: TaskStatus, result: string, progress: TaskProgress = {}): Promise<FinishedTask | null> {
     const at = nowIso();
-    return this.fencedSet(lease, { ...progress, status, result, currentTask: '', leaseOwner: null, leaseExpiresAt: null, updatedAt: at, finishedAt: at });
+    const fields = { ...progress, status, result, currentTask: '', leaseOwner: null, leaseExpiresAt: null, updatedAt: at, finishedAt: at };
+    const set = this.sql.assignments(TaskEntity, fields);
+    const [row] = await this.fencedUpdate(lease, set.sql, set.params, 'owner, input_tokens, output_tokens');
+    return row ? { owner: String(row.owner), inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens) } : null;
   }
 
   /** Cancels a queued Task at once; returns false when it was not queued. */

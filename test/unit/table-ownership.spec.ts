@@ -45,8 +45,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
   'approvals/approvals.repository.ts tasks': "the session's latest Task, in the one conditional statement that takes an answer",
   'schedules/schedules.repository.ts tasks': "a run's Task status, joined into the runs page and the one-active-run check",
   'triggers/triggers.repository.ts tasks': "a run's Task status, joined into the runs page",
-  'usage/usage.repository.ts tasks': "a finished Task's totals, folded into usage_daily in one statement",
-  'usage/usage.repository.ts task_steps': "a finished Task's call counts, folded into usage_daily in one statement",
 };
 
 function repositories(dir: string): string[] {

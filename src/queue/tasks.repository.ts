@@ -23,6 +23,13 @@ export interface FinishedTask {
   outputTokens: number;
 }
 
+/** Where a Task stands, as a page of another module's records shows it next to their Task ids. */
+export interface TaskOutcome {
+  status: TaskStatus;
+  /** The start of its result (null while it has none). */
+  result: string | null;
+}
+
 export interface TaskFilters {
   /** One status, or any of several (A2A's WORKING is planning or running). */
   status?: TaskStatus | TaskStatus[];
@@ -61,6 +68,16 @@ export class TasksRepository {
   async findById(id: string): Promise<TaskEntity | null> {
     const [task] = await this.sql.select(TaskEntity, { id });
     return task ?? null;
+  }
+
+  /** The status of each of `taskIds` that exists, and the first `resultChars` characters of its result: one query, for a page of at most a few hundred. */
+  async outcomes(taskIds: readonly string[], resultChars: number): Promise<Map<string, TaskOutcome>> {
+    if (taskIds.length === 0) return new Map();
+    const rows = await this.sql.all<{ id: string; status: TaskStatus; result: string | null }>(
+      `SELECT id, status, SUBSTR(result, 1, ?) AS result FROM tasks WHERE id IN (${taskIds.map(() => '?').join(', ')})`,
+      [resultChars, ...taskIds],
+    );
+    return new Map(rows.map((row) => [row.id, { status: row.status, result: row.result }]));
   }
 
   /** The inserts a new Task consists of (the Task, then its images in order), for its unit of work. */

@@ -9,7 +9,8 @@ import { newSecret, UnattendedRules } from '../schedules/unattended-rules.js';
 import type { SessionMode, UnattendedApprovals } from '../schedules/unattended.js';
 import type { TriggerKind } from './trigger-signature.js';
 import { renderRequest } from './trigger-template.js';
-import { TriggersRepository, type Trigger, type TriggerRun } from './triggers.repository.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
+import { TriggersRepository, type Trigger, type TriggerRun, type TriggerRunRecord } from './triggers.repository.js';
 
 export interface TriggerInput {
   name: string;
@@ -23,6 +24,9 @@ export interface TriggerInput {
 }
 
 export type TriggerPatch = Partial<Omit<TriggerInput, 'kind' | 'notifyUrl'>>;
+
+/** How much of a run's Task result the runs page gets (it shows the first non-blank line of it, at most 300 characters). */
+const RUN_RESULT_CHARS = 400;
 
 /** A delivery whose signature held, as the edge read it. */
 export interface Delivery {
@@ -46,6 +50,7 @@ export class TriggersService {
     private readonly triggers: TriggersRepository,
     private readonly intake: UnattendedIntake,
     private readonly audit: AuditService,
+    private readonly queue: TaskQueueService,
     private readonly config: AppConfig,
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
@@ -95,8 +100,18 @@ export class TriggersService {
     return true;
   }
 
+  /** A page of a trigger's runs, each with its Task's status and the start of its result (one call to the queue for the page). */
   async runs(caller: Caller, id: string, limit: number, beforeCreatedAt: string | null): Promise<TriggerRun[] | null> {
-    return (await this.find(caller, id)) && this.triggers.runs(id, limit, beforeCreatedAt);
+    if (!(await this.find(caller, id))) return null;
+    const runs = await this.triggers.runs(id, limit, beforeCreatedAt);
+    const outcomes = await this.queue.outcomes(
+      runs.flatMap((run) => (run.taskId === null ? [] : [run.taskId])),
+      RUN_RESULT_CHARS,
+    );
+    return runs.map((run) => {
+      const outcome = run.taskId === null ? undefined : outcomes.get(run.taskId);
+      return { ...run, taskStatus: outcome?.status ?? null, taskResult: outcome?.result ?? null };
+    });
   }
 
   /** An enabled trigger by id, for a delivery (which proves itself by its signature, not by an identity). */
@@ -109,7 +124,7 @@ export class TriggersService {
    * Starts the delivery's Task as the trigger's owner, with the event as a file under `inputs/`; a
    * delivery id seen before starts nothing and answers with the first delivery's run (`replay`).
    */
-  async deliver(trigger: Trigger, delivery: Delivery): Promise<{ run: TriggerRun; replay: boolean }> {
+  async deliver(trigger: Trigger, delivery: Delivery): Promise<{ run: TriggerRunRecord; replay: boolean }> {
     const runId = await this.triggers.claim(trigger.id, delivery.deliveryId, delivery.event, nowIso(this.clock));
     const caller: Caller = { ...SYSTEM_CALLER, user: trigger.owner.user, groups: trigger.owner.groups, transport: 'trigger' };
     const detail = { trigger: trigger.id, delivery: delivery.deliveryId, event: delivery.event };

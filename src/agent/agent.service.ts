@@ -89,7 +89,7 @@ export class AgentService extends AgentRunner {
       : newRunState({ taskId: task.id, sessionId: task.sessionId, tier: task.tier, model, mode: task.mode, toolMode: profile.toolMode, think: profile.think, budgets });
     // Another request took the pending answer first, and its run stopped on another model.
     if (state.model !== model) profile = await this.profile(task, state.model, signal);
-    const limits = await this.limits.forRun({ taskId: task.id, sessionId: task.sessionId, owner: task.owner, budgets: state.budgets });
+    const limits = await this.limits.forRun({ taskId: task.id, sessionId: task.sessionId, owner: task.owner, ownerGroups: task.ownerGroups, budgets: state.budgets });
     const loop = new RunLoop(
       state,
       { ollama: this.ollama, executor, config: this.config, events, clock: this.clock, limits, inbox: direct ? null : this.inbox },

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PlainSql, sqlStep } from '../database/plain-sql.js';
 import type { FileChangeKind } from './task-file-change.entity.js';
-import { TaskStepEntity, type StepKind } from './task-step.entity.js';
+import { TaskStepEntity, TOOL_STEP_KINDS, type StepKind } from './task-step.entity.js';
 
 export interface StepRecord {
   taskId: string;
@@ -94,6 +94,17 @@ export class TraceRepository {
         step.startedAt,
       ]);
     });
+  }
+
+  /** How many model calls and tool calls (TOOL_STEP_KINDS) a Task's trace holds: what usage adds to its owner's day when it ends. */
+  async callCounts(taskId: string): Promise<{ modelCalls: number; toolCalls: number }> {
+    const [row] = await this.sql.all<{ model_calls: unknown; tool_calls: unknown }>(
+      `SELECT COALESCE(SUM(CASE WHEN kind = 'model_call' THEN 1 ELSE 0 END), 0) AS model_calls,
+         COALESCE(SUM(CASE WHEN kind IN (${TOOL_STEP_KINDS.map(() => '?').join(', ')}) THEN 1 ELSE 0 END), 0) AS tool_calls
+       FROM task_steps WHERE task_id = ?`,
+      [...TOOL_STEP_KINDS, taskId],
+    );
+    return { modelCalls: Number(row?.model_calls ?? 0), toolCalls: Number(row?.tool_calls ?? 0) };
   }
 
   forTask(taskId: string): Promise<TaskStepEntity[]> {

@@ -107,8 +107,10 @@ export class TaskExecution {
       const begun = history;
       result = await this.telemetry.checkpoint(tracedTask(task), 'after', () => this.history.finish(begun, result));
     }
-    if (!(await this.tasks.finish(lease, status, result, fields))) return;
-    await this.usage.recordTask(task.id, task.startedAt);
+    const finished = await this.tasks.finish(lease, status, result, fields);
+    if (!finished) return;
+    // Only the ending that went through hands the Task to usage: each Task is added to its owner's day once.
+    await this.usage.recordTask({ taskId: task.id, startedAt: task.startedAt, ...finished });
     // A Task that answered another's pause continues that run: its span links to the paused Task's.
     const resumed = this.telemetry.tracing ? await this.tasks.resumedBy(task.id) : null;
     this.telemetry.ended(tracedTask(task), status, {

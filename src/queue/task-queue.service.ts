@@ -17,7 +17,7 @@ import { TaskEntity } from './task.entity.js';
 import { TaskExecution } from './task-execution.js';
 import { SessionFork } from './session-fork.js';
 import { TaskWorker } from './task-worker.js';
-import { TasksRepository, type TaskFilters } from './tasks.repository.js';
+import { TasksRepository, type TaskFilters, type TaskOutcome } from './tasks.repository.js';
 import { TaskTelemetry } from '../telemetry/task-telemetry.js';
 import { Telemetry } from '../telemetry/telemetry.js';
 import { taskTraceIds } from '../telemetry/trace-context.js';
@@ -108,6 +108,11 @@ export class TaskQueueService {
   async find(taskId: string): Promise<ListedTask | null> {
     const task = await this.tasks.findById(taskId);
     return task && listedTask(task);
+  }
+
+  /** The status and the start of the result of each of `taskIds` that exists (a page of schedule or trigger runs), in one query. */
+  outcomes(taskIds: readonly string[], resultChars: number): Promise<Map<string, TaskOutcome>> {
+    return this.tasks.outcomes([...new Set(taskIds)], resultChars);
   }
 
   /** Metrics: how many Tasks are in each status. */

@@ -16,6 +16,20 @@ export interface Lease {
   owner: string;
 }
 
+/** A Task as its fenced ending left it: whose it is and the tokens it spent (all its attempts' reports, as on its row). */
+export interface FinishedTask {
+  owner: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Where a Task stands, as a page of another module's records shows it next to their Task ids. */
+export interface TaskOutcome {
+  status: TaskStatus;
+  /** The start of its result (null while it has none). */
+  result: string | null;
+}
+
 export interface TaskFilters {
   /** One status, or any of several (A2A's WORKING is planning or running). */
   status?: TaskStatus | TaskStatus[];
@@ -69,6 +83,16 @@ export class TasksRepository {
   async findById(id: string): Promise<TaskEntity | null> {
     const [task] = await this.sql.select(TaskEntity, { id });
     return task ?? null;
+  }
+
+  /** The status of each of `taskIds` that exists, and the first `resultChars` characters of its result: one query, for a page of at most a few hundred. */
+  async outcomes(taskIds: readonly string[], resultChars: number): Promise<Map<string, TaskOutcome>> {
+    if (taskIds.length === 0) return new Map();
+    const rows = await this.sql.all<{ id: string; status: TaskStatus; result: string | null }>(
+      `SELECT id, status, SUBSTR(result, 1, ?) AS result FROM tasks WHERE id IN (${taskIds.map(() => '?').join(', ')})`,
+      [resultChars, ...taskIds],
+    );
+    return new Map(rows.map((row) => [row.id, { status: row.status, result: row.result }]));
   }
 
   /** The inserts a new Task consists of (the Task, then its images in order), for its unit of work. */
@@ -221,10 +245,16 @@ export class TasksRepository {
     return this.fencedSet(lease, { ...progress, updatedAt: nowIso() });
   }
 
-  /** Ends the leased Task; false when the lease was lost (another attempt owns the Task now). */
-  async finish(lease: Lease, status: TaskStatus, result: string, progress: TaskProgress = {}): Promise<boolean> {
+  /**
+   * Ends the leased Task and returns its owner and token totals as the ending wrote them (what usage adds to
+   * the owner's day); null when the lease was lost (another attempt owns the Task now, and ends it).
+   */
+  async finish(lease: Lease, status: TaskStatus, result: string, progress: TaskProgress = {}): Promise<FinishedTask | null> {
     const at = nowIso();
-    return this.fencedSet(lease, { ...progress, status, result, currentTask: '', leaseOwner: null, leaseExpiresAt: null, updatedAt: at, finishedAt: at });
+    const fields = { ...progress, status, result, currentTask: '', leaseOwner: null, leaseExpiresAt: null, updatedAt: at, finishedAt: at };
+    const set = this.sql.assignments(TaskEntity, fields);
+    const [row] = await this.fencedUpdate(lease, set.sql, set.params, 'owner, input_tokens, output_tokens');
+    return row ? { owner: String(row.owner), inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens) } : null;
   }
 
   /** Cancels a queued Task at once; returns false when it was not queued. */

@@ -44,7 +44,11 @@ export class TriggersController {
   @ApiResponse({ status: 401, description: 'A missing or bad signature (audited; nothing queued)' })
   @ApiResponse({ status: 404, description: 'No enabled trigger with this id' })
   @ApiResponse({ status: 413, description: 'The body is larger than triggers.max_body_bytes (refused before it is read)' })
-  @ApiResponse({ status: 429, description: 'A signed delivery past triggers.rate_per_minute for this trigger in the last minute, across replicas (audited; nothing queued); Retry-After says when to try again' })
+  @ApiResponse({
+    status: 429,
+    description:
+      'A signed delivery past triggers.rate_per_minute for this trigger in the last minute, across replicas (audited; nothing queued); Retry-After says when to try again',
+  })
   async deliver(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const address = req.socket.remoteAddress ?? null;
     const refused = async (status: number, reason: string, headers: Record<string, string> = {}) => {

@@ -1,5 +1,6 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
+import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { SchedulesModule } from '../schedules/schedules.module.js';
 import { UnattendedNotify } from '../schedules/unattended-notify.js';
 import { TriggersController } from './triggers.controller.js';
@@ -8,7 +9,7 @@ import { TriggersService } from './triggers.service.js';
 
 /** Triggers (issue 38): signed events from outside start Tasks for their owner. */
 @Module({
-  imports: [SchedulesModule, AuditModule],
+  imports: [SchedulesModule, AuditModule, TaskQueueModule],
   controllers: [TriggersController],
   providers: [TriggersRepository, TriggersService],
   exports: [TriggersService],

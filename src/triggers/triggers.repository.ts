@@ -14,7 +14,7 @@ export interface Trigger extends UnattendedSource {
  * A delivery: started (with its Task) or refused (the queue said no). `starting` is only in rows an
  * earlier version left (it claimed before the Task's unit).
  */
-export interface TriggerRun {
+export interface TriggerRunRecord {
   id: string;
   triggerId: string;
   deliveryId: string;
@@ -23,6 +23,10 @@ export interface TriggerRun {
   taskId: string | null;
   reason: string | null;
   createdAt: string;
+}
+
+/** A run as the runs page shows it: with its Task's status and the start of its result, which the queue gives (it owns `tasks`). */
+export interface TriggerRun extends TriggerRunRecord {
   taskStatus: string | null;
   taskResult: string | null;
 }
@@ -34,11 +38,11 @@ const COLUMNS: Record<keyof TriggerChange, string> = { name: 'name', request: 'r
 const SELECT = `SELECT id, owner, owner_groups AS "ownerGroups", owner_email AS "ownerEmail", name, request, session_mode AS "sessionMode", session_id AS "sessionId",
   tier, approvals, notify_url AS "notifyUrl", notify_secret AS "notifySecret", enabled, created_at AS "createdAt", updated_at AS "updatedAt", kind, secret FROM triggers`;
 
-const RUNS = `SELECT r.id, r.trigger_id AS "triggerId", r.delivery_id AS "deliveryId", r.event, r.state, r.task_id AS "taskId", r.reason, r.created_at AS "createdAt",
-  t.status AS "taskStatus", SUBSTR(t.result, 1, 400) AS "taskResult" FROM trigger_runs r LEFT JOIN tasks t ON t.id = r.task_id`;
+const RUNS = `SELECT r.id, r.trigger_id AS "triggerId", r.delivery_id AS "deliveryId", r.event, r.state, r.task_id AS "taskId", r.reason, r.created_at AS "createdAt"
+  FROM trigger_runs r`;
 
 /** A delivery as it is taken: with its Task (`started`), or refused by the queue and why. */
-export type NewTriggerRun = Pick<TriggerRun, 'id' | 'triggerId' | 'deliveryId' | 'event' | 'state' | 'taskId' | 'reason' | 'createdAt'>;
+export type NewTriggerRun = Pick<TriggerRunRecord, 'id' | 'triggerId' | 'deliveryId' | 'event' | 'state' | 'taskId' | 'reason' | 'createdAt'>;
 
 const INSERT_RUN = `INSERT INTO trigger_runs (id, trigger_id, delivery_id, event, state, task_id, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (trigger_id, delivery_id) DO NOTHING RETURNING id`;
@@ -150,21 +154,21 @@ export class TriggersRepository {
     return windowOf(row);
   }
 
-  async runOfDelivery(triggerId: string, deliveryId: string): Promise<TriggerRun | null> {
-    const [row] = await this.sql.all<TriggerRun>(`${RUNS} WHERE r.trigger_id = ? AND r.delivery_id = ?`, [triggerId, deliveryId]);
+  async runOfDelivery(triggerId: string, deliveryId: string): Promise<TriggerRunRecord | null> {
+    const [row] = await this.sql.all<TriggerRunRecord>(`${RUNS} WHERE r.trigger_id = ? AND r.delivery_id = ?`, [triggerId, deliveryId]);
     return row ?? null;
   }
 
-  async run(runId: string): Promise<TriggerRun | null> {
-    const [row] = await this.sql.all<TriggerRun>(`${RUNS} WHERE r.id = ?`, [runId]);
+  async run(runId: string): Promise<TriggerRunRecord | null> {
+    const [row] = await this.sql.all<TriggerRunRecord>(`${RUNS} WHERE r.id = ?`, [runId]);
     return row ?? null;
   }
 
   /** A trigger's runs, newest first, before `beforeCreatedAt` when paging. */
-  async runs(triggerId: string, limit: number, beforeCreatedAt: string | null): Promise<TriggerRun[]> {
+  async runs(triggerId: string, limit: number, beforeCreatedAt: string | null): Promise<TriggerRunRecord[]> {
     return beforeCreatedAt === null
-      ? this.sql.all<TriggerRun>(`${RUNS} WHERE r.trigger_id = ? ORDER BY r.created_at DESC, r.id LIMIT ?`, [triggerId, limit])
-      : this.sql.all<TriggerRun>(`${RUNS} WHERE r.trigger_id = ? AND r.created_at < ? ORDER BY r.created_at DESC, r.id LIMIT ?`, [triggerId, beforeCreatedAt, limit]);
+      ? this.sql.all<TriggerRunRecord>(`${RUNS} WHERE r.trigger_id = ? ORDER BY r.created_at DESC, r.id LIMIT ?`, [triggerId, limit])
+      : this.sql.all<TriggerRunRecord>(`${RUNS} WHERE r.trigger_id = ? AND r.created_at < ? ORDER BY r.created_at DESC, r.id LIMIT ?`, [triggerId, beforeCreatedAt, limit]);
   }
 
   async ofTask(taskId: string): Promise<Trigger | null> {

@@ -11,7 +11,8 @@ import { ClaimTaken, type SessionMode, type UnattendedApprovals } from '../sched
 import { rateWait, TriggerRateExceeded } from './trigger-rate.js';
 import type { TriggerKind } from './trigger-signature.js';
 import { renderRequest } from './trigger-template.js';
-import { TriggersRepository, type Trigger, type TriggerRun } from './triggers.repository.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
+import { TriggersRepository, type Trigger, type TriggerRun, type TriggerRunRecord } from './triggers.repository.js';
 
 export interface TriggerInput {
   name: string;
@@ -26,6 +27,9 @@ export interface TriggerInput {
 
 export type TriggerPatch = Partial<Omit<TriggerInput, 'kind' | 'notifyUrl'>>;
 
+/** How much of a run's Task result the runs page gets (it shows the first non-blank line of it, at most 300 characters). */
+const RUN_RESULT_CHARS = 400;
+
 /** A delivery whose signature held, as the edge read it. */
 export interface Delivery {
   deliveryId: string;
@@ -35,7 +39,7 @@ export interface Delivery {
 }
 
 /** What became of a delivery: its run (`taken`, `replay`), or a refusal for the trigger's rate with the seconds to wait. */
-export type DeliveryOutcome = { kind: 'taken' | 'replay'; run: TriggerRun } | { kind: 'limited'; retryAfter: number };
+export type DeliveryOutcome = { kind: 'taken' | 'replay'; run: TriggerRunRecord } | { kind: 'limited'; retryAfter: number };
 
 /**
  * Trigger rules: made by and run as their owner (a user sees and changes only their own, another's
@@ -51,6 +55,7 @@ export class TriggersService {
     private readonly triggers: TriggersRepository,
     private readonly intake: UnattendedIntake,
     private readonly audit: AuditService,
+    private readonly queue: TaskQueueService,
     private readonly config: AppConfig,
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
@@ -100,8 +105,18 @@ export class TriggersService {
     return true;
   }
 
+  /** A page of a trigger's runs, each with its Task's status and the start of its result (one call to the queue for the page). */
   async runs(caller: Caller, id: string, limit: number, beforeCreatedAt: string | null): Promise<TriggerRun[] | null> {
-    return (await this.find(caller, id)) && this.triggers.runs(id, limit, beforeCreatedAt);
+    if (!(await this.find(caller, id))) return null;
+    const runs = await this.triggers.runs(id, limit, beforeCreatedAt);
+    const outcomes = await this.queue.outcomes(
+      runs.flatMap((run) => (run.taskId === null ? [] : [run.taskId])),
+      RUN_RESULT_CHARS,
+    );
+    return runs.map((run) => {
+      const outcome = run.taskId === null ? undefined : outcomes.get(run.taskId);
+      return { ...run, taskStatus: outcome?.status ?? null, taskResult: outcome?.result ?? null };
+    });
   }
 
   /** An enabled trigger by id, for a delivery (which proves itself by its signature, not by an identity). */

@@ -22,7 +22,7 @@ export class DailyTokenQuota implements RunLimitProvider, OnModuleInit {
   }
 
   async forRun(subject: RunLimitSubject): Promise<RunLimit> {
-    const quota = await this.usage.quotaOfTask(subject.taskId, subject.owner, utcDay(Date.now()));
+    const quota = await this.usage.quotaOfTask(subject.owner, subject.ownerGroups, utcDay(Date.now()));
     if (quota === null) return { check: () => null };
     // A resumed run's usage also counts its earlier Tasks, which usage_daily already holds: count from here on.
     let from: number | null = null;

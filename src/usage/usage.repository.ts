@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { TOOL_STEP_KINDS } from '../agent/task-step.entity.js';
 import { PlainSql } from '../database/plain-sql.js';
 
 /** One user's usage on one UTC day. */
@@ -15,25 +14,19 @@ export interface UsageDay {
   wallMs: number;
 }
 
-const TOOL_KINDS_SQL = `(${TOOL_STEP_KINDS.map((kind) => `'${kind}'`).join(', ')})`;
-
 /** `usage_daily`: what each user spent per UTC day, added to as each of their Tasks ends. */
 @Injectable()
 export class UsageRepository {
   constructor(private readonly sql: PlainSql) {}
 
   /**
-   * Adds one ended Task to its owner's day: its tokens from its row, its model and tool calls counted
-   * from its trace, its wall time. One statement, so two replicas ending Tasks of one user add up.
+   * Adds one ended Task (`tasks` 1) to its owner's day. One upsert adding to the row, so two replicas
+   * ending Tasks of one user at once both count.
    */
-  async addTask(taskId: string, day: string, wallMs: number): Promise<void> {
+  async addTask(usage: Omit<UsageDay, 'tasks'>): Promise<void> {
     await this.sql.run(
       `INSERT INTO usage_daily (owner, day, tasks, model_calls, tool_calls, input_tokens, output_tokens, wall_ms)
-       SELECT owner, ?, 1,
-         (SELECT COUNT(*) FROM task_steps WHERE task_id = tasks.id AND kind = 'model_call'),
-         (SELECT COUNT(*) FROM task_steps WHERE task_id = tasks.id AND kind IN ${TOOL_KINDS_SQL}),
-         input_tokens, output_tokens, ?
-       FROM tasks WHERE id = ?
+       VALUES (?, ?, 1, ?, ?, ?, ?, ?)
        ON CONFLICT (owner, day) DO UPDATE SET
          tasks = usage_daily.tasks + excluded.tasks,
          model_calls = usage_daily.model_calls + excluded.model_calls,
@@ -41,15 +34,8 @@ export class UsageRepository {
          input_tokens = usage_daily.input_tokens + excluded.input_tokens,
          output_tokens = usage_daily.output_tokens + excluded.output_tokens,
          wall_ms = usage_daily.wall_ms + excluded.wall_ms`,
-      [day, wallMs, taskId],
+      [usage.owner, usage.day, usage.modelCalls, usage.toolCalls, usage.inputTokens, usage.outputTokens, usage.wallMs],
     );
-  }
-
-  /** The groups a Task's owner had when it was accepted (what the quota of its run is taken from). */
-  async ownerGroups(taskId: string): Promise<string[]> {
-    const [row] = await this.sql.all<{ owner_groups: string }>('SELECT owner_groups FROM tasks WHERE id = ?', [taskId]);
-    const groups: unknown = row ? JSON.parse(row.owner_groups) : [];
-    return Array.isArray(groups) ? groups.filter((group): group is string => typeof group === 'string') : [];
   }
 
   /** Tokens (input and output) `owner` spent on `day`. */

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { TraceRepository } from '../agent/trace.repository.js';
 import { QuotaExceeded } from '../common/agent-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -13,6 +14,15 @@ export const nextUtcMidnight = (at: number) => new Date(Date.UTC(new Date(at).ge
 /** The rows one usage report returns at most (a year of 300 users fits). */
 export const USAGE_REPORT_ROWS = 100_000;
 
+/** A Task that just ended, as the queue's fenced ending handed it over: whose it is, what it spent, when it started. */
+export interface EndedTask {
+  taskId: string;
+  owner: string;
+  inputTokens: number;
+  outputTokens: number;
+  startedAt: string | null;
+}
+
 /**
  * Usage per user and UTC day, and the token quota it enforces (issue 39). A Task's usage is added when
  * it ends, to the day it ended; the quota refuses a new Task of a user whose Tasks that ended today
@@ -24,6 +34,7 @@ export class UsageService {
 
   constructor(
     private readonly usage: UsageRepository,
+    private readonly trace: TraceRepository,
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
   ) {}
@@ -50,15 +61,24 @@ export class UsageService {
   }
 
   /** A running Task's quota: its owner's limit (from the groups the Task was accepted with) and what they spent on `day` before it; null when unlimited. */
-  async quotaOfTask(taskId: string, owner: string, day: string): Promise<{ limit: number; used: number } | null> {
-    const limit = this.limitFor(await this.usage.ownerGroups(taskId));
+  async quotaOfTask(owner: string, groups: readonly string[], day: string): Promise<{ limit: number; used: number } | null> {
+    const limit = this.limitFor(groups);
     return limit === null ? null : { limit, used: await this.usage.tokensOn(owner, day) };
   }
 
-  /** Adds an ended Task to its owner's day; a failure is logged, never the Task's. */
-  async recordTask(taskId: string, startedAt: string | null, now = Date.now()): Promise<void> {
-    const wallMs = startedAt ? Math.max(0, now - Date.parse(startedAt)) : 0;
-    await this.usage.addTask(taskId, utcDay(now), wallMs).catch((error: unknown) => this.logger.error(`usage of task ${taskId} not recorded: ${(error as Error).message}`));
+  /**
+   * Adds an ended Task to its owner's day: the tokens its ending wrote, its model and tool calls counted from
+   * its trace (the agent's), its wall time. Called once per Task, by the process whose fenced ending went
+   * through; a failure is logged, never the Task's.
+   */
+  async recordTask(ended: EndedTask, now = Date.now()): Promise<void> {
+    const wallMs = ended.startedAt ? Math.max(0, now - Date.parse(ended.startedAt)) : 0;
+    try {
+      const calls = await this.trace.callCounts(ended.taskId);
+      await this.usage.addTask({ owner: ended.owner, day: utcDay(now), ...calls, inputTokens: ended.inputTokens, outputTokens: ended.outputTokens, wallMs });
+    } catch (error) {
+      this.logger.error(`usage of task ${ended.taskId} not recorded: ${(error as Error).message}`);
+    }
   }
 
   /** The days from `from` to `to` (`YYYY-MM-DD`, inclusive), of one user or of all (null). */

@@ -72,8 +72,16 @@ describe('triggers: signed deliveries start one Task each', () => {
     expect(await tasks()).toBe(before + 1);
     const [row] = await probe<{ owner: string; surface: string }>(stack.database, 'SELECT owner, surface FROM tasks WHERE id = ?', answer.task_id);
     expect(row).toEqual({ owner: 'alice@example.com', surface: 'trigger' });
-    const runs = (await alice<{ runs: { task_id: string; delivery_id: string; event: string }[] }>('GET', `triggers/${github.id}/runs`)).body.runs;
+    type RunView = { task_id: string; delivery_id: string; event: string; task_status: string | null; result_first_line: string | null };
+    const runs = (await alice<{ runs: RunView[] }>('GET', `triggers/${github.id}/runs`)).body.runs;
     expect(runs).toEqual([expect.objectContaining({ task_id: answer.task_id, delivery_id: delivery, event: 'issues' })]);
+    // The runs page shows the Task's status and the first line of its result, as the queue holds them.
+    const ended = await pollUntil(async () => {
+      const [run] = (await alice<{ runs: RunView[] }>('GET', `triggers/${github.id}/runs`)).body.runs;
+      return run.task_status === 'completed' ? run : undefined;
+    }, "the runs page shows the Task's end");
+    const [task] = await probe<{ result: string }>(stack.database, 'SELECT result FROM tasks WHERE id = ?', answer.task_id);
+    expect(ended.result_first_line).toBe(task.result.split('\n').find((line) => line.trim() !== ''));
   });
 
   it('a Standard-Webhooks-signed delivery starts one Task; a replay starts none', async () => {

@@ -9,6 +9,7 @@ import type { AppConfig } from '../../src/config/app-config.js';
 import { ScheduleFires } from '../../src/schedules/schedule-fires.js';
 import { SchedulesRepository, type Schedule } from '../../src/schedules/schedules.repository.js';
 import type { UnattendedIntake } from '../../src/schedules/unattended-intake.js';
+import type { TaskQueueService } from '../../src/queue/task-queue.service.js';
 import { TriggersRepository, type Trigger } from '../../src/triggers/triggers.repository.js';
 import { TriggersService, type Delivery } from '../../src/triggers/triggers.service.js';
 import { freshDatabase, type DatabaseKind } from '../support/databases.js';
@@ -142,7 +143,7 @@ const delivery = (deliveryId: string): Delivery => ({ deliveryId, event: 'issues
 /** Triggers as one replica runs them, at most `perMinute` deliveries a minute. */
 function triggers(sql: PlainSql, start: Start, perMinute = 60) {
   const config = { triggers: { ratePerMinute: perMinute } } as AppConfig;
-  return new TriggersService(new TriggersRepository(sql), { start } as unknown as UnattendedIntake, audit, config, clock);
+  return new TriggersService(new TriggersRepository(sql), { start } as unknown as UnattendedIntake, audit, {} as TaskQueueService, config, clock);
 }
 
 const deliveries = (sql: PlainSql) =>
@@ -166,7 +167,10 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('a delivery is taken with it
     const { database } = validateConfig({ database: await freshDatabase(kind) });
     await withMigratedDatabase(database, async (sql) => {
       await new TriggersRepository(sql).insert(trigger);
-      const outcomes = await Promise.all([triggers(sql, committingIntake(sql)).deliver(trigger, delivery('d1')), triggers(sql, committingIntake(sql)).deliver(trigger, delivery('d1'))]);
+      const outcomes = await Promise.all([
+        triggers(sql, committingIntake(sql)).deliver(trigger, delivery('d1')),
+        triggers(sql, committingIntake(sql)).deliver(trigger, delivery('d1')),
+      ]);
       expect(outcomes.map((outcome) => outcome.kind).sort()).toEqual(['replay', 'taken']);
       const [first, second] = outcomes.map((outcome) => (outcome.kind === 'limited' ? null : outcome.run.id));
       expect(first).toBe(second);

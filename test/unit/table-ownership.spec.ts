@@ -44,9 +44,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
   'agent/steer-inbox.repository.ts tasks': "a correction's counter and the steering flag are columns of the Task's row, fenced in the same statement",
   'approvals/approvals.repository.ts tasks': "the session's latest Task, in the one conditional statement that takes an answer",
   'schedules/schedules.repository.ts tasks': "a run's Task status, joined into the runs page and the one-active-run check",
-  'triggers/triggers.repository.ts tasks': "a run's Task status, joined into the runs page",
-  'usage/usage.repository.ts tasks': "a finished Task's totals, folded into usage_daily in one statement",
-  'usage/usage.repository.ts task_steps': "a finished Task's call counts, folded into usage_daily in one statement",
 };
 
 function repositories(dir: string): string[] {

@@ -17,7 +17,7 @@ import type { Lease, TasksRepository } from '../../src/queue/tasks.repository.js
 import type { TaskTelemetry } from '../../src/telemetry/task-telemetry.js';
 import type { UsageService } from '../../src/usage/usage.service.js';
 
-/** Telemetry that runs what it wraps and records nothing; usage that records nothing. */
+/** Telemetry that runs what it wraps and records nothing. */
 const telemetry = {
   tracing: false,
   started: () => undefined,
@@ -26,7 +26,6 @@ const telemetry = {
   within: (_task: unknown, work: () => Promise<unknown>) => work(),
   checkpoint: (_task: unknown, _which: unknown, work: () => Promise<unknown>) => work(),
 } as unknown as TaskTelemetry;
-const usage = { recordTask: async () => undefined } as unknown as UsageService;
 
 const config = { queue: { leaseMs: 30_000, pollIntervalMs: 1_000 } } as AppConfig;
 const lease: Lease = { taskId: 't1', attempt: 1, owner: 'host/1/boot' };
@@ -90,10 +89,12 @@ describe('AbandonedTaskRecovery', () => {
 });
 
 describe('TaskExecution', () => {
-  it('ends the running Task cancelled when its own token fires, and ignores a cancel for another Task', async () => {
-    const finish = jest.fn<TasksRepository['finish']>(async () => true);
+  /** An execution whose agent is cancelled mid-run, whose ending `finish` answers, and the usage it hands Tasks to. */
+  function cancelledRun(finished: Awaited<ReturnType<TasksRepository['finish']>>) {
+    const finish = jest.fn<TasksRepository['finish']>(async () => finished);
     const tasks = { finish, updateProgress: jest.fn(async () => true) } as unknown as TasksRepository;
     const conversation = { agentInput: jest.fn(async () => ({})) } as unknown as TaskConversation;
+    const recordTask = jest.fn<UsageService['recordTask']>(async () => undefined);
     let execution: TaskExecution | undefined;
     const agent = {
       run: jest.fn(async (_input: unknown, _report: unknown, signal: AbortSignal) => {
@@ -116,9 +117,14 @@ describe('TaskExecution', () => {
       new RunEventHub(),
       history,
       telemetry,
-      usage,
+      { recordTask } as unknown as UsageService,
       { carriesDecision: async () => false } as unknown as ApprovalsService,
     );
+    return { execution, finish, events, recordTask };
+  }
+
+  it('ends the running Task cancelled when its own token fires, and ignores a cancel for another Task', async () => {
+    const { execution, finish, events } = cancelledRun({ owner: 'alice', inputTokens: 0, outputTokens: 0 });
     await execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
     expect(finish).toHaveBeenCalledWith(expect.objectContaining({ taskId: 't1', attempt: 1 }), 'cancelled', 'Cancelled on request.', {});
     expect(events.record.mock.calls.map(([event]) => (event.detail as { status: string }).status)).toEqual(['planning', 'cancelled']);
@@ -126,7 +132,7 @@ describe('TaskExecution', () => {
 
   it('runs the agent, not undo, for a Task that carries a decision whose text reads as undo (the intake read it as a choice first)', async () => {
     const runs: string[] = [];
-    const tasks = { finish: jest.fn(async () => true), updateProgress: jest.fn(async () => true), resumedBy: jest.fn(async () => null) } as unknown as TasksRepository;
+    const tasks = { finish: jest.fn(async () => null), updateProgress: jest.fn(async () => true), resumedBy: jest.fn(async () => null) } as unknown as TasksRepository;
     const conversation = { agentInput: jest.fn(async () => ({})) } as unknown as TaskConversation;
     const ran = (what: string) => async () => {
       runs.push(what);
@@ -139,6 +145,7 @@ describe('TaskExecution', () => {
       isUndo: () => true,
       undo: jest.fn(ran('undo')),
     } as unknown as HistoryService;
+    const usage = { recordTask: jest.fn(async () => undefined) } as unknown as UsageService;
     const leases = { keep: jest.fn(() => ({ stop: () => undefined })) } as unknown as LeaseKeeper;
     const journal = new TaskStatusJournal(audit() as unknown as AuditService);
     const execution = (carries: boolean) =>
@@ -148,5 +155,15 @@ describe('TaskExecution', () => {
     await execution(true).run(task({ status: 'planning', owner: 'alice', request: 'undo', inputTokens: 0, outputTokens: 0 }));
     await execution(false).run(task({ status: 'planning', owner: 'alice', request: 'undo', inputTokens: 0, outputTokens: 0 }));
     expect(runs).toEqual(['agent', 'undo']);
+  });
+
+  it('hands usage the owner and tokens its fenced ending returned, and nothing when the ending was fenced out', async () => {
+    const ended = cancelledRun({ owner: 'alice', inputTokens: 120, outputTokens: 30 });
+    await ended.execution.run(task({ status: 'planning', owner: 'alice', startedAt: '2026-01-01T00:00:01.000Z', inputTokens: 0, outputTokens: 0 }));
+    expect(ended.recordTask.mock.calls).toEqual([[{ taskId: 't1', startedAt: '2026-01-01T00:00:01.000Z', owner: 'alice', inputTokens: 120, outputTokens: 30 }]]);
+    const fencedOut = cancelledRun(null);
+    await fencedOut.execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
+    expect(fencedOut.finish).toHaveBeenCalled();
+    expect(fencedOut.recordTask).not.toHaveBeenCalled();
   });
 });

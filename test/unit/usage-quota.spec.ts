@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { QuotaExceeded } from '../../src/common/agent-error.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { Metrics } from '../../src/metrics/metrics.js';
-import type { UsageRepository } from '../../src/usage/usage.repository.js';
+import type { TraceRepository } from '../../src/agent/trace.repository.js';
+import type { UsageDay, UsageRepository } from '../../src/usage/usage.repository.js';
 import { nextUtcMidnight, UsageService, utcDay } from '../../src/usage/usage.service.js';
 
 /** A usage table of one row: what `owner` spent on `day`. */
@@ -17,7 +18,10 @@ const usageOf = (owner: string, day: string, tokens: number) => {
   return { repository, asked };
 };
 
-const service = (quotas: Record<string, unknown>, repository: UsageRepository) => new UsageService(repository, validateConfig({ quotas }), new Metrics());
+/** A trace whose only Task, t1, made 3 model calls and 2 tool calls. */
+const trace = { callCounts: async (taskId: string) => (taskId === 't1' ? { modelCalls: 3, toolCalls: 2 } : { modelCalls: 0, toolCalls: 0 }) } as unknown as TraceRepository;
+
+const service = (quotas: Record<string, unknown>, repository: UsageRepository) => new UsageService(repository, trace, validateConfig({ quotas }), new Metrics());
 
 // 2026-12-06 23:59:30 UTC: the reset is 30 s away.
 const NOW = Date.UTC(2026, 11, 6, 23, 59, 30);
@@ -52,6 +56,35 @@ describe('the daily token quota', () => {
     const { repository, asked } = usageOf('alice', '2026-12-06', 10 ** 9);
     await service({}, repository).assertWithinQuota('alice', ['dev'], NOW);
     expect(asked).toEqual([]);
+  });
+
+  it('takes a running Task’s limit from the groups it was accepted with', async () => {
+    const { repository, asked } = usageOf('alice', '2026-12-06', 70);
+    const quotas = service({ tokens_per_user_day: 100, tokens_per_user_day_by_group: { heavy: 500 } }, repository);
+    expect(await quotas.quotaOfTask('alice', ['heavy'], '2026-12-06')).toEqual({ limit: 500, used: 70 });
+    expect(await quotas.quotaOfTask('alice', [], '2026-12-06')).toEqual({ limit: 100, used: 70 });
+    expect(await service({}, repository).quotaOfTask('alice', ['heavy'], '2026-12-06')).toBeNull();
+    expect(asked).toEqual([
+      ['alice', '2026-12-06'],
+      ['alice', '2026-12-06'],
+    ]);
+  });
+
+  it('adds an ended Task to its owner’s day with the tokens handed over and the calls its trace counts', async () => {
+    const added: Omit<UsageDay, 'tasks'>[] = [];
+    const repository = { addTask: async (day: Omit<UsageDay, 'tasks'>) => void added.push(day) } as unknown as UsageRepository;
+    const ended = { taskId: 't1', owner: 'alice', inputTokens: 120, outputTokens: 30, startedAt: new Date(NOW - 4500).toISOString() };
+    await service({}, repository).recordTask(ended, NOW);
+    await service({}, repository).recordTask({ ...ended, taskId: 't2', startedAt: null }, NOW);
+    expect(added).toEqual([
+      { owner: 'alice', day: '2026-12-06', modelCalls: 3, toolCalls: 2, inputTokens: 120, outputTokens: 30, wallMs: 4500 },
+      { owner: 'alice', day: '2026-12-06', modelCalls: 0, toolCalls: 0, inputTokens: 120, outputTokens: 30, wallMs: 0 },
+    ]);
+  });
+
+  it('logs a usage it could not add, never failing the Task’s ending', async () => {
+    const repository = { addTask: async () => Promise.reject(new Error('database is locked')) } as unknown as UsageRepository;
+    await expect(service({}, repository).recordTask({ taskId: 't1', owner: 'alice', inputTokens: 1, outputTokens: 1, startedAt: null }, NOW)).resolves.toBeUndefined();
   });
 
   it('keys days in UTC', () => {

@@ -29,6 +29,8 @@ export interface RunLimitSubject {
   taskId: string;
   sessionId: string;
   owner: string;
+  /** The owner's groups when the Task was accepted (a quota's group override is taken from them). */
+  ownerGroups: readonly string[];
   budgets: RunBudgets;
 }
 

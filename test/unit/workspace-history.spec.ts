@@ -268,7 +268,7 @@ describe('workspace history: requests, URIs and paths', () => {
 
 describe('HistoryService: the history.max_bytes bound', () => {
   it('drops the oldest Tasks’ checkpoints past the bound, keeps the newest, and their diffs say why', async () => {
-    const { HistoryService } = await import('../../src/history/history.service.js');
+    const { buildHistory } = await import('../support/fakes/history.js');
     const { randomBytes } = await import('node:crypto');
     const base = await mkdtemp(join(tmpdir(), 'oam-history-bound-'));
     const ws = join(base, 'ws');
@@ -280,7 +280,7 @@ describe('HistoryService: the history.max_bytes bound', () => {
       mcp: { resources: { maxReadBytes: 100_000 } },
     };
     const workspace = { forTask: async () => ({ root: ws }) };
-    const history = new HistoryService(config as never, workspace as never, {} as never, {} as never);
+    const history = buildHistory({ config: config as never, workspace: workspace as never, sessions: {} as never }).service;
     const ids = [1, 2, 3].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
     try {
       for (const [n, id] of ids.entries()) {

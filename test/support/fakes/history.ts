@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StepRecord, TraceRepository } from '../../../src/agent/trace.repository.js';
+import type { TraceRepository } from '../../../src/agent/trace.repository.js';
 import { type Clock, SYSTEM_CLOCK } from '../../../src/common/clock.js';
 import type { AppConfig } from '../../../src/config/app-config.js';
 import { CheckpointRecorder } from '../../../src/history/checkpoint-recorder.js';
@@ -13,6 +13,7 @@ import { HistoryStores } from '../../../src/history/history-stores.js';
 import { HistoryUndo } from '../../../src/history/history-undo.js';
 import type { SessionsService } from '../../../src/sessions/sessions.service.js';
 import type { WorkspaceService } from '../../../src/workspace/workspace.service.js';
+import { MemoryTrace } from './memory-trace.js';
 
 /**
  * Session workspaces as folders under `base` (`<base>/<session>`), made on first use, as WorkspaceService's
@@ -33,14 +34,6 @@ export class FolderWorkspaces implements Pick<WorkspaceService, 'forTask' | 'for
 
   async forReading(sessionId: string) {
     return { state: this.expired.has(sessionId) ? 'expired' : 'present' } as Awaited<ReturnType<WorkspaceService['forReading']>>;
-  }
-}
-
-/** The `task_steps` table in memory: the steps a Task traced. */
-export class MemoryTrace implements Pick<TraceRepository, 'append'> {
-  readonly steps: StepRecord[] = [];
-  async append(step: StepRecord): Promise<void> {
-    this.steps.push(step);
   }
 }
 

@@ -51,9 +51,11 @@ export class ScriptedAgent implements AgentRunner {
   readonly runs: AgentTask[] = [];
   private readonly endings = new Map<string, (outcome: AgentOutcome) => void>();
   private readonly waiters = new Map<string, () => void>();
+  private readonly reports = new Map<string, (progress: TaskProgress) => Promise<void>>();
 
-  run(task: AgentTask, _report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome> {
+  run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome> {
     this.runs.push(task);
+    this.reports.set(task.id, report);
     this.waiters.get(task.id)?.();
     return new Promise<AgentOutcome>((resolve, reject) => {
       this.endings.set(task.id, resolve);
@@ -66,6 +68,11 @@ export class ScriptedAgent implements AgentRunner {
   started(taskId: string): Promise<void> {
     if (this.runs.some((run) => run.id === taskId)) return Promise.resolve();
     return new Promise((resolve) => this.waiters.set(taskId, resolve));
+  }
+
+  /** What the loop reports of a run (its row's progress and status), without the events it would emit beside. */
+  report(taskId: string, progress: TaskProgress): Promise<void> {
+    return this.reports.get(taskId)!(progress);
   }
 
   complete(taskId: string, result: string): void {
@@ -155,5 +162,5 @@ export function buildQueue(config: Record<string, unknown> = {}, usedTokens: (us
         resolve(event);
       });
     });
-  return { queue, worker, tasks, sessionRows, audit: auditWriter, published, agent, clock, ended };
+  return { queue, worker, tasks, sessionRows, sessions, audit: auditWriter, published, hub, agent, clock, config: appConfig, ended };
 }

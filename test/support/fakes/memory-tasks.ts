@@ -14,9 +14,10 @@ const FILTERS = new Set(['status', 'owner', 'sessionId']);
 
 /**
  * The `tasks` and `task_images` tables in memory, answering as TasksRepository does on SQLite and PostgreSQL (the
- * medium spec fair-queue.spec.ts runs its cases on this fake too, so the two cannot drift apart): the fair claim
- * order, one active Task (the partial unique index), writes fenced by the lease, and database time from `clock`.
- * Rows are replaced, never changed in place, so a snapshot is a copy of the list.
+ * medium specs fair-queue.spec.ts and one-active-task.spec.ts run their cases on this fake too, so the two cannot
+ * drift apart): the fair claim order, one active Task (the partial unique index), writes fenced by the lease, and
+ * database time from `clock`. Rows are replaced, never changed in place, so a snapshot is a copy of the list.
+ * `resumedBy` is left out: it reads the approvals table, and only traced runs ask it.
  */
 export class MemoryTasks implements Omit<TasksRepository, 'sql' | 'resumedBy'>, MemoryStore {
   rows: TaskEntity[] = [];

@@ -148,7 +148,7 @@ export class CheckpointStore {
   }
 
   /**
-   * After a crash (the history service finds a Task's marker) the cache may name an older checkpoint than the
+   * After a crash (CheckpointRecorder finds a Task's marker) the cache may name an older checkpoint than the
    * repository's newest, when the process stopped between the two: the next checkpoint asks git instead.
    */
   async distrustHead(): Promise<void> {

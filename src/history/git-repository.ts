@@ -19,7 +19,7 @@ const PINNED_CONFIG = [
   // of 10 000 files / 200 MiB: 40 % less CPU in fast-import). Diffs are rendered here, never by git.
   'core.bigFileThreshold=1',
   'core.compression=1',
-  // A checkpoint's objects stay one pack (the history service folds packs past MAX_PACKS): below this limit
+  // A checkpoint's objects stay one pack (HistoryBound folds packs past MAX_PACKS): below this limit
   // fast-import would unpack them into loose objects through one more process, `git unpack-objects`.
   'fastimport.unpackLimit=0',
   'pack.compression=1',

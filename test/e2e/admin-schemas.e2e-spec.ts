@@ -282,12 +282,10 @@ describe('the admin API answers as its OpenAPI document says (auth.mode proxy_he
     stack.ollama.enqueue(call('everything__trigger-elicitation-request', {}), { content: 'Thanks for the details.' });
     const created = (await withTasks('tools/call', { name: 'agent_run', arguments: { request: 'Ask me for my details.' } })) as { result: { taskId: string } };
     const taskId = created.result.taskId;
-    let key: string | undefined;
-    while (!key) {
+    const key = await pollUntil(async () => {
       const got = await withTasks('tasks/get', { taskId });
-      if (got.kind === 'result' && got.result.status === 'input_required') [key] = Object.keys(got.result.inputRequests as Record<string, unknown>);
-      else await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+      return got.kind === 'result' && got.result.status === 'input_required' ? Object.keys(got.result.inputRequests as Record<string, unknown>)[0] : undefined;
+    }, `task ${taskId} input_required with the form`);
     const task = await checked<{ pending_approvals: unknown[] }>('GET', '/admin/tasks/{id}', `/admin/tasks/${taskId}`, ALICE);
     expect(task.pending_approvals).toMatchObject([{ approval_id: key, tool: 'mcp_elicitation', server: 'everything', form_schema: { type: 'object', required: ['name'] } }]);
     const content = encodeURIComponent(JSON.stringify({ name: 'Alice' }));

@@ -8,6 +8,7 @@ import { useStack } from '../support/e2e-stack.js';
 import type { Browser } from 'playwright-core';
 import { as, PROXY_AUTH } from '../support/proxy-identity.js';
 import { openBrowser } from '../support/browser.js';
+import { pollUntil } from '../support/poll.js';
 
 const ask = (question: string, options: unknown) => ({ toolCalls: [{ name: 'ask_user', arguments: { question, options } }], promptEvalCount: 10, evalCount: 5 });
 const answerOf = (task: Task) => task.artifacts.find((artifact) => artifact.name === 'answer')?.parts[0]?.content;
@@ -139,8 +140,7 @@ describe('The console shows a pending question with its options as text; its own
 
     const approval = () => probe<{ state: string; reason: string; answer_task_id: string }>(stack.database, 'SELECT state, reason, answer_task_id FROM approvals WHERE id = ?', id);
     // The answer is the session's next turn: its Task takes the question when it runs.
-    while ((await approval())[0].state === 'pending') await new Promise((done) => setTimeout(done, 50));
-    const [row] = await approval();
+    const row = await pollUntil(async () => ((await approval())[0].state === 'pending' ? undefined : (await approval())[0]), `approval ${id} decided by the answer's Task`);
     expect(row).toMatchObject({ state: 'granted', reason: 'Postgres' });
     const [answer] = await probe<{ request: string }>(stack.database, 'SELECT request FROM tasks WHERE id = ?', row.answer_task_id);
     // The choice itself continues the run; the new turn's request is a note for people, not the number.

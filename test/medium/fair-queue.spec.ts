@@ -7,12 +7,17 @@ import { TaskEntity } from '../../src/queue/task.entity.js';
 import { TasksRepository } from '../../src/queue/tasks.repository.js';
 import { SessionEntity } from '../../src/sessions/session.entity.js';
 import { freshDatabase, type DatabaseKind } from '../support/databases.js';
+import { MemoryTasks } from '../support/fakes/memory-tasks.js';
+import { MemoryUnitOfWork } from '../support/fakes/memory-unit-of-work.js';
 import { ManualClock, manualSqlClock } from '../support/manual-clock.js';
 
 const sessionOf = (owner: string) => (owner === 'mallory' ? '11111111-1111-4111-8111-111111111111' : '22222222-2222-4222-8222-222222222222');
 
-/** Issue 20, finding 6: round-robin by owner in claimNext, on both databases, with the positions the console shows. */
-describe.each<DatabaseKind>(['sqlite', 'postgres'])('fair claim order on %s', (kind) => {
+/**
+ * Issue 20, finding 6: round-robin by owner in claimNext, on both databases, with the positions the console shows.
+ * And on MemoryTasks, the in-memory repository of the service specs (issue 42): it must answer as the real one.
+ */
+describe.each<DatabaseKind | 'memory'>(['sqlite', 'postgres', 'memory'])('fair claim order on %s', (kind) => {
   const sources: DataSource[] = [];
   // The claims' start times: a clock each claim moves on, so that they differ without waiting.
   const clock = new ManualClock();
@@ -21,6 +26,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('fair claim order on %s', (k
   });
 
   async function open() {
+    if (kind === 'memory') return openMemory();
     const database = validateConfig({ database: await freshDatabase(kind) }).database;
     const source = new DataSource(dataSourceOptions(database, [SessionEntity, TaskEntity]));
     await source.initialize();
@@ -43,6 +49,30 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('fair claim order on %s', (k
       }
     };
     return { repo: new TasksRepository(new PlainSql(source, undefined, undefined, manualSqlClock(clock))), submit };
+  }
+
+  function openMemory() {
+    const tasks = new MemoryTasks(clock);
+    const unitOfWork = new MemoryUnitOfWork([tasks]);
+    let n = 0;
+    const submit = async (owner: string, count: number) => {
+      for (let i = 0; i < count; i++, n++) {
+        const at = new Date(clock.now()).toISOString();
+        const task = Object.assign(new TaskEntity(), {
+          id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+          sessionId: sessionOf(owner),
+          owner,
+          request: `${owner} ${i}`,
+          status: 'queued',
+          attempt: 0,
+          startedAt: null,
+          createdAt: at,
+          updatedAt: at,
+        });
+        await unitOfWork.commit({ writes: tasks.insertion(task, []) });
+      }
+    };
+    return { repo: tasks as unknown as TasksRepository, submit };
   }
 
   async function runNext(repo: TasksRepository): Promise<string> {

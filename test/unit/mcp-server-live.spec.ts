@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -31,6 +31,7 @@ const ASKED_SCHEMA = {
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
+  jest.useRealTimers();
   for (const stop of stops.splice(0)) await stop();
 });
 
@@ -114,10 +115,11 @@ describe('elicitation: a server asks the person a form during a call', () => {
     const asked: PersonForm[] = [];
     const context = contextWith(async (form) => {
       asked.push(form);
-      // The person takes longer than the call's timeout_ms: the clock of the call stops meanwhile.
-      await new Promise((done) => setTimeout(done, 500));
+      // The person takes longer than the call's timeout_ms (a clock moved, not waited for): the call's clock stops meanwhile.
+      await jest.advanceTimersByTimeAsync(500);
       return { action: 'accept', content: { name: 'Alice', size: 'm' } };
     });
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
     const result = await source.execute({ function: { name: 'live__ask', arguments: {} } }, context);
     expect(result.isError).toBeUndefined();
     expect(result.output).toBe('answer: {"action":"accept","content":{"name":"Alice","size":"m"}}');

@@ -266,40 +266,6 @@ describe('workspace history: requests, URIs and paths', () => {
   });
 });
 
-describe('HistoryService: the history.max_bytes bound', () => {
-  it('drops the oldest Tasks’ checkpoints past the bound, keeps the newest, and their diffs say why', async () => {
-    const { HistoryService } = await import('../../src/history/history.service.js');
-    const { randomBytes } = await import('node:crypto');
-    const base = await mkdtemp(join(tmpdir(), 'oam-history-bound-'));
-    const ws = join(base, 'ws');
-    await mkdir(ws);
-    const config = {
-      history: { enabled: true, dir: join(base, 'history'), maxFiles: 1000, largeFileBytes: 1 << 20, maxBytes: 700_000, diffMaxLinesPerFile: 100 },
-      workspace: { isolation: 'session', retentionDays: 0 },
-      database: { type: 'sqlite', path: join(base, 'agent.sqlite') },
-      mcp: { resources: { maxReadBytes: 100_000 } },
-    };
-    const workspace = { forTask: async () => ({ root: ws }) };
-    const history = new HistoryService(config as never, workspace as never, {} as never, {} as never);
-    const ids = [1, 2, 3].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
-    try {
-      for (const [n, id] of ids.entries()) {
-        const task = { id, sessionId: SESSION, owner: 'alice', request: `task ${n}` };
-        const started = await history.begin(task);
-        await writeFile(join(ws, `blob${n}.bin`), randomBytes(300_000));
-        expect(await history.finish(started, 'done')).toBe(`done\n\ndiff: agent-session://${SESSION}/tasks/${id}/diff`);
-      }
-      const kept = (await history.timeline(SESSION)).map((task) => task.taskId);
-      expect(kept).not.toContain(ids[0]);
-      expect(kept).toContain(ids[2]);
-      expect((await history.diff(SESSION, ids[0])).text).toMatch(/^# no checkpoint was recorded for task .*\n# dropped: history.max_bytes \(700000 bytes\) reached/);
-      expect((await history.diff(SESSION, ids[2])).text).toContain('diff --git a/blob2.bin b/blob2.bin\nnew file mode 100644\n');
-    } finally {
-      await rm(base, { recursive: true, force: true });
-    }
-  });
-});
-
 // What a checkpoint costs is measured by `npm run bench:history` (10 000 files, 200 MiB, against `git status` of the
 // same tree in the same run), not asserted here: a timed assertion fails on a loaded machine and proves nothing on a
 // quiet one. This test holds the property that makes it cheap: a later checkpoint reads only the changed files.

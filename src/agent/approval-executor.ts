@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
 import { CHANGED_SINCE_OUTPUT, chosenOutput, DECLINED_QUESTION_OUTPUT, QUESTION_TOOL, refusedOutput, waitingLabel } from '../approvals/approval-texts.js';
-import type { ApprovalsService } from '../approvals/approvals.service.js';
+import type { ApprovalDraft, ApprovalsService } from '../approvals/approvals.service.js';
 import { unifiedDiff } from '../approvals/unified-diff.js';
 import { nowIso, type Clock } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
@@ -24,13 +24,16 @@ interface Route {
 
 /**
  * The run's ToolExecutor: each call goes to the source that offered its name, through
- * `agent.approvals`. A call that needs a person is stored as an approval request; a client with the
- * Tasks extension answers while the Task holds its slot, otherwise (or when `wait_ms` runs out) the
- * outcome is a pause, and the run stores its RunState with it.
+ * `agent.approvals`. A call that needs a person becomes an approval request; a client with the
+ * Tasks extension answers while the Task holds its slot (the request is stored at once), otherwise (or
+ * when `wait_ms` runs out) the outcome is a pause, and the run stores its RunState with it (PausedRuns),
+ * with the request itself when it was not stored yet.
  */
 export class ApprovalExecutor implements ToolExecutor {
   /** The requests this run made, by id: the Task's result describes the one it paused for. */
   readonly requested = new Map<string, ApprovalEntity>();
+  /** The requests left for the conversation, not stored yet: they are stored with the pause. */
+  private readonly unstored = new Map<string, ApprovalDraft>();
 
   constructor(
     private readonly routes: Map<string, Route>,
@@ -65,19 +68,19 @@ export class ApprovalExecutor implements ToolExecutor {
     const ask = await this.describe(route, target.call, context);
     if (!ask) return result(await route.source.execute(call, context));
     if (this.task.unattended === 'deny') return result({ output: refusedOutput(UNATTENDED_REFUSAL) });
-    const approval = await this.approvals.request({
-      taskId: this.task.id,
-      sessionId: this.task.sessionId,
-      owner: this.task.owner,
-      // Another MCP server's tool names do not fit the column (and need no diff): they are `mcp_tool`, named in the subject.
-      tool: target.offered.stepKind === 'mcp_tool' ? 'mcp_tool' : call.function.name,
-      subject: ask.subject,
-      diff: ask.diff,
-      // Written with the run's state once the run stops (see AgentService): nothing reads it before.
-      resume: '',
-      inPlace: this.task.answersInPlace,
-    });
-    this.requested.set(approval.id, approval);
+    const approval = await this.show(
+      this.approvals.draft({
+        taskId: this.task.id,
+        sessionId: this.task.sessionId,
+        owner: this.task.owner,
+        kind: 'approval',
+        // Another MCP server's tool names do not fit the column (and need no diff): they are `mcp_tool`, named in the subject.
+        tool: target.offered.stepKind === 'mcp_tool' ? 'mcp_tool' : call.function.name,
+        subject: ask.subject,
+        diff: ask.diff,
+        inPlace: this.task.answersInPlace,
+      }),
+    );
     if (approval.waiting) {
       await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: waitingLabel(approval) });
       const outcome = await this.approvals.awaitInPlace(approval, context.signal);
@@ -107,18 +110,19 @@ export class ApprovalExecutor implements ToolExecutor {
     }
     await step('ok', read);
     if (this.task.unattended === 'deny') return result({ output: DECLINED_QUESTION_OUTPUT });
-    const question = await this.approvals.request({
-      taskId: this.task.id,
-      sessionId: this.task.sessionId,
-      owner: this.task.owner,
-      tool: QUESTION_TOOL,
-      subject: read.question,
-      diff: null,
-      options: read.options,
-      resume: '',
-      inPlace: this.task.answersInPlace,
-    });
-    this.requested.set(question.id, question);
+    const question = await this.show(
+      this.approvals.draft({
+        taskId: this.task.id,
+        sessionId: this.task.sessionId,
+        owner: this.task.owner,
+        kind: 'question',
+        tool: QUESTION_TOOL,
+        subject: read.question,
+        diff: null,
+        options: read.options,
+        inPlace: this.task.answersInPlace,
+      }),
+    );
     if (question.waiting) {
       await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: waitingLabel(question) });
       const outcome = await this.approvals.awaitInPlace(question, context.signal);
@@ -127,6 +131,22 @@ export class ApprovalExecutor implements ToolExecutor {
       if (outcome.state === 'denied') return result({ output: DECLINED_QUESTION_OUTPUT });
     }
     return { kind: 'pause', pause: { kind: 'question', questionId: question.id, call, question: read.question, options: read.options } };
+  }
+
+  /**
+   * A request the Task waits for in place is stored now (its person answers it meanwhile); one left for
+   * the conversation is stored with the run's pause, in the same unit of work (`unstoredRequest`).
+   */
+  private async show(draft: ApprovalDraft): Promise<ApprovalEntity> {
+    this.requested.set(draft.row.id, draft.row);
+    if (draft.row.waiting) await this.approvals.store(draft);
+    else this.unstored.set(draft.row.id, draft);
+    return draft.row;
+  }
+
+  /** The request `id` and its audit event when they are still to be stored (with the pause), else null. */
+  unstoredRequest(id: string): ApprovalDraft | null {
+    return this.unstored.get(id) ?? null;
   }
 
   /**

@@ -50,11 +50,6 @@ export class ApprovalsRepository {
     return this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE state = 'pending' ORDER BY created_at ASC LIMIT ?", [limit]);
   }
 
-  async storeResume(id: string, resume: string): Promise<void> {
-    const set = this.sql.assignments(ApprovalEntity, { resume });
-    await this.sql.changed(`UPDATE approvals SET ${set.sql} WHERE id = ? RETURNING id`, [...set.params, id]);
-  }
-
   /** An in-place answer (tasks/update): only for the Task's own waiting request, by its owner, once. */
   async answerWaiting(id: string, taskId: string, owner: string, answer: ApprovalAnswer): Promise<boolean> {
     const rows = await this.answerPending({ ...answer, waiting: false, answeredAt: nowIso() }, 'id = ? AND task_id = ? AND owner = ? AND waiting = TRUE', [id, taskId, owner]);
@@ -71,8 +66,8 @@ export class ApprovalsRepository {
     return (await this.answerPending({ state: 'cancelled', waiting: false, answeredAt: nowIso() }, 'id = ? AND waiting = TRUE', [id])).length > 0;
   }
 
-  /** Ends a request nobody will answer any more (its Task was cancelled or stopped). */
-  async settle(id: string, state: 'cancelled'): Promise<void> {
+  /** Ends a request nobody will answer any more (its Task was cancelled or stopped, or no run can continue it). */
+  async settle(id: string, state: 'cancelled' | 'dropped'): Promise<void> {
     await this.answerPending({ state, waiting: false, answeredAt: nowIso() }, 'id = ?', [id]);
   }
 

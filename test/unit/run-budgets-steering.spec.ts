@@ -168,17 +168,17 @@ describe('steering a running Task (issue 35)', () => {
       {},
       { inbox, approvals: 'commands' },
     );
-    const request = h.approvals.request.bind(h.approvals);
-    h.approvals.request = async (input) => {
-      const row = await request(input);
+    const draft = h.approvals.draft.bind(h.approvals);
+    h.approvals.draft = (input) => {
+      const drafted = draft(input);
       inbox.send('also run the linter');
-      return row;
+      return drafted;
     };
     const paused = await h.service.run(task('run the tests'), noop, new AbortController().signal);
     expect(paused.result).toMatch(/npm test/);
     // The correction answered nothing: the approval is still pending, and the correction is in the stored state.
-    expect(h.approvals.rows[0].state).toBe('pending');
-    expect(JSON.parse(h.approvals.rows[0].resume).steering.pending).toEqual([expect.objectContaining({ text: 'also run the linter' })]);
+    expect(h.approvalRows.rows[0].state).toBe('pending');
+    expect(JSON.parse(h.waits.rows[0].resume!).steering.pending).toEqual([expect.objectContaining({ text: 'also run the linter' })]);
     // The answering Task t2 gets a correction of its own during its first call: its inbox counts from 0 (not the 1 t1 took).
     const chat = h.service['ollama'].chat.bind(h.service['ollama']);
     h.service['ollama'].chat = async (request: ChatRequest) => {

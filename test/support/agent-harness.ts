@@ -26,6 +26,8 @@ import { ManualClock } from './manual-clock.js';
 export class MemoryUnitOfWork {
   private readonly tables = new Map<unknown, object[]>();
   readonly events: AuditRecord[] = [];
+  /** Every unit committed, in order. */
+  readonly units: Unit[] = [];
   fails: ((step: SqlStep) => boolean) | null = null;
 
   rows<T extends object>(entity: abstract new () => T): T[] {
@@ -42,6 +44,7 @@ export class MemoryUnitOfWork {
     }
     for (const step of writes) if (step.op === 'insert') this.rows(step.entity as never).push(...step.items.map((item) => ({ ...item })));
     for (const shared of unit.shared ?? []) this.events.push(shared.item as AuditRecord);
+    this.units.push(unit);
   }
 }
 

@@ -311,6 +311,21 @@ export class ApprovalsService implements OnModuleInit {
     this.logger.warn(`approval ${row.id} of task ${row.taskId}: no stored pause continues it; dropped, and the session's next request is a new one`);
   }
 
+  /** The Task whose paused run `answerTaskId` continues (it answered that Task's request), or null. */
+  async pausedTaskAnsweredBy(answerTaskId: string): Promise<string | null> {
+    return (await this.approvals.answeredBy(answerTaskId))?.taskId ?? null;
+  }
+
+  /** Which of `taskIds` wait for a request nobody has answered yet. */
+  pendingAmong(taskIds: string[]): Promise<Set<string>> {
+    return this.approvals.pendingAmong(taskIds);
+  }
+
+  /** The Tasks (of `owner`, or everyone's) that wait for a request nobody has answered yet. */
+  pendingTaskIds(owner: string | undefined): Promise<string[]> {
+    return this.approvals.pendingTaskIds(owner);
+  }
+
   /** Admin: pending requests, oldest first (those a Task waits for, and those waiting for the conversation). */
   listPending(limit: number): Promise<ApprovalEntity[]> {
     return this.approvals.listPending(limit);

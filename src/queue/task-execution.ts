@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentFailure, AgentRunner, type TaskProgress } from '../agent/agent-runner.js';
 import { RunEventHub } from '../agent/run-event-hub.js';
+import { ApprovalsService } from '../approvals/approvals.service.js';
 import { HistoryService, type TaskHistory } from '../history/history.service.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { CancelSignal, LeaseLost, ShutdownSignal } from './run-signals.js';
@@ -39,6 +40,7 @@ export class TaskExecution {
     private readonly history: HistoryService,
     private readonly telemetry: TaskTelemetry,
     private readonly usage: UsageService,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   /** Fires the cancellation token of the Task running in this process, if it is that one. */
@@ -106,7 +108,8 @@ export class TaskExecution {
     if (!(await this.tasks.finish(lease, status, result, fields))) return;
     await this.usage.recordTask(task.id, task.startedAt);
     // A Task that answered another's pause continues that run: its span links to the paused Task's.
-    const resumed = this.telemetry.tracing ? await this.tasks.resumedBy(task.id) : null;
+    const pausedId = this.telemetry.tracing ? await this.approvals.pausedTaskAnsweredBy(task.id) : null;
+    const resumed = pausedId === null ? null : await this.tasks.findById(pausedId);
     this.telemetry.ended(tracedTask(task), status, {
       result,
       inputTokens: fields.inputTokens ?? 0,

@@ -117,16 +117,23 @@ export class TaskQueueService {
 
   /** Admin view: Tasks matching the filters, newest first, keyset-paged by `seq`. */
   async list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<ListedTask[]> {
-    return (await this.tasks.list(filters, limit, beforeSeq)).map(listedTask);
+    return (await this.tasks.list(await this.resolved(filters), limit, beforeSeq)).map(listedTask);
   }
 
-  /** Which of the Tasks wait for an approval nobody has answered yet. */
+  /** Which of the Tasks wait for an approval nobody has answered yet (the approvals' own table says). */
   awaitingApproval(tasks: readonly { id: string }[]): Promise<Set<string>> {
-    return this.tasks.awaitingApproval(tasks.map((task) => task.id));
+    return this.approvals.pendingAmong(tasks.map((task) => task.id));
   }
 
-  count(filters: TaskFilters): Promise<number> {
-    return this.tasks.count(filters);
+  async count(filters: TaskFilters): Promise<number> {
+    return this.tasks.count(await this.resolved(filters));
+  }
+
+  /** `awaitingApproval` as the Tasks the approvals name (each table is read by its owner's repository). */
+  private async resolved(filters: TaskFilters): Promise<TaskFilters> {
+    if (!filters.awaitingApproval) return filters;
+    const ids = await this.approvals.pendingTaskIds(filters.owner);
+    return { ...filters, awaitingApproval: undefined, ids: filters.ids ? filters.ids.filter((id) => ids.includes(id)) : ids };
   }
 
   /** Where each queued Task of `tasks` stands in the queue (1 runs next); others have no entry. */

@@ -1,3 +1,4 @@
+import type { ApprovalsService } from '../../src/approvals/approvals.service.js';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { AgentRunner } from '../../src/agent/agent-runner.js';
 import type { AuditService } from '../../src/audit/audit.service.js';
@@ -116,6 +117,7 @@ describe('TaskExecution', () => {
       history,
       telemetry,
       usage,
+      { pausedTaskAnsweredBy: async () => null } as unknown as ApprovalsService,
     );
     await execution.run(task({ status: 'planning', owner: 'alice', inputTokens: 0, outputTokens: 0 }));
     expect(finish).toHaveBeenCalledWith(expect.objectContaining({ taskId: 't1', attempt: 1 }), 'cancelled', 'Cancelled on request.', {});

@@ -78,7 +78,7 @@ export class AgentService extends AgentRunner {
     const routes = await ApprovalExecutor.routesOf(sources, caller);
     // After the fixed prompt, so its bytes stay the prefix: what a source says of itself (a server that is unavailable).
     const notices = sources.flatMap((source) => source.notices?.(caller) ?? []);
-    const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task, this.clock);
+    const executor = new ApprovalExecutor(routes, this.approvals, task, this.clock);
     const tools = [...routes.values()].map((route) => route.offered.definition);
     if (profile.notes.length > 0) {
       await events.emit({

@@ -1,7 +1,7 @@
 import type { Tool } from 'ollama';
 import { nowIso, type Clock } from '../common/clock.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
-import type { OfferedTool, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
+import type { OfferedTool, PersonRequest, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
 import { readPlan } from './plan.js';
 
 /** The plan tool, todo-list style: a plan once, then each subtask marked done in turn. Terse: the fixed prompt stays within 800 tokens. */
@@ -55,6 +55,12 @@ export function readQuestion(args: Record<string, unknown>): { question: string;
   return { question, options: distinct };
 }
 
+/** An ask_user call as what its person is asked, or null when it does not read. */
+function questionRequest(call: ChatToolCall): PersonRequest | null {
+  const read = readQuestion(call.function.arguments);
+  return 'problem' in read ? null : { kind: 'question', ...read };
+}
+
 const MAX_QUESTION_CHARS = 2000;
 const MAX_OPTION_CHARS = 200;
 
@@ -77,7 +83,11 @@ export class CoreToolSource implements ToolSource {
 
   async tools(): Promise<OfferedTool[]> {
     if (this.limits.numCtx < CORE_TOOLS_MIN_NUM_CTX) return [];
-    return [PLAN_TOOL, ASK_USER_TOOL].map((definition) => ({ definition, effect: 'read', stepKind: 'tool_call' }));
+    return [
+      { definition: PLAN_TOOL, effect: 'read', stepKind: 'tool_call' },
+      // A question that reads is for the person (the executor pauses for it); one that does not comes back here as an error.
+      { definition: ASK_USER_TOOL, effect: 'read', stepKind: 'tool_call', personRequest: async (call) => questionRequest(call) },
+    ];
   }
 
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
@@ -88,7 +98,17 @@ export class CoreToolSource implements ToolSource {
         taskId: context.taskId,
         step: { taskId: context.taskId, subtask: context.subtask, kind: 'plan', name, outcome, durationMs: 0, startedAt: nowIso(this.limits.clock), detail },
       });
-    if (call.function.name === ASK_USER_TOOL.function.name) return { output: 'Error: ask_user cannot be answered here.', isError: true };
+    if (call.function.name === ASK_USER_TOOL.function.name) {
+      // Only a question that does not read reaches this source (personRequest): the model is told what is wrong.
+      const read = readQuestion(args);
+      const problem = 'problem' in read ? read.problem : 'the question could not be asked';
+      await context.events.emit({
+        type: 'step',
+        taskId: context.taskId,
+        step: { taskId: context.taskId, subtask: context.subtask, kind: 'tool_call', name: ASK_USER_TOOL.function.name, outcome: 'error', durationMs: 0, startedAt: nowIso(this.limits.clock), detail: { arguments: args, error: problem } },
+      });
+      return { output: `Error: ${problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true };
+    }
     if (args.subtasks !== undefined) {
       const read = readPlan(args.subtasks, this.limits.maxSubtasks);
       if ('problem' in read) {

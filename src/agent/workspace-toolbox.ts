@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Tool } from 'ollama';
 import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
@@ -11,6 +12,7 @@ import { WorkspaceService } from '../workspace/workspace.service.js';
 import { excerpt } from './output-excerpt.js';
 import { COMMAND_TOOL, FILE_TOOLS } from './tool-definitions.js';
 import type { OfferedTool, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
+import { changeRequest, commandRequest, fileHash } from './workspace-person-requests.js';
 import type { TaskWorkspace } from './task-workspace.js';
 import type { StepRecord } from './trace.repository.js';
 
@@ -39,7 +41,23 @@ export class WorkspaceToolbox implements ToolSource {
   /** The tools offered to the model, the same for every caller; run_command only when commands can run safely. */
   async tools(): Promise<OfferedTool[]> {
     const definitions = this.workspace.commandsEnabled ? [...FILE_TOOLS, COMMAND_TOOL] : FILE_TOOLS;
-    return definitions.map((definition) => ({ definition, ...(EFFECTS[definition.function.name!] ?? { effect: 'read', stepKind: 'tool_call' }) }));
+    return definitions.map((definition) => this.offered(definition));
+  }
+
+  /** A tool with what a person is asked about its calls: a command line, or a file change's diff (and, at resume, whether the file is still the one shown). */
+  private offered(definition: Tool): OfferedTool {
+    const tool: OfferedTool = { definition, ...(EFFECTS[definition.function.name!] ?? { effect: 'read', stepKind: 'tool_call' }) };
+    if (tool.effect === 'command') return { ...tool, personRequest: async (call, _context, policy) => commandRequest(call, policy) };
+    if (tool.effect === 'read') return tool;
+    const preview = (call: ChatToolCall, context: ToolCallContext) => this.preview(context.workspace.paths, call.function.name, call.function.arguments);
+    return {
+      ...tool,
+      personRequest: async (call, context, policy) => (policy.mode === 'changes' ? changeRequest(await preview(call, context), policy) : null),
+      stillApplies: async (call, baseSha256, context) => {
+        const now = await preview(call, context);
+        return now !== null && fileHash(now.before) === baseSha256;
+      },
+    };
   }
 
   /**

@@ -6,6 +6,7 @@ import type { SteerMessage } from '../../src/agent/core/run-state.js';
 import type { SteerInbox } from '../../src/agent/core/steer-inbox.js';
 import type { OfferedTool, ToolResult } from '../../src/agent/core/tool-source.js';
 import { COMMAND_TOOL, FILE_TOOLS } from '../../src/agent/tool-definitions.js';
+import { commandRequest } from '../../src/agent/workspace-person-requests.js';
 import { PausedRuns } from '../../src/agent/paused-runs.js';
 import { RunWaitEntity } from '../../src/agent/run-wait.entity.js';
 import { ApprovalEntity } from '../../src/approvals/approval.entity.js';
@@ -111,7 +112,7 @@ export class MemoryToolbox {
   async tools(): Promise<OfferedTool[]> {
     return [
       ...FILE_TOOLS.map((definition): OfferedTool => ({ definition, effect: 'change', stepKind: 'file_op' })),
-      { definition: COMMAND_TOOL, effect: 'command', stepKind: 'command' },
+      { definition: COMMAND_TOOL, effect: 'command', stepKind: 'command', personRequest: async (call, _context, policy) => commandRequest(call, policy) },
     ];
   }
   async execute(call: ChatToolCall): Promise<ToolResult> {
@@ -120,9 +121,6 @@ export class MemoryToolbox {
   }
   async open(task: AgentTask) {
     return { sessionId: task.sessionId, paths: {} as never };
-  }
-  async preview() {
-    return null;
   }
 }
 

@@ -45,6 +45,25 @@ export interface OfferedTool {
   approval?: 'always' | 'never';
   /** The trace step kind its calls are recorded as (`tool_call`, `file_op`, `command`, `mcp_tool`). */
   stepKind: 'tool_call' | 'file_op' | 'command' | 'mcp_tool';
+  /**
+   * Extension (ADR 0020 §3): whether this call needs a person under `policy`, and what they are shown (a
+   * command line; a file change's diff and the hash of the file it applies to; a question's options).
+   * Absent: `approval`, else `effect` and the mode decide, and the person sees the call's name and arguments.
+   */
+  personRequest?(call: ChatToolCall, context: ToolCallContext, policy: PersonPolicy): Promise<PersonRequest | null>;
+  /** Extension: at resume, after approval, whether what was shown still applies (the file still hashes to `baseSha256`). */
+  stillApplies?(call: ChatToolCall, baseSha256: string, context: ToolCallContext): Promise<boolean>;
+}
+
+/** What a person is asked about one call: to approve it as shown, or to choose an option of a question. */
+export type PersonRequest =
+  | { kind: 'approval'; subject: string; diff: string | null; baseSha256: string | null }
+  | { kind: 'question'; question: string; options: string[] };
+
+/** `agent.approvals` as a tool reads it: the mode, and whether a command line is on the allowlist. */
+export interface PersonPolicy {
+  readonly mode: 'never' | 'commands' | 'changes';
+  commandAllowed(command: string): boolean;
 }
 
 /** Who the run is for: sources filter by it (an MCP server's `allow_groups`) and may name it (`{user}` headers). */

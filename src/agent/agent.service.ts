@@ -72,7 +72,7 @@ export class AgentService extends AgentRunner {
       ? []
       : [
           this.toolbox,
-          new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx, clock: this.clock }),
+          new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx }),
           ...(await this.extraSources.forCaller(caller, workspace?.paths.root ?? null)),
         ];
     const routes = await ApprovalExecutor.routesOf(sources, caller);

@@ -5,6 +5,7 @@ import { nowIso, type Clock } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { AgentTask } from './agent-runner.js';
+import type { StepRecord } from './trace.repository.js';
 import type { OfferedTool, PersonForm, PersonRequest, ToolCallContext, ToolExecutor, ToolOutcome, ToolResult, ToolSource } from './core/tool-source.js';
 
 /** Why an unattended Task with `approvals: deny` was told no (issue 38): nobody is there to approve, and a schedule never approves for a person. */
@@ -56,7 +57,7 @@ export class ApprovalExecutor implements ToolExecutor {
     // A source that dispatches by argument (the MCP catalog's call_tool) is asked about as the tool it reaches.
     const target = (await route.source.resolve?.(call, context.caller)) ?? { offered: route.offered, call };
     const asked = await this.personRequest(target.offered, target.call, context);
-    if (!asked) return result(await route.source.execute(call, this.unasked(target.offered, context)));
+    if (!asked) return result(await this.run(route, call, this.unasked(target.offered, context)));
     if (asked.kind === 'question') return this.ask(call, asked, context);
     if (this.task.unattended === 'deny') return result({ output: refusedOutput(UNATTENDED_REFUSAL) });
     const approval = await this.show(
@@ -88,11 +89,7 @@ export class ApprovalExecutor implements ToolExecutor {
    */
   private async ask(call: ChatToolCall, asked: Extract<PersonRequest, { kind: 'question' }>, context: ToolCallContext): Promise<ToolOutcome> {
     const { question: text, options } = asked;
-    await context.events.emit({
-      type: 'step',
-      taskId: this.task.id,
-      step: { taskId: this.task.id, subtask: context.subtask, kind: 'tool_call', name: call.function.name, outcome: 'ok', startedAt: nowIso(this.clock), durationMs: 0, detail: { question: text, options } },
-    });
+    await this.record(context, { kind: 'tool_call', name: call.function.name, outcome: 'ok', startedAt: nowIso(this.clock), durationMs: 0, detail: { question: text, options } });
     if (this.task.unattended === 'deny') return result({ output: DECLINED_QUESTION_OUTPUT });
     const question = await this.show(
       this.approvals.draft({
@@ -160,7 +157,24 @@ export class ApprovalExecutor implements ToolExecutor {
       const target = (await route.source.resolve?.(call, context.caller)) ?? { offered: route.offered, call };
       if (target.offered.stillApplies && !(await target.offered.stillApplies(target.call, baseSha256, context))) return { output: CHANGED_SINCE_OUTPUT };
     }
-    return route.source.execute(call, context);
+    return this.run(route, call, context);
+  }
+
+  /** Runs a call on its source and records the step it describes, once, timed by the run's clock. */
+  private async run(route: Route, call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
+    const started = this.clock.now();
+    const startedAt = nowIso(this.clock);
+    const { step, ...done } = await route.source.execute(call, context);
+    if (step) {
+      const outcome = step.outcome ?? (done.isError ? 'error' : 'ok');
+      await this.record(context, { kind: step.kind ?? route.offered.stepKind, name: step.name ?? call.function.name, outcome, startedAt, durationMs: this.clock.now() - started, detail: step.detail });
+    }
+    return done;
+  }
+
+  /** The one place a tool step of this run is recorded (the trace and every subscriber read it as a `step` event). */
+  private record(context: ToolCallContext, step: Omit<StepRecord, 'taskId' | 'subtask'>): Promise<void> {
+    return context.events.emit({ type: 'step', taskId: this.task.id, step: { taskId: this.task.id, subtask: context.subtask, ...step } });
   }
 
   /**

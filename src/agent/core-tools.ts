@@ -1,7 +1,6 @@
 import type { Tool } from 'ollama';
-import { nowIso, type Clock } from '../common/clock.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
-import type { OfferedTool, PersonRequest, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
+import type { OfferedTool, PersonRequest, ToolResult, ToolSource, ToolStep } from './core/tool-source.js';
 import { readPlan } from './plan.js';
 
 /** The plan tool, todo-list style: a plan once, then each subtask marked done in turn. Terse: the fixed prompt stays within 800 tokens. */
@@ -78,8 +77,7 @@ export const CORE_TOOLS_MIN_NUM_CTX = 8192;
 export class CoreToolSource implements ToolSource {
   readonly id = 'core';
 
-  /** `clock`: the run's, which times the plan steps this source records (the system clock when none is given). */
-  constructor(private readonly limits: { maxSubtasks: number; numCtx: number; clock?: Clock }) {}
+  constructor(private readonly limits: { maxSubtasks: number; numCtx: number }) {}
 
   async tools(): Promise<OfferedTool[]> {
     if (this.limits.numCtx < CORE_TOOLS_MIN_NUM_CTX) return [];
@@ -90,37 +88,24 @@ export class CoreToolSource implements ToolSource {
     ];
   }
 
-  async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
+  async execute(call: ChatToolCall): Promise<ToolResult> {
     const args = call.function.arguments;
-    const step = async (name: string, outcome: 'ok' | 'error', detail: Record<string, unknown>) =>
-      context.events.emit({
-        type: 'step',
-        taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, kind: 'plan', name, outcome, durationMs: 0, startedAt: nowIso(this.limits.clock), detail },
-      });
     if (call.function.name === ASK_USER_TOOL.function.name) {
       // Only a question that does not read reaches this source (personRequest): the model is told what is wrong.
       const read = readQuestion(args);
       const problem = 'problem' in read ? read.problem : 'the question could not be asked';
-      await context.events.emit({
-        type: 'step',
-        taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, kind: 'tool_call', name: ASK_USER_TOOL.function.name, outcome: 'error', durationMs: 0, startedAt: nowIso(this.limits.clock), detail: { arguments: args, error: problem } },
-      });
-      return { output: `Error: ${problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true };
+      const step: ToolStep = { kind: 'tool_call', detail: { arguments: args, error: problem } };
+      return { output: `Error: ${problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true, step };
     }
     if (args.subtasks !== undefined) {
       const read = readPlan(args.subtasks, this.limits.maxSubtasks);
       if ('problem' in read) {
-        await step('plan', 'error', { error: read.problem });
-        return { output: `Error: ${read.problem}. Call plan again with a valid plan, or do the work without one.`, isError: true };
+        return { output: `Error: ${read.problem}. Call plan again with a valid plan, or do the work without one.`, isError: true, step: { kind: 'plan', detail: { error: read.problem } } };
       }
-      await step('plan', 'ok', { subtasks: read.subtasks });
-      return { output: '', plan: { subtasks: read.subtasks } };
+      return { output: '', plan: { subtasks: read.subtasks }, step: { kind: 'plan', detail: { subtasks: read.subtasks } } };
     }
     if (typeof args.done === 'string' && args.done.trim() !== '') {
-      await step('done', 'ok', { done: args.done });
-      return { output: '', plan: { done: args.done.trim() } };
+      return { output: '', plan: { done: args.done.trim() }, step: { kind: 'plan', name: 'done', detail: { done: args.done } } };
     }
     return { output: 'Error: call plan with subtasks (to make a plan) or with done (the id of the subtask you finished).', isError: true };
   }

@@ -4,6 +4,7 @@ import type { FileChange } from '../../workspace/workspace-files.js';
 import type { TaskWorkspace } from '../task-workspace.js';
 import type { Subtask } from '../plan.js';
 import type { RunEvents } from './run-events.js';
+import type { StepRecord } from '../trace.repository.js';
 import type { FormAnswer, FormSchema } from '../../approvals/person-form.js';
 
 export type { FormAnswer, FormSchema };
@@ -123,6 +124,22 @@ export interface ToolResult {
    * the only writer of the RunState, applies it and answers with the next instruction.
    */
   plan?: PlanUpdate;
+  /**
+   * What the trace records of this call. The executor records it, once per call, timed by the run's
+   * clock (ADR 0020 §3); sources never emit their own tool steps. Absent: the call leaves no step.
+   */
+  step?: ToolStep;
+}
+
+/** A call's trace step as its source describes it; the executor adds the Task, subtask and timing. */
+export interface ToolStep {
+  /** Absent: the offered tool's `stepKind`. */
+  kind?: StepRecord['kind'];
+  /** Absent: the tool's name as called. */
+  name?: string;
+  /** Absent: `error` when the result is an error, else `ok`. */
+  outcome?: StepRecord['outcome'];
+  detail: Record<string, unknown>;
 }
 
 export type PlanUpdate = { subtasks: Subtask[] } | { done: string };

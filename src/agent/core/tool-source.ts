@@ -13,7 +13,8 @@ export type { FormAnswer, FormSchema };
  * The agent core's seam 2 of 3 (ADR 0009): where tools come from. The workspace tools, each configured
  * MCP server, and the core's own `plan` / `ask_user` are each one ToolSource; the loop asks every source
  * of the run for its tools and hands each call to the source that offered that name, and does not know
- * which source it is. Sources never pause and never decide approvals: the ToolExecutor does.
+ * which source it is. Sources never pause and never record steps: the ToolExecutor does, asking the
+ * offered tool whether a call needs a person (`personRequest`).
  */
 export interface ToolSource {
   /** Stable id: `workspace`, `core`, `mcp:<server>`. Shown in the trace and the audit. */

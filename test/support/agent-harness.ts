@@ -79,6 +79,15 @@ export class MemoryApprovalsRepository {
     const pending = await this.pendingOfSession(sessionId);
     return pending ? Object.assign(pending, { ...answer, waiting: false, answerTaskId, answeredAt: AT }) : null;
   }
+  /** The request a Task waits for in place, and its owner's answer to it (once). */
+  async waitingFor(taskId: string) {
+    return this.rows.find((row) => row.taskId === taskId && row.state === 'pending' && row.waiting) ?? null;
+  }
+  async answerWaiting(id: string, taskId: string, owner: string, answer: ApprovalAnswer) {
+    const row = this.rows.find((candidate) => candidate.id === id && candidate.taskId === taskId && candidate.owner === owner && candidate.waiting && candidate.state === 'pending');
+    if (row) Object.assign(row, { ...answer, waiting: false, answeredAt: AT });
+    return row !== undefined;
+  }
   async settle(id: string, state: ApprovalEntity['state']) {
     const row = this.rows.find((candidate) => candidate.id === id && candidate.state === 'pending');
     if (row) Object.assign(row, { state, waiting: false, answeredAt: AT });

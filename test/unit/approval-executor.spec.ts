@@ -33,15 +33,15 @@ function source(clock: ManualClock, offered: OfferedTool[], results: Record<stri
   };
 }
 
-function setup(offered: OfferedTool[], results: Record<string, ToolResult>, mode = 'never') {
+function setup(offered: OfferedTool[], results: Record<string, ToolResult>, mode = 'never', inPlace = false) {
   const clock = new ManualClock();
-  const config = validateConfig({ agent: { approvals: { mode } } });
-  const { approvals } = buildAgent({}, config, { clock });
+  const config = validateConfig({ agent: { approvals: { mode } }, queue: { poll_interval_ms: 10 } });
+  const { approvals, approvalRows, waits } = buildAgent({}, config, { clock });
   const events: RunEvent[] = [];
   const src = source(clock, offered, results);
-  const task = { id: 't1', sessionId: 's1', owner: 'alice', answersInPlace: false, unattended: null } as AgentTask;
+  const task = { id: 't1', sessionId: 's1', owner: 'alice', answersInPlace: inPlace, unattended: null } as AgentTask;
   const context = { taskId: 't1', subtask: 's2', signal: new AbortController().signal, caller: { user: 'alice', email: null, groups: [] }, events: { emit: async (event: RunEvent) => void events.push(event) } } as unknown as ToolCallContext;
-  return { clock, events, src, context, executor: async () => new ApprovalExecutor(await ApprovalExecutor.routesOf([src], context.caller), approvals, task, clock) };
+  return { clock, events, src, context, approvals, approvalRows, waits, executor: async () => new ApprovalExecutor(await ApprovalExecutor.routesOf([src], context.caller), approvals, task, clock) };
 }
 
 describe('ApprovalExecutor', () => {
@@ -83,5 +83,24 @@ describe('ApprovalExecutor', () => {
     // `commands` mode: a change is not asked about.
     expect(await executor.execute(call('touch'), h.context)).toEqual({ kind: 'result', result: { output: 'touched' } });
     expect(h.src.ran).toEqual(['deploy', 'touch']);
+  });
+
+  it('a form another server asks during its call: a row of kind form its person answers in place, no wait of the run, and the call goes on with the answer', async () => {
+    const schema = { type: 'object' as const, properties: { name: { type: 'string' as const, maxLength: 100 } }, required: ['name'] };
+    const h = setup([tool('login')], {}, 'never', true);
+    h.src.execute = async (_call, context) => {
+      const answer = await context.askPerson!({ server: 'wiki', tool: 'login', message: 'Your name?', schema }, context.signal);
+      return { output: JSON.stringify(answer), step: { detail: {} } };
+    };
+    const executor = await h.executor();
+    const running = executor.execute(call('login'), h.context);
+    while (h.approvalRows.rows.length === 0) await new Promise((next) => setImmediate(next));
+    const [row] = h.approvalRows.rows;
+    expect(row).toMatchObject({ kind: 'form', tool: 'mcp_elicitation', subject: 'Your name?', waiting: true, state: 'pending' });
+    const alice = { user: 'alice', client: null } as never;
+    expect(await h.approvals.answerInPlace(alice, 't1', { [row.id]: { action: 'accept', content: { name: 'Alice' } } })).toBe(true);
+    expect(await running).toEqual({ kind: 'result', result: { output: '{"action":"accept","content":{"name":"Alice"}}' } });
+    expect(h.waits.rows).toEqual([]);
+    expect(row).toMatchObject({ state: 'granted', answeredVia: 'in_place' });
   });
 });

@@ -26,7 +26,8 @@ import {
 } from './approval-texts.js';
 import { ApprovalsRepository, type ApprovalAnswer } from './approvals.repository.js';
 import { patternsRunningOtherPrograms } from './command-pattern.js';
-import { auditedFormContent, readFormContent, shownFormSchema, type FormAnswer, type FormSchema, type FormValue } from './person-form.js';
+import { readChoice, readElicitResult, readFormAnswer } from './in-place-answers.js';
+import { auditedFormContent, shownFormSchema, type FormAnswer, type FormSchema, type FormValue } from './person-form.js';
 
 export interface NewApproval {
   taskId: string;
@@ -80,7 +81,6 @@ export interface NewForm {
 /** A server's message as stored and shown: bounded (the form says who asks before it). */
 const FORM_MESSAGE_CHARS = 2000;
 
-const REASON_CHARS = 1000;
 const ANSWER_STATE: Record<ConversationAnswer, ApprovalAnswer['state']> = { approve: 'granted', deny: 'denied', instruction: 'dropped' };
 
 /**
@@ -381,39 +381,6 @@ function actionDetail(row: ApprovalEntity): Record<string, unknown> {
   }
   const action = row.tool === 'run_command' ? { command: row.subject } : row.tool === 'mcp_tool' ? { mcp_tool: row.subject } : { path: row.subject, diff_sha256: row.diffSha256 };
   return { approval_id: row.id, tool: row.tool, ...action };
-}
-
-/** An ElicitResult for the approval form, or null when it is not one. */
-function readElicitResult(value: unknown): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const { action, content } = value as { action?: unknown; content?: unknown };
-  const fields = typeof content === 'object' && content !== null ? (content as Record<string, unknown>) : {};
-  const reason = typeof fields.reason === 'string' && fields.reason.trim() !== '' ? fields.reason.trim().slice(0, REASON_CHARS) : null;
-  if (action === 'decline' || action === 'cancel') return { state: 'denied', reason };
-  if (action !== 'accept' || typeof fields.approve !== 'boolean') return null;
-  return { state: fields.approve ? 'granted' : 'denied', reason };
-}
-
-/**
- * An ElicitResult for a server's form: its content when it fits the form (kept, as JSON, as the reason:
- * what the server is given), or a refusal (`decline`, `cancel`); null otherwise.
- */
-function readFormAnswer(value: unknown, schema: FormSchema): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const { action, content } = value as { action?: unknown; content?: unknown };
-  if (action === 'decline' || action === 'cancel') return { state: 'denied', reason: action };
-  const read = action === 'accept' ? readFormContent(content ?? {}, schema) : null;
-  return read && { state: 'granted', reason: JSON.stringify(read) };
-}
-
-/** An ElicitResult for a question's form: one of its options (kept as the reason), or a refusal to answer; null otherwise. */
-function readChoice(value: unknown, options: string[]): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const { action, content } = value as { action?: unknown; content?: unknown };
-  if (action === 'decline' || action === 'cancel') return { state: 'denied', reason: null };
-  const choice = typeof content === 'object' && content !== null ? (content as Record<string, unknown>).choice : undefined;
-  if (action !== 'accept' || typeof choice !== 'string' || !options.includes(choice)) return null;
-  return { state: 'granted', reason: choice };
 }
 
 /** A new pending request: the fields that differ between kinds, and the rest as every new one has them. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
-import { decisionRequest, ELICITATION_TOOL, formOf, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
+import { decisionRequest, formOf, optionsOf } from '../approvals/approval-texts.js';
 import { mapApproval } from '../approvals/approval-view.js';
 import { alreadyDecided, ApprovalsService } from '../approvals/approvals.service.js';
 import type { AuditDraft } from '../audit/audit.service.js';
@@ -44,7 +44,7 @@ export class AdminApprovalsService {
     const row = await this.ownRequest(caller, id);
     if (!row) return null;
     // A form is not approved but filled: the message says where, rather than a 404 for a form that is there.
-    if (row.tool === ELICITATION_TOOL && decision === 'approve') {
+    if (row.kind === 'form' && decision === 'approve') {
       throw new AgentError(
         'invalid_input',
         `approval ${id} is a form of the MCP server "${formOf(row).server}": it is not approved but filled, with POST /admin/approvals/${id}/form?content={…} (the console's form) or in the Task's MCP client (tasks/update); POST /admin/approvals/${id}/deny declines it`,
@@ -52,9 +52,9 @@ export class AdminApprovalsService {
     }
     if (
       row.waiting &&
-      (await this.inPlace(caller, row, row.tool === ELICITATION_TOOL ? { action: 'decline' } : { action: 'accept', content: { approve: decision === 'approve' } }))
+      (await this.inPlace(caller, row, row.kind === 'form' ? { action: 'decline' } : { action: 'accept', content: { approve: decision === 'approve' } }))
     ) {
-      return { approval_id: id, decision, via: 'in_place', state: decision === 'approve' && row.tool !== ELICITATION_TOOL ? 'granted' : 'denied', task_id: row.taskId };
+      return { approval_id: id, decision, via: 'in_place', state: decision === 'approve' && row.kind !== 'form' ? 'granted' : 'denied', task_id: row.taskId };
     }
     const state = decision === 'approve' ? 'granted' : 'denied';
     const taskId = await this.continueWith(caller, row, { state, reason: null }, decisionRequest(row, decision), locale, {
@@ -113,7 +113,7 @@ export class AdminApprovalsService {
    */
   async fill(caller: Caller, id: string, content: string | undefined): Promise<FormAnswerDto | null> {
     const row = await this.ownRequest(caller, id);
-    if (!row || !row.waiting || row.tool !== ELICITATION_TOOL) return null;
+    if (!row || !row.waiting || row.kind !== 'form') return null;
     if (content === undefined) throw new AgentError('invalid_input', 'content: required (the form’s content as a JSON object)');
     let parsed: unknown;
     try {
@@ -135,7 +135,7 @@ export class AdminApprovalsService {
    */
   async choose(caller: Caller, id: string, option: number, locale: PersonLocale): Promise<QuestionAnswerDto | null> {
     const row = await this.ownRequest(caller, id);
-    if (!row || row.tool !== QUESTION_TOOL) return null;
+    if (!row || row.kind !== 'question') return null;
     const choice = optionsOf(row)[option - 1];
     if (choice === undefined) return null;
     if (row.waiting && (await this.inPlace(caller, row, { action: 'accept', content: { choice } }))) {

@@ -13,10 +13,12 @@ import { WorkspaceToolbox } from './workspace-toolbox.js';
 import { RunLimits } from './core/run-limits.js';
 import { RunWaitEntity } from './run-wait.entity.js';
 import { SteerInboxRepository } from './steer-inbox.repository.js';
+import { PausedRuns } from './paused-runs.js';
+import { RunWaitsRepository } from './run-waits.repository.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([TaskStepEntity, TaskFileChangeEntity, RunWaitEntity]), OllamaModule, WorkspaceModule, ApprovalsModule],
-  providers: [TraceRepository, WorkspaceToolbox, RunEventHub, RunLimits, SteerInboxRepository, { provide: AgentRunner, useClass: AgentService }],
+  providers: [TraceRepository, WorkspaceToolbox, RunEventHub, RunLimits, SteerInboxRepository, RunWaitsRepository, PausedRuns, { provide: AgentRunner, useClass: AgentService }],
   exports: [AgentRunner, TraceRepository, RunEventHub, RunLimits, SteerInboxRepository],
 })
 export class AgentModule {}

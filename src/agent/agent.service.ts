@@ -22,6 +22,7 @@ import { resolveProfile, type ModelProfile } from './model-profile.js';
 import { DIRECT_SYSTEM_PROMPT, PLAN_GUIDANCE, SYSTEM_PROMPT } from './prompts.js';
 import { RunToolSources } from './core/run-tool-sources.js';
 import { RunEventHub } from './run-event-hub.js';
+import { PausedRuns } from './paused-runs.js';
 import { RunLoop, type RunOutcome } from './run-loop.js';
 import { progressReporter, traceWriter } from './run-subscribers.js';
 import { TraceRepository } from './trace.repository.js';
@@ -30,7 +31,7 @@ import { WorkspaceToolbox } from './workspace-toolbox.js';
 
 /**
  * The agent: one RunLoop per Task on a RunState that is new (a new turn of the session) or loaded from
- * the approval the session's last Task paused for (this request answers it). Tools come from the
+ * the pause the session's last Task stored (PausedRuns; this request answers its approval or question). Tools come from the
  * workspace and the core's own source, through the ApprovalExecutor; what the run does reaches the
  * trace, the Task row and every RunEventHub subscriber as RunEvents.
  */
@@ -46,6 +47,7 @@ export class AgentService extends AgentRunner {
     private readonly extraSources: RunToolSources,
     private readonly limits: RunLimits,
     private readonly inbox: SteerInboxRepository,
+    private readonly pauses: PausedRuns,
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     super();
@@ -56,7 +58,11 @@ export class AgentService extends AgentRunner {
     const direct = task.mode === 'direct';
     // A pause is continued on the model it stopped on (and that model's profile), whatever tier answers it.
     const pending = direct ? null : await this.approvals.pendingOfSession(task.sessionId);
-    const model = (pending && storedModel(pending.resume)) ?? this.tierModel(task.tier);
+    const pendingResume = pending ? await this.pauses.resumeOf(pending) : null;
+    // A request left for the conversation whose pause was never stored (its run stopped in between): no
+    // run can continue it, so it ends and this request is a new one (ADR 0020 §2).
+    if (pending && !pending.waiting && pendingResume === null) await this.approvals.dropUnanswerable(pending);
+    const model = (pendingResume === null ? null : storedModel(pendingResume)) ?? this.tierModel(task.tier);
     let profile = await this.profile(task, model, signal);
     // The direct mode has no tools and no workspace: one answer from the model.
     const workspace = direct ? null : await this.openWorkspace(task);
@@ -66,13 +72,13 @@ export class AgentService extends AgentRunner {
       ? []
       : [
           this.toolbox,
-          new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx, clock: this.clock }),
+          new CoreToolSource({ maxSubtasks: this.config.agent.maxSubtasks, numCtx: this.config.ollama.numCtx }),
           ...(await this.extraSources.forCaller(caller, workspace?.paths.root ?? null)),
         ];
     const routes = await ApprovalExecutor.routesOf(sources, caller);
     // After the fixed prompt, so its bytes stay the prefix: what a source says of itself (a server that is unavailable).
     const notices = sources.flatMap((source) => source.notices?.(caller) ?? []);
-    const executor = new ApprovalExecutor(routes, this.toolbox, this.approvals, task, this.clock);
+    const executor = new ApprovalExecutor(routes, this.approvals, task, this.clock);
     const tools = [...routes.values()].map((route) => route.offered.definition);
     if (profile.notes.length > 0) {
       await events.emit({
@@ -82,11 +88,15 @@ export class AgentService extends AgentRunner {
       });
     }
     // A direct Task answers nothing pending: its request is a question for the model, not for the run.
-    const answered = direct ? null : await this.approvals.takeAnswer(task);
+    const taken = direct ? null : await this.approvals.takeAnswer(task);
+    const resume = taken ? await this.pauses.take(taken.approval) : null;
+    // A decision carried by this Task for a pause that was never stored: the request is a new one.
+    const answered = resume === null ? null : taken;
     const budgets = taskBudgets(this.config.agent.budgets, task.budget);
-    const state = answered
-      ? this.storedState(task, answered.approval, budgets)
-      : newRunState({ taskId: task.id, sessionId: task.sessionId, tier: task.tier, model, mode: task.mode, toolMode: profile.toolMode, think: profile.think, budgets });
+    const state =
+      resume !== null
+        ? this.storedState(task, resume, budgets)
+        : newRunState({ taskId: task.id, sessionId: task.sessionId, tier: task.tier, model, mode: task.mode, toolMode: profile.toolMode, think: profile.think, budgets });
     // Another request took the pending answer first, and its run stopped on another model.
     if (state.model !== model) profile = await this.profile(task, state.model, signal);
     const limits = await this.limits.forRun({ taskId: task.id, sessionId: task.sessionId, owner: task.owner, ownerGroups: task.ownerGroups, budgets: state.budgets });
@@ -110,7 +120,9 @@ export class AgentService extends AgentRunner {
       const files = deliverables(task.sessionId, Object.values(state.changes));
       const tokens = { inputTokens: state.tokens.input, outputTokens: state.tokens.output };
       if (outcome.kind === 'answer') return { result: outcome.answer + files, progress: { ...tokens, ...(outcome.stoppedBy ? { stoppedBy: outcome.stoppedBy.limit } : {}) } };
-      await this.approvals.storeResume(outcome.pause.kind === 'approval' ? outcome.pause.approvalId : outcome.pause.questionId, encodeRunState(state));
+      const approvalId = outcome.pause.kind === 'approval' ? outcome.pause.approvalId : outcome.pause.questionId;
+      const pause = { taskId: task.id, sessionId: task.sessionId, owner: task.owner, kind: outcome.pause.kind, approvalId };
+      await this.pauses.store(pause, encodeRunState(state), executor.unstoredRequest(approvalId));
       return { result: this.pauseText(executor, state, task) + files, progress: tokens };
     } catch (error) {
       if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: state.tokens.input, outputTokens: state.tokens.output });
@@ -128,9 +140,9 @@ export class AgentService extends AgentRunner {
   }
 
   /** The paused run's state, which this Task continues (the loop makes it this Task's when it resumes). */
-  private storedState(task: AgentTask, approval: ApprovalEntity, budgets: RunBudgets): RunState {
+  private storedState(task: AgentTask, resume: string, budgets: RunBudgets): RunState {
     try {
-      return decodeRunState(approval.resume, { taskId: task.id, sessionId: task.sessionId, tier: DEFAULT_TIER, model: this.config.ollama.model, budgets });
+      return decodeRunState(resume, { taskId: task.id, sessionId: task.sessionId, tier: DEFAULT_TIER, model: this.config.ollama.model, budgets });
     } catch (error) {
       if (error instanceof UnreadableRunState) throw new AgentFailure(error.message);
       throw error;

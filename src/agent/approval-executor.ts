@@ -1,21 +1,15 @@
-import { createHash } from 'node:crypto';
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
-import { CHANGED_SINCE_OUTPUT, chosenOutput, DECLINED_QUESTION_OUTPUT, QUESTION_TOOL, refusedOutput, waitingLabel } from '../approvals/approval-texts.js';
-import type { ApprovalsService } from '../approvals/approvals.service.js';
-import { unifiedDiff } from '../approvals/unified-diff.js';
+import { CHANGED_SINCE_OUTPUT, chosenOutput, DECLINED_QUESTION_OUTPUT, refusedOutput, waitingLabel } from '../approvals/approval-texts.js';
+import type { ApprovalDraft, ApprovalsService } from '../approvals/approvals.service.js';
 import { nowIso, type Clock } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { AgentTask } from './agent-runner.js';
-import { readQuestion } from './core-tools.js';
-import type { OfferedTool, PersonForm, ToolCallContext, ToolExecutor, ToolOutcome, ToolResult, ToolSource } from './core/tool-source.js';
-import type { WorkspaceToolbox } from './workspace-toolbox.js';
+import type { StepRecord } from './trace.repository.js';
+import type { OfferedTool, PersonForm, PersonRequest, ToolCallContext, ToolExecutor, ToolOutcome, ToolResult, ToolSource } from './core/tool-source.js';
 
 /** Why an unattended Task with `approvals: deny` was told no (issue 38): nobody is there to approve, and a schedule never approves for a person. */
 const UNATTENDED_REFUSAL = 'nobody watches this scheduled or triggered task, and its approvals setting is deny';
-
-/** A diff bounded for a form or a Task result (the approval is for exactly what the person saw). */
-const DIFF_BOUNDS = { maxLines: 120, maxChars: 6000 };
 
 interface Route {
   source: ToolSource;
@@ -24,17 +18,20 @@ interface Route {
 
 /**
  * The run's ToolExecutor: each call goes to the source that offered its name, through
- * `agent.approvals`. A call that needs a person is stored as an approval request; a client with the
- * Tasks extension answers while the Task holds its slot, otherwise (or when `wait_ms` runs out) the
- * outcome is a pause, and the run stores its RunState with it.
+ * `agent.approvals`; the offered tool says whether a call needs a person and what they see
+ * (`personRequest`), so the executor knows no concrete source and no tool name. A call that needs a person becomes an approval request; a client with the
+ * Tasks extension answers while the Task holds its slot (the request is stored at once), otherwise (or
+ * when `wait_ms` runs out) the outcome is a pause, and the run stores its RunState with it (PausedRuns),
+ * with the request itself when it was not stored yet.
  */
 export class ApprovalExecutor implements ToolExecutor {
   /** The requests this run made, by id: the Task's result describes the one it paused for. */
   readonly requested = new Map<string, ApprovalEntity>();
+  /** The requests left for the conversation, not stored yet: they are stored with the pause. */
+  private readonly unstored = new Map<string, ApprovalDraft>();
 
   constructor(
     private readonly routes: Map<string, Route>,
-    private readonly workspace: WorkspaceToolbox,
     private readonly approvals: ApprovalsService,
     private readonly task: AgentTask,
     /** The run's clock: the steps this executor records are timed by it, as the loop's are. */
@@ -57,68 +54,56 @@ export class ApprovalExecutor implements ToolExecutor {
     const context = this.withPerson(callContext);
     const route = this.routes.get(call.function.name);
     if (!route) return result({ output: `Error: unknown tool "${call.function.name}".`, isError: true });
-    if (route.source.id === 'core' && call.function.name === QUESTION_TOOL) return this.ask(call, context);
-    // A source that dispatches by argument (the MCP catalog's call_tool) is approved as the tool it reaches.
+    // A source that dispatches by argument (the MCP catalog's call_tool) is asked about as the tool it reaches.
     const target = (await route.source.resolve?.(call, context.caller)) ?? { offered: route.offered, call };
-    if (!this.requiresApproval({ source: route.source, offered: target.offered }, call))
-      return result(await route.source.execute(call, this.unapproved(route.source, call, context)));
-    const ask = await this.describe(route, target.call, context);
-    if (!ask) return result(await route.source.execute(call, context));
+    const asked = await this.personRequest(target.offered, target.call, context);
+    if (!asked) return result(await this.run(route, call, this.unasked(target.offered, context)));
+    if (asked.kind === 'question') return this.ask(call, asked, context);
     if (this.task.unattended === 'deny') return result({ output: refusedOutput(UNATTENDED_REFUSAL) });
-    const approval = await this.approvals.request({
-      taskId: this.task.id,
-      sessionId: this.task.sessionId,
-      owner: this.task.owner,
-      // Another MCP server's tool names do not fit the column (and need no diff): they are `mcp_tool`, named in the subject.
-      tool: target.offered.stepKind === 'mcp_tool' ? 'mcp_tool' : call.function.name,
-      subject: ask.subject,
-      diff: ask.diff,
-      // Written with the run's state once the run stops (see AgentService): nothing reads it before.
-      resume: '',
-      inPlace: this.task.answersInPlace,
-    });
-    this.requested.set(approval.id, approval);
+    const approval = await this.show(
+      this.approvals.draft({
+        taskId: this.task.id,
+        sessionId: this.task.sessionId,
+        owner: this.task.owner,
+        kind: 'approval',
+        // Another MCP server's tool names do not fit the column (and need no diff): they are `mcp_tool`, named in the subject.
+        tool: target.offered.stepKind === 'mcp_tool' ? 'mcp_tool' : call.function.name,
+        subject: asked.subject,
+        diff: asked.diff,
+        inPlace: this.task.answersInPlace,
+      }),
+    );
     if (approval.waiting) {
       await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: waitingLabel(approval) });
       const outcome = await this.approvals.awaitInPlace(approval, context.signal);
       if (context.label) await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: context.label });
-      if (outcome.state === 'granted') return result(await this.runApproved(call, ask.baseSha256, context));
+      if (outcome.state === 'granted') return result(await this.runApproved(call, asked.baseSha256, context));
       if (outcome.state === 'denied') return result({ output: refusedOutput(outcome.reason) });
     }
-    return { kind: 'pause', pause: { kind: 'approval', approvalId: approval.id, call, baseSha256: ask.baseSha256 } };
+    return { kind: 'pause', pause: { kind: 'approval', approvalId: approval.id, call, baseSha256: asked.baseSha256 } };
   }
 
   /**
    * A question with choices waits like an approval, through the same rows: answered in place (a form
    * whose one property is an enum of the options) or, once the run has stopped, by the session's next request.
    */
-  private async ask(call: ChatToolCall, context: ToolCallContext): Promise<ToolOutcome> {
-    const read = readQuestion(call.function.arguments);
-    const startedAt = nowIso(this.clock);
-    const step = (outcome: 'ok' | 'error', detail: Record<string, unknown>) =>
-      context.events.emit({
-        type: 'step',
-        taskId: this.task.id,
-        step: { taskId: this.task.id, subtask: context.subtask, kind: 'tool_call', name: QUESTION_TOOL, outcome, startedAt, durationMs: 0, detail },
-      });
-    if ('problem' in read) {
-      await step('error', { arguments: call.function.arguments, error: read.problem });
-      return result({ output: `Error: ${read.problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true });
-    }
-    await step('ok', read);
+  private async ask(call: ChatToolCall, asked: Extract<PersonRequest, { kind: 'question' }>, context: ToolCallContext): Promise<ToolOutcome> {
+    const { question: text, options } = asked;
+    await this.record(context, { kind: 'tool_call', name: call.function.name, outcome: 'ok', startedAt: nowIso(this.clock), durationMs: 0, detail: { question: text, options } });
     if (this.task.unattended === 'deny') return result({ output: DECLINED_QUESTION_OUTPUT });
-    const question = await this.approvals.request({
-      taskId: this.task.id,
-      sessionId: this.task.sessionId,
-      owner: this.task.owner,
-      tool: QUESTION_TOOL,
-      subject: read.question,
-      diff: null,
-      options: read.options,
-      resume: '',
-      inPlace: this.task.answersInPlace,
-    });
-    this.requested.set(question.id, question);
+    const question = await this.show(
+      this.approvals.draft({
+        taskId: this.task.id,
+        sessionId: this.task.sessionId,
+        owner: this.task.owner,
+        kind: 'question',
+        tool: call.function.name,
+        subject: text,
+        diff: null,
+        options,
+        inPlace: this.task.answersInPlace,
+      }),
+    );
     if (question.waiting) {
       await context.events.emit({ type: 'status', taskId: this.task.id, status: 'running', currentTask: waitingLabel(question) });
       const outcome = await this.approvals.awaitInPlace(question, context.signal);
@@ -126,7 +111,23 @@ export class ApprovalExecutor implements ToolExecutor {
       if (outcome.state === 'granted') return result({ output: chosenOutput(outcome.reason ?? '') });
       if (outcome.state === 'denied') return result({ output: DECLINED_QUESTION_OUTPUT });
     }
-    return { kind: 'pause', pause: { kind: 'question', questionId: question.id, call, question: read.question, options: read.options } };
+    return { kind: 'pause', pause: { kind: 'question', questionId: question.id, call, question: text, options } };
+  }
+
+  /**
+   * A request the Task waits for in place is stored now (its person answers it meanwhile); one left for
+   * the conversation is stored with the run's pause, in the same unit of work (`unstoredRequest`).
+   */
+  private async show(draft: ApprovalDraft): Promise<ApprovalEntity> {
+    this.requested.set(draft.row.id, draft.row);
+    if (draft.row.waiting) await this.approvals.store(draft);
+    else this.unstored.set(draft.row.id, draft);
+    return draft.row;
+  }
+
+  /** The request `id` and its audit event when they are still to be stored (with the pause), else null. */
+  unstoredRequest(id: string): ApprovalDraft | null {
+    return this.unstored.get(id) ?? null;
   }
 
   /**
@@ -147,45 +148,53 @@ export class ApprovalExecutor implements ToolExecutor {
     return { ...context, askPerson };
   }
 
-  /** Runs an approved call; a file change only while the file is still the one whose diff was shown. */
+  /** Runs an approved call, while what the person was shown still applies (a file change: the file is still the one whose diff was shown). */
   async runApproved(call: ChatToolCall, baseSha256: string | null, callContext: ToolCallContext): Promise<ToolResult> {
     const context = this.withPerson(callContext);
     const route = this.routes.get(call.function.name);
     if (!route) return { output: `Error: the tool "${call.function.name}" is no longer offered; the approved action was not run.`, isError: true };
     if (baseSha256 !== null) {
-      const preview = await this.workspace.preview(context.workspace.paths, call.function.name, call.function.arguments);
-      if (!preview || fileHash(preview.before) !== baseSha256) return { output: CHANGED_SINCE_OUTPUT };
+      const target = (await route.source.resolve?.(call, context.caller)) ?? { offered: route.offered, call };
+      if (target.offered.stillApplies && !(await target.offered.stillApplies(target.call, baseSha256, context))) return { output: CHANGED_SINCE_OUTPUT };
     }
-    return route.source.execute(call, context);
+    return this.run(route, call, context);
   }
 
-  /** The context of a call that runs unasked: a workspace command under a mode that asks for commands (allowlisted) runs read-only. */
-  private unapproved(source: ToolSource, call: ChatToolCall, context: ToolCallContext): ToolCallContext {
-    const asksForCommands = this.approvals.policy.mode !== 'never';
-    return source === this.workspace && call.function.name === 'run_command' && asksForCommands ? { ...context, unapproved: true } : context;
+  /** Runs a call on its source and records the step it describes, once, timed by the run's clock. */
+  private async run(route: Route, call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
+    const started = this.clock.now();
+    const startedAt = nowIso(this.clock);
+    const { step, ...done } = await route.source.execute(call, context);
+    if (step) {
+      const outcome = step.outcome ?? (done.isError ? 'error' : 'ok');
+      await this.record(context, { kind: step.kind ?? route.offered.stepKind, name: step.name ?? call.function.name, outcome, startedAt, durationMs: this.clock.now() - started, detail: step.detail });
+    }
+    return done;
   }
 
-  /** A tool's own rule first (`approval: always | never`), then the workspace's policy, or the mode by the tool's effect. */
-  private requiresApproval({ source, offered }: Route, call: ChatToolCall): boolean {
-    if (offered.approval) return offered.approval === 'always';
+  /** The one place a tool step of this run is recorded (the trace and every subscriber read it as a `step` event). */
+  private record(context: ToolCallContext, step: Omit<StepRecord, 'taskId' | 'subtask'>): Promise<void> {
+    return context.events.emit({ type: 'step', taskId: this.task.id, step: { taskId: this.task.id, subtask: context.subtask, ...step } });
+  }
+
+  /**
+   * A tool's own rule first (`approval: always | never`), then the tool's own answer (`personRequest`),
+   * or the mode by the tool's effect, showing the call's name and its exact arguments (escaped, bounded).
+   */
+  private async personRequest(offered: OfferedTool, call: ChatToolCall, context: ToolCallContext): Promise<PersonRequest | null> {
     const { policy } = this.approvals;
-    if (source === this.workspace) return policy.requires(call.function.name, call.function.arguments);
-    if (offered.effect === 'read' || policy.mode === 'never') return false;
-    return offered.effect === 'command' || policy.mode === 'changes';
+    if (offered.approval === 'never') return null;
+    if (offered.approval !== 'always') {
+      if (offered.personRequest) return offered.personRequest(call, context, policy);
+      if (offered.effect === 'read' || policy.mode === 'never' || (offered.effect === 'change' && policy.mode !== 'changes')) return null;
+    }
+    return { kind: 'approval', subject: `${call.function.name} ${cutText(JSON.stringify(call.function.arguments), 2000, { mark: 'chars' })}`, diff: null, baseSha256: null };
   }
 
-  /** What the person is shown: the command, the file and its diff, or the call; null when a file call cannot apply. */
-  private async describe({ source }: Route, call: ChatToolCall, context: ToolCallContext): Promise<{ subject: string; diff: string | null; baseSha256: string | null } | null> {
-    const { name, arguments: args } = call.function;
-    // The exact arguments, escaped (JSON) and bounded.
-    if (source !== this.workspace) return { subject: `${name} ${cutText(JSON.stringify(args), 2000, { mark: 'chars' })}`, diff: null, baseSha256: null };
-    if (name === 'run_command') return { subject: typeof args.command === 'string' ? args.command : '', diff: null, baseSha256: null };
-    const preview = await this.workspace.preview(context.workspace.paths, name, args);
-    if (!preview) return null;
-    return { subject: preview.path, diff: unifiedDiff(preview.path, preview.before, preview.after, DIFF_BOUNDS).text, baseSha256: fileHash(preview.before) };
+  /** The context of a call that runs unasked: a command under a mode that asks for commands (allowlisted) runs read-only. */
+  private unasked(offered: OfferedTool, context: ToolCallContext): ToolCallContext {
+    return offered.effect === 'command' && this.approvals.policy.mode !== 'never' ? { ...context, unapproved: true } : context;
   }
 }
 
 const result = (value: ToolResult): ToolOutcome => ({ kind: 'result', result: value });
-
-const fileHash = (content: string | null) => (content === null ? 'absent' : createHash('sha256').update(content).digest('hex'));

@@ -1,7 +1,6 @@
 import type { Tool } from 'ollama';
-import { nowIso, type Clock } from '../common/clock.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
-import type { OfferedTool, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
+import type { OfferedTool, PersonRequest, ToolResult, ToolSource, ToolStep } from './core/tool-source.js';
 import { readPlan } from './plan.js';
 
 const STRING = { type: 'string' };
@@ -62,6 +61,12 @@ export function readQuestion(args: Record<string, unknown>): { question: string;
   return { question, options: distinct };
 }
 
+/** An ask_user call as what its person is asked, or null when it does not read. */
+function questionRequest(call: ChatToolCall): PersonRequest | null {
+  const read = readQuestion(call.function.arguments);
+  return 'problem' in read ? null : { kind: 'question', ...read };
+}
+
 const MAX_QUESTION_CHARS = 2000;
 const MAX_OPTION_CHARS = 200;
 
@@ -79,35 +84,35 @@ export const CORE_TOOLS_MIN_NUM_CTX = 8192;
 export class CoreToolSource implements ToolSource {
   readonly id = 'core';
 
-  /** `clock`: the run's, which times the plan steps this source records (the system clock when none is given). */
-  constructor(private readonly limits: { maxSubtasks: number; numCtx: number; clock?: Clock }) {}
+  constructor(private readonly limits: { maxSubtasks: number; numCtx: number }) {}
 
   async tools(): Promise<OfferedTool[]> {
     if (this.limits.numCtx < CORE_TOOLS_MIN_NUM_CTX) return [];
-    return [PLAN_TOOL, ASK_USER_TOOL].map((definition) => ({ definition, effect: 'read', stepKind: 'tool_call' }));
+    return [
+      { definition: PLAN_TOOL, effect: 'read', stepKind: 'tool_call' },
+      // A question that reads is for the person (the executor pauses for it); one that does not comes back here as an error.
+      { definition: ASK_USER_TOOL, effect: 'read', stepKind: 'tool_call', personRequest: async (call) => questionRequest(call) },
+    ];
   }
 
-  async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
+  async execute(call: ChatToolCall): Promise<ToolResult> {
     const args = call.function.arguments;
-    const step = async (name: string, outcome: 'ok' | 'error', detail: Record<string, unknown>) =>
-      context.events.emit({
-        type: 'step',
-        taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, kind: 'plan', name, outcome, durationMs: 0, startedAt: nowIso(this.limits.clock), detail },
-      });
-    if (call.function.name === ASK_USER_TOOL.function.name) return { output: 'Error: ask_user cannot be answered here.', isError: true };
+    if (call.function.name === ASK_USER_TOOL.function.name) {
+      // Only a question that does not read reaches this source (personRequest): the model is told what is wrong.
+      const read = readQuestion(args);
+      const problem = 'problem' in read ? read.problem : 'the question could not be asked';
+      const step: ToolStep = { kind: 'tool_call', detail: { arguments: args, error: problem } };
+      return { output: `Error: ${problem}. Call ask_user again with a question and 2 to 6 options.`, isError: true, step };
+    }
     if (args.subtasks !== undefined) {
       const read = readPlan(args.subtasks, this.limits.maxSubtasks);
       if ('problem' in read) {
-        await step('plan', 'error', { error: read.problem });
-        return { output: `Error: ${read.problem}. Call plan again with a valid plan, or do the work without one.`, isError: true };
+        return { output: `Error: ${read.problem}. Call plan again with a valid plan, or do the work without one.`, isError: true, step: { kind: 'plan', detail: { error: read.problem } } };
       }
-      await step('plan', 'ok', { subtasks: read.subtasks });
-      return { output: '', plan: { subtasks: read.subtasks } };
+      return { output: '', plan: { subtasks: read.subtasks }, step: { kind: 'plan', detail: { subtasks: read.subtasks } } };
     }
     if (typeof args.done === 'string' && args.done.trim() !== '') {
-      await step('done', 'ok', { done: args.done });
-      return { output: '', plan: { done: args.done.trim() } };
+      return { output: '', plan: { done: args.done.trim() }, step: { kind: 'plan', name: 'done', detail: { done: args.done } } };
     }
     return { output: 'Error: call plan with subtasks (to make a plan) or with done (the id of the subtask you finished).', isError: true };
   }

@@ -1,7 +1,8 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { PersonAskKind } from '../approvals/approval.entity.js';
 
 /** What a run waits for: a person's approval, a choice, another server's form, or a correction to take (ADR 0020). */
-export type RunWaitKind = 'approval' | 'question' | 'form' | 'steer';
+export type RunWaitKind = PersonAskKind | 'steer';
 
 /** `open` until the run takes it (or a person answers it); `dropped` when nobody will. */
 export type RunWaitState = 'open' | 'taken' | 'dropped';
@@ -10,6 +11,7 @@ export type RunWaitState = 'open' | 'taken' | 'dropped';
 @Entity('run_waits')
 @Index('idx_run_waits_task', ['taskId', 'kind', 'state', 'position'])
 @Index('idx_run_waits_session', ['sessionId', 'state'])
+@Index('idx_run_waits_approval', ['approvalId'])
 export class RunWaitEntity {
   @PrimaryColumn({ type: 'varchar', length: 36 })
   id!: string;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
+import type { Tool } from 'ollama';
 import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
@@ -10,9 +10,9 @@ import type { WorkspacePaths } from '../workspace/workspace-paths.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
 import { excerpt } from './output-excerpt.js';
 import { COMMAND_TOOL, FILE_TOOLS } from './tool-definitions.js';
-import type { OfferedTool, ToolCallContext, ToolResult, ToolSource } from './core/tool-source.js';
+import type { OfferedTool, ToolCallContext, ToolResult, ToolSource, ToolStep } from './core/tool-source.js';
+import { changeRequest, commandRequest, fileHash } from './workspace-person-requests.js';
 import type { TaskWorkspace } from './task-workspace.js';
-import type { StepRecord } from './trace.repository.js';
 
 const COMMAND_OUTPUT_IN_TRACE = 4000;
 const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
@@ -25,7 +25,7 @@ const EFFECTS: Record<string, Pick<OfferedTool, 'effect' | 'stepKind'>> = {
   run_command: { effect: 'command', stepKind: 'command' },
 };
 
-/** The workspace tools (`workspace`): they run the model's calls against the session's files and sandbox, and report each as a trace step. */
+/** The workspace tools (`workspace`): they run the model's calls against the session's files and sandbox, and describe each call's trace step (the executor records it). */
 @Injectable()
 export class WorkspaceToolbox implements ToolSource {
   readonly id = 'workspace';
@@ -33,13 +33,28 @@ export class WorkspaceToolbox implements ToolSource {
   constructor(
     private readonly workspace: WorkspaceService,
     private readonly config: AppConfig,
-    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   /** The tools offered to the model, the same for every caller; run_command only when commands can run safely. */
   async tools(): Promise<OfferedTool[]> {
     const definitions = this.workspace.commandsEnabled ? [...FILE_TOOLS, COMMAND_TOOL] : FILE_TOOLS;
-    return definitions.map((definition) => ({ definition, ...(EFFECTS[definition.function.name!] ?? { effect: 'read', stepKind: 'tool_call' }) }));
+    return definitions.map((definition) => this.offered(definition));
+  }
+
+  /** A tool with what a person is asked about its calls: a command line, or a file change's diff (and, at resume, whether the file is still the one shown). */
+  private offered(definition: Tool): OfferedTool {
+    const tool: OfferedTool = { definition, ...(EFFECTS[definition.function.name!] ?? { effect: 'read', stepKind: 'tool_call' }) };
+    if (tool.effect === 'command') return { ...tool, personRequest: async (call, _context, policy) => commandRequest(call, policy) };
+    if (tool.effect === 'read') return tool;
+    const preview = (call: ChatToolCall, context: ToolCallContext) => this.preview(context.workspace.paths, call.function.name, call.function.arguments);
+    return {
+      ...tool,
+      personRequest: async (call, context, policy) => (policy.mode === 'changes' ? changeRequest(await preview(call, context), policy) : null),
+      stillApplies: async (call, baseSha256, context) => {
+        const now = await preview(call, context);
+        return now !== null && fileHash(now.before) === baseSha256;
+      },
+    };
   }
 
   /**
@@ -57,28 +72,15 @@ export class WorkspaceToolbox implements ToolSource {
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
     const { name, arguments: args } = call.function;
     await this.workspace.touch(context.workspace.sessionId);
-    const started = this.clock.now();
-    const startedAt = nowIso(this.clock);
-    const step = (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) =>
-      context.events.emit({
-        type: 'step',
-        taskId: context.taskId,
-        step: { taskId: context.taskId, subtask: context.subtask, startedAt, durationMs: this.clock.now() - started, ...fields },
-      });
     try {
-      if (name === 'run_command') return await this.command(context, typeof args.command === 'string' ? args.command : '', step);
+      if (name === 'run_command') return await this.command(context, typeof args.command === 'string' ? args.command : '');
       const { output, change } = await this.file(context.workspace.paths, name, args);
-      await step({
-        kind: change ? 'file_op' : 'tool_call',
-        name,
-        outcome: 'ok',
-        detail: { arguments: summarize(args), ...(change ? { path: change.path, bytes: change.bytes, created: change.created } : {}) },
-      });
-      return { output: excerpt(output, this.config.agent.toolOutputChars), change };
+      const detail = { arguments: summarize(args), ...(change ? { path: change.path, bytes: change.bytes, created: change.created } : {}) };
+      return { output: excerpt(output, this.config.agent.toolOutputChars), change, step: { kind: change ? 'file_op' : 'tool_call', detail } };
     } catch (error) {
       if (!(error instanceof WorkspaceError)) throw error;
-      await step({ kind: 'tool_call', name, outcome: error.code === 'path_denied' ? 'denied' : 'error', detail: { arguments: summarize(args), error: error.message } });
-      return { output: `Error: ${error.message}`, isError: true };
+      const step: ToolStep = { kind: 'tool_call', outcome: error.code === 'path_denied' ? 'denied' : 'error', detail: { arguments: summarize(args), error: error.message } };
+      return { output: `Error: ${error.message}`, isError: true, step };
     }
   }
 
@@ -128,15 +130,11 @@ export class WorkspaceToolbox implements ToolSource {
     }
   }
 
-  private async command(
-    { workspace, signal, unapproved }: ToolCallContext,
-    command: string,
-    step: (fields: Pick<StepRecord, 'kind' | 'name' | 'outcome' | 'detail'>) => Promise<void>,
-  ): Promise<ToolResult> {
+  private async command({ workspace, signal, unapproved }: ToolCallContext, command: string): Promise<ToolResult> {
     if (command.trim() === '') throw new WorkspaceError('invalid', 'command: must not be empty');
     const result = await this.workspace.run(workspace.paths, command, signal, { readOnly: unapproved === true });
     const combined = [result.stdout, result.stderr && `[stderr]\n${result.stderr}`].filter(Boolean).join('\n');
-    await step({
+    const step: ToolStep = {
       kind: 'command',
       name: command,
       outcome: result.cancelled ? 'cancelled' : result.timedOut ? 'timeout' : result.exitCode === 0 && result.overLimit === null ? 'ok' : 'error',
@@ -151,13 +149,13 @@ export class WorkspaceToolbox implements ToolSource {
         droppedBytes: result.droppedBytes,
         ...(result.overQuota !== null ? { overQuotaBytes: result.overQuota } : {}),
       },
-    });
+    };
     const status = result.timedOut ? `timed out after ${this.config.workspace.commandTimeoutMs} ms (exit code ${result.exitCode})` : `exit code ${result.exitCode}`;
     const dropped = result.droppedBytes > 0 ? `\n[${result.droppedBytes} more bytes of output were not captured]` : '';
     const output = `${status}\n${excerpt(combined, this.config.agent.toolOutputChars)}${dropped}`.trimEnd();
     // The command ran; what it left behind is over the quota, so the call fails and further writes are refused.
-    if (result.overLimit !== null) return { output: `Error: after this command ${result.overLimit}\n${output}`, isError: true };
-    return { output };
+    if (result.overLimit !== null) return { output: `Error: after this command ${result.overLimit}\n${output}`, isError: true, step };
+    return { output, step };
   }
 }
 

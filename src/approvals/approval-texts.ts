@@ -26,9 +26,9 @@ type Described = Pick<ApprovalEntity, 'tool' | 'subject' | 'diff'>;
 const CURRENT_TASK_CHARS = 200;
 
 /** agent_status `current_task` while a Task waits in place: `approval: run_command npm install`. */
-export function waitingLabel(approval: Pick<ApprovalEntity, 'tool' | 'subject'> & { form?: ApprovalEntity['form'] }): string {
+export function waitingLabel(approval: Pick<ApprovalEntity, 'kind' | 'tool' | 'subject'> & { form?: ApprovalEntity['form'] }): string {
   const what =
-    approval.tool === QUESTION_TOOL ? 'question:' : approval.tool === ELICITATION_TOOL ? `question from MCP server ${formOf(approval).server}:` : `approval: ${approval.tool}`;
+    approval.kind === 'question' ? 'question:' : approval.kind === 'form' ? `question from MCP server ${formOf(approval).server}:` : `approval: ${approval.tool}`;
   const label = `${what} ${shownEscaped(approval.subject.replace(/[ \t\n]+/g, ' '))}`;
   return label.length > CURRENT_TASK_CHARS ? `${label.slice(0, CURRENT_TASK_CHARS - 1)}…` : label;
 }

@@ -1,12 +1,12 @@
 import type { ApprovalEntity } from './approval.entity.js';
-import { ELICITATION_TOOL, formOf, optionsOf, QUESTION_TOOL, shownDiff, shownEscaped } from './approval-texts.js';
+import { formOf, optionsOf, shownDiff, shownEscaped } from './approval-texts.js';
 import { shownFormSchema } from './person-form.js';
 
 function describe(approval: ApprovalEntity) {
-  if (approval.tool === QUESTION_TOOL) return { question: shownEscaped(approval.subject, ['\n']), options: optionsOf(approval).map((option) => shownEscaped(option)) };
+  if (approval.kind === 'question') return { question: shownEscaped(approval.subject, ['\n']), options: optionsOf(approval).map((option) => shownEscaped(option)) };
   if (approval.tool === 'run_command') return { command: shownEscaped(approval.subject) };
   if (approval.tool === 'mcp_tool') return { mcp_tool: shownEscaped(approval.subject) };
-  if (approval.tool === ELICITATION_TOOL) {
+  if (approval.kind === 'form') {
     const { server, tool, schema } = formOf(approval);
     // The schema as tasks/get shows it, so the console can draw the form its owner fills.
     return { mcp_form: shownEscaped(approval.subject, ['\n']), server, mcp_tool: shownEscaped(tool), fields: Object.keys(schema.properties), form_schema: shownFormSchema(schema) };

@@ -4,6 +4,13 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 export type ApprovalState = 'pending' | 'granted' | 'denied' | 'dropped' | 'cancelled';
 
 /**
+ * What a person is asked (ADR 0020 §2): to approve an action (a command, a file change, another server's
+ * tool), to choose an option of a question, or to fill another MCP server's form. The run's wait row
+ * (`run_waits.kind`) has the same kind; the texts and answers of a row depend on it, never on `tool`.
+ */
+export type PersonAskKind = 'approval' | 'question' | 'form';
+
+/**
  * An action the agent wants to take and a person must approve: stored with its session, so it
  * survives restarts and is visible on every replica. `id` is also the Tasks extension input key.
  */
@@ -25,7 +32,10 @@ export class ApprovalEntity {
   @Column({ type: 'varchar', length: 320 })
   owner!: string;
 
-  /** `run_command`, `write_file`, `edit_file` or `mcp_tool`; `ask_user` for a question with choices; `mcp_elicitation` for another server's form. */
+  @Column({ type: 'varchar', length: 16 })
+  kind!: PersonAskKind;
+
+  /** What asked: `run_command`, `write_file`, `edit_file` or `mcp_tool` (an approval); `ask_user` (a question); `mcp_elicitation` (a form). */
   @Column({ type: 'varchar', length: 32 })
   tool!: string;
 
@@ -48,7 +58,7 @@ export class ApprovalEntity {
   @Column({ type: 'text', nullable: true })
   form!: string | null;
 
-  /** JSON: the run's state (RunState) to continue from, written when the run stopped for this request. */
+  /** Rows stored before the run's waits (issue 35) only: the RunState to continue from. New rows leave it empty: the run's wait row holds it. */
   @Column({ type: 'text' })
   resume!: string;
 

@@ -58,13 +58,33 @@ export class ApprovalsRepository {
     return approval ?? null;
   }
 
-  listPending(limit: number): Promise<ApprovalEntity[]> {
-    return this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE state = 'pending' ORDER BY created_at ASC LIMIT ?", [limit]);
+  /** The request that the Task `answerTaskId` answered (that Task continues the run of the request's Task), or null. */
+  async answeredBy(answerTaskId: string): Promise<ApprovalEntity | null> {
+    const [approval] = await this.sql.entities(ApprovalEntity, 'SELECT * FROM approvals WHERE answer_task_id = ? LIMIT 1', [answerTaskId]);
+    return approval ?? null;
   }
 
-  async storeResume(id: string, resume: string): Promise<void> {
-    const set = this.sql.assignments(ApprovalEntity, { resume });
-    await this.sql.changed(`UPDATE approvals SET ${set.sql} WHERE id = ? RETURNING id`, [...set.params, id]);
+  /** Which of `taskIds` have a request nobody has answered yet. */
+  async pendingAmong(taskIds: string[]): Promise<Set<string>> {
+    if (taskIds.length === 0) return new Set();
+    const rows = await this.sql.all<{ task_id: string }>(
+      `SELECT DISTINCT task_id FROM approvals WHERE state = 'pending' AND task_id IN (${taskIds.map(() => '?').join(', ')})`,
+      taskIds,
+    );
+    return new Set(rows.map((row) => row.task_id));
+  }
+
+  /** The Tasks (of `owner`, or everyone's) with a request nobody has answered yet: at most one per session. */
+  async pendingTaskIds(owner: string | undefined): Promise<string[]> {
+    const rows = await this.sql.all<{ task_id: string }>(
+      `SELECT DISTINCT task_id FROM approvals WHERE state = 'pending'${owner === undefined ? '' : ' AND owner = ?'}`,
+      owner === undefined ? [] : [owner],
+    );
+    return rows.map((row) => row.task_id);
+  }
+
+  listPending(limit: number): Promise<ApprovalEntity[]> {
+    return this.sql.entities(ApprovalEntity, "SELECT * FROM approvals WHERE state = 'pending' ORDER BY created_at ASC LIMIT ?", [limit]);
   }
 
   /** An in-place answer (tasks/update): only for the Task's own waiting request, by its owner, once. */
@@ -83,8 +103,8 @@ export class ApprovalsRepository {
     return (await this.answerPending({ state: 'cancelled', waiting: false, answeredAt: nowIso() }, 'id = ? AND waiting = TRUE', [id])).length > 0;
   }
 
-  /** Ends a request nobody will answer any more (its Task was cancelled or stopped). */
-  async settle(id: string, state: 'cancelled'): Promise<void> {
+  /** Ends a request nobody will answer any more (its Task was cancelled or stopped, or no run can continue it). */
+  async settle(id: string, state: 'cancelled' | 'dropped'): Promise<void> {
     await this.answerPending({ state, waiting: false, answeredAt: nowIso() }, 'id = ?', [id]);
   }
 

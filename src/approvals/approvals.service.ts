@@ -6,9 +6,10 @@ import { AgentError } from '../common/agent-error.js';
 import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import { AppConfig } from '../config/app-config.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
+import { UnitOfWork, type SharedItem } from '../database/unit-of-work.js';
+import type { SqlStep } from '../database/plain-sql.js';
 import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
-import { ApprovalEntity } from './approval.entity.js';
+import { ApprovalEntity, type PersonAskKind } from './approval.entity.js';
 import { ApprovalPolicy } from './approval-policy.js';
 import {
   APPROVAL_FORM_SCHEMA,
@@ -19,33 +20,40 @@ import {
   formMessage,
   formOf,
   optionsOf,
-  QUESTION_TOOL,
   questionFormSchema,
   questionMessage,
   type ConversationAnswer,
 } from './approval-texts.js';
-import type { SqlStep } from '../database/plain-sql.js';
 import { ApprovalsRepository, type ApprovalAnswer } from './approvals.repository.js';
 import { patternsRunningOtherPrograms } from './command-pattern.js';
-import { auditedFormContent, readFormContent, shownFormSchema, type FormAnswer, type FormSchema, type FormValue } from './person-form.js';
+import { readChoice, readElicitResult, readFormAnswer } from './in-place-answers.js';
+import { auditedFormContent, shownFormSchema, type FormAnswer, type FormSchema, type FormValue } from './person-form.js';
 
 export interface NewApproval {
   taskId: string;
   sessionId: string;
   owner: string;
+  /** An action to approve, or a question with options (a server's form is `askForm`'s). */
+  kind: Exclude<PersonAskKind, 'form'>;
   tool: string;
-  /** The command text, or the file's path. */
+  /** The command text, the file's path, or the question. */
   subject: string;
   diff: string | null;
-  /** A question's options (`ask_user`); absent for an action to approve. */
+  /** A question's options; absent for an action to approve. */
   options?: string[];
-  /**
-   * Opaque to this module: what the agent needs to continue (its RunState). The agent writes it with
-   * `storeResume` once the run has stopped, so it may be empty here.
-   */
-  resume: string;
   /** The Task's client declared the Tasks extension, so it can answer while the Task waits. */
   inPlace: boolean;
+}
+
+/**
+ * A new request and what stores it: its row and its audit event, for one unit of work. A request the
+ * Task waits for in place is stored at once (`store`); one left for the conversation is stored by the
+ * agent with the run's wait and resume point, in the same unit, so that neither exists without the other.
+ */
+export interface ApprovalDraft {
+  row: ApprovalEntity;
+  writes: SqlStep[];
+  shared: SharedItem[];
 }
 
 /** The Task whose request may answer its session's pending action. */
@@ -73,7 +81,6 @@ export interface NewForm {
 /** A server's message as stored and shown: bounded (the form says who asks before it). */
 const FORM_MESSAGE_CHARS = 2000;
 
-const REASON_CHARS = 1000;
 const ANSWER_STATE: Record<ConversationAnswer, ApprovalAnswer['state']> = { approve: 'granted', deny: 'denied', instruction: 'dropped' };
 
 /**
@@ -111,17 +118,22 @@ export class ApprovalsService implements OnModuleInit {
     }
   }
 
-  /** Stores the request with its audit event, in one unit of work. */
-  async request(input: NewApproval): Promise<ApprovalEntity> {
-    const row = newRow(nowIso(this.clock), {
-      ...input,
-      diffSha256: input.diff === null ? null : sha256(input.diff),
-      options: input.options ? JSON.stringify(input.options) : null,
-      form: null,
-      waiting: this.answersInPlace(input.inPlace),
-    });
-    await this.store(row);
-    return row;
+  /** A new request with its audit event, not stored yet (see ApprovalDraft). */
+  draft(input: NewApproval): ApprovalDraft {
+    return this.drafted(
+      newRow(nowIso(this.clock), {
+        ...input,
+        diffSha256: input.diff === null ? null : sha256(input.diff),
+        options: input.options ? JSON.stringify(input.options) : null,
+        form: null,
+        waiting: this.answersInPlace(input.inPlace),
+      }),
+    );
+  }
+
+  /** Stores a request with its audit event, in one unit of work. */
+  async store(draft: ApprovalDraft): Promise<void> {
+    await this.unitOfWork.commit({ writes: draft.writes, shared: draft.shared });
   }
 
   /** Whether a Task of this client waits in place for its person's answers (`wait_ms` 0: it never does). */
@@ -129,10 +141,9 @@ export class ApprovalsService implements OnModuleInit {
     return clientAnswersInPlace && this.config.agent.approvals.waitMs > 0;
   }
 
-  /** The request with its audit event, in one unit of work. */
-  private async store(row: ApprovalEntity): Promise<void> {
+  private drafted(row: ApprovalEntity): ApprovalDraft {
     const event = this.audit.entry({ ...this.event(SYSTEM_CALLER, actionOf(row, 'requested'), row), detail: { ...actionDetail(row), in_place: row.waiting } });
-    await this.unitOfWork.commit({ writes: [this.approvals.insertion(row)], shared: [event] });
+    return { row, writes: [this.approvals.insertion(row)], shared: [event] };
   }
 
   /**
@@ -149,7 +160,7 @@ export class ApprovalsService implements OnModuleInit {
         if (left <= 0) {
           // Conditional: an answer that arrived in the meantime wins, and is read on the next turn. A form
           // cannot wait for the conversation (its server waits for the answer now): it ends unanswered.
-          const stopped = approval.tool === ELICITATION_TOOL ? await this.approvals.settleWaiting(approval.id) : await this.approvals.stopWaiting(approval.id);
+          const stopped = approval.kind === 'form' ? await this.approvals.settleWaiting(approval.id) : await this.approvals.stopWaiting(approval.id);
           if (!stopped) continue;
           await this.audit.record({
             ...this.event(SYSTEM_CALLER, actionOf(approval, 'expired'), approval),
@@ -173,16 +184,16 @@ export class ApprovalsService implements OnModuleInit {
   async askForm(input: NewForm, signal: AbortSignal, waiting: (row: ApprovalEntity) => Promise<void>): Promise<FormAnswer> {
     const row = newRow(nowIso(this.clock), {
       ...input,
+      kind: 'form',
       tool: ELICITATION_TOOL,
       subject: cutText(input.message, FORM_MESSAGE_CHARS),
       diff: null,
       diffSha256: null,
       options: null,
       form: JSON.stringify({ server: input.server, tool: input.tool, schema: input.schema }),
-      resume: '',
       waiting: true,
     });
-    await this.store(row);
+    await this.store(this.drafted(row));
     await waiting(row);
     let outcome: InPlaceOutcome;
     try {
@@ -196,19 +207,14 @@ export class ApprovalsService implements OnModuleInit {
     return { action: outcome.state === 'denied' && outcome.reason === 'decline' ? 'decline' : 'cancel' };
   }
 
-  /** The run's state to continue from, written when the run stops for the request (see NewApproval.resume). */
-  storeResume(id: string, resume: string): Promise<void> {
-    return this.approvals.storeResume(id, resume);
-  }
-
   /** tasks/get: one form elicitation for the request the Task waits for, or null. */
   async inputRequestsOf(taskId: string): Promise<Record<string, unknown> | null> {
     const row = await this.approvals.waitingFor(taskId);
     if (!row) return null;
     const params =
-      row.tool === QUESTION_TOOL
+      row.kind === 'question'
         ? { mode: 'form', message: questionMessage(row), requestedSchema: questionFormSchema(row) }
-        : row.tool === ELICITATION_TOOL
+        : row.kind === 'form'
           ? { mode: 'form', message: formMessage(row, this.config.mcp.locale), requestedSchema: shownFormSchema(formOf(row).schema) }
           : { mode: 'form', message: elicitationMessage(row), requestedSchema: APPROVAL_FORM_SCHEMA };
     return { [row.id]: { method: 'elicitation/create', params } };
@@ -224,7 +230,7 @@ export class ApprovalsService implements OnModuleInit {
     if (!row || !Object.hasOwn(responses, row.id)) return false;
     const response = responses[row.id];
     const decision =
-      row.tool === QUESTION_TOOL ? readChoice(response, optionsOf(row)) : row.tool === ELICITATION_TOOL ? readFormAnswer(response, formOf(row).schema) : readElicitResult(response);
+      row.kind === 'question' ? readChoice(response, optionsOf(row)) : row.kind === 'form' ? readFormAnswer(response, formOf(row).schema) : readElicitResult(response);
     if (!decision) return false;
     const answer: ApprovalAnswer = { ...decision, answeredBy: caller.user, answeredClient: caller.client, answeredVia: 'in_place' };
     if (!(await this.approvals.answerWaiting(row.id, taskId, caller.user, answer))) return false;
@@ -245,7 +251,7 @@ export class ApprovalsService implements OnModuleInit {
       steps: this.approvals.decision(row.id, caller.user, answerTaskId, answer, () => alreadyDecided(row.id)),
       // The audit names what was decided as the conversation path always did: a question's choice, or approve / deny.
       record: () =>
-        this.recordAnswer(caller, row, answer, { answer_task_id: answerTaskId, answer: row.tool === QUESTION_TOOL ? 'choice' : decided.state === 'granted' ? 'approve' : 'deny' }),
+        this.recordAnswer(caller, row, answer, { answer_task_id: answerTaskId, answer: row.kind === 'question' ? 'choice' : decided.state === 'granted' ? 'approve' : 'deny' }),
     };
   }
 
@@ -270,14 +276,39 @@ export class ApprovalsService implements OnModuleInit {
     const pending = await this.approvals.pendingOfSession(task.sessionId);
     if (!pending) return null;
     // A question is answered by an option's number or text (kept as the reason); anything else is a new instruction.
-    const choice = pending.tool === QUESTION_TOOL ? chosenOption(task.request, pending) : null;
-    const kind: ConversationAnswer = pending.tool === QUESTION_TOOL ? (choice === null ? 'instruction' : 'approve') : conversationAnswer(task.request);
+    const choice = pending.kind === 'question' ? chosenOption(task.request, pending) : null;
+    const kind: ConversationAnswer = pending.kind === 'question' ? (choice === null ? 'instruction' : 'approve') : conversationAnswer(task.request);
     const answer: ApprovalAnswer = { state: ANSWER_STATE[kind], answeredBy: task.owner, answeredClient: task.client, answeredVia: 'conversation', reason: choice };
     const approval = await this.approvals.takeForSession(task.sessionId, task.id, answer);
     if (!approval) return null;
-    const said = pending.tool === QUESTION_TOOL ? (choice === null ? 'instruction' : 'choice') : kind;
+    const said = pending.kind === 'question' ? (choice === null ? 'instruction' : 'choice') : kind;
     await this.recordAnswer({ ...SYSTEM_CALLER, user: task.owner, client: task.client }, approval, answer, { answer_task_id: task.id, answer: said });
     return { approval, answer: kind };
+  }
+
+  /**
+   * A request left for the conversation that no run can continue (the agent found no stored pause for it:
+   * its Task stopped before storing one, or a version before the run's waits left it unreadable): it ends
+   * `dropped` and is never taken as answered.
+   */
+  async dropUnanswerable(row: ApprovalEntity): Promise<void> {
+    await this.approvals.settle(row.id, 'dropped');
+    this.logger.warn(`approval ${row.id} of task ${row.taskId}: no stored pause continues it; dropped, and the session's next request is a new one`);
+  }
+
+  /** The Task whose paused run `answerTaskId` continues (it answered that Task's request), or null. */
+  async pausedTaskAnsweredBy(answerTaskId: string): Promise<string | null> {
+    return (await this.approvals.answeredBy(answerTaskId))?.taskId ?? null;
+  }
+
+  /** Which of `taskIds` wait for a request nobody has answered yet. */
+  pendingAmong(taskIds: string[]): Promise<Set<string>> {
+    return this.approvals.pendingAmong(taskIds);
+  }
+
+  /** The Tasks (of `owner`, or everyone's) that wait for a request nobody has answered yet. */
+  pendingTaskIds(owner: string | undefined): Promise<string[]> {
+    return this.approvals.pendingTaskIds(owner);
   }
 
   /** Admin: pending requests, oldest first (those a Task waits for, and those waiting for the conversation). */
@@ -307,7 +338,7 @@ export class ApprovalsService implements OnModuleInit {
   private async recordAnswer(caller: Caller, row: ApprovalEntity, answer: ApprovalAnswer, extra: Record<string, unknown> = {}): Promise<void> {
     const action = actionOf(row, answer.state === 'granted' ? 'granted' : 'denied');
     // A form's answer is kept with its secret fields masked; its server got the answer itself.
-    const filled = row.tool === ELICITATION_TOOL && answer.state === 'granted' && answer.reason;
+    const filled = row.kind === 'form' && answer.state === 'granted' && answer.reason;
     const reason = filled ? JSON.stringify(auditedFormContent(JSON.parse(filled) as Record<string, FormValue>, formOf(row).schema)) : answer.reason;
     await this.audit.record({ ...this.event(caller, action, row), detail: { ...actionDetail(row), via: answer.answeredVia, reason, ...extra } });
   }
@@ -321,15 +352,15 @@ export class ApprovalsService implements OnModuleInit {
 export const alreadyDecided = (id: string) => new AgentError('already_decided', `approval ${id} was already decided; nothing was done`);
 
 /** The audit action: `approval.<event>`; for a question `question.asked|answered|declined|expired`, for a server's form `elicitation.*` alike. */
-function actionOf(row: Pick<ApprovalEntity, 'tool'>, event: 'requested' | 'granted' | 'denied' | 'expired'): string {
-  if (row.tool !== QUESTION_TOOL && row.tool !== ELICITATION_TOOL) return `approval.${event}`;
-  return `${row.tool === QUESTION_TOOL ? 'question' : 'elicitation'}.${{ requested: 'asked', granted: 'answered', denied: 'declined', expired: 'expired' }[event]}`;
+function actionOf(row: Pick<ApprovalEntity, 'kind'>, event: 'requested' | 'granted' | 'denied' | 'expired'): string {
+  if (row.kind === 'approval') return `approval.${event}`;
+  return `${row.kind === 'question' ? 'question' : 'elicitation'}.${{ requested: 'asked', granted: 'answered', denied: 'declined', expired: 'expired' }[event]}`;
 }
 
 /** The action as the audit log keeps it: the command text, the path and the diff's hash, or the question and its options. */
 function actionDetail(row: ApprovalEntity): Record<string, unknown> {
-  if (row.tool === QUESTION_TOOL) return { approval_id: row.id, tool: row.tool, question: row.subject, options: optionsOf(row) };
-  if (row.tool === ELICITATION_TOOL) {
+  if (row.kind === 'question') return { approval_id: row.id, tool: row.tool, question: row.subject, options: optionsOf(row) };
+  if (row.kind === 'form') {
     const { server, tool, schema } = formOf(row);
     return { approval_id: row.id, tool: row.tool, server, mcp_tool: tool, message: row.subject, fields: Object.keys(schema.properties) };
   }
@@ -337,56 +368,25 @@ function actionDetail(row: ApprovalEntity): Record<string, unknown> {
   return { approval_id: row.id, tool: row.tool, ...action };
 }
 
-/** An ElicitResult for the approval form, or null when it is not one. */
-function readElicitResult(value: unknown): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const { action, content } = value as { action?: unknown; content?: unknown };
-  const fields = typeof content === 'object' && content !== null ? (content as Record<string, unknown>) : {};
-  const reason = typeof fields.reason === 'string' && fields.reason.trim() !== '' ? fields.reason.trim().slice(0, REASON_CHARS) : null;
-  if (action === 'decline' || action === 'cancel') return { state: 'denied', reason };
-  if (action !== 'accept' || typeof fields.approve !== 'boolean') return null;
-  return { state: fields.approve ? 'granted' : 'denied', reason };
-}
-
-/**
- * An ElicitResult for a server's form: its content when it fits the form (kept, as JSON, as the reason:
- * what the server is given), or a refusal (`decline`, `cancel`); null otherwise.
- */
-function readFormAnswer(value: unknown, schema: FormSchema): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const { action, content } = value as { action?: unknown; content?: unknown };
-  if (action === 'decline' || action === 'cancel') return { state: 'denied', reason: action };
-  const read = action === 'accept' ? readFormContent(content ?? {}, schema) : null;
-  return read && { state: 'granted', reason: JSON.stringify(read) };
-}
-
-/** An ElicitResult for a question's form: one of its options (kept as the reason), or a refusal to answer; null otherwise. */
-function readChoice(value: unknown, options: string[]): Pick<ApprovalAnswer, 'state' | 'reason'> | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const { action, content } = value as { action?: unknown; content?: unknown };
-  if (action === 'decline' || action === 'cancel') return { state: 'denied', reason: null };
-  const choice = typeof content === 'object' && content !== null ? (content as Record<string, unknown>).choice : undefined;
-  if (action !== 'accept' || typeof choice !== 'string' || !options.includes(choice)) return null;
-  return { state: 'granted', reason: choice };
-}
-
 /** A new pending request: the fields that differ between kinds, and the rest as every new one has them. */
 function newRow(
   createdAt: string,
-  fields: Pick<ApprovalEntity, 'taskId' | 'sessionId' | 'owner' | 'tool' | 'subject' | 'diff' | 'diffSha256' | 'options' | 'form' | 'resume' | 'waiting'>,
+  fields: Pick<ApprovalEntity, 'taskId' | 'sessionId' | 'owner' | 'kind' | 'tool' | 'subject' | 'diff' | 'diffSha256' | 'options' | 'form' | 'waiting'>,
 ): ApprovalEntity {
   return Object.assign(new ApprovalEntity(), {
     id: randomUUID(),
     taskId: fields.taskId,
     sessionId: fields.sessionId,
     owner: fields.owner,
+    kind: fields.kind,
     tool: fields.tool,
     subject: fields.subject,
     diff: fields.diff,
     diffSha256: fields.diffSha256,
     options: fields.options,
     form: fields.form,
-    resume: fields.resume,
+    // The run's wait row holds the resume point (ADR 0020 §2); this column is read for older rows only.
+    resume: '',
     state: 'pending',
     waiting: fields.waiting,
     answeredBy: null,

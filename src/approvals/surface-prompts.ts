@@ -1,6 +1,6 @@
 import type { PersonLocale } from '../common/person-locale.js';
 import type { ApprovalEntity } from './approval.entity.js';
-import { approvalRequestResult, describeAction, elicitationMessage, optionsOf, questionMessage, questionRequestResult, QUESTION_TOOL, shownEscaped } from './approval-texts.js';
+import { approvalRequestResult, describeAction, elicitationMessage, optionsOf, questionMessage, questionRequestResult, shownEscaped } from './approval-texts.js';
 
 /**
  * What a person reads when a Task pauses for them, on the surface that accepted it and in its language
@@ -14,7 +14,7 @@ export function answerSurfaceOf(surface: string | null): AnswerSurface {
   return surface === 'chat' ? 'chat' : surface === 'a2a' ? 'a2a' : surface === 'http' ? 'console' : 'mcp';
 }
 
-type Described = Pick<ApprovalEntity, 'tool' | 'subject' | 'diff' | 'options'>;
+type Described = Pick<ApprovalEntity, 'kind' | 'tool' | 'subject' | 'diff' | 'options'>;
 
 const HOW_TO_APPROVE: Record<Exclude<AnswerSurface, 'mcp'>, Record<PersonLocale, (session: string) => string>> = {
   chat: {
@@ -58,7 +58,7 @@ const numbered = (row: Pick<ApprovalEntity, 'options'>) => optionsOf(row).map((o
  */
 export function pausePrompt(row: Described, task: { sessionId: string; surface: string | null; locale: PersonLocale | null }, mcpLocale: PersonLocale): string {
   const surface = answerSurfaceOf(task.surface);
-  const question = row.tool === QUESTION_TOOL;
+  const question = row.kind === 'question';
   if (surface === 'mcp') return question ? questionRequestResult(row, task.sessionId, mcpLocale) : approvalRequestResult(row, task.sessionId, mcpLocale);
   const locale = task.locale ?? 'en';
   if (question) {
@@ -76,7 +76,7 @@ const APPROVE_QUESTION_JA: Record<string, string> = {
 
 /** What a paused Task asks, as the Chat API's `agent_input` and A2A's status message show it, in the reader's language. */
 export function askedMessage(row: Described, locale: PersonLocale): string {
-  if (row.tool === QUESTION_TOOL) return locale === 'ja' ? `エージェントからの質問: ${shownEscaped(row.subject, ['\n'])}\n\n${numbered(row).join('\n')}` : questionMessage(row);
+  if (row.kind === 'question') return locale === 'ja' ? `エージェントからの質問: ${shownEscaped(row.subject, ['\n'])}\n\n${numbered(row).join('\n')}` : questionMessage(row);
   if (locale === 'en') return elicitationMessage(row);
   return `${APPROVE_QUESTION_JA[row.tool] ?? 'エージェントが次のファイルを変更しようとしています'}。承認しますか?\n\n${describeAction(row)}`;
 }

@@ -1,5 +1,5 @@
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
-import { chosenOption, conversationAnswer, ELICITATION_TOOL, optionsOf, QUESTION_TOOL } from '../approvals/approval-texts.js';
+import { chosenOption, conversationAnswer, optionsOf } from '../approvals/approval-texts.js';
 import { undoRequestOf } from '../history/undo-request.js';
 
 /**
@@ -80,10 +80,10 @@ function decisionOf(text: string, wait: ConversationWait): Extract<InputKind, { 
 
 /**
  * What a pending request waits for, as the order reads it: null for one its Task waits for in place (the
- * Task runs; it is answered there). The one place the intake tells the kinds apart by the row's tool.
+ * Task runs; it is answered there). The row's kind column says which (ADR 0020), never its tool.
  */
 export function conversationWaitOf(row: ApprovalEntity): ConversationWait | null {
   if (row.state === 'pending' && row.waiting) return null;
-  if (row.tool === QUESTION_TOOL) return { kind: 'question', options: optionsOf(row) };
-  return row.tool === ELICITATION_TOOL ? { kind: 'form' } : { kind: 'approval' };
+  if (row.kind === 'question') return { kind: 'question', options: optionsOf(row) };
+  return row.kind === 'form' ? { kind: 'form' } : { kind: 'approval' };
 }

@@ -1,5 +1,5 @@
 import type { ApprovalEntity } from '../approvals/approval.entity.js';
-import { optionsOf, QUESTION_TOOL, shownEscaped } from '../approvals/approval-texts.js';
+import { optionsOf, shownEscaped } from '../approvals/approval-texts.js';
 import { approvalOptions, askedMessage } from '../approvals/surface-prompts.js';
 import type { PersonLocale } from '../common/person-locale.js';
 
@@ -9,8 +9,9 @@ import type { PersonLocale } from '../common/person-locale.js';
  * answer with (an option's number or text). The session's next message answers it.
  */
 export function inputRequestOf(row: ApprovalEntity, locale: PersonLocale) {
-  const question = row.tool === QUESTION_TOOL;
+  const question = row.kind === 'question';
   return {
+    // A paused Task waits for an approval or a question; a server's form is answered in place only.
     kind: question ? ('question' as const) : ('approval' as const),
     approval_id: row.id,
     message: askedMessage(row, locale),

@@ -24,6 +24,7 @@ import { A2aContexts1765700000043 } from './migrations/1765700000043-a2a-context
 import { TaskLocale1765800000036 } from './migrations/1765800000036-task-locale.js';
 import { SchedulesTriggers1765800000038 } from './migrations/1765800000038-schedules-triggers.js';
 import { EvalResults1765800000041 } from './migrations/1765800000041-eval-results.js';
+import { WaitKinds1765900000035 } from './migrations/1765900000035-wait-kinds.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -46,6 +47,7 @@ export const MIGRATIONS = [
   TaskLocale1765800000036,
   SchedulesTriggers1765800000038,
   EvalResults1765800000041,
+  WaitKinds1765900000035,
 ];
 
 /**

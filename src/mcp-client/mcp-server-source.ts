@@ -2,13 +2,11 @@ import { SdkError, SdkErrorCode, type CreateMessageRequest, type CreateMessageRe
 import type { Skill, SkillFile } from '@modelcontextprotocol/client/ext/skills';
 import { pathToFileURL } from 'node:url';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
-import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
-import { nowIso } from '../common/clock.js';
+import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource, ToolStep } from '../agent/core/tool-source.js';
 import type { McpServerConfig } from './mcp-server-config.js';
 import { effectOf, modelToolName, ollamaTool, toolAllowed } from './offered-tools.js';
 import type { McpCallAudit } from './mcp-call-audit.js';
 import type { ConnectionPool } from './connection-pool.js';
-import { emitCallStep } from './call-step.js';
 import { readRequestedForm } from './elicitation-form.js';
 import { messageOf, type DownKind, type Elicitor, type Sampler, type ServerConnection } from './server-connection.js';
 import { toModelResult } from './tool-results.js';
@@ -125,8 +123,8 @@ export class McpServerSource implements ToolSource {
   }
 
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
+    // The audit's duration; the trace's step is timed by the executor, with the run's clock.
     const started = Date.now();
-    const startedAt = nowIso();
     const entry = this.allows(context.caller)
       ? this.entries(this.pool.forCaller(context.caller)).find((candidate) => candidate.offered.definition.function.name === call.function.name)
       : undefined;
@@ -134,12 +132,10 @@ export class McpServerSource implements ToolSource {
     const spent: Spent = { input: 0, output: 0, samples: 0, forms: 0 };
     const finish = async (result: ToolResult, outcome: 'ok' | 'error' | 'timeout' | 'cancelled' | 'denied', error?: string) => {
       const durationMs = Date.now() - started;
-      await emitCallStep(context, {
+      const step: ToolStep = {
         kind: 'mcp_tool',
         name: call.function.name,
         outcome,
-        startedAt,
-        durationMs,
         detail: {
           server: this.name,
           tool,
@@ -149,7 +145,7 @@ export class McpServerSource implements ToolSource {
           ...(result.images ? { images: result.images.length } : {}),
           ...(spent.forms > 0 ? { forms: spent.forms } : {}),
         },
-      });
+      };
       await this.audit.record({
         caller: context.caller,
         taskId: context.taskId,
@@ -161,7 +157,7 @@ export class McpServerSource implements ToolSource {
         durationMs,
         error,
       });
-      return result;
+      return { ...result, step };
     };
     const connection = this.allows(context.caller) ? this.pool.forSession(context.caller, context.workspace.sessionId, context.workspace.paths.root) : null;
     // A server that is down for this caller (it lists nothing then) is unavailable to it, not a server without the tool.

@@ -1,8 +1,6 @@
 import type { Tool } from 'ollama';
-import { nowIso } from '../common/clock.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
 import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
-import { emitCallStep } from './call-step.js';
 
 /** Above this many MCP tools for one caller, the model gets `find_tools` instead of every schema. */
 export const CATALOG_THRESHOLD = 20;
@@ -69,10 +67,8 @@ export class ToolCatalog implements ToolSource {
 
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
     if (call.function.name === 'find_tools') {
-      const startedAt = nowIso();
       const output = await this.search(textArgument(call.function.arguments.query), context.caller);
-      await emitCallStep(context, { kind: 'tool_call', name: 'find_tools', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: call.function.arguments } });
-      return { output };
+      return { output, step: { kind: 'tool_call', outcome: 'ok', detail: { arguments: call.function.arguments } } };
     }
     const name = textArgument(call.function.arguments.name);
     const args = call.function.arguments.arguments;

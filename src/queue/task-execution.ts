@@ -112,7 +112,8 @@ export class TaskExecution {
     // Only the ending that went through hands the Task to usage: each Task is added to its owner's day once.
     await this.usage.recordTask({ taskId: task.id, startedAt: task.startedAt, ...finished });
     // A Task that answered another's pause continues that run: its span links to the paused Task's.
-    const resumed = this.telemetry.tracing ? await this.tasks.resumedBy(task.id) : null;
+    const pausedId = this.telemetry.tracing ? await this.approvals.pausedTaskAnsweredBy(task.id) : null;
+    const resumed = pausedId === null ? null : await this.tasks.findById(pausedId);
     this.telemetry.ended(tracedTask(task), status, {
       result,
       inputTokens: fields.inputTokens ?? 0,

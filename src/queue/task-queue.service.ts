@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentError } from '../common/agent-error.js';
 import { nowIso } from '../common/clock.js';
+import { ApprovalsService } from '../approvals/approvals.service.js';
 import { AuditService, type AuditDraft } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -39,6 +40,7 @@ export class TaskQueueService {
     private readonly config: AppConfig,
     private readonly forks: SessionFork,
     private readonly events: RunEventHub,
+    private readonly approvals: ApprovalsService,
     private readonly usage: UsageService,
     private readonly telemetry: Telemetry,
     private readonly taskTelemetry: TaskTelemetry,
@@ -122,16 +124,23 @@ export class TaskQueueService {
 
   /** Admin view: Tasks matching the filters, newest first, keyset-paged by `seq`. */
   async list(filters: TaskFilters, limit: number, beforeSeq: number | null): Promise<ListedTask[]> {
-    return (await this.tasks.list(filters, limit, beforeSeq)).map(listedTask);
+    return (await this.tasks.list(await this.resolved(filters), limit, beforeSeq)).map(listedTask);
   }
 
-  /** Which of the Tasks wait for an approval nobody has answered yet. */
+  /** Which of the Tasks wait for an approval nobody has answered yet (the approvals' own table says). */
   awaitingApproval(tasks: readonly { id: string }[]): Promise<Set<string>> {
-    return this.tasks.awaitingApproval(tasks.map((task) => task.id));
+    return this.approvals.pendingAmong(tasks.map((task) => task.id));
   }
 
-  count(filters: TaskFilters): Promise<number> {
-    return this.tasks.count(filters);
+  async count(filters: TaskFilters): Promise<number> {
+    return this.tasks.count(await this.resolved(filters));
+  }
+
+  /** `awaitingApproval` as the Tasks the approvals name (each table is read by its owner's repository). */
+  private async resolved(filters: TaskFilters): Promise<TaskFilters> {
+    if (!filters.awaitingApproval) return filters;
+    const ids = await this.approvals.pendingTaskIds(filters.owner);
+    return { ...filters, awaitingApproval: undefined, ids: filters.ids ? filters.ids.filter((id) => ids.includes(id)) : ids };
   }
 
   /** Where each queued Task of `tasks` stands in the queue (1 runs next); others have no entry. */

@@ -35,8 +35,10 @@ export interface TaskFilters {
   status?: TaskStatus | TaskStatus[];
   owner?: string;
   sessionId?: string;
-  /** Only Tasks with an approval nobody has answered yet (in place or in the conversation). */
+  /** Only Tasks with an approval nobody has answered yet (in place or in the conversation): TaskQueueService asks the approvals for them. */
   awaitingApproval?: boolean;
+  /** Only these Tasks (what `awaitingApproval` resolved to). */
+  ids?: string[];
   /** Words in the request or the result, case-insensitively. */
   text?: string;
   /** Created at or after / before these ISO instants. */
@@ -164,22 +166,6 @@ export class TasksRepository {
       },
     };
     return { before: lock, after: [check] };
-  }
-
-  /** The Task whose paused run `taskId` continues (it answered that Task's approval or question), for the trace's link; null when none. */
-  async resumedBy(taskId: string): Promise<TaskEntity | null> {
-    const [row] = await this.sql.all('SELECT tasks.* FROM approvals INNER JOIN tasks ON tasks.id = approvals.task_id WHERE approvals.answer_task_id = ? LIMIT 1', [taskId]);
-    return row ? this.sql.hydrate(TaskEntity, row) : null;
-  }
-
-  /** Which of `taskIds` have an approval nobody has answered yet. */
-  async awaitingApproval(taskIds: string[]): Promise<Set<string>> {
-    if (taskIds.length === 0) return new Set();
-    const rows = await this.sql.all<{ task_id: string }>(
-      `SELECT DISTINCT task_id FROM approvals WHERE state = 'pending' AND task_id IN (${taskIds.map(() => '?').join(', ')})`,
-      taskIds,
-    );
-    return new Set(rows.map((row) => row.task_id));
   }
 
   async countByStatus(): Promise<Record<TaskStatus, number>> {
@@ -329,7 +315,7 @@ function whereOf(filters: TaskFilters, extra: [string, unknown][]) {
   }
   if (filters.owner) conditions.push(['owner = ?', [filters.owner]]);
   if (filters.sessionId) conditions.push(['session_id = ?', [filters.sessionId]]);
-  if (filters.awaitingApproval) conditions.push(["id IN (SELECT task_id FROM approvals WHERE state = 'pending')", []]);
+  if (filters.ids) conditions.push([filters.ids.length === 0 ? '1 = 0' : `id IN (${filters.ids.map(() => '?').join(', ')})`, filters.ids]);
   if (filters.text) {
     const pattern = `%${filters.text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     conditions.push(["(LOWER(request) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(result, '')) LIKE ? ESCAPE '\\')", [pattern, pattern]]);

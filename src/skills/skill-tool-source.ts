@@ -1,9 +1,7 @@
 import type { Tool } from 'ollama';
-import { nowIso } from '../common/clock.js';
 import { cutText } from '../common/cut-text.js';
 import type { ChatToolCall } from '../ollama/ollama.gateway.js';
-import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource } from '../agent/core/tool-source.js';
-import { emitCallStep } from '../mcp-client/call-step.js';
+import type { OfferedTool, ToolCallContext, ToolCaller, ToolResult, ToolSource, ToolStep } from '../agent/core/tool-source.js';
 import { oneLine, type AvailableSkill } from './skill.js';
 
 /** A description as the prompt lists it: one line, at most this long. */
@@ -94,25 +92,22 @@ export class SkillToolSource implements ToolSource {
   }
 
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
-    const startedAt = nowIso();
     const args = call.function.arguments;
     if (call.function.name === 'find_skills') {
       const output = this.search(typeof args.query === 'string' ? args.query : '');
-      await emitCallStep(context, { kind: 'tool_call', name: 'find_skills', outcome: 'ok', startedAt, durationMs: 0, detail: { arguments: args } });
-      return { output };
+      return { output, step: { kind: 'tool_call', outcome: 'ok', detail: { arguments: args } } };
     }
     const name = typeof args.name === 'string' ? args.name : '';
     const file = typeof args.file === 'string' && args.file.trim() !== '' && args.file !== 'SKILL.md' ? args.file : null;
     const skill = this.skills.find((candidate) => candidate.name === name);
-    const started = Date.now();
     const finish = async (result: ToolResult, load: Omit<SkillLoad, 'caller' | 'taskId' | 'sessionId' | 'skill' | 'file' | 'origin'>) => {
       const shown = { skill: cutText(name, ECHO_CHARS), file: file === null ? null : cutText(file, ECHO_CHARS), origin: skill?.origin ?? null };
       const outcome = load.outcome === 'ok' ? 'ok' : 'error';
       // `arguments` as every tool call's step has them: the console's trace shows which skill (and file) was loaded.
       const detail = { arguments: { name: shown.skill, ...(shown.file === null ? {} : { file: shown.file }) }, ...shown, ...load };
-      await emitCallStep(context, { kind: 'tool_call', name: 'skill', outcome, startedAt, durationMs: Date.now() - started, detail });
       await this.record({ caller: context.caller, taskId: context.taskId, sessionId: context.workspace.sessionId, ...shown, ...load });
-      return result;
+      const step: ToolStep = { kind: 'tool_call', outcome, detail };
+      return { ...result, step };
     };
     const echo = JSON.stringify(cutText(name, ECHO_CHARS));
     if (!skill)

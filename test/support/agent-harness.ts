@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { AgentTask } from '../../src/agent/agent-runner.js';
 import { AgentService } from '../../src/agent/agent.service.js';
 import type { RunEvent } from '../../src/agent/core/run-events.js';
@@ -7,49 +6,113 @@ import type { SteerMessage } from '../../src/agent/core/run-state.js';
 import type { SteerInbox } from '../../src/agent/core/steer-inbox.js';
 import type { OfferedTool, ToolResult } from '../../src/agent/core/tool-source.js';
 import { COMMAND_TOOL, FILE_TOOLS } from '../../src/agent/tool-definitions.js';
-import { conversationAnswer } from '../../src/approvals/approval-texts.js';
-import type { ApprovalEntity } from '../../src/approvals/approval.entity.js';
-import { ApprovalPolicy } from '../../src/approvals/approval-policy.js';
+import { commandRequest } from '../../src/agent/workspace-person-requests.js';
+import { PausedRuns } from '../../src/agent/paused-runs.js';
+import { RunWaitEntity } from '../../src/agent/run-wait.entity.js';
+import { ApprovalEntity } from '../../src/approvals/approval.entity.js';
+import type { ApprovalAnswer } from '../../src/approvals/approvals.repository.js';
+import { ApprovalsService } from '../../src/approvals/approvals.service.js';
+import type { AuditRecord } from '../../src/audit/audit.service.js';
 import type { AgentConfig } from '../../src/config/agent-config.js';
+import { sqlStep, type SqlStep } from '../../src/database/plain-sql.js';
+import type { Unit } from '../../src/database/unit-of-work.js';
 import type { ChatToolCall } from '../../src/ollama/ollama.gateway.js';
 import { ManualClock } from './manual-clock.js';
 
-/** Approvals in memory: the rows and the conversation's answer, as ApprovalsService keeps them (no audit). */
-export class MemoryApprovals {
-  readonly rows: ApprovalEntity[] = [];
-  readonly policy: ApprovalPolicy;
-  constructor(config: AgentConfig) {
-    this.policy = new ApprovalPolicy(config.agent.approvals.mode, config.agent.approvals.allow);
+/**
+ * The database in memory, behind the unit of work: a unit's inserts land in their entity's table and its
+ * audit items in `events`, all or nothing, as one transaction does. `fails` scripts a write that fails
+ * (a full disk, a crash): the whole unit is refused and nothing of it is left.
+ */
+export class MemoryUnitOfWork {
+  private readonly tables = new Map<unknown, object[]>();
+  readonly events: AuditRecord[] = [];
+  /** Every unit committed, in order. */
+  readonly units: Unit[] = [];
+  fails: ((step: SqlStep) => boolean) | null = null;
+
+  rows<T extends object>(entity: abstract new () => T): T[] {
+    const rows = this.tables.get(entity) ?? [];
+    this.tables.set(entity, rows);
+    return rows as T[];
   }
-  answersInPlace = () => false;
-  async request(input: { taskId: string; sessionId: string; owner: string; tool: string; subject: string; diff: string | null; options?: string[]; resume: string }) {
-    const row = {
-      ...input,
-      id: randomUUID(),
-      diffSha256: null,
-      options: input.options ? JSON.stringify(input.options) : null,
-      form: null,
-      state: 'pending',
-      waiting: false,
-      reason: null,
-    } as unknown as ApprovalEntity;
-    this.rows.push(row);
-    return row;
+
+  async commit(unit: Unit): Promise<void> {
+    const writes = unit.writes ?? [];
+    for (const step of writes) {
+      if (step.op !== 'insert') throw new Error(`MemoryUnitOfWork stores inserts only, not ${step.op}`);
+      if (this.fails?.(step)) throw new Error('SQLITE_FULL: database or disk is full (scripted)');
+    }
+    for (const step of writes) if (step.op === 'insert') this.rows(step.entity as never).push(...step.items.map((item) => ({ ...item })));
+    for (const shared of unit.shared ?? []) this.events.push(shared.item as AuditRecord);
+    this.units.push(unit);
+  }
+}
+
+/** The audit trail in memory: events committed with a unit (`entry`) or on their own (`record`). */
+function memoryAudit(unitOfWork: MemoryUnitOfWork) {
+  return {
+    entry: (record: AuditRecord) => ({ step: null, item: record }),
+    record: async (record: AuditRecord) => void unitOfWork.events.push(record),
+  };
+}
+
+/** ApprovalsRepository in memory, for the conversation's path (a request left for the next turn); rows as the unit of work stored them. */
+export class MemoryApprovalsRepository {
+  constructor(private readonly unitOfWork: MemoryUnitOfWork) {}
+  get rows(): ApprovalEntity[] {
+    return this.unitOfWork.rows(ApprovalEntity);
+  }
+  insertion(row: ApprovalEntity): SqlStep {
+    return sqlStep.insert(ApprovalEntity, [row]);
+  }
+  async findById(id: string) {
+    return this.rows.find((row) => row.id === id) ?? null;
   }
   async pendingOfSession(sessionId: string) {
     return this.rows.findLast((row) => row.sessionId === sessionId && row.state === 'pending') ?? null;
   }
-  async takeAnswer(task: { id: string; sessionId: string; request: string }) {
-    const pending = await this.pendingOfSession(task.sessionId);
-    if (!pending) return null;
-    const answer = conversationAnswer(task.request);
-    pending.state = answer === 'approve' ? 'granted' : answer === 'deny' ? 'denied' : 'dropped';
-    return { approval: pending, answer };
+  async decidedBy(sessionId: string, answerTaskId: string) {
+    return this.rows.find((row) => row.sessionId === sessionId && ['granted', 'denied'].includes(row.state) && row.answerTaskId === answerTaskId) ?? null;
   }
-  async storeResume(id: string, resume: string) {
-    this.rows.find((row) => row.id === id)!.resume = resume;
+  async takeForSession(sessionId: string, answerTaskId: string, answer: ApprovalAnswer) {
+    const pending = await this.pendingOfSession(sessionId);
+    return pending ? Object.assign(pending, { ...answer, waiting: false, answerTaskId, answeredAt: AT }) : null;
+  }
+  /** The request a Task waits for in place, and its owner's answer to it (once). */
+  async waitingFor(taskId: string) {
+    return this.rows.find((row) => row.taskId === taskId && row.state === 'pending' && row.waiting) ?? null;
+  }
+  async answerWaiting(id: string, taskId: string, owner: string, answer: ApprovalAnswer) {
+    const row = this.rows.find((candidate) => candidate.id === id && candidate.taskId === taskId && candidate.owner === owner && candidate.waiting && candidate.state === 'pending');
+    if (row) Object.assign(row, { ...answer, waiting: false, answeredAt: AT });
+    return row !== undefined;
+  }
+  async settle(id: string, state: ApprovalEntity['state']) {
+    const row = this.rows.find((candidate) => candidate.id === id && candidate.state === 'pending');
+    if (row) Object.assign(row, { state, waiting: false, answeredAt: AT });
   }
 }
+
+/** RunWaitsRepository in memory: the pauses' rows as the unit of work stored them. */
+export class MemoryRunWaitsRepository {
+  constructor(private readonly unitOfWork: MemoryUnitOfWork) {}
+  get rows(): RunWaitEntity[] {
+    return this.unitOfWork.rows(RunWaitEntity);
+  }
+  insertion(wait: RunWaitEntity): SqlStep {
+    return sqlStep.insert(RunWaitEntity, [wait]);
+  }
+  async openResume(approvalId: string) {
+    return this.rows.find((row) => row.approvalId === approvalId && row.state === 'open')?.resume ?? null;
+  }
+  async take(approvalId: string, at: string) {
+    const row = this.rows.find((candidate) => candidate.approvalId === approvalId && candidate.state === 'open');
+    return row ? Object.assign(row, { state: 'taken', takenAt: at }).resume : null;
+  }
+}
+
+const AT = '2026-12-01T09:00:00.000Z';
 
 /** The workspace's tools in memory: a command and the file tools, each answering `<tool> ok`. */
 export class MemoryToolbox {
@@ -58,7 +121,7 @@ export class MemoryToolbox {
   async tools(): Promise<OfferedTool[]> {
     return [
       ...FILE_TOOLS.map((definition): OfferedTool => ({ definition, effect: 'change', stepKind: 'file_op' })),
-      { definition: COMMAND_TOOL, effect: 'command', stepKind: 'command' },
+      { definition: COMMAND_TOOL, effect: 'command', stepKind: 'command', personRequest: async (call, _context, policy) => commandRequest(call, policy) },
     ];
   }
   async execute(call: ChatToolCall): Promise<ToolResult> {
@@ -67,9 +130,6 @@ export class MemoryToolbox {
   }
   async open(task: AgentTask) {
     return { sessionId: task.sessionId, paths: {} as never };
-  }
-  async preview() {
-    return null;
   }
 }
 
@@ -109,9 +169,18 @@ export class MemoryInbox implements SteerInbox {
   }
 }
 
-/** AgentService built by hand on in-memory stores: no server, no database, no Ollama. */
+/**
+ * AgentService built by hand with the real ApprovalsService and PausedRuns on a repository per store in
+ * memory (approvals, run waits, the steering inbox) behind one in-memory unit of work: no server, no
+ * database, no Ollama.
+ */
 export function buildAgent(ollama: unknown, config: AgentConfig, options: { clock?: ManualClock; inbox?: MemoryInbox; limits?: RunLimits } = {}) {
-  const approvals = new MemoryApprovals(config);
+  const clock = options.clock ?? new ManualClock();
+  const unitOfWork = new MemoryUnitOfWork();
+  const approvalRows = new MemoryApprovalsRepository(unitOfWork);
+  const waits = new MemoryRunWaitsRepository(unitOfWork);
+  const approvals = new ApprovalsService(approvalRows as never, memoryAudit(unitOfWork) as never, unitOfWork as never, config, clock);
+  const pauses = new PausedRuns(waits as never, unitOfWork as never, clock);
   const toolbox = new MemoryToolbox();
   const events: RunEvent[] = [];
   const steps: RunEvent[] = [];
@@ -130,12 +199,13 @@ export function buildAgent(ollama: unknown, config: AgentConfig, options: { cloc
     toolbox as never,
     trace as never,
     config,
-    approvals as never,
+    approvals,
     hub as never,
     { forCaller: async () => [] },
     options.limits ?? new RunLimits(),
     inbox as never,
-    options.clock ?? new ManualClock(),
+    pauses,
+    clock,
   );
-  return { service, approvals, toolbox, events, inbox };
+  return { service, approvals, approvalRows, waits, unitOfWork, toolbox, events, inbox };
 }

@@ -8,7 +8,7 @@ const SNEAKY = 'rm -rf ./* ;#\r\x1b[2Kls -la';
 /** Issue 20, finding 7: what a person decides on shows every character that a display would act on. */
 describe('approval texts escape control and bidi characters', () => {
   it('shows CR and ESC of a command escaped in the elicitation, the conversation request, the status label and the admin view', () => {
-    const approval = { tool: 'run_command', subject: SNEAKY, diff: null };
+    const approval = { kind: 'approval' as const, tool: 'run_command', subject: SNEAKY, diff: null };
     const shown = 'rm -rf ./* ;#\\r\\x1b[2Kls -la';
     expect(elicitationMessage(approval)).toBe(`The agent wants to run this command. Approve?\n\ncommand: ${shown}`);
     expect(approvalRequestResult(approval, 's')).toContain(`command: ${shown}\n`);
@@ -17,7 +17,7 @@ describe('approval texts escape control and bidi characters', () => {
   });
 
   it('shows bidi, zero-width and C1 controls escaped, in paths and diffs too, keeping a diff’s line breaks and tabs', () => {
-    const approval = { tool: 'write_file', subject: 'report\u202Etxt.exe', diff: '--- a\n+++ b\n+\tok\u2066hidden\u2069\r\n+x\u200b\u0085' };
+    const approval = { kind: 'approval' as const, tool: 'write_file', subject: 'report\u202Etxt.exe', diff: '--- a\n+++ b\n+\tok\u2066hidden\u2069\r\n+x\u200b\u0085' };
     const text = elicitationMessage(approval);
     expect(text).toBe('The agent wants to change this file. Approve?\n\nfile: report\\u202etxt.exe (write_file)\n--- a\n+++ b\n+\tok\\u2066hidden\\u2069\\r\n+x\\u200b\\x85');
     expect(text).not.toMatch(/[\r\u202e\u2066\u2069\u200b\u0085]/);

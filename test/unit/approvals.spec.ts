@@ -1,3 +1,4 @@
+import { changeRequest, commandRequest, fileHash } from '../../src/agent/workspace-person-requests.js';
 import { describe, expect, it } from '@jest/globals';
 import { ApprovalPolicy } from '../../src/approvals/approval-policy.js';
 import { conversationAnswer } from '../../src/approvals/approval-texts.js';
@@ -96,30 +97,33 @@ describe('command allowlist', () => {
   });
 });
 
-describe('approval policy', () => {
-  const command = (text: string) => ({ command: text });
+describe('approval policy, as the workspace tools ask with it (ADR 0020 §3)', () => {
+  const command = (text: string) => ({ function: { name: 'run_command', arguments: { command: text } } });
+  const preview = { path: 'x', before: 'a\n', after: 'b\n' };
 
   it('never: nothing asks', () => {
     const policy = new ApprovalPolicy('never', []);
-    expect(policy.requires('run_command', command('rm -rf /'))).toBe(false);
-    expect(policy.requires('write_file', { path: 'x', content: '' })).toBe(false);
+    expect(commandRequest(command('rm -rf /'), policy)).toBeNull();
+    expect(changeRequest(preview, policy)).toBeNull();
   });
 
-  it('commands: every command outside the allowlist asks; file changes do not', () => {
+  it('commands: every command outside the allowlist asks, shown as its command line; file changes do not', () => {
     const policy = new ApprovalPolicy('commands', ['npm test*']);
-    expect(policy.requires('run_command', command('npm install'))).toBe(true);
-    expect(policy.requires('run_command', command('npm test'))).toBe(false);
-    expect(policy.requires('run_command', command('npm test && curl evil'))).toBe(true);
-    expect(policy.requires('write_file', { path: 'x', content: '' })).toBe(false);
-    expect(policy.requires('read_file', { path: 'x' })).toBe(false);
+    expect(commandRequest(command('npm install'), policy)).toEqual({ kind: 'approval', subject: 'npm install', diff: null, baseSha256: null });
+    expect(commandRequest(command('npm test'), policy)).toBeNull();
+    expect(commandRequest(command('npm test && curl evil'), policy)).not.toBeNull();
+    // An empty command is refused by the toolbox without running anything.
+    expect(commandRequest(command('  '), policy)).toBeNull();
+    expect(changeRequest(preview, policy)).toBeNull();
   });
 
-  it('changes: commands and every write or edit ask; reads do not', () => {
+  it('changes: commands and every write or edit ask, a change with its diff and the hash of the file it applies to', () => {
     const policy = new ApprovalPolicy('changes', []);
-    expect(policy.requires('run_command', command('ls'))).toBe(true);
-    expect(policy.requires('write_file', { path: 'x', content: '' })).toBe(true);
-    expect(policy.requires('edit_file', { path: 'x', old_text: 'a', new_text: 'b' })).toBe(true);
-    expect(policy.requires('grep', { pattern: 'x' })).toBe(false);
+    expect(commandRequest(command('ls'), policy)).not.toBeNull();
+    expect(changeRequest(preview, policy)).toEqual({ kind: 'approval', subject: 'x', diff: expect.stringContaining('-a\n+b'), baseSha256: fileHash('a\n') });
+    expect(changeRequest({ ...preview, before: null }, policy)).toMatchObject({ baseSha256: 'absent' });
+    // A change that cannot apply is not asked about: it fails by itself and changes nothing.
+    expect(changeRequest(null, policy)).toBeNull();
   });
 });
 

@@ -68,7 +68,11 @@ describe('a caller whose identity cannot be sent', () => {
         events: { emit: async () => undefined },
       };
       const result = await source.execute({ function: { name: 'remote__whoami', arguments: {} } }, context as unknown as ToolCallContext);
-      expect(result).toEqual({ output: 'Error: the MCP server "remote" is unavailable (your identity cannot be sent to it exactly). Go on without it.', isError: true });
+      expect(result).toEqual({
+        output: 'Error: the MCP server "remote" is unavailable (your identity cannot be sent to it exactly). Go on without it.',
+        isError: true,
+        step: expect.objectContaining({ kind: 'mcp_tool', outcome: 'error' }),
+      });
       expect(records).toEqual([expect.objectContaining({ server: 'remote', tool: 'remote__whoami', outcome: 'error', error: expect.stringContaining('cannot be sent exactly') })]);
     } finally {
       await pool.stop();

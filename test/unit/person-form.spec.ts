@@ -116,7 +116,7 @@ describe("another server's form (elicitation)", () => {
     expect(formMessage(row, 'ja').split('\n')[0]).toBe(
       'MCP サーバー「wiki」が、エージェントによるツール login\\n の呼び出し中に次の入力を求めています。回答はそのサーバーに送られます。心当たりがなければ辞退してください。',
     );
-    expect(waitingLabel({ tool: 'mcp_elicitation', ...row })).toBe('question from MCP server wiki: Your password?\\x1b[2K\\u202e');
+    expect(waitingLabel({ kind: 'form' as const, tool: 'mcp_elicitation', ...row })).toBe('question from MCP server wiki: Your password?\\x1b[2K\\u202e');
     const shown = shownFormSchema(schema);
     expect(shown.properties.name.title).toBe('Name\\u202e');
     expect((shown.properties.pet as { oneOf: unknown }).oneOf).toEqual([

@@ -5,8 +5,8 @@ import { personLocale } from '../../src/common/person-locale.js';
 import type { TaskStepEntity } from '../../src/agent/task-step.entity.js';
 import { mapTraceStep } from '../../src/conversation/agent-steps.js';
 
-const command = { tool: 'run_command', subject: 'npm test', diff: null, options: null };
-const question = { tool: 'ask_user', subject: 'Which colour?', diff: null, options: JSON.stringify(['red', 'blue']) };
+const command = { kind: 'approval' as const, tool: 'run_command', subject: 'npm test', diff: null, options: null };
+const question = { kind: 'question' as const, tool: 'ask_user', subject: 'Which colour?', diff: null, options: JSON.stringify(['red', 'blue']) };
 const session = '11111111-2222-4333-8444-555555555555';
 
 describe('Accept-Language: ja or en, English otherwise (issue 36)', () => {

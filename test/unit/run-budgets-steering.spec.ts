@@ -168,17 +168,17 @@ describe('steering a running Task (issue 35)', () => {
       {},
       { inbox, approvals: 'commands' },
     );
-    const request = h.approvals.request.bind(h.approvals);
-    h.approvals.request = async (input) => {
-      const row = await request(input);
+    const draft = h.approvals.draft.bind(h.approvals);
+    h.approvals.draft = (input) => {
+      const drafted = draft(input);
       inbox.send('also run the linter');
-      return row;
+      return drafted;
     };
     const paused = await h.service.run(task('run the tests'), noop, new AbortController().signal);
     expect(paused.result).toMatch(/npm test/);
     // The correction answered nothing: the approval is still pending, and the correction is in the stored state.
-    expect(h.approvals.rows[0].state).toBe('pending');
-    expect(JSON.parse(h.approvals.rows[0].resume).steering.pending).toEqual([expect.objectContaining({ text: 'also run the linter' })]);
+    expect(h.approvalRows.rows[0].state).toBe('pending');
+    expect(JSON.parse(h.waits.rows[0].resume!).steering.pending).toEqual([expect.objectContaining({ text: 'also run the linter' })]);
     // The answering Task t2 gets a correction of its own during its first call: its inbox counts from 0 (not the 1 t1 took).
     const chat = h.service['ollama'].chat.bind(h.service['ollama']);
     h.service['ollama'].chat = async (request: ChatRequest) => {
@@ -208,10 +208,10 @@ describe('a correction kept for a Task paused end-and-resume (issue 35)', () => 
     // t1 ended paused; the intake keeps the correction with it (ConversationIntake 'kept'), and the approval stays pending.
     expect(inbox.closed('t1')).toBe(true);
     inbox.keep('also run the linter', 't1');
-    expect(h.approvals.rows[0].state).toBe('pending');
+    expect(h.approvalRows.rows[0].state).toBe('pending');
     const resumed = await h.service.run({ ...task('approve'), id: 't2' }, noop, new AbortController().signal);
     expect(resumed.result).toBe('Tests pass; linted too.');
-    expect(h.approvals.rows[0].state).toBe('granted');
+    expect(h.approvalRows.rows[0].state).toBe('granted');
     const messages = h.chats[1].messages;
     expect(messages.slice(-2).map((message) => `${message.role}: ${message.content.split('\n').at(-1)}`)).toEqual(['tool: run_command ok', 'user: also run the linter']);
   });

@@ -62,9 +62,9 @@ class MemoryTools implements ToolExecutor {
   private readonly core = new CoreToolSource({ maxSubtasks: 6, numCtx: 32_768 });
   constructor(private readonly options: { outputs?: Record<string, (args: Record<string, unknown>) => string>; pauseOn?: string } = {}) {}
 
-  async execute(call: { function: { name: string; arguments: Record<string, unknown> } }, context: ToolCallContext): Promise<ToolOutcome> {
+  async execute(call: { function: { name: string; arguments: Record<string, unknown> } }, _context: ToolCallContext): Promise<ToolOutcome> {
     const { name, arguments: args } = call.function;
-    if (name === 'plan') return { kind: 'result', result: await this.core.execute(call, context) };
+    if (name === 'plan') return { kind: 'result', result: await this.core.execute(call) };
     if (name === this.options.pauseOn) return { kind: 'pause', pause: { kind: 'approval', approvalId: 'approval-1', call, baseSha256: null } };
     this.ran.push(name);
     const output = this.options.outputs?.[name]?.(args) ?? `${name} ok`;

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunEvent } from '../../src/agent/core/run-events.js';
-import type { ToolCallContext } from '../../src/agent/core/tool-source.js';
+import type { ToolCallContext, ToolResult } from '../../src/agent/core/tool-source.js';
 import { OperatorSkills } from '../../src/skills/operator-skills.js';
 import { skillBody, type AvailableSkill } from '../../src/skills/skill.js';
 import { workspaceSkillFiles } from '../../src/skills/workspace-skill-files.js';
@@ -147,15 +147,17 @@ describe('SkillToolSource', () => {
   it('loads instructions and files, bounded, records each load, and answers the same for a missing and an unknown skill', async () => {
     const loads: SkillLoad[] = [];
     const source = new SkillToolSource(skills, { maxListed: 20, outputChars: 30 }, async (load) => void loads.push(load));
-    const { context: ctx, steps } = context();
-    expect((await source.execute(call('skill', { name: 'release' }), ctx)).output).toMatch(/^release instructions\n\n\[Files o… \(\d+ chars\)$/);
-    expect((await source.execute(call('skill', { name: 'release', file: 'references/list.md' }), ctx)).output).toBe('LIST');
-    expect(await source.execute(call('skill', { name: 'release', file: '../../etc/passwd' }), ctx)).toEqual({
+    const { context: ctx } = context();
+    const results: ToolResult[] = [];
+    const run = async (args: Record<string, unknown>) => (results.push(await source.execute(call('skill', args), ctx)), results.at(-1)!);
+    expect((await run({ name: 'release' })).output).toMatch(/^release instructions\n\n\[Files o… \(\d+ chars\)$/);
+    expect((await run({ name: 'release', file: 'references/list.md' })).output).toBe('LIST');
+    expect(await run({ name: 'release', file: '../../etc/passwd' })).toMatchObject({
       output: 'Error: the skill "release" has no file "../../etc/passwd". Its files: references/list.md.',
       isError: true,
     });
-    expect(await source.execute(call('skill', { name: 'secret' }), ctx)).toEqual({ output: 'Error: no such skill "secret". Use a name exactly as listed.', isError: true });
-    expect(await source.execute(call('skill', { name: 42 }), ctx)).toEqual({ output: 'Error: no such skill "". Use a name exactly as listed.', isError: true });
+    expect(await run({ name: 'secret' })).toMatchObject({ output: 'Error: no such skill "secret". Use a name exactly as listed.', isError: true });
+    expect(await run({ name: 42 })).toMatchObject({ output: 'Error: no such skill "". Use a name exactly as listed.', isError: true });
     expect(loads.map((load) => [load.skill, load.file, load.outcome])).toEqual([
       ['release', null, 'ok'],
       ['release', 'references/list.md', 'ok'],
@@ -163,19 +165,20 @@ describe('SkillToolSource', () => {
       ['secret', null, 'not_found'],
       ['', null, 'not_found'],
     ]);
-    expect(steps.map((event) => (event.type === 'step' ? `${event.step.name}:${event.step.outcome}` : event.type))).toEqual([
-      'skill:ok',
-      'skill:ok',
-      'skill:error',
-      'skill:error',
-      'skill:error',
+    // The step each call describes (the executor records it, timed by the run's clock).
+    expect(results.map((result) => `${result.step?.kind}:${result.step?.outcome}`)).toEqual([
+      'tool_call:ok',
+      'tool_call:ok',
+      'tool_call:error',
+      'tool_call:error',
+      'tool_call:error',
     ]);
   });
 
   it('turns a read that fails into a tool error, not an exception', async () => {
     const failing: AvailableSkill = { ...skill('gone', 'Gone.'), read: async () => Promise.reject(new Error('ENOENT: no such file')) };
     const source = new SkillToolSource([failing], { maxListed: 20, outputChars: 1000 }, async () => undefined);
-    expect(await source.execute(call('skill', { name: 'gone' }), context().context)).toEqual({
+    expect(await source.execute(call('skill', { name: 'gone' }), context().context)).toMatchObject({
       output: 'Error: the skill "gone" could not be read: ENOENT: no such file',
       isError: true,
     });

@@ -39,8 +39,6 @@ const OWNERS: Record<string, string> = {
  * entry fails too). `repository table` each.
  */
 const KNOWN_EXCEPTIONS: Record<string, string> = {
-  // issue 35: waits branch removes this
-  'queue/tasks.repository.ts approvals': 'whether a Task waits for an approval, and the Task an answer resumed',
   'agent/steer-inbox.repository.ts tasks': "a correction's counter and the steering flag are columns of the Task's row, fenced in the same statement",
   'approvals/approvals.repository.ts tasks': "the session's latest Task, in the one conditional statement that takes an answer",
   'schedules/schedules.repository.ts tasks': "a run's Task status, joined into the runs page and the one-active-run check",

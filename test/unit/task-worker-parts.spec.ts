@@ -118,7 +118,7 @@ describe('TaskExecution', () => {
       history,
       telemetry,
       { recordTask } as unknown as UsageService,
-      { carriesDecision: async () => false } as unknown as ApprovalsService,
+      { carriesDecision: async () => false, pausedTaskAnsweredBy: async () => null } as unknown as ApprovalsService,
     );
     return { execution, finish, events, recordTask };
   }
@@ -151,6 +151,7 @@ describe('TaskExecution', () => {
     const execution = (carries: boolean) =>
       new TaskExecution(tasks, conversation, agent, leases, journal, new RunnerIdentity(), new RunEventHub(), history, telemetry, usage, {
         carriesDecision: async () => carries,
+        pausedTaskAnsweredBy: async () => null,
       } as unknown as ApprovalsService);
     await execution(true).run(task({ status: 'planning', owner: 'alice', request: 'undo', inputTokens: 0, outputTokens: 0 }));
     await execution(false).run(task({ status: 'planning', owner: 'alice', request: 'undo', inputTokens: 0, outputTokens: 0 }));

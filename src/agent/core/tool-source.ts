@@ -4,6 +4,7 @@ import type { FileChange } from '../../workspace/workspace-files.js';
 import type { TaskWorkspace } from '../task-workspace.js';
 import type { Subtask } from '../plan.js';
 import type { RunEvents } from './run-events.js';
+import type { StepRecord } from '../trace.repository.js';
 import type { FormAnswer, FormSchema } from '../../approvals/person-form.js';
 
 export type { FormAnswer, FormSchema };
@@ -12,7 +13,8 @@ export type { FormAnswer, FormSchema };
  * The agent core's seam 2 of 3 (ADR 0009): where tools come from. The workspace tools, each configured
  * MCP server, and the core's own `plan` / `ask_user` are each one ToolSource; the loop asks every source
  * of the run for its tools and hands each call to the source that offered that name, and does not know
- * which source it is. Sources never pause and never decide approvals: the ToolExecutor does.
+ * which source it is. Sources never pause and never record steps: the ToolExecutor does, asking the
+ * offered tool whether a call needs a person (`personRequest`).
  */
 export interface ToolSource {
   /** Stable id: `workspace`, `core`, `mcp:<server>`. Shown in the trace and the audit. */
@@ -45,6 +47,25 @@ export interface OfferedTool {
   approval?: 'always' | 'never';
   /** The trace step kind its calls are recorded as (`tool_call`, `file_op`, `command`, `mcp_tool`). */
   stepKind: 'tool_call' | 'file_op' | 'command' | 'mcp_tool';
+  /**
+   * Extension (ADR 0020 §3): whether this call needs a person under `policy`, and what they are shown (a
+   * command line; a file change's diff and the hash of the file it applies to; a question's options).
+   * Absent: `approval`, else `effect` and the mode decide, and the person sees the call's name and arguments.
+   */
+  personRequest?(call: ChatToolCall, context: ToolCallContext, policy: PersonPolicy): Promise<PersonRequest | null>;
+  /** Extension: at resume, after approval, whether what was shown still applies (the file still hashes to `baseSha256`). */
+  stillApplies?(call: ChatToolCall, baseSha256: string, context: ToolCallContext): Promise<boolean>;
+}
+
+/** What a person is asked about one call: to approve it as shown, or to choose an option of a question. */
+export type PersonRequest =
+  | { kind: 'approval'; subject: string; diff: string | null; baseSha256: string | null }
+  | { kind: 'question'; question: string; options: string[] };
+
+/** `agent.approvals` as a tool reads it: the mode, and whether a command line is on the allowlist. */
+export interface PersonPolicy {
+  readonly mode: 'never' | 'commands' | 'changes';
+  commandAllowed(command: string): boolean;
 }
 
 /** Who the run is for: sources filter by it (an MCP server's `allow_groups`) and may name it (`{user}` headers). */
@@ -104,6 +125,22 @@ export interface ToolResult {
    * the only writer of the RunState, applies it and answers with the next instruction.
    */
   plan?: PlanUpdate;
+  /**
+   * What the trace records of this call. The executor records it, once per call, timed by the run's
+   * clock (ADR 0020 §3); sources never emit their own tool steps. Absent: the call leaves no step.
+   */
+  step?: ToolStep;
+}
+
+/** A call's trace step as its source describes it; the executor adds the Task, subtask and timing. */
+export interface ToolStep {
+  /** Absent: the offered tool's `stepKind`. */
+  kind?: StepRecord['kind'];
+  /** Absent: the tool's name as called. */
+  name?: string;
+  /** Absent: `error` when the result is an error, else `ok`. */
+  outcome?: StepRecord['outcome'];
+  detail: Record<string, unknown>;
 }
 
 export type PlanUpdate = { subtasks: Subtask[] } | { done: string };

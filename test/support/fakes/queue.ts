@@ -118,7 +118,12 @@ export function buildQueue(config: Record<string, unknown> = {}, usedTokens: (us
   const agent = new ScriptedAgent();
   const history = buildHistory({ config: appConfig, workspace: {} as never, sessions }).service;
   // No Task carries a decision in these specs: ApprovalsService has its own (approvals and decisions sent as messages).
-  const approvals = { carriesDecision: async () => false } as unknown as ApprovalsService;
+  const approvals = {
+    carriesDecision: async () => false,
+    pausedTaskAnsweredBy: async () => null,
+    pendingAmong: async () => new Set<string>(),
+    pendingTaskIds: async () => [],
+  } as unknown as ApprovalsService;
   const execution = new TaskExecution(
     repository,
     new TaskConversation(repository, sessions, appConfig),
@@ -144,6 +149,7 @@ export function buildQueue(config: Record<string, unknown> = {}, usedTokens: (us
     appConfig,
     {} as SessionFork,
     hub,
+    approvals,
     usage,
     { enabled: false } as Telemetry,
     NO_TELEMETRY,

@@ -52,7 +52,8 @@ export class CallsInFlight<Scope extends { roots: Root[] }> {
   /** The scope of the call a server request belongs to, or null where that cannot be told (or none runs). */
   scopeOfRequest(): Scope | null {
     const id = this.current.getStore();
-    if (id !== undefined && this.calls.has(id)) return this.calls.get(id)!;
+    // Inside a call that has ended (a server's late request): nobody's, never the call that runs now.
+    if (id !== undefined) return this.calls.get(id) ?? null;
     return this.calls.size === 1 ? this.calls.values().next().value! : null;
   }
 

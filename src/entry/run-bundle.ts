@@ -21,8 +21,9 @@ const CACHE_AFTER_MS = 3000;
 /**
  * Runs one of the bundles (dist/bundle/*.cjs) as a CommonJS module, compiled with V8's code cache when there is one
  * beside it, and writes that cache once the start has run (docs/adr/0018-code-cache-for-the-bundles.md): a start
- * then skips most of parsing and compiling its 11 MB (about a fifth of its CPU and wall time). Node 22 does the same
- * itself (module.enableCompileCache); this service runs on Node 20.
+ * then skips most of parsing and compiling it (0.5 to 0.63 of a start's CPU on Node 20 and 24). Node's own compile
+ * cache (22.1 and later) is no replacement: a start with it took 1.36 times the CPU of one with this on Node 24
+ * (docs/adr/0043-start-up-features-on-node-20-and-24.md).
  *
  * The cache file's name holds the build's id (a hash of the bundle, written into the entry point by
  * scripts/bundle.mjs) and the bundle's size and time, so a rebuilt or edited bundle never meets an old cache; V8

@@ -12,9 +12,13 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { SkillsClient, type Skill, type SkillFile } from '@modelcontextprotocol/client/ext/skills';
+import { EventEmitter, once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { SERVER_INFO } from '../common/server-info.js';
 import { cutText } from '../common/cut-text.js';
 import { shownEscaped } from '../common/shown-text.js';
+import { CallDeadline } from './call-deadline.js';
+import { CallsInFlight, type Root } from './calls-in-flight.js';
 
 /** A server's answer to a sampling request, and what it cost on the Task's model. */
 export type Sampler = (request: CreateMessageRequest['params']) => Promise<CreateMessageResult>;
@@ -25,7 +29,7 @@ export type Elicitor = (request: ElicitRequest['params']) => Promise<ElicitResul
 /** What the connection answers a server with while one call of a Task runs through it. */
 export interface CallScope {
   /** `file://` URIs the server may work in: the session workspace. */
-  roots: { uri: string; name: string }[];
+  roots: Root[];
   /** Answers `sampling/createMessage`; absent: refused (the server's `sampling` is not on). */
   sampler?: Sampler;
   /** Answers `elicitation/create`; absent: `decline`. The call's `timeout_ms` does not run while the person is asked. */
@@ -44,7 +48,7 @@ export interface ConnectionOptions {
   /** The longest a connect (and its first `tools/list`) may take: the server's `timeout_ms`. */
   timeoutMs: number;
   /** The roots while no call runs: a per-session process's workspace from its start. */
-  roots?: { uri: string; name: string }[];
+  roots?: Root[];
   /**
    * Why this server cannot be used here at all: a sandbox that does not run (`cannot_start`), or a caller
    * whose identity its headers cannot carry exactly (`identity_unsendable`). It is never tried.
@@ -61,14 +65,16 @@ const BACKOFF_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
 const SDK_TIMEOUT_MS = 2_147_483_647;
 /** A run's listing tries a server that is down at once, unless it failed this recently. */
 const RETRY_AFTER_MS = 1000;
-/** How long a server that reads its roots gets to ask for the new ones before a call goes out. */
+/** The longest a server that reads its roots gets to ask for the new ones before a call goes out. */
 const ROOTS_READ_MS = 2000;
 /**
  * And to apply them once answered: a server handles our answer and the call that follows concurrently
- * (the filesystem server resolves the new roots on disk first), so the call waits a moment.
+ * (the filesystem server resolves the new roots on disk first), and MCP has no message that says it is done,
+ * so the call goes out this long after the server read them. The only fixed wait left: every other one ends
+ * on the event it waits for, or at its deadline.
  */
 const ROOTS_APPLY_MS = 100;
-/** How long a new per-session process gets to ask for its roots after connecting. */
+/** The longest a new per-session process gets to ask for its roots after connecting. */
 const FIRST_ROOTS_READ_MS = 500;
 
 export type ConnectionState = 'connecting' | 'connected' | 'down' | 'stopped';
@@ -102,11 +108,14 @@ export class ServerConnection {
   private failures = 0;
   private failedAt = 0;
   private timer: NodeJS.Timeout | null = null;
-  private scope: CallScope | null = null;
+  /** The calls in flight, by id: whose a server's request is, and the roots they share (`followRoots` changes them). */
+  private readonly calls = new CallsInFlight<CallScope>((roots) => this.followRoots(roots));
+  /** The roots the server was last given (JSON). */
   private sentRoots = '[]';
   /** Whether the server asked for roots at least once, so it will ask again when they change. */
   private readsRoots = false;
-  private rootsRead: (() => void) | null = null;
+  /** `read` each time the server reads the roots. */
+  private readonly rootsEvents = new EventEmitter();
   private readonly logger: Logger;
 
   constructor(private readonly options: ConnectionOptions) {
@@ -140,26 +149,24 @@ export class ServerConnection {
   }
 
   /**
-   * Calls one tool for a Task. Roots first follow the Task's workspace (a server that reads roots is
-   * told they changed and given time to read them); the SDK sends `notifications/cancelled` when the
-   * signal aborts or the timeout passes.
+   * Calls one tool for a Task, beside the other calls in flight (`CallsInFlight`). Roots first follow the Task's
+   * workspace (a server that reads roots is told they changed and given time to read them); the SDK sends
+   * `notifications/cancelled` for this call alone when its signal aborts or its timeout passes.
    */
   async call(name: string, args: Record<string, unknown>, scope: CallScope, options: { signal: AbortSignal; timeoutMs: number }): Promise<CallToolResult> {
     const client = this.client;
     if (!client || this.state !== 'connected') throw new Error(this.lastError ?? 'not connected');
     const deadline = new CallDeadline(options.timeoutMs);
     const elicitor = scope.elicitor;
-    this.scope = { ...scope, ...(elicitor ? { elicitor: (request) => deadline.pausedDuring(() => elicitor(request)) } : {}) };
+    const own: CallScope = { ...scope, ...(elicitor ? { elicitor: (request) => deadline.pausedDuring(() => elicitor(request)) } : {}) };
+    const signal = AbortSignal.any([options.signal, deadline.signal]);
     try {
-      await this.followRoots(client, scope);
-      const trace = this.options.traceContext?.() ?? {};
-      return await client.callTool(
-        { name, arguments: args, ...(Object.keys(trace).length > 0 ? { _meta: trace } : {}) },
-        { signal: AbortSignal.any([options.signal, deadline.signal]), timeout: SDK_TIMEOUT_MS },
-      );
+      return await this.calls.run(own, signal, () => {
+        const trace = this.options.traceContext?.() ?? {};
+        return client.callTool({ name, arguments: args, ...(Object.keys(trace).length > 0 ? { _meta: trace } : {}) }, { signal, timeout: SDK_TIMEOUT_MS });
+      });
     } finally {
       deadline.clear();
-      this.scope = null;
     }
   }
 
@@ -207,32 +214,35 @@ export class ServerConnection {
     );
     client.setRequestHandler('roots/list', () => {
       this.readsRoots = true;
-      this.rootsRead?.();
-      return { roots: this.scope?.roots ?? this.options.roots ?? [] };
+      // Outside any call the server gets the process's own roots (or none); the next call tells it its own again.
+      const roots = this.calls.heldRoots() ?? this.options.roots ?? [];
+      this.sentRoots = JSON.stringify(roots);
+      this.rootsEvents.emit('read');
+      return { roots };
     });
     // The SDK refuses a handler for a capability not declared: sampling is declared only when configured.
     if (this.options.sampling) {
       client.setRequestHandler('sampling/createMessage', (request) => {
-        const sampler = this.scope?.sampler;
-        if (!sampler) throw new Error('sampling is only answered during a call of a Task');
+        const sampler = this.calls.scopeOfRequest()?.sampler;
+        if (!sampler) throw new Error('sampling is only answered during a call of a Task, when it can be told which');
         return sampler(request.params);
       });
     }
     // Outside a call, or where nobody can answer in place, the server is told no and goes on without the answer.
-    client.setRequestHandler('elicitation/create', (request) => this.scope?.elicitor?.(request.params) ?? { action: 'decline' as const });
+    client.setRequestHandler('elicitation/create', (request) => this.calls.scopeOfRequest()?.elicitor?.(request.params) ?? { action: 'decline' as const });
     // A new server process knows no roots yet (it may ask for them while the connect runs).
     this.sentRoots = JSON.stringify(this.options.roots ?? []);
     this.readsRoots = false;
     const transport = this.options.transport();
     this.pipeStderr(transport);
-    const firstRootsRead = new Promise<void>((resolve) => (this.rootsRead = resolve));
+    const firstRootsRead = this.options.roots ? this.rootsRead(FIRST_ROOTS_READ_MS) : null;
     try {
       const bound = { timeout: this.options.timeoutMs, maxTotalTimeout: this.options.timeoutMs };
       await client.connect(transport, bound);
       this.tools = (await client.listTools(undefined, bound)).tools;
       this.skills = await this.listSkills(client, bound);
       // A process started for one workspace (sandbox: true) gets its roots at once; its first call waits until it applied them.
-      if (this.options.roots) await this.rootsApplied(firstRootsRead);
+      if (firstRootsRead) await this.rootsApplied(firstRootsRead);
     } catch (error) {
       await client.close().catch(() => undefined);
       const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
@@ -292,27 +302,29 @@ export class ServerConnection {
     this.timer.unref();
   }
 
-  /** Waits for a new server's first roots read (it asks once initialized, if at all), then for it to apply them. */
-  private async rootsApplied(firstRead: Promise<void>): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([firstRead, new Promise((resolve) => (timer = setTimeout(resolve, FIRST_ROOTS_READ_MS)))]);
-    clearTimeout(timer);
-    this.rootsRead = null;
-    if (this.readsRoots) await new Promise((resolve) => setTimeout(resolve, ROOTS_APPLY_MS));
+  /** Whether the server reads the roots within `withinMs`: the next `read` event, or false at that deadline. */
+  private rootsRead(withinMs: number): Promise<boolean> {
+    return once(this.rootsEvents, 'read', { signal: AbortSignal.timeout(withinMs) }).then(
+      () => true,
+      () => false,
+    );
   }
 
-  private async followRoots(client: Client, scope: CallScope): Promise<void> {
-    const roots = JSON.stringify(scope.roots);
-    if (roots === this.sentRoots) return;
-    this.sentRoots = roots;
+  /** Waits for a new server's first roots read (it asks once initialized, if at all), then for it to apply them. */
+  private async rootsApplied(firstRead: Promise<boolean>): Promise<void> {
+    if (await firstRead) await delay(ROOTS_APPLY_MS);
+  }
+
+  /** Gives the server `roots` before the calls under them go out (CallsInFlight runs it once per change). */
+  private async followRoots(roots: Root[]): Promise<void> {
+    const client = this.client;
+    const sent = JSON.stringify(roots);
+    if (!client || sent === this.sentRoots) return;
+    this.sentRoots = sent;
     if (!this.readsRoots) return;
-    const read = new Promise<void>((resolve) => (this.rootsRead = resolve));
+    const read = this.rootsRead(ROOTS_READ_MS);
     await client.sendRootsListChanged();
-    let timer: NodeJS.Timeout | undefined;
-    const answered = await Promise.race([read.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ROOTS_READ_MS)))]);
-    clearTimeout(timer);
-    this.rootsRead = null;
-    if (answered) await new Promise((resolve) => setTimeout(resolve, ROOTS_APPLY_MS));
+    if (await read) await delay(ROOTS_APPLY_MS);
   }
 
   private pipeStderr(transport: Transport): void {
@@ -324,52 +336,6 @@ export class ServerConnection {
       rest = lines.pop()!.slice(-4000);
       for (const line of lines) if (line.trim() !== '') this.logger.log(line.slice(0, 2000));
     });
-  }
-}
-
-/**
- * A call's `timeout_ms`, counted only while the server works: it stops while the person is asked a
- * form (they may take up to `agent.approvals.wait_ms`). Past it the call is aborted as a timeout.
- */
-class CallDeadline {
-  private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | null = null;
-  private left: number;
-  private since = 0;
-  private paused = 0;
-
-  constructor(private readonly timeoutMs: number) {
-    this.left = timeoutMs;
-    this.start();
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  async pausedDuring<T>(work: () => Promise<T>): Promise<T> {
-    if (this.paused++ === 0) this.stop();
-    try {
-      return await work();
-    } finally {
-      if (--this.paused === 0 && !this.controller.signal.aborted) this.start();
-    }
-  }
-
-  clear(): void {
-    this.stop();
-  }
-
-  private start(): void {
-    this.since = Date.now();
-    this.timer = setTimeout(() => this.controller.abort(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: this.timeoutMs })), Math.max(0, this.left));
-  }
-
-  private stop(): void {
-    if (!this.timer) return;
-    clearTimeout(this.timer);
-    this.timer = null;
-    this.left -= Date.now() - this.since;
   }
 }
 

@@ -15,8 +15,8 @@ import { ServiceProcess, writeConfig } from '../support/service-process.js';
  * The agent with other MCP servers as its tools, what they do end to end: the reference servers from the
  * npm registry, as they are (server-everything 2026.8.31 over stdio and Streamable HTTP, server-memory and
  * server-filesystem over stdio), and this service as a 2026-07-28 server, behind a scripted model that calls
- * their tools. Policy (groups, approvals, forms, the catalog, the sandbox) is in mcp-servers-policy, failures
- * in mcp-servers-failures.
+ * their tools. Policy (groups, approvals, the catalog, the sandbox) is in mcp-servers-policy, a server's forms in
+ * mcp-servers-elicitation, failures in mcp-servers-failures.
  */
 
 describe('stdio: server-everything, memory and filesystem as the agent tools', () => {

@@ -3,20 +3,20 @@
  * accepted by agent_run over MCP, in a fresh session workspace), optionally through a bare tool loop too
  * (`--baseline`), or with each case's reference solution applied instead of a model (`--oracle`). See docs/eval.md.
  */
-import './startup/node-version.js';
+import '../startup/node-version.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SERVER_INFO } from './common/server-info.js';
-import { loadConfig } from './config/config.loader.js';
-import { runBaseline, SEED } from './eval/baseline.js';
-import { saveEvalReport } from './eval/eval-results.repository.js';
-import type { EvalCase } from './eval/case.js';
-import { selectCases } from './eval/cases.js';
-import { NO_REPAIRS, summarise, table, type CaseOutcome, type CaseReport, type EvalReport, type Harness } from './eval/report.js';
-import { ServiceRunner } from './eval/service-runner.js';
-import { applyReference, evalSandbox, verify, writeFixture } from './eval/workspace.js';
+import { SERVER_INFO } from '../common/server-info.js';
+import { loadConfig } from '../config/config.loader.js';
+import { runBaseline, SEED } from '../eval/baseline.js';
+import { saveEvalReport } from '../eval/eval-results.repository.js';
+import type { EvalCase } from '../eval/case.js';
+import { selectCases } from '../eval/cases.js';
+import { NO_REPAIRS, summarise, table, type CaseOutcome, type CaseReport, type EvalReport, type Harness } from '../eval/report.js';
+import { ServiceRunner } from '../eval/service-runner.js';
+import { applyReference, evalSandbox, verify, writeFixture } from '../eval/workspace.js';
 
 const USAGE = `usage: npm run eval -- [--model NAME]... | [--tier NAME]... [--repeat N] [--cases a,b] [--json FILE]
                        [--timeout-ms MS] [--baseline] [--oracle]`;

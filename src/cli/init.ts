@@ -1,10 +1,10 @@
-import './startup/node-version.js';
+import '../startup/node-version.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { installationFile } from './common/installation.js';
-import { starterPlaces } from './config/user-folders.js';
-import { errnoReason } from './startup/startup-error.js';
-import { starterConfig, starterFolders } from './startup/starter-config.js';
+import { installationFile } from '../common/installation.js';
+import { starterPlaces } from '../config/user-folders.js';
+import { errnoReason } from '../startup/startup-error.js';
+import { starterConfig, starterFolders } from '../startup/starter-config.js';
 
 /**
  * `ollama-agent-mcp init`: writes a starter agent.yaml where the service looks for one (AGENT_CONFIG when set,

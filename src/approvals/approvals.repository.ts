@@ -145,19 +145,6 @@ export class ApprovalsRepository {
     return approval ?? null;
   }
 
-  /**
-   * The session's request decided for its newest Task (that Task continues the run with the decision), or
-   * null: nothing has happened in the session since that decision but its own turn.
-   */
-  async decidedLast(sessionId: string): Promise<ApprovalEntity | null> {
-    const [approval] = await this.sql.entities(
-      ApprovalEntity,
-      "SELECT * FROM approvals WHERE session_id = ? AND state IN ('granted', 'denied') AND answer_task_id = (SELECT id FROM tasks WHERE session_id = ? ORDER BY seq DESC LIMIT 1) LIMIT 1",
-      [sessionId, sessionId],
-    );
-    return approval ?? null;
-  }
-
   /** Sets `values` on the pending requests matching `where`; answers with the requests as changed. */
   private async answerPending(values: Partial<ApprovalEntity>, where: string, params: unknown[]): Promise<ApprovalEntity[]> {
     const set = this.sql.assignments(ApprovalEntity, values);

@@ -260,9 +260,12 @@ export class ApprovalsService implements OnModuleInit {
     return (await this.approvals.decidedBy(sessionId, taskId)) !== null;
   }
 
-  /** The request the session's newest turn decided, if it carries a decision (ConversationIntake refuses a second one). */
-  decidedLast(sessionId: string): Promise<ApprovalEntity | null> {
-    return this.approvals.decidedLast(sessionId);
+  /**
+   * The request the session's newest turn decided, if it carries a decision (ConversationIntake refuses a
+   * second one): `newestTaskId` is the session's newest Task (TaskQueueService.newestOfSession; the queue owns `tasks`).
+   */
+  async decidedLast(sessionId: string, newestTaskId: string | null): Promise<ApprovalEntity | null> {
+    return newestTaskId === null ? null : this.approvals.decidedBy(sessionId, newestTaskId);
   }
 
   /**

@@ -86,7 +86,7 @@ export class ConversationIntake {
     const wait = found.pending && conversationWaitOf(found.pending);
     // A new session, a fork or a direct Task has nothing to decide: `decidedLast` is read only when it matters.
     const decidable = found.sessionId !== null && !request.forkFrom && request.mode !== 'direct';
-    found.decided = decidable && !wait ? await this.approvals.decidedLast(found.sessionId!) : null;
+    found.decided = decidable && !wait ? await this.approvals.decidedLast(found.sessionId!, await this.queue.newestOfSession(found.sessionId!)) : null;
     const kind = inputKind({
       text: request.request,
       steer: !input.steer ? 'none' : found.running ? 'running' : 'idle',

@@ -49,7 +49,8 @@ export class ConversationService {
    * it before its SDK starts a task, to answer with an error.
    */
   async refuseRepeatedDecision(sessionId: string, request: string): Promise<void> {
-    const [pending, decided] = await Promise.all([this.approvals.pendingOfSession(sessionId), this.approvals.decidedLast(sessionId)]);
+    const [pending, newest] = await Promise.all([this.approvals.pendingOfSession(sessionId), this.queue.newestOfSession(sessionId)]);
+    const decided = await this.approvals.decidedLast(sessionId, newest);
     const wait = pending && conversationWaitOf(pending);
     const kind = inputKind({ text: request, steer: 'none', keepDuringWait: false, wait, decidedLast: decided && conversationWaitOf(decided), undo: false });
     if (kind.kind === 'already_decided') throw alreadyDecided(decided!.id);

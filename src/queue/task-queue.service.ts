@@ -112,6 +112,11 @@ export class TaskQueueService {
     return task && listedTask(task);
   }
 
+  /** The id of the session's newest Task, or null: what the approvals' `decidedLast` needs (the queue owns `tasks`). */
+  newestOfSession(sessionId: string): Promise<string | null> {
+    return this.tasks.newestOfSession(sessionId);
+  }
+
   /** The status and the start of the result of each of `taskIds` that exists (a page of schedule or trigger runs), in one query. */
   outcomes(taskIds: readonly string[], resultChars: number): Promise<Map<string, TaskOutcome>> {
     return this.tasks.outcomes([...new Set(taskIds)], resultChars);

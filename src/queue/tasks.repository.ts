@@ -81,6 +81,12 @@ export class TasksRepository {
     return latest ? { groups: JSON.parse(latest.groups) as string[], email: latest.email } : null;
   }
 
+  /** The id of the session's newest Task, or null (which request its latest turn decided: ApprovalsService.decidedLast). */
+  async newestOfSession(sessionId: string): Promise<string | null> {
+    const [row] = await this.sql.all<{ id: string }>('SELECT id FROM tasks WHERE session_id = ? ORDER BY seq DESC LIMIT 1', [sessionId]);
+    return row?.id ?? null;
+  }
+
   /** The agent_status / tasks/get lookup, on every poll of every client. */
   async findById(id: string): Promise<TaskEntity | null> {
     const [task] = await this.sql.select(TaskEntity, { id });

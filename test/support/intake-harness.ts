@@ -81,6 +81,10 @@ export class MemoryTasks {
       .sort((a, b) => b.seq - a.seq)
       .slice(0, limit);
   }
+  async newestOfSession(sessionId: string) {
+    const [newest] = [...this.db.tasks.values()].filter((task) => task.sessionId === sessionId).sort((a, b) => b.seq - a.seq);
+    return newest?.id ?? null;
+  }
   queuedLimit(owner: string, limit: number, refuse: (queued: number) => Error) {
     const check = write(() => {
       const queued = [...this.db.tasks.values()].filter((task) => task.owner === owner && task.status === 'queued').length;
@@ -107,10 +111,6 @@ export class MemoryApprovalRows {
   }
   async decidedBy(sessionId: string, answerTaskId: string) {
     return this.db.approvals.find((row) => row.sessionId === sessionId && ['granted', 'denied'].includes(row.state) && row.answerTaskId === answerTaskId) ?? null;
-  }
-  async decidedLast(sessionId: string) {
-    const [newest] = [...this.db.tasks.values()].filter((task) => task.sessionId === sessionId).sort((a, b) => b.seq - a.seq);
-    return newest ? this.decidedBy(sessionId, newest.id) : null;
   }
   async findById(id: string) {
     return this.db.approvals.find((row) => row.id === id) ?? null;

@@ -40,7 +40,6 @@ const OWNERS: Record<string, string> = {
  */
 const KNOWN_EXCEPTIONS: Record<string, string> = {
   'agent/steer-inbox.repository.ts tasks': "a correction's counter and the steering flag are columns of the Task's row, fenced in the same statement",
-  'approvals/approvals.repository.ts tasks': "the session's latest Task, in the one conditional statement that takes an answer",
   'schedules/schedules.repository.ts tasks': "a run's Task status, joined into the runs page and the one-active-run check",
 };
 

@@ -144,6 +144,11 @@ export class MemoryTasks implements Omit<TasksRepository, 'sql' | 'resumedBy'>, 
     return latest ? { groups: JSON.parse(latest.ownerGroups) as string[], email: latest.ownerEmail } : null;
   }
 
+  async newestOfSession(sessionId: string): Promise<string | null> {
+    const [newest] = this.rows.filter((row) => row.sessionId === sessionId).sort((a, b) => b.seq - a.seq);
+    return newest?.id ?? null;
+  }
+
   async outcomes(taskIds: readonly string[], resultChars: number): Promise<Map<string, TaskOutcome>> {
     return new Map(
       this.rows.filter((row) => taskIds.includes(row.id)).map((row) => [row.id, { status: row.status, result: row.result === null ? null : row.result.slice(0, resultChars) }]),

@@ -117,6 +117,11 @@ export class TaskQueueService {
     return this.tasks.newestOfSession(sessionId);
   }
 
+  /** The ids of `owner`'s Tasks still queued or running (a schedule skips its fire while one of them is its last run's). */
+  activeOf(owner: string): Promise<string[]> {
+    return this.tasks.activeOf(owner);
+  }
+
   /** The status and the start of the result of each of `taskIds` that exists (a page of schedule or trigger runs), in one query. */
   outcomes(taskIds: readonly string[], resultChars: number): Promise<Map<string, TaskOutcome>> {
     return this.tasks.outcomes([...new Set(taskIds)], resultChars);

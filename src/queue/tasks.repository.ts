@@ -87,6 +87,12 @@ export class TasksRepository {
     return row?.id ?? null;
   }
 
+  /** The ids of `owner`'s Tasks still queued or running: at most their queue limit and the runners (idx_tasks_status_seq). */
+  async activeOf(owner: string): Promise<string[]> {
+    const rows = await this.sql.all<{ id: string }>("SELECT id FROM tasks WHERE status IN ('queued', 'planning', 'running') AND owner = ?", [owner]);
+    return rows.map((row) => row.id);
+  }
+
   /** The agent_status / tasks/get lookup, on every poll of every client. */
   async findById(id: string): Promise<TaskEntity | null> {
     const [task] = await this.sql.select(TaskEntity, { id });

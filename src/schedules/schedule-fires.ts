@@ -4,7 +4,8 @@ import { AuditService } from '../audit/audit.service.js';
 import { isAgentError } from '../common/agent-error.js';
 import { Clock, SYSTEM_CLOCK } from '../common/clock.js';
 import { SYSTEM_CALLER } from '../identity/caller.js';
-import { SchedulesRepository, type Schedule, type ScheduleRun } from './schedules.repository.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
+import { SchedulesRepository, type Schedule, type ScheduleRunRecord } from './schedules.repository.js';
 import { UnattendedIntake } from './unattended-intake.js';
 import { ClaimTaken } from './unattended.js';
 
@@ -25,15 +26,17 @@ export class ScheduleFires {
     private readonly schedules: SchedulesRepository,
     private readonly intake: UnattendedIntake,
     private readonly audit: AuditService,
+    private readonly queue: TaskQueueService,
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   /** The run this process made of the fire, or null when another replica had taken it. */
-  async fire(schedule: Schedule, fireAt: Date, kind: ScheduleRun['kind']): Promise<ScheduleRun | null> {
+  async fire(schedule: Schedule, fireAt: Date, kind: ScheduleRunRecord['kind']): Promise<ScheduleRunRecord | null> {
     const run = { id: randomUUID(), scheduleId: schedule.id, fireAt: fireAt.toISOString(), kind, createdAt: new Date(this.clock.now()).toISOString() };
     const detail = { schedule: schedule.id, run: run.id, fire_at: run.fireAt, kind };
     const caller = { ...SYSTEM_CALLER, user: schedule.owner.user, groups: schedule.owner.groups, transport: 'schedule' as const };
-    if (await this.schedules.active(schedule.id)) {
+    // The queue owns `tasks`: it names the owner's active Tasks, the schedule's runs say whether one is theirs.
+    if (await this.schedules.startedAny(schedule.id, await this.queue.activeOf(schedule.owner.user))) {
       if (!(await this.schedules.record({ ...run, state: 'skipped', taskId: null, reason: SKIPPED }))) return null;
       await this.audit.record({ caller, action: 'schedule.skipped', outcome: 'ok', detail });
       return this.schedules.run(run.id);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PlainSql, sqlStep, type SqlStep } from '../database/plain-sql.js';
+import type { RunOutcome } from './run-outcomes.js';
 import { claimGuard, ownerOf, sqlFlag, type UnattendedSource } from './unattended.js';
 
 export interface Schedule extends UnattendedSource {
@@ -16,7 +17,7 @@ export interface Schedule extends UnattendedSource {
  * A fire: started (with its Task), skipped (the last Task was still queued or running) or refused (the
  * queue said no). `starting` is only in rows an earlier version left (it claimed before the Task's unit).
  */
-export interface ScheduleRun {
+export interface ScheduleRunRecord {
   id: string;
   scheduleId: string;
   fireAt: string;
@@ -24,10 +25,10 @@ export interface ScheduleRun {
   state: 'starting' | 'started' | 'skipped' | 'refused';
   taskId: string | null;
   reason: string | null;
-  taskStatus: string | null;
-  /** The Task's result, for its first line. */
-  taskResult: string | null;
 }
+
+/** A run as the runs page shows it: with its Task's status and the start of its result, which the queue gives (it owns `tasks`, run-outcomes.ts). */
+export type ScheduleRun = ScheduleRunRecord & RunOutcome;
 
 /** The columns a PATCH may change. */
 export type ScheduleChange = Partial<Pick<Schedule, 'name' | 'cron' | 'timezone' | 'request' | 'sessionMode' | 'tier' | 'approvals' | 'catchUp' | 'enabled' | 'nextFireAt'>>;
@@ -54,7 +55,7 @@ type Row = Omit<Schedule, 'owner' | 'enabled' | 'declared'> & { owner: string; o
 const scheduleOf = (row: Row): Schedule => ({ ...row, owner: ownerOf(row), enabled: Boolean(row.enabled), declared: Boolean(row.declared) });
 
 /** A fire as it is taken: with its Task (`started`), or without one and why (`skipped`, `refused`). */
-export type NewScheduleRun = Pick<ScheduleRun, 'id' | 'scheduleId' | 'fireAt' | 'kind' | 'state' | 'taskId' | 'reason'> & { createdAt: string };
+export type NewScheduleRun = Pick<ScheduleRunRecord, 'id' | 'scheduleId' | 'fireAt' | 'kind' | 'state' | 'taskId' | 'reason'> & { createdAt: string };
 
 const INSERT_RUN = `INSERT INTO schedule_runs (id, schedule_id, fire_at, kind, state, task_id, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (schedule_id, fire_at) DO NOTHING RETURNING id`;
@@ -184,25 +185,23 @@ export class SchedulesRepository {
     return (await this.sql.all(INSERT_RUN, runParams(run))).length > 0;
   }
 
-  /** Whether a run of the schedule has a Task still queued or running. */
-  async active(scheduleId: string): Promise<boolean> {
-    const rows = await this.sql.all(
-      "SELECT r.id FROM schedule_runs r INNER JOIN tasks t ON t.id = r.task_id WHERE r.schedule_id = ? AND t.status IN ('queued', 'planning', 'running') LIMIT 1",
-      [scheduleId],
-    );
+  /** Whether a run of the schedule started one of `taskIds` (its owner's Tasks still queued or running, TaskQueueService.activeOf). */
+  async startedAny(scheduleId: string, taskIds: readonly string[]): Promise<boolean> {
+    if (taskIds.length === 0) return false;
+    const rows = await this.sql.all(`SELECT id FROM schedule_runs WHERE schedule_id = ? AND task_id IN (${taskIds.map(() => '?').join(', ')}) LIMIT 1`, [scheduleId, ...taskIds]);
     return rows.length > 0;
   }
 
-  async run(runId: string): Promise<ScheduleRun | null> {
-    const [row] = await this.sql.all<ScheduleRun>(`${RUNS} WHERE r.id = ?`, [runId]);
+  async run(runId: string): Promise<ScheduleRunRecord | null> {
+    const [row] = await this.sql.all<ScheduleRunRecord>(`${RUNS} WHERE r.id = ?`, [runId]);
     return row ?? null;
   }
 
   /** A schedule's runs, newest fire first, before `beforeFireAt` when paging. */
-  async runs(scheduleId: string, limit: number, beforeFireAt: string | null): Promise<ScheduleRun[]> {
+  async runs(scheduleId: string, limit: number, beforeFireAt: string | null): Promise<ScheduleRunRecord[]> {
     return beforeFireAt === null
-      ? this.sql.all<ScheduleRun>(`${RUNS} WHERE r.schedule_id = ? ORDER BY r.fire_at DESC LIMIT ?`, [scheduleId, limit])
-      : this.sql.all<ScheduleRun>(`${RUNS} WHERE r.schedule_id = ? AND r.fire_at < ? ORDER BY r.fire_at DESC LIMIT ?`, [scheduleId, beforeFireAt, limit]);
+      ? this.sql.all<ScheduleRunRecord>(`${RUNS} WHERE r.schedule_id = ? ORDER BY r.fire_at DESC LIMIT ?`, [scheduleId, limit])
+      : this.sql.all<ScheduleRunRecord>(`${RUNS} WHERE r.schedule_id = ? AND r.fire_at < ? ORDER BY r.fire_at DESC LIMIT ?`, [scheduleId, beforeFireAt, limit]);
   }
 
   /** The schedule whose fire started the Task, or null. */
@@ -212,5 +211,4 @@ export class SchedulesRepository {
   }
 }
 
-const RUNS = `SELECT r.id, r.schedule_id AS "scheduleId", r.fire_at AS "fireAt", r.kind, r.state, r.task_id AS "taskId", r.reason,
-  t.status AS "taskStatus", SUBSTR(t.result, 1, 400) AS "taskResult" FROM schedule_runs r LEFT JOIN tasks t ON t.id = r.task_id`;
+const RUNS = `SELECT r.id, r.schedule_id AS "scheduleId", r.fire_at AS "fireAt", r.kind, r.state, r.task_id AS "taskId", r.reason FROM schedule_runs r`;

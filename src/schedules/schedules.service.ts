@@ -5,6 +5,8 @@ import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { CronSpec } from '../config/cron-spec.js';
 import type { Caller } from '../identity/caller.js';
+import { TaskQueueService } from '../queue/task-queue.service.js';
+import { withOutcomes } from './run-outcomes.js';
 import { ScheduleFires } from './schedule-fires.js';
 import { SchedulesRepository, type Schedule, type ScheduleChange, type ScheduleRun } from './schedules.repository.js';
 import { UnattendedRules } from './unattended-rules.js';
@@ -38,6 +40,7 @@ export class SchedulesService {
     private readonly schedules: SchedulesRepository,
     private readonly fires: ScheduleFires,
     private readonly config: AppConfig,
+    private readonly queue: TaskQueueService,
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     this.rules = new UnattendedRules(config);
@@ -108,12 +111,13 @@ export class SchedulesService {
     if (!schedule) return null;
     const run = await this.fires.fire(schedule, new Date(this.clock.now()), 'manual');
     if (!run) throw new AgentError('invalid_input', 'this schedule was run at this very moment already');
-    return run;
+    const [shown] = await withOutcomes(this.queue, [run]);
+    return shown;
   }
 
   async runs(caller: Caller, id: string, limit: number, beforeFireAt: string | null): Promise<ScheduleRun[] | null> {
     const schedule = await this.find(caller, id);
-    return schedule && this.schedules.runs(id, limit, beforeFireAt);
+    return schedule && withOutcomes(this.queue, await this.schedules.runs(id, limit, beforeFireAt));
   }
 
   /**

@@ -6,6 +6,7 @@ import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
 import { UnattendedIntake } from '../schedules/unattended-intake.js';
+import { withOutcomes } from '../schedules/run-outcomes.js';
 import { newSecret, UnattendedRules } from '../schedules/unattended-rules.js';
 import { ClaimTaken, type SessionMode, type UnattendedApprovals } from '../schedules/unattended.js';
 import { rateWait, TriggerRateExceeded } from './trigger-rate.js';
@@ -26,9 +27,6 @@ export interface TriggerInput {
 }
 
 export type TriggerPatch = Partial<Omit<TriggerInput, 'kind' | 'notifyUrl'>>;
-
-/** How much of a run's Task result the runs page gets (it shows the first non-blank line of it, at most 300 characters). */
-const RUN_RESULT_CHARS = 400;
 
 /** A delivery whose signature held, as the edge read it. */
 export interface Delivery {
@@ -108,15 +106,7 @@ export class TriggersService {
   /** A page of a trigger's runs, each with its Task's status and the start of its result (one call to the queue for the page). */
   async runs(caller: Caller, id: string, limit: number, beforeCreatedAt: string | null): Promise<TriggerRun[] | null> {
     if (!(await this.find(caller, id))) return null;
-    const runs = await this.triggers.runs(id, limit, beforeCreatedAt);
-    const outcomes = await this.queue.outcomes(
-      runs.flatMap((run) => (run.taskId === null ? [] : [run.taskId])),
-      RUN_RESULT_CHARS,
-    );
-    return runs.map((run) => {
-      const outcome = run.taskId === null ? undefined : outcomes.get(run.taskId);
-      return { ...run, taskStatus: outcome?.status ?? null, taskResult: outcome?.result ?? null };
-    });
+    return withOutcomes(this.queue, await this.triggers.runs(id, limit, beforeCreatedAt));
   }
 
   /** An enabled trigger by id, for a delivery (which proves itself by its signature, not by an identity). */

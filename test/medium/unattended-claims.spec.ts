@@ -10,6 +10,7 @@ import { ScheduleFires } from '../../src/schedules/schedule-fires.js';
 import { SchedulesRepository, type Schedule } from '../../src/schedules/schedules.repository.js';
 import type { UnattendedIntake } from '../../src/schedules/unattended-intake.js';
 import type { TaskQueueService } from '../../src/queue/task-queue.service.js';
+import { TasksRepository } from '../../src/queue/tasks.repository.js';
 import { TriggersRepository, type Trigger } from '../../src/triggers/triggers.repository.js';
 import { TriggersService, type Delivery } from '../../src/triggers/triggers.service.js';
 import { freshDatabase, type DatabaseKind } from '../support/databases.js';
@@ -83,7 +84,10 @@ function stoppingIntake(): { start: Start; reached: Promise<void> } {
   };
 }
 
-const fires = (sql: PlainSql, start: Start) => new ScheduleFires(new SchedulesRepository(sql), { start } as unknown as UnattendedIntake, audit, clock);
+/** The queue's answer the fire asks for (an owner's active Tasks), from the real repository on the same database. */
+const queueOn = (sql: PlainSql) => ({ activeOf: (owner: string) => new TasksRepository(sql).activeOf(owner) }) as unknown as TaskQueueService;
+
+const fires = (sql: PlainSql, start: Start) => new ScheduleFires(new SchedulesRepository(sql), { start } as unknown as UnattendedIntake, audit, queueOn(sql), clock);
 
 const runs = (sql: PlainSql) =>
   sql.all<{ state: string; taskStatus: string | null }>('SELECT r.state, t.status AS "taskStatus" FROM schedule_runs r LEFT JOIN tasks t ON t.id = r.task_id', []);
@@ -99,7 +103,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('a fire is claimed with its 
       // What another replica (or this one after its restart, within the misfire grace) finds: nothing claimed.
       expect(await runs(sql)).toEqual([]);
       const run = await fires(sql, committingIntake(sql)).fire(schedule, fireAt, 'cron');
-      expect(run).toMatchObject({ state: 'started', taskStatus: 'queued' });
+      expect(run).toMatchObject({ state: 'started', taskId: expect.any(String) });
       expect(await runs(sql)).toEqual([{ state: 'started', taskStatus: 'queued' }]);
     });
   });
@@ -113,6 +117,18 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('a fire is claimed with its 
       const [kept] = await sql.all<{ sessionId: string }>('SELECT session_id AS "sessionId" FROM schedules WHERE id = ?', [schedule.id]);
       const [task] = await sql.all<{ sessionId: string }>('SELECT session_id AS "sessionId" FROM tasks WHERE id = ?', [run!.taskId]);
       expect(kept.sessionId).toBe(task.sessionId);
+    });
+  });
+
+  it("skips a fire while the Task of an earlier run is still queued, and fires once it ended (the queue names the owner's active Tasks)", async () => {
+    const { database } = validateConfig({ database: await freshDatabase(kind) });
+    await withMigratedDatabase(database, async (sql) => {
+      await new SchedulesRepository(sql).insert(schedule);
+      const later = (minutes: number) => new Date(fireAt.getTime() + minutes * 60_000);
+      const first = await fires(sql, committingIntake(sql)).fire(schedule, fireAt, 'cron');
+      expect(await fires(sql, committingIntake(sql)).fire(schedule, later(1), 'cron')).toMatchObject({ state: 'skipped', taskId: null });
+      await sql.run("UPDATE tasks SET status = 'completed' WHERE id = ?", [first!.taskId]);
+      expect(await fires(sql, committingIntake(sql)).fire(schedule, later(2), 'cron')).toMatchObject({ state: 'started' });
     });
   });
 

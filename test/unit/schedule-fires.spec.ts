@@ -4,7 +4,8 @@ import { AgentError } from '../../src/common/agent-error.js';
 import type { SqlStep } from '../../src/database/plain-sql.js';
 import type { Clock } from '../../src/common/clock.js';
 import { ScheduleFires } from '../../src/schedules/schedule-fires.js';
-import type { NewScheduleRun, Schedule, ScheduleRun, SchedulesRepository } from '../../src/schedules/schedules.repository.js';
+import type { NewScheduleRun, Schedule, ScheduleRunRecord, SchedulesRepository } from '../../src/schedules/schedules.repository.js';
+import type { TaskQueueService } from '../../src/queue/task-queue.service.js';
 import type { UnattendedIntake } from '../../src/schedules/unattended-intake.js';
 import { ClaimTaken } from '../../src/schedules/unattended.js';
 
@@ -35,7 +36,7 @@ const schedule = (fields: Partial<Schedule> = {}): Schedule => ({
 interface Options {
   /** Whether the recording insert lands (false: another replica took the fire). */
   lands?: boolean;
-  /** Whether another run of the schedule is active. */
+  /** Whether another run of the schedule started one of the owner's active Tasks. */
   active?: boolean;
   start?: UnattendedIntake['start'];
 }
@@ -47,14 +48,21 @@ function setUp({ lands = true, active = false, start = async () => undefined }: 
   const repository = {
     claim: jest.fn<SchedulesRepository['claim']>(() => [claimStep]),
     record: jest.fn<SchedulesRepository['record']>(async (run) => lands && recorded.push(run) > 0),
-    active: jest.fn<SchedulesRepository['active']>(async () => active),
+    startedAny: jest.fn<SchedulesRepository['startedAny']>(async (_id, taskIds) => active && taskIds.includes('t-active')),
     keptSession: jest.fn<SchedulesRepository['keptSession']>((id, sessionId) => ({ op: 'run', sql: 'kept', params: [id, sessionId] })),
-    run: jest.fn<SchedulesRepository['run']>(async (id) => ({ id }) as ScheduleRun),
+    run: jest.fn<SchedulesRepository['run']>(async (id) => ({ id }) as ScheduleRunRecord),
   };
   const intake = { start: jest.fn<UnattendedIntake['start']>(start) };
   const audit = { record: jest.fn<AuditService['record']>(async () => undefined) };
-  const fires = new ScheduleFires(repository as unknown as SchedulesRepository, intake as unknown as UnattendedIntake, audit as unknown as AuditService, clock);
-  return { fires, repository, intake, audit, recorded, claimStep };
+  const queue = { activeOf: jest.fn<TaskQueueService['activeOf']>(async () => ['t-active']) };
+  const fires = new ScheduleFires(
+    repository as unknown as SchedulesRepository,
+    intake as unknown as UnattendedIntake,
+    audit as unknown as AuditService,
+    queue as unknown as TaskQueueService,
+    clock,
+  );
+  return { fires, repository, intake, audit, recorded, claimStep, queue };
 }
 
 const UUID = /^[0-9a-f-]{36}$/;
@@ -114,8 +122,9 @@ describe('one fire of a schedule (ScheduleFires)', () => {
   });
 
   it('skips the fire while the last Task is active, and audits it', async () => {
-    const { fires, intake, audit, recorded } = setUp({ active: true });
+    const { fires, intake, audit, recorded, queue } = setUp({ active: true });
     await fires.fire(schedule(), fireAt, 'manual');
+    expect(queue.activeOf).toHaveBeenCalledWith('alice@example.com');
     expect(intake.start).not.toHaveBeenCalled();
     expect(recorded).toEqual([expect.objectContaining({ state: 'skipped', kind: 'manual', taskId: null, reason: 'the previous task of this schedule was still queued or running' })]);
     expect(audit.record).toHaveBeenCalledWith(expect.objectContaining({ action: 'schedule.skipped', outcome: 'ok' }));

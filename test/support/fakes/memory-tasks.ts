@@ -149,6 +149,10 @@ export class MemoryTasks implements Omit<TasksRepository, 'sql' | 'resumedBy'>, 
     return newest?.id ?? null;
   }
 
+  async activeOf(owner: string): Promise<string[]> {
+    return this.rows.filter((row) => row.owner === owner && ['queued', 'planning', 'running'].includes(row.status)).map((row) => row.id);
+  }
+
   async outcomes(taskIds: readonly string[], resultChars: number): Promise<Map<string, TaskOutcome>> {
     return new Map(
       this.rows.filter((row) => taskIds.includes(row.id)).map((row) => [row.id, { status: row.status, result: row.result === null ? null : row.result.slice(0, resultChars) }]),

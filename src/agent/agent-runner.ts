@@ -77,9 +77,15 @@ export class AgentFailure extends Error {
 }
 
 /**
+ * Closes the Task to corrections unless more than the `received` first arrived (SteerInbox.close): the
+ * flag is a column of the Task's row, which the queue owns, so the queue hands this over with the Task.
+ */
+export type CloseSteering = (taskId: string, received: number) => Promise<boolean>;
+
+/**
  * What the queue needs from an agent: run one Task, report progress as it goes, honour the signal.
  * The queue and the transports depend only on this, so a planning agent slots in without touching them.
  */
 export abstract class AgentRunner {
-  abstract run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome>;
+  abstract run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal, closeSteering: CloseSteering): Promise<AgentOutcome>;
 }

@@ -11,7 +11,7 @@ import { OllamaGateway, type ChatMessage } from '../ollama/ollama.gateway.js';
 import { WorkspaceError } from '../workspace/workspace-error.js';
 import { sessionFileUri } from '../workspace/session-file-uri.js';
 import type { FileChange } from '../workspace/workspace-files.js';
-import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask, type TaskProgress } from './agent-runner.js';
+import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask, type CloseSteering, type TaskProgress } from './agent-runner.js';
 import { ApprovalExecutor } from './approval-executor.js';
 import { CoreToolSource } from './core-tools.js';
 import { RunLimits, taskBudgets, type RunBudgets } from './core/run-limits.js';
@@ -53,7 +53,7 @@ export class AgentService extends AgentRunner {
     super();
   }
 
-  async run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal): Promise<AgentOutcome> {
+  async run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal, closeSteering: CloseSteering): Promise<AgentOutcome> {
     const events = this.hub.forRun([traceWriter(this.trace, { sessionId: task.sessionId, owner: task.owner }), progressReporter(report)]);
     const direct = task.mode === 'direct';
     // A pause is continued on the model it stopped on (and that model's profile), whatever tier answers it.
@@ -102,7 +102,7 @@ export class AgentService extends AgentRunner {
     const limits = await this.limits.forRun({ taskId: task.id, sessionId: task.sessionId, owner: task.owner, ownerGroups: task.ownerGroups, budgets: state.budgets });
     const loop = new RunLoop(
       state,
-      { ollama: this.ollama, executor, config: this.config, events, clock: this.clock, limits, inbox: direct ? null : this.inbox },
+      { ollama: this.ollama, executor, config: this.config, events, clock: this.clock, limits, inbox: direct ? null : { take: (taskId) => this.inbox.take(taskId), close: closeSteering } },
       { taskId: task.id, temperature: task.temperature, tools, profile, signal, workspace, caller },
     );
     try {

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { nowIso } from '../common/clock.js';
 import { PlainSql, sqlStep, type SqlStep } from '../database/plain-sql.js';
 import type { SteerMessage } from './core/run-state.js';
-import type { SteerInbox } from './core/steer-inbox.js';
 import { RunWaitEntity } from './run-wait.entity.js';
 
 /** Why a correction was not taken by the running Task (the unit's guard throws it; nothing is stored). */
@@ -14,27 +13,25 @@ export class SteerRefused extends Error {
   }
 }
 
+type CountStep = Extract<SqlStep, { op: 'all' }>;
+
 /**
- * The run's inbox of corrections: `steer` rows of run_waits. Accepting one and closing the inbox both
- * update the Task's row (`steer_count`, `steering_closed`), so they serialise on it on SQLite and on
- * PostgreSQL: a correction is either taken by the run or refused (and queued as a follow-up), never lost.
+ * The run's inbox of corrections: `steer` rows of run_waits. Accepting one counts it on the Task's row
+ * (`steer_count`, the queue's step: it owns `tasks`) in the same unit, and closing the inbox is the queue's
+ * update of that row (`steering_closed`, TasksRepository.closeSteering), so both serialise on it on SQLite
+ * and on PostgreSQL: a correction is either taken by the run or refused (and queued as a follow-up), never lost.
  */
 @Injectable()
-export class SteerInboxRepository implements SteerInbox {
+export class SteerInboxRepository {
   constructor(private readonly sql: PlainSql) {}
 
   /**
    * The writes that accept `text` for the running Task `taskId` of `owner`, for a unit of work with its
-   * audit event; its guard throws SteerRefused when the Task is not running, closed to corrections, or
-   * already took `max`.
+   * audit event. `counted` is the queue's count of it (TaskQueueService.correctionCount while running),
+   * guarded here: SteerRefused when the Task is not running, closed to corrections, or already took `max`.
    */
-  acceptance(task: { taskId: string; sessionId: string; owner: string }, text: string, max: number): { id: string; writes: SqlStep[] } {
-    const count = this.counted(
-      `UPDATE tasks SET steer_count = steer_count + 1 WHERE id = ? AND owner = ? AND status IN ('planning', 'running') AND steering_closed = FALSE RETURNING steer_count`,
-      [task.taskId, task.owner],
-      max,
-    );
-    return this.stored(task.taskId, text, [count]);
+  acceptance(task: { taskId: string; sessionId: string; owner: string }, counted: CountStep, text: string, max: number): { id: string; writes: SqlStep[] } {
+    return this.stored(task, text, [this.counted(counted, max)]);
   }
 
   /**
@@ -44,10 +41,12 @@ export class SteerInboxRepository implements SteerInbox {
    * (ApprovalsRepository.stillPending); guarded here, it throws SteerRefused (`not_running`) when the request
    * was answered first. It updates the request's row, so it serialises with the answer taking that row: a kept
    * correction is either taken by the answering Task or refused (and queued as a follow-up), never lost.
+   * `counted` is the queue's count of it in any state of the Task (TaskQueueService.correctionCount).
    */
   keptDuringWait(
     task: { taskId: string; sessionId: string; owner: string },
-    stillPending: Extract<SqlStep, { op: 'all' }>,
+    stillPending: CountStep,
+    counted: CountStep,
     text: string,
     max: number,
   ): { id: string; writes: SqlStep[] } {
@@ -57,14 +56,13 @@ export class SteerInboxRepository implements SteerInbox {
         if (rows.length === 0) throw new SteerRefused('not_running');
       },
     };
-    const count = this.counted(`UPDATE tasks SET steer_count = steer_count + 1 WHERE id = ? AND owner = ? RETURNING steer_count`, [task.taskId, task.owner], max);
-    return this.stored(task.taskId, text, [guard, count]);
+    return this.stored(task, text, [guard, this.counted(counted, max)]);
   }
 
   /** The count's update, refused when it matched no Task (`not_running`) or passed `max` (`limit`). */
-  private counted(sql: string, params: unknown[], max: number): SqlStep {
+  private counted(step: CountStep, max: number): SqlStep {
     return {
-      ...(sqlStep.all(sql, params) as Extract<SqlStep, { op: 'all' }>),
+      ...step,
       check: (rows) => {
         if (rows.length === 0) throw new SteerRefused('not_running');
         if (Number((rows[0] as { steer_count: number | string }).steer_count) > max) throw new SteerRefused('limit');
@@ -72,13 +70,17 @@ export class SteerInboxRepository implements SteerInbox {
     };
   }
 
-  /** The guards, then the correction's row (numbered by the Task's count). */
-  private stored(taskId: string, text: string, guards: SqlStep[]): { id: string; writes: SqlStep[] } {
+  /**
+   * The guards, then the correction's row, numbered after the Task's earlier corrections: each count and
+   * its row are written together in one unit, serialised on the Task's row by the count, so the number is
+   * the count the guard read.
+   */
+  private stored(task: { taskId: string; sessionId: string; owner: string }, text: string, guards: SqlStep[]): { id: string; writes: SqlStep[] } {
     const id = randomUUID();
     const insert = sqlStep.run(
       `INSERT INTO run_waits (id, task_id, session_id, owner, kind, state, body, position, created_at)
-       SELECT ?, id, session_id, owner, 'steer', 'open', ?, steer_count, ? FROM tasks WHERE id = ?`,
-      [id, text, nowIso(), taskId],
+       SELECT ?, ?, ?, ?, 'steer', 'open', ?, COUNT(*) + 1, ? FROM run_waits WHERE task_id = ? AND kind = 'steer'`,
+      [id, task.taskId, task.sessionId, task.owner, text, nowIso(), task.taskId],
     );
     return { id, writes: [...guards, insert] };
   }
@@ -89,11 +91,6 @@ export class SteerInboxRepository implements SteerInbox {
       [nowIso(), taskId],
     );
     return rows.sort((a, b) => Number(a.position) - Number(b.position)).map((row) => ({ id: row.id, text: row.body, at: row.created_at }));
-  }
-
-  async close(taskId: string, received: number): Promise<boolean> {
-    const rows = await this.sql.changed('UPDATE tasks SET steering_closed = TRUE WHERE id = ? AND steer_count <= ? RETURNING id', [taskId, received]);
-    return rows.length > 0;
   }
 
   /** The corrections a Task was sent, in order (its console page). */

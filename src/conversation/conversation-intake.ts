@@ -180,7 +180,7 @@ export class ConversationIntake {
    */
   private async steer(caller: Caller, task: ListedTask, text: string, accepted: AuditDraft): Promise<IntakeOutcome | null> {
     const max = this.config.agent.steering.maxPerTask;
-    const { id, writes } = this.inbox.acceptance({ taskId: task.id, sessionId: task.sessionId, owner: task.owner }, text, max);
+    const { id, writes } = this.inbox.acceptance({ taskId: task.id, sessionId: task.sessionId, owner: task.owner }, this.queue.correctionCount(task, true), text, max);
     if (!(await this.commitCorrection(caller, task, { id, writes }, accepted, {}))) return null;
     const now = (await this.queue.find(task.id)) ?? task;
     return { kind: 'steered', task: now, position: now.steerCount };
@@ -198,6 +198,7 @@ export class ConversationIntake {
     const { id, writes } = this.inbox.keptDuringWait(
       { taskId: task.id, sessionId: task.sessionId, owner: task.owner },
       this.approvals.stillPending(pending.id, task.id),
+      this.queue.correctionCount(task, false),
       text,
       max,
     );

@@ -68,6 +68,8 @@ export class TaskExecution {
       if (progress.status && progress.status !== task.status) await this.journal.record(task, progress.status);
       if (!(await this.tasks.updateProgress(lease, progress))) controller.abort(new LeaseLost());
     };
+    // The steering flag is a column of the Task's row (ours): the run closes its inbox through this.
+    const closeSteering = (taskId: string, received: number) => this.tasks.closeSteering(taskId, received);
     // Workspace history (issue 24): a checkpoint before the run and one at its end (in `end`), outside the
     // agent loop; an undo request is restored from the history instead of being run by the agent.
     let history: TaskHistory | null = null;
@@ -78,7 +80,7 @@ export class TaskExecution {
       // Under the Task's span: a call the run makes to another MCP server carries it (issue 39).
       // The intake's order (input-order.ts): a decision (a question's option named like undo included) comes before undo.
       const undo = this.history.isUndo(task.request) && !(await this.approvals.carriesDecision(task.sessionId, task.id));
-      const outcome = await this.telemetry.within(traced, () => (undo ? this.history.undo(begun) : this.agent.run(input, report, controller.signal)));
+      const outcome = await this.telemetry.within(traced, () => (undo ? this.history.undo(begun) : this.agent.run(input, report, controller.signal, closeSteering)));
       if (controller.signal.aborted) throw controller.signal.reason;
       await this.end(task, lease, 'completed', outcome.result, { ...progressSoFar, ...outcome.progress }, history);
     } catch (error) {

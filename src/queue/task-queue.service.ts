@@ -18,6 +18,7 @@ import { TaskEntity } from './task.entity.js';
 import { TaskExecution } from './task-execution.js';
 import { SessionFork } from './session-fork.js';
 import { TaskWorker } from './task-worker.js';
+import type { SqlStep } from '../database/plain-sql.js';
 import { TasksRepository, type TaskFilters, type TaskOutcome } from './tasks.repository.js';
 import { TaskTelemetry } from '../telemetry/task-telemetry.js';
 import { Telemetry } from '../telemetry/telemetry.js';
@@ -115,6 +116,11 @@ export class TaskQueueService {
   /** The id of the session's newest Task, or null: what the approvals' `decidedLast` needs (the queue owns `tasks`). */
   newestOfSession(sessionId: string): Promise<string | null> {
     return this.tasks.newestOfSession(sessionId);
+  }
+
+  /** The step counting a correction to `task`, for the intake's unit that stores it (TasksRepository.correctionCount). */
+  correctionCount(task: { id: string; owner: string }, running: boolean): Extract<SqlStep, { op: 'all' }> {
+    return this.tasks.correctionCount(task.id, task.owner, running);
   }
 
   /** The ids of `owner`'s Tasks still queued or running (a schedule skips its fire while one of them is its last run's). */

@@ -87,6 +87,28 @@ export class TasksRepository {
     return row?.id ?? null;
   }
 
+  /**
+   * The step that counts one more correction on the Task `taskId` of `owner` (`steer_count`, returned),
+   * for the intake's unit that stores the correction (SteerInboxRepository guards on the count it returns).
+   * `running`: only while the Task runs and still takes corrections, so it serialises on the Task's row with
+   * `closeSteering`; otherwise in any state (a correction kept for a paused Task, guarded by its request).
+   */
+  correctionCount(taskId: string, owner: string, running: boolean): Extract<SqlStep, { op: 'all' }> {
+    const open = running ? " AND status IN ('planning', 'running') AND steering_closed = FALSE" : '';
+    return sqlStep.all(`UPDATE tasks SET steer_count = steer_count + 1 WHERE id = ? AND owner = ?${open} RETURNING steer_count`, [taskId, owner]) as Extract<
+      SqlStep,
+      { op: 'all' }
+    >;
+  }
+
+  /**
+   * Closes the Task to corrections unless more than the `received` first were counted (SteerInbox.close):
+   * a correction counted after this becomes a follow-up Task.
+   */
+  async closeSteering(taskId: string, received: number): Promise<boolean> {
+    return (await this.sql.changed('UPDATE tasks SET steering_closed = TRUE WHERE id = ? AND steer_count <= ? RETURNING id', [taskId, received])).length > 0;
+  }
+
   /** The ids of `owner`'s Tasks still queued or running: at most their queue limit and the runners (idx_tasks_status_seq). */
   async activeOf(owner: string): Promise<string[]> {
     const rows = await this.sql.all<{ id: string }>("SELECT id FROM tasks WHERE status IN ('queued', 'planning', 'running') AND owner = ?", [owner]);

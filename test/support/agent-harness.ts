@@ -1,4 +1,4 @@
-import type { AgentTask } from '../../src/agent/agent-runner.js';
+import type { AgentTask, CloseSteering, TaskProgress } from '../../src/agent/agent-runner.js';
 import { AgentService } from '../../src/agent/agent.service.js';
 import type { RunEvent } from '../../src/agent/core/run-events.js';
 import { RunLimits } from '../../src/agent/core/run-limits.js';
@@ -133,7 +133,10 @@ export class MemoryToolbox {
   }
 }
 
-/** A steering inbox in memory, per Task: `send` is what the intake does, `take` and `close` what the loop does. */
+/**
+ * A steering inbox in memory, per Task: `send` is what the intake does, `take` what the loop does through
+ * SteerInboxRepository, `close` what it does through the queue (TasksRepository.closeSteering, handed to the run).
+ */
 export class MemoryInbox implements SteerInbox {
   private readonly tasks = new Map<string, { sent: SteerMessage[]; taken: number; closed: boolean }>();
   send(text: string, taskId = 't1'): boolean {
@@ -170,6 +173,22 @@ export class MemoryInbox implements SteerInbox {
 }
 
 /**
+ * AgentService run as TaskExecution runs it, which hands the run the Task row's steering flag
+ * (TasksRepository.closeSteering): here the memory inbox's, so the specs call `run` with the rest.
+ */
+class QueuedAgentService extends AgentService {
+  constructor(
+    private readonly steering: MemoryInbox,
+    ...rest: ConstructorParameters<typeof AgentService>
+  ) {
+    super(...rest);
+  }
+  override run(task: AgentTask, report: (progress: TaskProgress) => Promise<void>, signal: AbortSignal, closeSteering?: CloseSteering) {
+    return super.run(task, report, signal, closeSteering ?? ((taskId, received) => this.steering.close(taskId, received)));
+  }
+}
+
+/**
  * AgentService built by hand with the real ApprovalsService and PausedRuns on a repository per store in
  * memory (approvals, run waits, the steering inbox) behind one in-memory unit of work: no server, no
  * database, no Ollama.
@@ -194,7 +213,8 @@ export function buildAgent(ollama: unknown, config: AgentConfig, options: { cloc
   };
   const trace = { append: async (step: unknown) => void steps.push(step as RunEvent) };
   const inbox = options.inbox ?? new MemoryInbox();
-  const service = new AgentService(
+  const service = new QueuedAgentService(
+    inbox,
     ollama as never,
     toolbox as never,
     trace as never,

@@ -85,6 +85,15 @@ export class MemoryTasks {
     const [newest] = [...this.db.tasks.values()].filter((task) => task.sessionId === sessionId).sort((a, b) => b.seq - a.seq);
     return newest?.id ?? null;
   }
+  /** TasksRepository.correctionCount: the UPDATE … RETURNING steer_count, done when the unit reads its rows. */
+  correctionCount(taskId: string, owner: string, running: boolean): MemoryRead {
+    return read(() => {
+      const task = this.db.tasks.get(taskId);
+      if (!task || task.owner !== owner || (running && (!['planning', 'running'].includes(task.status) || task.steeringClosed))) return [];
+      task.steerCount += 1;
+      return [{ steer_count: task.steerCount }];
+    });
+  }
   queuedLimit(owner: string, limit: number, refuse: (queued: number) => Error) {
     const check = write(() => {
       const queued = [...this.db.tasks.values()].filter((task) => task.owner === owner && task.status === 'queued').length;
@@ -129,23 +138,26 @@ export class MemoryApprovalRows {
   }
 }
 
-/** SteerInboxRepository's guards: a running Task open to corrections, or a paused one whose request is still pending. */
+/** SteerInboxRepository's guards on the queue's count (MemoryTasks.correctionCount) and, for a kept one, on its request. */
 export class MemorySteerRows {
   constructor(private readonly db: MemoryDb) {}
-  acceptance(task: { taskId: string; owner: string }, text: string, max: number) {
-    return this.stored(task.taskId, text, max, (row) => row.owner === task.owner && ['planning', 'running'].includes(row.status) && !row.steeringClosed);
+  acceptance(task: { taskId: string }, counted: MemoryRead, text: string, max: number) {
+    return this.stored(task.taskId, text, max, [counted]);
   }
-  keptDuringWait(task: { taskId: string; owner: string }, stillPending: MemoryRead, text: string, max: number) {
-    return this.stored(task.taskId, text, max, (row) => row.owner === task.owner && stillPending.rows().length > 0);
+  keptDuringWait(task: { taskId: string }, stillPending: MemoryRead, counted: MemoryRead, text: string, max: number) {
+    return this.stored(task.taskId, text, max, [stillPending, counted]);
   }
-  private stored(taskId: string, text: string, max: number, open: (task: TaskEntity) => boolean) {
+  private stored(taskId: string, text: string, max: number, guards: MemoryRead[]) {
     const id = randomUUID();
     const step = write(() => {
-      const task = this.db.tasks.get(taskId);
-      if (!task || !open(task)) throw new SteerRefused('not_running');
-      task.steerCount += 1;
-      if (task.steerCount > max) throw new SteerRefused('limit');
-      this.db.steers.push({ id, taskId, text, position: task.steerCount, state: 'open' });
+      let rows: unknown[] = [];
+      for (const guard of guards) {
+        rows = guard.rows();
+        if (rows.length === 0) throw new SteerRefused('not_running');
+      }
+      const count = (rows[0] as { steer_count: number }).steer_count;
+      if (count > max) throw new SteerRefused('limit');
+      this.db.steers.push({ id, taskId, text, position: count, state: 'open' });
     });
     return { id, writes: [step] };
   }

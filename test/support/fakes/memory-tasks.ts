@@ -17,9 +17,10 @@ const FILTERS = new Set(['status', 'owner', 'sessionId']);
  * medium specs fair-queue.spec.ts and one-active-task.spec.ts run their cases on this fake too, so the two cannot
  * drift apart): the fair claim order, one active Task (the partial unique index), writes fenced by the lease, and
  * database time from `clock`. Rows are replaced, never changed in place, so a snapshot is a copy of the list.
- * `resumedBy` is left out: it reads the approvals table, and only traced runs ask it.
+ * `resumedBy` is left out: it reads the approvals table, and only traced runs ask it; so is `correctionCount`, whose
+ * rows SteerInboxRepository's guard reads, which MemoryUnitOfWork does not give (the intake harness fakes it).
  */
-export class MemoryTasks implements Omit<TasksRepository, 'sql' | 'resumedBy'>, MemoryStore {
+export class MemoryTasks implements Omit<TasksRepository, 'sql' | 'resumedBy' | 'correctionCount'>, MemoryStore {
   rows: TaskEntity[] = [];
   images: TaskImageEntity[] = [];
   private seq = 0;
@@ -142,6 +143,12 @@ export class MemoryTasks implements Omit<TasksRepository, 'sql' | 'resumedBy'>, 
       .filter((row) => row.owner === user && row.startedAt !== null && row.startedAt > since && row.createdAt > since && !['schedule', 'trigger'].includes(row.surface ?? ''))
       .sort((a, b) => (b.startedAt! < a.startedAt! ? -1 : 1));
     return latest ? { groups: JSON.parse(latest.ownerGroups) as string[], email: latest.ownerEmail } : null;
+  }
+
+  async closeSteering(taskId: string, received: number): Promise<boolean> {
+    const row = this.rows.find((candidate) => candidate.id === taskId && candidate.steerCount <= received);
+    if (row) this.replace(row, { steeringClosed: true });
+    return row !== undefined;
   }
 
   async newestOfSession(sessionId: string): Promise<string | null> {

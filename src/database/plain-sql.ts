@@ -132,7 +132,9 @@ export class PlainSql {
   }
 
   private async execute(step: SqlStep): Promise<unknown[]> {
-    if (step.op === 'all') return this.all(step.sql, step.params);
+    // A guard's rows from an UPDATE … RETURNING (a counter, a row locked by a no-op update) are its changed rows:
+    // TypeORM answers such a statement on PostgreSQL with `[rows, rowCount]`, which `all` would hand on as two rows.
+    if (step.op === 'all') return CHANGES.test(step.sql) ? this.changed(step.sql, step.params) : this.all(step.sql, step.params);
     if (step.op === 'run') await this.run(step.sql, step.params);
     else await this.insert(step.entity, step.items);
     return [];
@@ -211,6 +213,9 @@ const INSERT_SHAPES = new WeakMap<EntityMetadata, InsertShape>();
 
 /** Rows per multi-row INSERT: 500 rows of the widest table stay far below PostgreSQL's 65 535 parameters. */
 const INSERT_CHUNK = 500;
+
+/** A statement whose PostgreSQL answer is `[rows, rowCount]` (see `changed`). */
+const CHANGES = /^\s*(?:UPDATE|DELETE)\b/i;
 
 function toPostgres(sql: string): string {
   let index = 0;

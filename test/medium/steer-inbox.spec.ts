@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { SteerInboxRepository, SteerRefused } from '../../src/agent/steer-inbox.repository.js';
+import { ApprovalsRepository } from '../../src/approvals/approvals.repository.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { withMigratedDatabase } from '../../src/database/data-source-options.js';
 import type { PlainSql } from '../../src/database/plain-sql.js';
@@ -76,6 +77,29 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('a correction counted by the
       expect(await tasks.closeSteering(TASK.taskId, 1)).toBe(true);
       expect(await refusal(accept(sql, 'too late', 5))).toBe('not_running');
       expect(await rows(sql)).toHaveLength(1);
+    });
+  });
+
+  it('keeps a correction for a paused Task while its request waits, and refuses it once the request was answered', async () => {
+    const { database } = validateConfig({ database: await freshDatabase(kind) });
+    await withMigratedDatabase(database, async (sql) => {
+      await runningTask(sql);
+      await sql.run("UPDATE tasks SET status = 'completed', steering_closed = TRUE WHERE id = ?", [TASK.taskId]);
+      const approval = 'c0000000-0000-4000-8000-000000000001';
+      await sql.run(
+        "INSERT INTO approvals (id, task_id, session_id, owner, kind, tool, subject, resume, state, waiting, created_at) VALUES (?, ?, ?, ?, 'approval', 'run_command', 'npm test', '{}', 'pending', FALSE, ?)",
+        [approval, TASK.taskId, TASK.sessionId, TASK.owner, AT],
+      );
+      const keep = (text: string) => {
+        const counted = new TasksRepository(sql).correctionCount(TASK.taskId, TASK.owner, false);
+        const { writes } = new SteerInboxRepository(sql).keptDuringWait(TASK, new ApprovalsRepository(sql).stillPending(approval, TASK.taskId), counted, text, 5);
+        return new UnitOfWork(sql).commit({ writes });
+      };
+      await keep('also run the linter');
+      await sql.run("UPDATE approvals SET state = 'granted' WHERE id = ?", [approval]);
+      expect(await refusal(keep('too late'))).toBe('not_running');
+      expect((await rows(sql)).map((row) => [row.body, Number(row.position)])).toEqual([['also run the linter', 1]]);
+      expect(await steerCount(sql)).toBe(1);
     });
   });
 });

@@ -75,3 +75,28 @@ describe('workspace.max_session_files holds while commands run', () => {
     expect(readdirSync(join(paths.root, 'd'))).toEqual(['precious.txt']);
   });
 });
+
+describe('a command cannot make a hard link (ADR 0038)', () => {
+  it('fails link(2) with EXDEV, so no new name of an old file escapes the quota; a copy still works', async () => {
+    const paths = await session();
+    writeFileSync(join(paths.root, 'old.bin'), Buffer.alloc(400_000));
+    const linked = await run(paths, 'ln old.bin hard; echo "ln=$?"; cp old.bin one; cp old.bin two; echo "cp=$?"');
+    expect(linked.stdout).toBe('ln=1\ncp=0\n');
+    expect(linked.stderr).toMatch(/Invalid cross-device link/);
+    // Copies are new files: past the quota they are taken back like any other.
+    expect(linked.overLimit).toMatch(/the 2 files and directories this command created were removed/);
+    expect(readdirSync(paths.root)).toEqual(['old.bin']);
+  });
+
+  it('fails linkat(2) through another tool too (python os.link), and leaves symbolic links alone', async () => {
+    const paths = await session();
+    writeFileSync(join(paths.root, 'old.txt'), 'x');
+    const linked = await run(paths, `python3 -c "import os
+try:
+    os.link('old.txt', 'hard')
+except OSError as e:
+    print(e.errno)" ; ln -s old.txt soft && echo soft`);
+    expect(linked.stdout).toBe('18\nsoft\n');
+    expect(readdirSync(paths.root).sort()).toEqual(['old.txt', 'soft']);
+  });
+});

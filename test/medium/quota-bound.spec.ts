@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfig } from '../../src/config/agent-config.js';
@@ -99,4 +99,57 @@ except OSError as e:
     expect(linked.stdout).toBe('18\nsoft\n');
     expect(readdirSync(paths.root).sort()).toEqual(['old.txt', 'soft']);
   });
+});
+
+/**
+ * ADR 0038: the limits hold while a command runs, and what it grew is taken back too. A command that would
+ * otherwise run on past a limit ends with `sleep`: if the watch does not stop it, it prints `finished`.
+ */
+describe('the quota holds while a command runs (ADR 0038)', () => {
+  const size = (paths: WorkspacePaths) => readdirSync(paths.root, { recursive: true, withFileTypes: true }).reduce((sum, entry) => sum + (entry.isFile() ? statSync(join(entry.parentPath, entry.name)).size : 0), 0);
+
+  it('bounds one new file of 1.6 MB to the room left and says why', async () => {
+    const paths = await session();
+    const big = await run(paths, 'head -c 1600000 /dev/zero > new.bin; echo "rc=$?"');
+    expect(big.stdout).toBe('rc=153\n');
+    expect(big.stderr).toMatch(/\[a file reached the most one file may hold now: 1048576 bytes/);
+    expect(size(paths)).toBeLessThanOrEqual(MiB);
+  });
+
+  it('bounds an append of 1.6 MB to a file that existed before', async () => {
+    const paths = await session();
+    writeFileSync(join(paths.root, 'old.log'), 'x'.repeat(1000));
+    const big = await run(paths, 'head -c 1600000 /dev/zero >> old.log; echo "rc=$?"');
+    expect(big.stdout).toBe('rc=153\n');
+    expect(big.stderr).toMatch(/\[a file reached the most one file may hold now: 1047576 bytes/);
+    expect(size(paths)).toBeLessThanOrEqual(MiB);
+  });
+
+  it('stops a command whose appends to several old files pass the quota, and cuts them back', async () => {
+    const paths = await session();
+    for (const name of ['a', 'b', 'c', 'd']) writeFileSync(join(paths.root, name), `${name} before\n`);
+    // Each append fits in the room left (RLIMIT_FSIZE); four of them are 1.6 MB.
+    const grow = await run(paths, 'for f in a b c d; do head -c 400000 /dev/zero >> $f; done; sleep 30; echo finished');
+    expect(grow.stdout).toBe('');
+    expect(grow.timedOut).toBe(false);
+    expect(grow.cancelled).toBe(false);
+    expect(grow.overLimit).toMatch(/^the command was stopped while it ran: the session workspace holds \d+ bytes, more than its quota of 1048576 bytes .*; the \d files that existed before and grew were cut back to their size before the command$/);
+    for (const name of ['a', 'b', 'c', 'd']) expect(readFileSync(join(paths.root, name), 'utf8')).toBe(`${name} before\n`);
+  }, 60_000);
+
+  it('stops a command writing several new files, each under the room left, and takes them back', async () => {
+    const paths = await session();
+    const many = await run(paths, 'for i in $(seq 1 16); do head -c 100000 /dev/zero > f$i; done; sleep 30; echo finished');
+    expect(many.stdout).toBe('');
+    expect(many.overLimit).toMatch(/^the command was stopped while it ran: .* the \d+ files and directories this command created were removed$/);
+    expect(readdirSync(paths.root)).toEqual([]);
+  }, 60_000);
+
+  it('stops a command making 400 files past workspace.max_session_files 100', async () => {
+    const paths = await session();
+    const many = await run(paths, 'mkdir m && for i in $(seq 1 400); do : > m/$i; done; sleep 30; echo finished');
+    expect(many.stdout).toBe('');
+    expect(many.overLimit).toMatch(/^the command was stopped while it ran: the session workspace holds more than 100 files and directories/);
+    expect(readdirSync(paths.root)).toEqual([]);
+  }, 60_000);
 });

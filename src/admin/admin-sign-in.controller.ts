@@ -92,7 +92,11 @@ export class AdminSignInController {
       const reason = `console sign-in failed: ${reasonOf(error)}`;
       this.logger.warn(reason);
       await this.audit.record({ caller: anonymous(req.socket.remoteAddress ?? null), action: 'admin.sign_in', outcome: 'rejected', detail: { reason } });
-      res.status(400).set({ 'Set-Cookie': done, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).send(`${reason}\n\nStart again: ${this.home}\n`);
+      // nosniff: the text holds what the issuer (or a forged callback URL) chose; no browser may take it for HTML.
+      res
+        .status(400)
+        .set({ 'Set-Cookie': done, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY' })
+        .send(`${reason}\n\nStart again: ${this.home}\n`);
       return;
     }
     const session = setCookie(SESSION_COOKIE, tokens.access_token, { path: '/admin', maxAgeS: tokens.expires_in ?? DEFAULT_SESSION_S, sameSite: 'Strict' });

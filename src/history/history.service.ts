@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { appendFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { AgentFailure, type AgentOutcome } from '../agent/agent-runner.js';
 import { TraceRepository } from '../agent/trace.repository.js';
@@ -13,6 +13,7 @@ import { changeSet, sameFiles, type FileChange } from './change-set.js';
 import { CheckpointStore, type Checkpoint } from './checkpoint-store.js';
 import { renderDiff } from './diff-text.js';
 import { GitRepository } from './git-repository.js';
+import { HistoryBounds } from './history-bounds.js';
 import { taskDiffUri } from './history-uri.js';
 import { timelineOf, type TaskCheckpoints } from './history-timeline.js';
 import { planUndo } from './undo-plan.js';
@@ -43,7 +44,6 @@ interface Marker {
 
 const MARKER = 'oam-task.json';
 const JOURNAL = 'oam-journal.jsonl';
-const MAX_PACKS = 40;
 const SWEEP_EVERY_MS = 3_600_000;
 
 const PHASE_TEXT: Record<Marker['phase'], string> = {
@@ -56,7 +56,8 @@ const PHASE_TEXT: Record<Marker['phase'], string> = {
  * Workspace history: a checkpoint before and after every Task, taken by the queue around the agent run
  * (never inside the loop); each Task's changes as one change set and unified diff; undo as a Task of
  * its own; the workspace of a fork. One bare git repository per session workspace (the shared root has
- * one for all), under `history.dir`, outside every workspace and bounded by `history.max_bytes`.
+ * one for all), under `history.dir`, outside every workspace, bounded by `history.max_bytes` each and
+ * `history.max_total_bytes` together (history-bounds.ts).
  */
 @Injectable()
 export class HistoryService implements OnModuleInit, OnModuleDestroy {
@@ -65,6 +66,7 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   private gitMissing = false;
   private readonly dir: string;
   private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly bounds: HistoryBounds;
 
   constructor(
     private readonly config: AppConfig,
@@ -75,6 +77,12 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   ) {
     const beside = config.database.type === 'sqlite' ? join(dirname(config.database.path), 'history') : './data/history';
     this.dir = resolve(config.history.dir || beside);
+    const dropped = (repo: GitRepository, taskId: string, note: string) => this.journalAt(repo.dir, { at: nowIso(this.clock), taskId, event: 'dropped', note });
+    const inProgress = (repo: GitRepository) => stat(join(repo.dir, MARKER)).then(
+      () => true,
+      () => false,
+    );
+    this.bounds = new HistoryBounds(this.dir, { maxBytes: config.history.maxBytes, maxTotalBytes: config.history.maxTotalBytes }, dropped, inProgress);
   }
 
   /** A session workspace removed by `workspace.retention_days` takes its history along (hourly, as the workspaces). */
@@ -149,14 +157,14 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
   async finish(history: TaskHistory, result: string): Promise<string> {
     if (!this.enabled || !history.before) return result;
     const { task } = history;
-    return this.serial(task.sessionId, async () => {
+    const text = await this.serial(task.sessionId, async () => {
       const store = this.store(task.sessionId);
       try {
         await this.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'after', at: nowIso(this.clock) });
         const root = (await this.workspace.forTask(task.sessionId)).root;
         const after = await store.take(root, { kind: 'after', taskId: task.id, sessionId: task.sessionId, undoOf: history.undoOf });
         await rm(join(store.repo.dir, MARKER), { force: true });
-        await this.bound(store, task.id);
+        await this.bounds.boundRepository(store.repo, task.id);
         // A Task that changed nothing has no diff to deliver (its URI still reads, as an empty diff). Told by the
         // two trees and permission bits in hand, not by a `git diff-tree` (each git process costs the service a fork).
         if (sameFiles(history.before!, after)) return result;
@@ -166,6 +174,9 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
       }
       return `${result}\n\ndiff: ${taskDiffUri(task.sessionId, task.id)}`;
     });
+    // Outside this session's queue: the total bound queues its removals on the other sessions' own.
+    if (!this.shared) await this.bounds.boundTotal(task.sessionId, (sessionId, work) => this.serial(sessionId, work)).catch((error: Error) => this.logger.warn(`history total bound failed: ${error.message}`));
+    return text;
   }
 
   /**
@@ -342,8 +353,12 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     await rm(join(store.repo.dir, MARKER), { force: true }).catch(() => undefined);
   }
 
-  private async journal(store: CheckpointStore, entry: Record<string, unknown>): Promise<void> {
-    await appendFile(join(store.repo.dir, JOURNAL), `${JSON.stringify(entry)}\n`);
+  private journal(store: CheckpointStore, entry: Record<string, unknown>): Promise<void> {
+    return this.journalAt(store.repo.dir, entry);
+  }
+
+  private async journalAt(repoDir: string, entry: Record<string, unknown>): Promise<void> {
+    await appendFile(join(repoDir, JOURNAL), `${JSON.stringify(entry)}\n`);
   }
 
   /** What the journal says of a Task (interrupted, a failed checkpoint, dropped by the bound). */
@@ -366,31 +381,5 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     const reasons = (await this.journalOf(store, taskId)).map((entry) => `# ${entry.event}: ${entry.note}`);
     const head = task ? `# the end checkpoint of task ${taskId} was not recorded` : `# no checkpoint was recorded for task ${taskId}`;
     return [head, ...reasons].join('\n') + '\n';
-  }
-
-  /** Over `history.max_bytes`: the oldest Tasks' checkpoints go (never the one just recorded), then git drops their objects. */
-  private async bound(store: CheckpointStore, keepTaskId: string): Promise<void> {
-    const limit = this.config.history.maxBytes;
-    // Each checkpoint is one small pack: fold them before there are enough to slow every lookup.
-    const counts = await store.repo.objectStore();
-    let size = counts.bytes;
-    if (counts.packs > MAX_PACKS) {
-      await store.repo.git(['repack', '-a', '-d', '-q']);
-      size = (await store.repo.objectStore()).bytes;
-    }
-    if (size <= limit) return;
-    const timeline = await timelineOf(store.repo);
-    const dropped: string[] = [];
-    while (size > limit && timeline.length > 1) {
-      const oldest = timeline.shift()!;
-      if (oldest.taskId === keepTaskId) break;
-      const refs = [oldest.before, oldest.after].filter((ref) => ref !== null).map((ref) => `delete refs/oam/tasks/${oldest.taskId}/${ref.kind}\n`);
-      await store.repo.git(['update-ref', '--stdin'], { input: refs.join('') });
-      dropped.push(oldest.taskId);
-      await store.repo.git(['gc', '--quiet', '--prune=now']);
-      size = (await store.repo.objectStore()).bytes;
-    }
-    for (const taskId of dropped)
-      await this.journal(store, { at: nowIso(this.clock), taskId, event: 'dropped', note: `history.max_bytes (${limit} bytes) reached; this Task's checkpoints were removed` });
   }
 }

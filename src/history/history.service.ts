@@ -78,10 +78,11 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
     const beside = config.database.type === 'sqlite' ? join(dirname(config.database.path), 'history') : './data/history';
     this.dir = resolve(config.history.dir || beside);
     const dropped = (repo: GitRepository, taskId: string, note: string) => this.journalAt(repo.dir, { at: nowIso(this.clock), taskId, event: 'dropped', note });
-    const inProgress = (repo: GitRepository) => stat(join(repo.dir, MARKER)).then(
-      () => true,
-      () => false,
-    );
+    const inProgress = (repo: GitRepository) =>
+      stat(join(repo.dir, MARKER)).then(
+        () => true,
+        () => false,
+      );
     this.bounds = new HistoryBounds(this.dir, { maxBytes: config.history.maxBytes, maxTotalBytes: config.history.maxTotalBytes }, dropped, inProgress);
   }
 
@@ -175,7 +176,10 @@ export class HistoryService implements OnModuleInit, OnModuleDestroy {
       return `${result}\n\ndiff: ${taskDiffUri(task.sessionId, task.id)}`;
     });
     // Outside this session's queue: the total bound queues its removals on the other sessions' own.
-    if (!this.shared) await this.bounds.boundTotal(task.sessionId, (sessionId, work) => this.serial(sessionId, work)).catch((error: Error) => this.logger.warn(`history total bound failed: ${error.message}`));
+    if (!this.shared)
+      await this.bounds
+        .boundTotal(task.sessionId, (sessionId, work) => this.serial(sessionId, work))
+        .catch((error: Error) => this.logger.warn(`history total bound failed: ${error.message}`));
     return text;
   }
 

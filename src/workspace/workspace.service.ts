@@ -133,9 +133,10 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
       result.exitCode !== 0 && !result.timedOut && OUT_OF_MEMORY.test(result.stderr)
         ? `\n[the command ran out of memory: each process may use at most ${maxMemoryBytes} bytes (workspace.max_memory_bytes)]`
         : '';
-    const fileNote = FILE_TOO_LARGE.test(result.stderr) || result.exitCode === SIGXFSZ_EXIT
-      ? `\n[a file reached the most one file may hold now: ${Math.min(maxFileBytes, room)} bytes (workspace.max_file_bytes, or the room left under workspace.max_session_bytes)]`
-      : '';
+    const fileNote =
+      FILE_TOO_LARGE.test(result.stderr) || result.exitCode === SIGXFSZ_EXIT
+        ? `\n[a file reached the most one file may hold now: ${Math.min(maxFileBytes, room)} bytes (workspace.max_file_bytes, or the room left under workspace.max_session_bytes)]`
+        : '';
     return { ...result, stderr: result.stderr + memoryNote + fileNote, overQuota, overLimit: problem };
   }
 

@@ -91,11 +91,14 @@ describe('a command cannot make a hard link (ADR 0038)', () => {
   it('fails linkat(2) through another tool too (python os.link), and leaves symbolic links alone', async () => {
     const paths = await session();
     writeFileSync(join(paths.root, 'old.txt'), 'x');
-    const linked = await run(paths, `python3 -c "import os
+    const linked = await run(
+      paths,
+      `python3 -c "import os
 try:
     os.link('old.txt', 'hard')
 except OSError as e:
-    print(e.errno)" ; ln -s old.txt soft && echo soft`);
+    print(e.errno)" ; ln -s old.txt soft && echo soft`,
+    );
     expect(linked.stdout).toBe('18\nsoft\n');
     expect(readdirSync(paths.root).sort()).toEqual(['old.txt', 'soft']);
   });
@@ -106,7 +109,8 @@ except OSError as e:
  * otherwise run on past a limit ends with `sleep`: if the watch does not stop it, it prints `finished`.
  */
 describe('the quota holds while a command runs (ADR 0038)', () => {
-  const size = (paths: WorkspacePaths) => readdirSync(paths.root, { recursive: true, withFileTypes: true }).reduce((sum, entry) => sum + (entry.isFile() ? statSync(join(entry.parentPath, entry.name)).size : 0), 0);
+  const size = (paths: WorkspacePaths) =>
+    readdirSync(paths.root, { recursive: true, withFileTypes: true }).reduce((sum, entry) => sum + (entry.isFile() ? statSync(join(entry.parentPath, entry.name)).size : 0), 0);
 
   it('bounds one new file of 1.6 MB to the room left and says why', async () => {
     const paths = await session();
@@ -133,7 +137,9 @@ describe('the quota holds while a command runs (ADR 0038)', () => {
     expect(grow.stdout).toBe('');
     expect(grow.timedOut).toBe(false);
     expect(grow.cancelled).toBe(false);
-    expect(grow.overLimit).toMatch(/^the command was stopped while it ran: the session workspace holds \d+ bytes, more than its quota of 1048576 bytes .*; the \d files that existed before and grew were cut back to their size before the command$/);
+    expect(grow.overLimit).toMatch(
+      /^the command was stopped while it ran: the session workspace holds \d+ bytes, more than its quota of 1048576 bytes .*; the \d files that existed before and grew were cut back to their size before the command$/,
+    );
     for (const name of ['a', 'b', 'c', 'd']) expect(readFileSync(join(paths.root, name), 'utf8')).toBe(`${name} before\n`);
   }, 60_000);
 

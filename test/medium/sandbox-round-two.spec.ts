@@ -139,7 +139,12 @@ describe('issue 37, round three, own pass: a sandboxed MCP server trying to leav
     const { command, args } = sandboxedCommand(config.agent.mcpServers.boxed, root, config.workspace);
     const probe = await new Promise<string>((resolve) => execFile(command, args, { encoding: 'utf8', timeout: 20_000 }, (_error, stdout) => resolve(stdout)));
     listener.close();
-    const { parent: _private, ...outcomes } = Object.fromEntries(probe.trim().split('\n').map((line) => line.split('=')));
+    const { parent: _private, ...outcomes } = Object.fromEntries(
+      probe
+        .trim()
+        .split('\n')
+        .map((line) => line.split('=')),
+    );
     expect(outcomes).toEqual({
       workspace: 'yes',
       root: 'no',

@@ -119,13 +119,14 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
     const cleaned = already !== null && after.bytes < before.bytes && after.entries <= before.entries;
     const cutNote = grown > 0 ? `; the ${grown} files that existed before and grew were cut back to their size before the command` : '';
     const takenBack = `${removed > 0 ? `; the ${removed} files and directories this command created were removed` : ''}${cutNote}`;
-    const stopped = stoppedFor.why === null ? '' : `the command was stopped while it ran: ${stoppedFor.why}; `;
+    // Stopped or not (the watch may fire as the command ends), the message starts the same: what is over, what was taken back.
+    const stopped = stoppedFor.why === null ? '' : '; the command was stopped while it ran, once the workspace held more than a limit';
     const problem = already
       ? cleaned || !stillOver
         ? null
-        : `${stopped}${stillOver}; while it is over, a command may only delete files${takenBack}`
+        : `${stillOver}; while it is over, a command may only delete files${takenBack}${stopped}`
       : left || stoppedFor.why
-        ? `${stopped}${stillOver ?? left ?? 'it is back within its limits'}${takenBack}`
+        ? `${stillOver ?? left ?? stoppedFor.why}${takenBack}${stopped}`
         : null;
     const overQuota = paths.maxBytes !== null && after.bytes > paths.maxBytes ? after.bytes : null;
     // The model reads stderr: say which limit it ran into, so it does not retry the same thing blindly.

@@ -71,7 +71,7 @@ export class AdminSignInController {
     });
     const cookie = setCookie(SIGN_IN_COOKIE, Buffer.from(JSON.stringify(pending)).toString('base64url'), { path: SIGN_IN_PATH, maxAgeS: SIGN_IN_TTL_S, sameSite: 'Lax' });
     // Any sign-in cookie another page planted where the callback would also get it goes first (else: two, refused).
-    res.set({ 'Set-Cookie': [...clearReaching(SIGN_IN_COOKIE, CALLBACK_PATH), cookie], 'Cache-Control': 'no-store' }).redirect(303, url.href);
+    res.set({ 'Set-Cookie': [cookie, ...clearReaching(SIGN_IN_COOKIE, CALLBACK_PATH, SIGN_IN_PATH)], 'Cache-Control': 'no-store' }).redirect(303, url.href);
   }
 
   @Get('callback')
@@ -104,7 +104,7 @@ export class AdminSignInController {
     const session = setCookie(SESSION_COOKIE, tokens.access_token, { path: '/admin', maxAgeS: tokens.expires_in ?? DEFAULT_SESSION_S, sameSite: 'Strict' });
     // Whether the token makes its holder an admin is decided where every admin request is: the console asks /admin/me next.
     // The new session replaces whatever session cookie was planted before (no fixation, and no two of them).
-    res.set({ 'Set-Cookie': [done, ...clearReaching(SESSION_COOKIE, CALLBACK_PATH), session], 'Cache-Control': 'no-store' }).redirect(303, this.home);
+    res.set({ 'Set-Cookie': [done, session, ...clearReaching(SESSION_COOKIE, CALLBACK_PATH, '/admin')], 'Cache-Control': 'no-store' }).redirect(303, this.home);
   }
 
   /** Ends the console's session here, and at the issuer when it has an end-session endpoint (where the console goes next). */

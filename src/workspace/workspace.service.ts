@@ -95,7 +95,8 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
     // While it runs, the command is stopped once the workspace holds more than a limit (quota-watch.ts).
     const quota = new AbortController();
     const stoppedFor: { why: string | null } = { why: null };
-    const watch = limited && !readOnly ? await QuotaWatch.start(paths, before, (why) => ((stoppedFor.why = why), quota.abort())) : null;
+    // Not while already over: such a command may only delete, and a clean-up in several steps must not be stopped halfway.
+    const watch = limited && !readOnly && !already ? await QuotaWatch.start(paths, before, (why) => ((stoppedFor.why = why), quota.abort())) : null;
     const outcome = await runCommand(command, {
       workspaceRoot: paths.root,
       sandbox: this.sandbox,

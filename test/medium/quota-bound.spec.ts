@@ -52,6 +52,15 @@ describe('workspace.max_session_bytes holds while commands run', () => {
     expect(clean.overLimit).toBeNull();
     expect(existsSync(join(paths.root, 'big.bin'))).toBe(false);
   });
+
+  it('lets a clean-up in several steps run to its end while the workspace is over (no watch stops it halfway)', async () => {
+    const paths = await session();
+    for (const name of ['a', 'b', 'c', 'd']) writeFileSync(join(paths.root, `${name}.bin`), Buffer.alloc(400_000));
+    const clean = await run(paths, 'rm a.bin; sleep 2; rm b.bin; sleep 2; rm c.bin; echo cleaned');
+    expect(clean.stdout).toBe('cleaned\n');
+    expect(clean.overLimit).toBeNull();
+    expect(readdirSync(paths.root)).toEqual(['d.bin']);
+  }, 30_000);
 });
 
 describe('workspace.max_session_files holds while commands run', () => {

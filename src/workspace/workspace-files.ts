@@ -126,7 +126,7 @@ export class WorkspaceFiles {
           if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new WorkspaceError('exists', `${path}: exists`);
           throw error;
         }
-        recordChange(paths, growth, previous ? 0 : 1, real.join('/'));
+        recordChange(paths, growth, previous ? 0 : 1, real.join('/'), bytes);
         return { path: paths.display(real), bytes, created: !previous };
       } finally {
         await parent.close();

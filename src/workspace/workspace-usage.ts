@@ -188,8 +188,11 @@ export async function assertRoom(paths: WorkspacePaths, growth: number, added: n
   if (problem) throw new WorkspaceError('quota_exceeded', problem);
 }
 
-/** Keeps a measured usage true after a file tool changed the tree (`rel`: the file it wrote, whose mark is now unknown). */
-export function recordChange(paths: WorkspacePaths, growth: number, added: number, rel: string): void {
+/**
+ * Keeps a measured usage true after a file tool changed the tree: `rel` is the file it wrote, now `size` bytes. Its
+ * mark names no inode (-1): the quota watch's tally stays exact, and a cut-back never touches it (a new inode).
+ */
+export function recordChange(paths: WorkspacePaths, growth: number, added: number, rel: string, size: number): void {
   if (paths.usage) paths.usage = { bytes: paths.usage.bytes + growth, entries: paths.usage.entries + added };
-  paths.marks?.delete(rel);
+  paths.marks?.set(rel, { size, ino: -1 });
 }

@@ -152,6 +152,15 @@ describe('the quota holds while a command runs (ADR 0038)', () => {
     for (const name of ['a', 'b', 'c', 'd']) expect(readFileSync(join(paths.root, name), 'utf8')).toBe(`${name} before\n`);
   }, 60_000);
 
+  it('counts files a file tool wrote at their size: appending to them within the quota is not stopped', async () => {
+    const paths = await session();
+    // 600 KB written by the tool; counted as if all new, the appends below would seem to take the workspace to 1.2 MB.
+    for (const name of ['t1', 't2', 't3']) await service.files.writeFile(paths, name, Buffer.alloc(200_000));
+    const grow = await run(paths, 'for f in t1 t2 t3; do head -c 1000 /dev/zero >> $f; done; sleep 3; echo done');
+    expect(grow.stdout).toBe('done\n');
+    expect(grow.overLimit).toBeNull();
+  }, 30_000);
+
   it('stops a command writing several new files, each under the room left, and takes them back', async () => {
     const paths = await session();
     const many = await run(paths, 'for i in $(seq 1 16); do head -c 100000 /dev/zero > f$i; done; sleep 30; echo finished');

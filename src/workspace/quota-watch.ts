@@ -21,9 +21,9 @@ interface Touched {
  * The tally starts from the usage measured before the command and the size of each file then (the marks
  * of that walk, kept up to date by the file tools). Without marks (none yet) a file that existed before counts
  * as if all of it were new: an over-estimate; when such an estimate passes a limit, one exact walk decides and
- * gives marks. After the command the usage walk that was
- * always there remains the authority (what this misses is taken back then): events arrive in batches
- * (50 to 500 ms), and what is written in a new directory before its watch is set is not seen.
+ * gives marks. After the command the usage walk that was always there remains the authority (what this
+ * misses is taken back then): events arrive in batches (50 to 500 ms), and what is written in a new directory
+ * before its watch is set is not seen.
  */
 export class QuotaWatch {
   private readonly touched = new Map<string, Touched>();

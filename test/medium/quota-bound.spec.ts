@@ -175,7 +175,9 @@ describe('the quota holds while a command runs (ADR 0038)', () => {
     const paths = await session();
     const many = await run(paths, 'mkdir m && for i in $(seq 1 400); do : > m/$i; done; sleep 30; echo finished');
     expect(many.stdout).toBe('');
-    expect(many.overLimit).toMatch(/^the session workspace would hold (101|more than 100) files and directories, more than its limit of 100 .*; the command was stopped while it ran/);
+    expect(many.overLimit).toMatch(
+      /^the session workspace would hold (101|more than 100) files and directories, more than its limit of 100 .*; the command was stopped while it ran/,
+    );
     expect(readdirSync(paths.root)).toEqual([]);
   }, 60_000);
 });

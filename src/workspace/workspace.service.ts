@@ -30,6 +30,7 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(WorkspaceService.name);
   private sessions!: SessionWorkspaces;
   private sweeper: NodeJS.Timeout | null = null;
+  private watchWarned = false;
   sandbox!: SandboxStatus;
 
   constructor(
@@ -96,7 +97,7 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
     const quota = new AbortController();
     const stoppedFor: { why: string | null } = { why: null };
     // Not while already over: such a command may only delete, and a clean-up in several steps must not be stopped halfway.
-    const watch = limited && !readOnly && !already ? await QuotaWatch.start(paths, before, (why) => ((stoppedFor.why = why), quota.abort())) : null;
+    const watch = limited && !readOnly && !already ? await this.watchQuota(paths, before, (why) => ((stoppedFor.why = why), quota.abort())) : null;
     const outcome = await runCommand(command, {
       workspaceRoot: paths.root,
       sandbox: this.sandbox,
@@ -140,6 +141,16 @@ export class WorkspaceService implements OnModuleInit, OnModuleDestroy {
         ? `\n[a file reached the most one file may hold now: ${Math.min(maxFileBytes, room)} bytes (workspace.max_file_bytes, or the room left under workspace.max_session_bytes)]`
         : '';
     return { ...result, stderr: result.stderr + memoryNote + fileNote, overQuota, overLimit: problem };
+  }
+
+  /** The quota's watch for one command; when it cannot start, the command is bounded when it ends only (said once). */
+  private async watchQuota(...args: Parameters<typeof QuotaWatch.start>): Promise<QuotaWatch | null> {
+    const watch = await QuotaWatch.start(...args);
+    if (!watch && !this.watchWarned) {
+      this.watchWarned = true;
+      this.logger.warn('the quota watch could not start (inotify watches: fs.inotify.max_user_watches?): commands are held to the session quota when they end, not while they run');
+    }
+    return watch;
   }
 
   private async sweep(): Promise<void> {

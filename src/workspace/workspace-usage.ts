@@ -189,10 +189,10 @@ export async function assertRoom(paths: WorkspacePaths, growth: number, added: n
 }
 
 /**
- * Keeps a measured usage true after a file tool changed the tree: `rel` is the file it wrote, now `size` bytes. Its
- * mark names no inode (-1): the quota watch's tally stays exact, and a cut-back never touches it (a new inode).
+ * Keeps a measured usage true after a file tool changed the tree: `rel` is the file it wrote, `mark` its size and
+ * inode now (inode -1 when it could not be read: a cut-back then never touches it), so the quota watch's tally stays exact.
  */
-export function recordChange(paths: WorkspacePaths, growth: number, added: number, rel: string, size: number): void {
+export function recordChange(paths: WorkspacePaths, growth: number, added: number, rel: string, mark: FileMark): void {
   if (paths.usage) paths.usage = { bytes: paths.usage.bytes + growth, entries: paths.usage.entries + added };
-  paths.marks?.set(rel, { size, ino: -1 });
+  paths.marks?.set(rel, mark);
 }

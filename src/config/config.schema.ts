@@ -331,7 +331,7 @@ const shape = {
     retention_days: integer(0, 0, 36_500),
   }),
   // Workspace history (checkpoints before and after each Task, diffs, undo, fork): a bare git repository
-  // per session workspace under `dir`, outside every workspace; `max_bytes` bounds each one.
+  // per session workspace under `dir`, outside every workspace; `max_bytes` bounds each one, `max_total_bytes` all.
   history: section({
     enabled: flag(true),
     // Empty: `history/` beside the SQLite database file, or ./data/history with PostgreSQL.
@@ -339,6 +339,8 @@ const shape = {
     max_files: integer(100_000, 100, 10_000_000),
     large_file_bytes: integer(16 * MiB, 1024, 4096 * MiB),
     max_bytes: integer(2048 * MiB, MiB, 1024 * 1024 * MiB),
+    // Every session's repository together: past it, the least recently used sessions' checkpoints go.
+    max_total_bytes: integer(20 * 1024 * MiB, MiB, 1024 * 1024 * MiB),
     diff_max_lines_per_file: integer(2000, 10, 1_000_000),
   }),
   agent: section({

@@ -31,7 +31,12 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('settling starting runs on %
     const before = await open(MIGRATIONS.slice(0, upTo));
     const at = '2026-12-05T00:00:00.000Z';
     await before.query(sql('INSERT INTO sessions (id, owner, created_at) VALUES (?, ?, ?)'), ['s1', 'alice', at]);
-    await before.query(sql("INSERT INTO tasks (id, session_id, owner, request, status, created_at, updated_at) VALUES (?, ?, 'alice', 'r', 'completed', ?, ?)"), ['t1', 's1', at, at]);
+    await before.query(sql("INSERT INTO tasks (id, session_id, owner, request, status, created_at, updated_at) VALUES (?, ?, 'alice', 'r', 'completed', ?, ?)"), [
+      't1',
+      's1',
+      at,
+      at,
+    ]);
     const scheduleRun = (id: string, state: string, taskId: string | null, reason: string | null) =>
       before.query(sql("INSERT INTO schedule_runs (id, schedule_id, fire_at, kind, state, task_id, reason, created_at) VALUES (?, 'sch', ?, 'cron', ?, ?, ?, ?)"), [
         id,

@@ -426,8 +426,11 @@ const shape = {
   triggers: section({
     // The largest event body POST /v1/triggers/:id reads (refused with 413 before the rest is read); given to the agent as a file, so mcp.files.max_bytes bounds it too.
     max_body_bytes: integer(MiB, 1024, 16 * MiB),
-    // Deliveries one trigger takes per minute in each process; past it 429 with Retry-After.
+    // Signed deliveries one trigger takes in any sliding minute, counted in the database across replicas; past it 429 with Retry-After.
     rate_per_minute: integer(60, 1, 100_000),
+    // Refused deliveries (signature, body, size, unknown trigger) one client address gets heard per trigger and minute in
+    // each process (past it 429 before the body is read), and a trigger's refusals audited one by one a minute (the rest in one summary).
+    refused_per_minute: integer(10, 1, 10_000),
   }),
   // OpenTelemetry traces (issue 39): off while otlp_endpoint is empty; the SDK is not even loaded then.
   telemetry: section({

@@ -37,7 +37,16 @@ const OPENTELEMETRY_SDK = [
   '@opentelemetry/sdk-trace-base',
   '@opentelemetry/semantic-conventions',
 ];
-const external = ['better-sqlite3', '@parcel/watcher', '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@fastify/static', ...OPENTELEMETRY_SDK];
+const external = [
+  'better-sqlite3',
+  '@parcel/watcher',
+  '@nestjs/microservices',
+  '@nestjs/microservices/*',
+  '@nestjs/websockets',
+  '@nestjs/websockets/*',
+  '@fastify/static',
+  ...OPENTELEMETRY_SDK,
+];
 
 // A new command of the bin is one entry here and one row in src/cli.ts. The commands that only print (init, eval)
 // are in src/cli/, the one folder besides the bin and the doctor whose code writes to stdout. eval-tools is no

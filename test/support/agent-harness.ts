@@ -84,7 +84,9 @@ export class MemoryApprovalsRepository {
     return this.rows.find((row) => row.taskId === taskId && row.state === 'pending' && row.waiting) ?? null;
   }
   async answerWaiting(id: string, taskId: string, owner: string, answer: ApprovalAnswer) {
-    const row = this.rows.find((candidate) => candidate.id === id && candidate.taskId === taskId && candidate.owner === owner && candidate.waiting && candidate.state === 'pending');
+    const row = this.rows.find(
+      (candidate) => candidate.id === id && candidate.taskId === taskId && candidate.owner === owner && candidate.waiting && candidate.state === 'pending',
+    );
     if (row) Object.assign(row, { ...answer, waiting: false, answeredAt: AT });
     return row !== undefined;
   }

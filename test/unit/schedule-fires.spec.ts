@@ -117,7 +117,9 @@ describe('one fire of a schedule (ScheduleFires)', () => {
     const { fires, intake, audit, recorded } = setUp({ active: true });
     await fires.fire(schedule(), fireAt, 'manual');
     expect(intake.start).not.toHaveBeenCalled();
-    expect(recorded).toEqual([expect.objectContaining({ state: 'skipped', kind: 'manual', taskId: null, reason: 'the previous task of this schedule was still queued or running' })]);
+    expect(recorded).toEqual([
+      expect.objectContaining({ state: 'skipped', kind: 'manual', taskId: null, reason: 'the previous task of this schedule was still queued or running' }),
+    ]);
     expect(audit.record).toHaveBeenCalledWith(expect.objectContaining({ action: 'schedule.skipped', outcome: 'ok' }));
   });
 

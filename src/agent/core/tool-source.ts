@@ -58,9 +58,7 @@ export interface OfferedTool {
 }
 
 /** What a person is asked about one call: to approve it as shown, or to choose an option of a question. */
-export type PersonRequest =
-  | { kind: 'approval'; subject: string; diff: string | null; baseSha256: string | null }
-  | { kind: 'question'; question: string; options: string[] };
+export type PersonRequest = { kind: 'approval'; subject: string; diff: string | null; baseSha256: string | null } | { kind: 'question'; question: string; options: string[] };
 
 /** `agent.approvals` as a tool reads it: the mode, and whether a command line is on the allowlist. */
 export interface PersonPolicy {

@@ -123,6 +123,8 @@ export class AgentService extends AgentRunner {
       const approvalId = outcome.pause.kind === 'approval' ? outcome.pause.approvalId : outcome.pause.questionId;
       const pause = { taskId: task.id, sessionId: task.sessionId, owner: task.owner, kind: outcome.pause.kind, approvalId };
       await this.pauses.store(pause, encodeRunState(state), executor.unstoredRequest(approvalId));
+      // Only now: a client told "input required" (webhooks, subscriptions/listen, A2A push) finds the request stored.
+      await events.emit({ type: 'paused', taskId: task.id, kind: pause.kind, id: approvalId });
       return { result: this.pauseText(executor, state, task) + files, progress: tokens };
     } catch (error) {
       if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: state.tokens.input, outputTokens: state.tokens.output });

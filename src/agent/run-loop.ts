@@ -283,7 +283,7 @@ export class RunLoop {
         // Corrections already accepted wait with the run, and reach the model when the wait ends.
         await this.closeInbox();
         this.tickWall();
-        await this.deps.events.emit({ type: 'paused', taskId: state.taskId, kind: pause.kind, id: state.pause.id });
+        // The `paused` event is the caller's to emit, once the pause is stored (a client told reads the request).
         return { kind: 'pause', pause };
       }
       const output = await this.apply(call, outcome.result);

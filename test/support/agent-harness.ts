@@ -172,9 +172,13 @@ export class MemoryInbox implements SteerInbox {
 /**
  * AgentService built by hand with the real ApprovalsService and PausedRuns on a repository per store in
  * memory (approvals, run waits, the steering inbox) behind one in-memory unit of work: no server, no
- * database, no Ollama.
+ * database, no Ollama. `observe` sees each run event when it is emitted (what is stored by then).
  */
-export function buildAgent(ollama: unknown, config: AgentConfig, options: { clock?: ManualClock; inbox?: MemoryInbox; limits?: RunLimits } = {}) {
+export function buildAgent(
+  ollama: unknown,
+  config: AgentConfig,
+  options: { clock?: ManualClock; inbox?: MemoryInbox; limits?: RunLimits; observe?: (event: RunEvent) => void } = {},
+) {
   const clock = options.clock ?? new ManualClock();
   const unitOfWork = new MemoryUnitOfWork();
   const approvalRows = new MemoryApprovalsRepository(unitOfWork);
@@ -188,6 +192,7 @@ export function buildAgent(ollama: unknown, config: AgentConfig, options: { cloc
     forRun: (required: ((event: RunEvent) => Promise<void> | void)[]) => ({
       emit: async (event: RunEvent) => {
         events.push(event);
+        options.observe?.(event);
         for (const listener of required) await listener(event);
       },
     }),

@@ -133,9 +133,12 @@ export class MemoryToolbox {
   }
 }
 
-/** A steering inbox in memory, per Task: `send` is what the intake does, `take` and `close` what the loop does. */
+/**
+ * A steering inbox in memory, per Task: `send` is what the intake does, `take` and `close` what the loop
+ * does, `dropKept` what AgentService does when a wait ends with no run to continue it.
+ */
 export class MemoryInbox implements SteerInbox {
-  private readonly tasks = new Map<string, { sent: SteerMessage[]; taken: number; closed: boolean }>();
+  private readonly tasks = new Map<string, { sent: SteerMessage[]; taken: number; closed: boolean; dropped: SteerMessage[] }>();
   send(text: string, taskId = 't1'): boolean {
     const inbox = this.of(taskId);
     if (inbox.closed) return false;
@@ -146,6 +149,17 @@ export class MemoryInbox implements SteerInbox {
   keep(text: string, taskId = 't1'): void {
     const inbox = this.of(taskId);
     inbox.sent.push({ id: `steer-${taskId}-${inbox.sent.length + 1}`, text, at: '2026-12-01T09:00:00.000Z' });
+  }
+  /** What `dropKept` ended for the Task `taskId` (run_waits rows `dropped`). */
+  dropped(taskId = 't1'): SteerMessage[] {
+    return this.of(taskId).dropped;
+  }
+  async dropKept(taskId: string): Promise<SteerMessage[]> {
+    const inbox = this.of(taskId);
+    const dropped = inbox.sent.slice(inbox.taken);
+    inbox.taken = inbox.sent.length;
+    inbox.dropped.push(...dropped);
+    return dropped;
   }
   closed(taskId = 't1'): boolean {
     return this.of(taskId).closed;
@@ -163,7 +177,7 @@ export class MemoryInbox implements SteerInbox {
     return true;
   }
   private of(taskId: string) {
-    const inbox = this.tasks.get(taskId) ?? { sent: [], taken: 0, closed: false };
+    const inbox = this.tasks.get(taskId) ?? { sent: [], taken: 0, closed: false, dropped: [] };
     this.tasks.set(taskId, inbox);
     return inbox;
   }

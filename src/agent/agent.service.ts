@@ -115,7 +115,7 @@ export class AgentService extends AgentRunner {
       let outcome: RunOutcome;
       if (answered) {
         // Only an agent-mode Task answers a pause, so it has its workspace.
-        const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events, model: state.model };
+        const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events, clock: this.clock, model: state.model };
         const result = await this.answerResult(answered, state, executor, context);
         outcome = await loop.resume(task.id, result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {

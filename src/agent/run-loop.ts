@@ -271,6 +271,7 @@ export class RunLoop {
         workspace: this.context.workspace!,
         caller: this.context.caller,
         events: this.deps.events,
+        clock: this.deps.clock,
         model: state.model,
         label,
       });

@@ -40,7 +40,7 @@ function setup(offered: OfferedTool[], results: Record<string, ToolResult>, mode
   const events: RunEvent[] = [];
   const src = source(clock, offered, results);
   const task = { id: 't1', sessionId: 's1', owner: 'alice', answersInPlace: inPlace, unattended: null } as AgentTask;
-  const context = { taskId: 't1', subtask: 's2', signal: new AbortController().signal, caller: { user: 'alice', email: null, groups: [] }, events: { emit: async (event: RunEvent) => void events.push(event) } } as unknown as ToolCallContext;
+  const context = { taskId: 't1', subtask: 's2', signal: new AbortController().signal, caller: { user: 'alice', email: null, groups: [] }, events: { emit: async (event: RunEvent) => void events.push(event) }, clock } as unknown as ToolCallContext;
   return { clock, events, src, context, approvals, approvalRows, waits, executor: async () => new ApprovalExecutor(await ApprovalExecutor.routesOf([src], context.caller), approvals, task, clock) };
 }
 

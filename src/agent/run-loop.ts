@@ -158,6 +158,8 @@ export class RunLoop {
     const { state } = this;
     const pause = state.pause;
     if (!pause) throw new AgentFailure('The stored point to continue from has no pending request.');
+    // A Task cancelled while the answer's action ran leaves the kept corrections untaken (AgentService drops them).
+    this.context.signal.throwIfAborted();
     // Corrections sent while the run waited are the paused Task's (`state.taskId` until the next line): taken
     // now, they reach the model after the answer's result. `received` counts what this Task's inbox gives.
     const kept = this.deps.inbox ? await this.deps.inbox.take(state.taskId) : [];

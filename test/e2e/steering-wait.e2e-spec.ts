@@ -129,4 +129,29 @@ describe('a console correction for a Task paused for the conversation', () => {
     expect(prompt.at(-2)!.content.split('\n')[0]).toBe('exit code 0');
     expect(prompt.at(-1)!.content).toBe('Corrections from the user while you work:\n1. Keep it brief.\n2. Say which shell ran it.');
   });
+
+  it('is dropped when the Task that took the answer is cancelled before the model read it, and that Task’s trace says so', async () => {
+    const ollama = stack.ollama;
+    ollama.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 30' } }], promptEvalCount: 10, evalCount: 5 });
+    const chat = new OpenAI({ baseURL: `${stack.base}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: as('alice') });
+    const paused = (await chat.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content: 'Wait a while.' }] } as never)) as unknown as Record<string, string>;
+    const admin = (path: string) => fetch(`${stack.base}/admin/${path}`, { method: 'POST', headers: as('alice') });
+    expect((await admin(`tasks/${paused.task_id}/steer?text=${encodeURIComponent('Then say done.')}`)).status).toBe(200);
+    // MCP's agent_run answers the wait (approve), and its Task runs the approved command; the person cancels it meanwhile.
+    const mcp = stack.closeOnStop(await modernClient(stack.service.url, as('alice')));
+    const answering = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'approve', session_id: paused.session_id } })));
+    await pollUntil(
+      async () => ((await probe<{ state: string }>(stack.database, "SELECT state FROM run_waits WHERE task_id = ? AND kind = 'approval'", paused.task_id))[0]?.state === 'taken' ? true : undefined),
+      'the answering Task to take the pause',
+    );
+    expect((await admin(`tasks/${answering.task_id}/cancel`)).status).toBe(200);
+    const detail = await pollUntil(async () => {
+      const task = (await (await fetch(`${stack.base}/admin/tasks/${answering.task_id}`, { headers: as('alice') })).json()) as { status: string; trace: { kind: string; outcome: string; detail: Record<string, unknown> }[] };
+      return task.status === 'cancelled' ? task : undefined;
+    }, 'the answering Task to end cancelled');
+    expect(await probe(stack.database, "SELECT body, state FROM run_waits WHERE task_id = ? AND kind = 'steer'", paused.task_id)).toEqual([{ body: 'Then say done.', state: 'dropped' }]);
+    expect(detail.trace.filter((step) => step.kind === 'steer')).toEqual([
+      expect.objectContaining({ outcome: 'dropped', detail: expect.objectContaining({ count: 1, paused_task: paused.task_id, messages: [expect.objectContaining({ text: 'Then say done.' })] }) }),
+    ]);
+  });
 });

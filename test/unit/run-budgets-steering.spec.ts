@@ -243,11 +243,12 @@ describe('a kept correction whose wait is never answered (issue 35)', () => {
     const h = setup([{ toolCalls: [{ function: { name: 'run_command', arguments: { command: 'npm test' } } }] }], {}, { inbox, approvals: 'commands' });
     await h.service.run(task('run the tests'), noop, new AbortController().signal);
     inbox.keep('also run the linter', 't1');
-    // The approved command runs; the person cancels the answering Task meanwhile.
+    // The approved command runs; the person cancels the answering Task meanwhile. The sandbox kills the
+    // command and answers with its result (CommandRunner's `cancelled`), as a command that ended.
     const cancel = new AbortController();
     h.toolbox.execute = async () => {
       cancel.abort(new Error('cancelled'));
-      throw cancel.signal.reason;
+      return { output: 'exit code 143 (cancelled)' };
     };
     await expect(h.service.run({ ...task('approve'), id: 't2' }, noop, cancel.signal)).rejects.toThrow('cancelled');
     expect(inbox.dropped('t1').map((message) => message.text)).toEqual(['also run the linter']);

@@ -118,7 +118,11 @@ describe('a console correction for a Task paused for the conversation', () => {
     const [approval] = await probe<{ id: string; state: string }>(stack.database, 'SELECT id, state FROM approvals WHERE session_id = ?', sessionId);
     expect(approval.state).toBe('pending');
     expect(Number((await probe<{ n: number | string }>(stack.database, 'SELECT COUNT(*) AS n FROM tasks WHERE session_id = ?', sessionId))[0].n)).toBe(1);
-    const events = await probe<{ actor: string; detail: string }>(stack.database, "SELECT actor, detail FROM audit_events WHERE action = 'conversation.steer' AND outcome = 'ok' AND task_id = ?", taskId);
+    const events = await probe<{ actor: string; detail: string }>(
+      stack.database,
+      "SELECT actor, detail FROM audit_events WHERE action = 'conversation.steer' AND outcome = 'ok' AND task_id = ?",
+      taskId,
+    );
     expect(events.map((event) => [event.actor, (JSON.parse(event.detail) as { kept_for?: string }).kept_for])).toEqual([
       ['alice', approval.id],
       ['alice', approval.id],
@@ -134,24 +138,38 @@ describe('a console correction for a Task paused for the conversation', () => {
     const ollama = stack.ollama;
     ollama.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 30' } }], promptEvalCount: 10, evalCount: 5 });
     const chat = new OpenAI({ baseURL: `${stack.base}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: as('alice') });
-    const paused = (await chat.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content: 'Wait a while.' }] } as never)) as unknown as Record<string, string>;
+    const paused = (await chat.chat.completions.create({ model: 'ollama-agent', messages: [{ role: 'user', content: 'Wait a while.' }] } as never)) as unknown as Record<
+      string,
+      string
+    >;
     const admin = (path: string) => fetch(`${stack.base}/admin/${path}`, { method: 'POST', headers: as('alice') });
     expect((await admin(`tasks/${paused.task_id}/steer?text=${encodeURIComponent('Then say done.')}`)).status).toBe(200);
     // MCP's agent_run answers the wait (approve), and its Task runs the approved command; the person cancels it meanwhile.
     const mcp = stack.closeOnStop(await modernClient(stack.service.url, as('alice')));
     const answering = fieldsOf(textOf(await mcp.callTool({ name: 'agent_run', arguments: { request: 'approve', session_id: paused.session_id } })));
     await pollUntil(
-      async () => ((await probe<{ state: string }>(stack.database, "SELECT state FROM run_waits WHERE task_id = ? AND kind = 'approval'", paused.task_id))[0]?.state === 'taken' ? true : undefined),
+      async () =>
+        (await probe<{ state: string }>(stack.database, "SELECT state FROM run_waits WHERE task_id = ? AND kind = 'approval'", paused.task_id))[0]?.state === 'taken'
+          ? true
+          : undefined,
       'the answering Task to take the pause',
     );
     expect((await admin(`tasks/${answering.task_id}/cancel`)).status).toBe(200);
     const detail = await pollUntil(async () => {
-      const task = (await (await fetch(`${stack.base}/admin/tasks/${answering.task_id}`, { headers: as('alice') })).json()) as { status: string; trace: { kind: string; outcome: string; detail: Record<string, unknown> }[] };
+      const task = (await (await fetch(`${stack.base}/admin/tasks/${answering.task_id}`, { headers: as('alice') })).json()) as {
+        status: string;
+        trace: { kind: string; outcome: string; detail: Record<string, unknown> }[];
+      };
       return task.status === 'cancelled' ? task : undefined;
     }, 'the answering Task to end cancelled');
-    expect(await probe(stack.database, "SELECT body, state FROM run_waits WHERE task_id = ? AND kind = 'steer'", paused.task_id)).toEqual([{ body: 'Then say done.', state: 'dropped' }]);
+    expect(await probe(stack.database, "SELECT body, state FROM run_waits WHERE task_id = ? AND kind = 'steer'", paused.task_id)).toEqual([
+      { body: 'Then say done.', state: 'dropped' },
+    ]);
     expect(detail.trace.filter((step) => step.kind === 'steer')).toEqual([
-      expect.objectContaining({ outcome: 'dropped', detail: expect.objectContaining({ count: 1, paused_task: paused.task_id, messages: [expect.objectContaining({ text: 'Then say done.' })] }) }),
+      expect.objectContaining({
+        outcome: 'dropped',
+        detail: expect.objectContaining({ count: 1, paused_task: paused.task_id, messages: [expect.objectContaining({ text: 'Then say done.' })] }),
+      }),
     ]);
   });
 });

@@ -211,7 +211,13 @@ describe('the catalog past 20 tools', () => {
       },
     };
   };
-  const context = { taskId: 't', subtask: '', caller: { user: 'u', email: null, groups: [] }, events: { emit: async () => undefined }, clock: new ManualClock() } as unknown as ToolCallContext;
+  const context = {
+    taskId: 't',
+    subtask: '',
+    caller: { user: 'u', email: null, groups: [] },
+    events: { emit: async () => undefined },
+    clock: new ManualClock(),
+  } as unknown as ToolCallContext;
 
   it('finds tools by words, returns their schemas, and calls the one named through its source', async () => {
     const a = source(['s__create_issue', 's__list_issues', 's__read_page']);

@@ -63,7 +63,11 @@ async function live(timeoutMs?: number) {
   );
   const declined: DeclinedForm[] = [];
   const recorded: McpCallRecord[] = [];
-  const audit = { boundedArguments: (args: unknown) => args, record: async (record: McpCallRecord) => void recorded.push(record), recordDeclinedForm: async (form: DeclinedForm) => void declined.push(form) };
+  const audit = {
+    boundedArguments: (args: unknown) => args,
+    record: async (record: McpCallRecord) => void recorded.push(record),
+    recordDeclinedForm: async (form: DeclinedForm) => void declined.push(form),
+  };
   const pool = { forCaller: () => connection, forSession: () => connection, release: async () => undefined };
   const source = new McpServerSource('live', config(timeoutMs), pool as unknown as ConnectionPool, audit as unknown as McpCallAudit, { toolOutputChars: 4000 });
   return { server, connection, source, declined, recorded };

@@ -135,9 +135,12 @@ export class MemoryToolbox {
   }
 }
 
-/** A steering inbox in memory, per Task: `send` is what the intake does, `take` and `close` what the loop does. */
+/**
+ * A steering inbox in memory, per Task: `send` is what the intake does, `take` and `close` what the loop
+ * does, `dropKept` what AgentService does when a wait ends with no run to continue it.
+ */
 export class MemoryInbox implements SteerInbox {
-  private readonly tasks = new Map<string, { sent: SteerMessage[]; taken: number; closed: boolean }>();
+  private readonly tasks = new Map<string, { sent: SteerMessage[]; taken: number; closed: boolean; dropped: SteerMessage[] }>();
   send(text: string, taskId = 't1'): boolean {
     const inbox = this.of(taskId);
     if (inbox.closed) return false;
@@ -148,6 +151,17 @@ export class MemoryInbox implements SteerInbox {
   keep(text: string, taskId = 't1'): void {
     const inbox = this.of(taskId);
     inbox.sent.push({ id: `steer-${taskId}-${inbox.sent.length + 1}`, text, at: '2026-12-01T09:00:00.000Z' });
+  }
+  /** What `dropKept` ended for the Task `taskId` (run_waits rows `dropped`). */
+  dropped(taskId = 't1'): SteerMessage[] {
+    return this.of(taskId).dropped;
+  }
+  async dropKept(taskId: string): Promise<SteerMessage[]> {
+    const inbox = this.of(taskId);
+    const dropped = inbox.sent.slice(inbox.taken);
+    inbox.taken = inbox.sent.length;
+    inbox.dropped.push(...dropped);
+    return dropped;
   }
   closed(taskId = 't1'): boolean {
     return this.of(taskId).closed;
@@ -165,7 +179,7 @@ export class MemoryInbox implements SteerInbox {
     return true;
   }
   private of(taskId: string) {
-    const inbox = this.tasks.get(taskId) ?? { sent: [], taken: 0, closed: false };
+    const inbox = this.tasks.get(taskId) ?? { sent: [], taken: 0, closed: false, dropped: [] };
     this.tasks.set(taskId, inbox);
     return inbox;
   }
@@ -174,9 +188,13 @@ export class MemoryInbox implements SteerInbox {
 /**
  * AgentService built by hand with the real ApprovalsService and PausedRuns on a repository per store in
  * memory (approvals, run waits, the steering inbox) behind one in-memory unit of work: no server, no
- * database, no Ollama.
+ * database, no Ollama. `observe` sees each run event when it is emitted (what is stored by then).
  */
-export function buildAgent(ollama: unknown, config: AgentConfig, options: { clock?: ManualClock; inbox?: MemoryInbox; limits?: RunLimits } = {}) {
+export function buildAgent(
+  ollama: unknown,
+  config: AgentConfig,
+  options: { clock?: ManualClock; inbox?: MemoryInbox; limits?: RunLimits; observe?: (event: RunEvent) => void } = {},
+) {
   const clock = options.clock ?? new ManualClock();
   const unitOfWork = new MemoryUnitOfWork();
   const approvalRows = new MemoryApprovalsRepository(unitOfWork);
@@ -190,6 +208,7 @@ export function buildAgent(ollama: unknown, config: AgentConfig, options: { cloc
     forRun: (required: ((event: RunEvent) => Promise<void> | void)[]) => ({
       emit: async (event: RunEvent) => {
         events.push(event);
+        options.observe?.(event);
         for (const listener of required) await listener(event);
       },
     }),

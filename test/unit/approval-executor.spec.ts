@@ -46,6 +46,7 @@ function setup(offered: OfferedTool[], results: Record<string, ToolResult>, mode
     signal: new AbortController().signal,
     caller: { user: 'alice', email: null, groups: [] },
     events: { emit: async (event: RunEvent) => void events.push(event) },
+    clock,
   } as unknown as ToolCallContext;
   return {
     clock,

@@ -137,10 +137,15 @@ function cancelButton(task, after) {
 
 // ---- steer ------------------------------------------------------------------------------------
 
-/** A running Task's correction box (issue 35): the text reaches the model as the person's words at its next step. */
+/**
+ * A running Task's correction box (issue 35): the text reaches the model as the person's words at its next
+ * step. A Task paused for a person has it too: the correction is kept and the model reads it when the wait ends.
+ */
 function steerBox(task, after) {
-  if (task.status !== 'planning' && task.status !== 'running') return null;
-  const input = h('input', { type: 'text', id: 'steer-text', maxLength: 8000, placeholder: 'A correction for the running Task', 'aria-label': 'Correction' });
+  const running = task.status === 'planning' || task.status === 'running';
+  if (!running && !task.awaiting_approval) return null;
+  const placeholder = running ? 'A correction for the running Task' : 'A correction kept until the request above is answered';
+  const input = h('input', { type: 'text', id: 'steer-text', maxLength: 8000, placeholder, 'aria-label': 'Correction' });
   const send = async (event) => {
     event.preventDefault();
     if (input.value.trim() === '') return;

@@ -20,7 +20,8 @@ const root = join(import.meta.dirname, '..');
 const outdir = join(root, 'dist');
 
 // Packages that stay outside the bundle:
-// - better-sqlite3 finds its native addon (build/Release/*.node) from its own folder;
+// - better-sqlite3 finds its native addon (build/Release/*.node) from its own folder; @parcel/watcher (the quota's
+//   watch, ADR 0038) requires its platform's prebuilt addon package by a name made at run time;
 // - Nest imports these optional packages lazily, only for features this service does not use (microservices,
 //   websockets, Fastify); they are not installed, and bundling would fail on them.
 // - the OpenTelemetry SDK and exporters (issue 39, ADR 0029): loaded from node_modules only when tracing is on, so a
@@ -36,7 +37,16 @@ const OPENTELEMETRY_SDK = [
   '@opentelemetry/sdk-trace-base',
   '@opentelemetry/semantic-conventions',
 ];
-const external = ['better-sqlite3', '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@fastify/static', ...OPENTELEMETRY_SDK];
+const external = [
+  'better-sqlite3',
+  '@parcel/watcher',
+  '@nestjs/microservices',
+  '@nestjs/microservices/*',
+  '@nestjs/websockets',
+  '@nestjs/websockets/*',
+  '@fastify/static',
+  ...OPENTELEMETRY_SDK,
+];
 
 // A new command of the bin is one entry here and one row in src/cli.ts. The commands that only print (init, eval)
 // are in src/cli/, the one folder besides the bin and the doctor whose code writes to stdout. eval-tools is no

@@ -50,10 +50,7 @@ export class AdminApprovalsService {
         `approval ${id} is a form of the MCP server "${formOf(row).server}": it is not approved but filled, with POST /admin/approvals/${id}/form?content={…} (the console's form) or in the Task's MCP client (tasks/update); POST /admin/approvals/${id}/deny declines it`,
       );
     }
-    if (
-      row.waiting &&
-      (await this.inPlace(caller, row, row.kind === 'form' ? { action: 'decline' } : { action: 'accept', content: { approve: decision === 'approve' } }))
-    ) {
+    if (row.waiting && (await this.inPlace(caller, row, row.kind === 'form' ? { action: 'decline' } : { action: 'accept', content: { approve: decision === 'approve' } }))) {
       return { approval_id: id, decision, via: 'in_place', state: decision === 'approve' && row.kind !== 'form' ? 'granted' : 'denied', task_id: row.taskId };
     }
     const state = decision === 'approve' ? 'granted' : 'denied';

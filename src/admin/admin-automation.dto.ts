@@ -144,7 +144,7 @@ class RunDto {
 export class ScheduleRunDto extends RunDto {
   @ApiProperty({ format: 'date-time' }) fire_at!: string;
   @ApiProperty({ enum: ['cron', 'manual'] }) kind!: string;
-  @ApiProperty({ enum: ['starting', 'started', 'skipped', 'refused'] }) state!: string;
+  @ApiProperty({ enum: ['started', 'skipped', 'refused'] }) state!: string;
   @ApiProperty({ description: 'The previous Task was still queued or running' }) skipped!: boolean;
 }
 
@@ -170,7 +170,7 @@ export class TriggerListDto {
 export class TriggerRunDto extends RunDto {
   @ApiProperty() delivery_id!: string;
   @ApiProperty() event!: string;
-  @ApiProperty({ enum: ['starting', 'started', 'refused'] }) state!: string;
+  @ApiProperty({ enum: ['started', 'refused'] }) state!: string;
   @ApiProperty({ format: 'date-time' }) received_at!: string;
 }
 

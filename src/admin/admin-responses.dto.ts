@@ -198,7 +198,7 @@ export class TraceStepDto {
   @ApiProperty({ description: 'The subtask it served (empty without a plan)' }) subtask!: string;
   @ApiProperty({ enum: ['plan', 'model_call', 'tool_call', 'command', 'file_op', 'mcp_tool', 'steer', 'limit', 'repair'] }) kind!: string;
   @ApiProperty({ description: 'The tool, the command, or the model call' }) name!: string;
-  @ApiProperty({ description: '`ok`, `error`, `denied`, `timeout`, `cancelled`…' }) outcome!: string;
+  @ApiProperty({ description: '`ok`, `error`, `denied`, `timeout`, `cancelled`, `dropped` (a correction kept for a wait nobody answered)…' }) outcome!: string;
   @ApiProperty({ type: 'integer' }) input_tokens!: number;
   @ApiProperty({ type: 'integer' }) output_tokens!: number;
   @ApiProperty({ type: 'integer' }) duration_ms!: number;

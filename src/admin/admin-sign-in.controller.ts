@@ -6,9 +6,10 @@ import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { anonymous } from '../identity/caller.js';
 import { insecureAllowed, IssuerMetadata, reasonOf, type OAuthSettings } from '../identity/oauth/issuer-metadata.js';
-import { clearCookie, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from '../identity/oauth/session-cookie.js';
+import { clearCookie, clearReaching, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from '../identity/oauth/session-cookie.js';
 
 const SIGN_IN_PATH = '/admin/oauth';
+const CALLBACK_PATH = `${SIGN_IN_PATH}/callback`;
 const SIGN_IN_TTL_S = 600;
 /** When the issuer states no lifetime for the access token, the session lasts this long (the token's own exp still rules). */
 const DEFAULT_SESSION_S = 3600;
@@ -43,7 +44,7 @@ export class AdminSignInController {
   ) {
     this.settings = config.auth.oauth;
     const base = this.settings.resource.replace(/\/$/, '');
-    this.redirectUri = `${base}${SIGN_IN_PATH}/callback`;
+    this.redirectUri = `${base}${CALLBACK_PATH}`;
     this.home = `${base}/admin`;
     const { clientId, clientSecret } = this.settings.console;
     this.client =
@@ -69,7 +70,8 @@ export class AdminSignInController {
       resource: this.settings.resource,
     });
     const cookie = setCookie(SIGN_IN_COOKIE, Buffer.from(JSON.stringify(pending)).toString('base64url'), { path: SIGN_IN_PATH, maxAgeS: SIGN_IN_TTL_S, sameSite: 'Lax' });
-    res.set({ 'Set-Cookie': cookie, 'Cache-Control': 'no-store' }).redirect(303, url.href);
+    // Any sign-in cookie another page planted where the callback would also get it goes first (else: two, refused).
+    res.set({ 'Set-Cookie': [cookie, ...clearReaching(SIGN_IN_COOKIE, CALLBACK_PATH, SIGN_IN_PATH)], 'Cache-Control': 'no-store' }).redirect(303, url.href);
   }
 
   @Get('callback')
@@ -92,12 +94,17 @@ export class AdminSignInController {
       const reason = `console sign-in failed: ${reasonOf(error)}`;
       this.logger.warn(reason);
       await this.audit.record({ caller: anonymous(req.socket.remoteAddress ?? null), action: 'admin.sign_in', outcome: 'rejected', detail: { reason } });
-      res.status(400).set({ 'Set-Cookie': done, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).send(`${reason}\n\nStart again: ${this.home}\n`);
+      // nosniff: the text holds what the issuer (or a forged callback URL) chose; no browser may take it for HTML.
+      res
+        .status(400)
+        .set({ 'Set-Cookie': done, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY' })
+        .send(`${reason}\n\nStart again: ${this.home}\n`);
       return;
     }
     const session = setCookie(SESSION_COOKIE, tokens.access_token, { path: '/admin', maxAgeS: tokens.expires_in ?? DEFAULT_SESSION_S, sameSite: 'Strict' });
     // Whether the token makes its holder an admin is decided where every admin request is: the console asks /admin/me next.
-    res.set({ 'Set-Cookie': [done, session], 'Cache-Control': 'no-store' }).redirect(303, this.home);
+    // The new session replaces whatever session cookie was planted before (no fixation, and no two of them).
+    res.set({ 'Set-Cookie': [done, session, ...clearReaching(SESSION_COOKIE, CALLBACK_PATH, '/admin')], 'Cache-Control': 'no-store' }).redirect(303, this.home);
   }
 
   /** Ends the console's session here, and at the issuer when it has an end-session endpoint (where the console goes next). */

@@ -47,9 +47,10 @@ export class AdminTasksController {
   @OwnView()
   @AdminAction('admin.task_steer')
   @ApiOperation({
-    summary: "Steer a running Task: the text reaches the model as the person's words at its next step boundary (an admin: any Task; a user: their own)",
+    summary:
+      "Steer a running Task: the text reaches the model as the person's words at its next step boundary; a Task paused for a person keeps it, and the model reads it when the wait ends (an admin: any Task; a user: their own)",
   })
-  @ApiOkResponse({ type: AdminTaskDto, description: 'The Task after it took the correction' })
+  @ApiOkResponse({ type: AdminTaskDto, description: 'The Task after it took (or kept) the correction' })
   @ApiAdminErrors(INVALID, [404, 'No such Task (or another user’s)'])
   async steer(@Param() { id }: UuidParamDto, @Query() { text }: SteerQueryDto, @Req() req: AdminRequest) {
     return found(await this.tasks.steer(req.caller!, id, text), `no task ${id}`);

@@ -68,12 +68,15 @@ export class AdminTasksService {
     return task && mapTask(task);
   }
 
-  /** Issue 35: a correction for a running Task (an admin: any; a user: their own); null when the caller cannot see it. */
+  /**
+   * Issue 35: a correction for a running Task, or kept for a Task paused for a person (an admin: any; a
+   * user: their own); null when the caller cannot see it.
+   */
   async steer(caller: Caller, id: string, text: string | undefined): Promise<AdminTaskDto | null> {
     if (!(await this.visible(caller, id))) return null;
     const { request } = validateAgentRun({ request: text ?? '' }, agentRunLimits(this.config));
     const outcome = await this.intake.steerFromConsole(caller, id, request);
-    return outcome.kind === 'steered' ? mapTask(outcome.task) : null;
+    return outcome.kind === 'steered' || outcome.kind === 'kept' ? mapTask(outcome.task) : null;
   }
 
   /** A session with its Tasks, oldest first. */

@@ -14,6 +14,7 @@ import type { FileChange } from '../workspace/workspace-files.js';
 import { AgentFailure, AgentRunner, type AgentOutcome, type AgentTask, type CloseSteering, type TaskProgress } from './agent-runner.js';
 import { ApprovalExecutor } from './approval-executor.js';
 import { CoreToolSource } from './core-tools.js';
+import type { RunEvents } from './core/run-events.js';
 import { RunLimits, taskBudgets, type RunBudgets } from './core/run-limits.js';
 import { newRunState, type RunState } from './core/run-state.js';
 import { decodeRunState, encodeRunState, UnreadableRunState } from './core/run-state-codec.js';
@@ -24,6 +25,7 @@ import { RunToolSources } from './core/run-tool-sources.js';
 import { RunEventHub } from './run-event-hub.js';
 import { PausedRuns } from './paused-runs.js';
 import { RunLoop, type RunOutcome } from './run-loop.js';
+import { correctionsDetail } from './run-reporter.js';
 import { progressReporter, traceWriter } from './run-subscribers.js';
 import { TraceRepository } from './trace.repository.js';
 import { SteerInboxRepository } from './steer-inbox.repository.js';
@@ -61,7 +63,10 @@ export class AgentService extends AgentRunner {
     const pendingResume = pending ? await this.pauses.resumeOf(pending) : null;
     // A request left for the conversation whose pause was never stored (its run stopped in between): no
     // run can continue it, so it ends and this request is a new one (ADR 0020 §2).
-    if (pending && !pending.waiting && pendingResume === null) await this.approvals.dropUnanswerable(pending);
+    if (pending && !pending.waiting && pendingResume === null) {
+      await this.approvals.dropUnanswerable(pending);
+      await this.dropKept(pending, task, events);
+    }
     const model = (pendingResume === null ? null : storedModel(pendingResume)) ?? this.tierModel(task.tier);
     let profile = await this.profile(task, model, signal);
     // The direct mode has no tools and no workspace: one answer from the model.
@@ -92,6 +97,7 @@ export class AgentService extends AgentRunner {
     const resume = taken ? await this.pauses.take(taken.approval) : null;
     // A decision carried by this Task for a pause that was never stored: the request is a new one.
     const answered = resume === null ? null : taken;
+    if (taken && !answered) await this.dropKept(taken.approval, task, events);
     const budgets = taskBudgets(this.config.agent.budgets, task.budget);
     const state =
       resume !== null
@@ -102,14 +108,22 @@ export class AgentService extends AgentRunner {
     const limits = await this.limits.forRun({ taskId: task.id, sessionId: task.sessionId, owner: task.owner, ownerGroups: task.ownerGroups, budgets: state.budgets });
     const loop = new RunLoop(
       state,
-      { ollama: this.ollama, executor, config: this.config, events, clock: this.clock, limits, inbox: direct ? null : { take: (taskId) => this.inbox.take(taskId), close: closeSteering } },
+      {
+        ollama: this.ollama,
+        executor,
+        config: this.config,
+        events,
+        clock: this.clock,
+        limits,
+        inbox: direct ? null : { take: (taskId) => this.inbox.take(taskId), close: closeSteering },
+      },
       { taskId: task.id, temperature: task.temperature, tools, profile, signal, workspace, caller },
     );
     try {
       let outcome: RunOutcome;
       if (answered) {
         // Only an agent-mode Task answers a pause, so it has its workspace.
-        const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events, model: state.model };
+        const context: ToolCallContext = { taskId: task.id, subtask: state.position.subtask, signal, workspace: workspace!, caller, events, clock: this.clock, model: state.model };
         const result = await this.answerResult(answered, state, executor, context);
         outcome = await loop.resume(task.id, result, answered.answer === 'instruction' ? requestMessage(task) : null);
       } else {
@@ -123,13 +137,29 @@ export class AgentService extends AgentRunner {
       const approvalId = outcome.pause.kind === 'approval' ? outcome.pause.approvalId : outcome.pause.questionId;
       const pause = { taskId: task.id, sessionId: task.sessionId, owner: task.owner, kind: outcome.pause.kind, approvalId };
       await this.pauses.store(pause, encodeRunState(state), executor.unstoredRequest(approvalId));
+      // Only now: a client told "input required" (webhooks, subscriptions/listen, A2A push) finds the request stored.
+      await events.emit({ type: 'paused', taskId: task.id, kind: pause.kind, id: approvalId });
       return { result: this.pauseText(executor, state, task) + files, progress: tokens };
     } catch (error) {
       if (error instanceof AgentFailure) throw new AgentFailure(error.message, { inputTokens: state.tokens.input, outputTokens: state.tokens.output });
       throw error;
     } finally {
+      // A Task that took the answer but stopped before its model read what was kept for the wait (cancelled, failed).
+      if (answered) await this.dropKept(answered.approval, task, events);
       await Promise.all(sources.map((source) => source.endRun?.({ taskId: task.id, sessionId: task.sessionId }) ?? Promise.resolve()));
     }
+  }
+
+  /**
+   * The wait `approval` showed ended with no run to give the model what was kept for it (docs/agent.md):
+   * those corrections end `dropped`, and this Task's trace says so, where the person looks next.
+   */
+  private async dropKept(approval: Pick<ApprovalEntity, 'id' | 'taskId'>, task: AgentTask, events: RunEvents): Promise<void> {
+    const dropped = await this.inbox.dropKept(approval.taskId);
+    if (dropped.length === 0) return;
+    const detail = { ...correctionsDetail(dropped), kept_for: approval.id, paused_task: approval.taskId };
+    const step = { taskId: task.id, subtask: '', kind: 'steer', name: 'correction', outcome: 'dropped', durationMs: 0, startedAt: nowIso(this.clock), detail } as const;
+    await events.emit({ type: 'step', taskId: task.id, step });
   }
 
   private tierModel(tier: string): string {

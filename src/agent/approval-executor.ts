@@ -167,7 +167,14 @@ export class ApprovalExecutor implements ToolExecutor {
     const { step, ...done } = await route.source.execute(call, context);
     if (step) {
       const outcome = step.outcome ?? (done.isError ? 'error' : 'ok');
-      await this.record(context, { kind: step.kind ?? route.offered.stepKind, name: step.name ?? call.function.name, outcome, startedAt, durationMs: this.clock.now() - started, detail: step.detail });
+      await this.record(context, {
+        kind: step.kind ?? route.offered.stepKind,
+        name: step.name ?? call.function.name,
+        outcome,
+        startedAt,
+        durationMs: this.clock.now() - started,
+        detail: step.detail,
+      });
     }
     return done;
   }

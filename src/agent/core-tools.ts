@@ -107,7 +107,11 @@ export class CoreToolSource implements ToolSource {
     if (args.subtasks !== undefined) {
       const read = readPlan(args.subtasks, this.limits.maxSubtasks);
       if ('problem' in read) {
-        return { output: `Error: ${read.problem}. Call plan again with a valid plan, or do the work without one.`, isError: true, step: { kind: 'plan', detail: { error: read.problem } } };
+        return {
+          output: `Error: ${read.problem}. Call plan again with a valid plan, or do the work without one.`,
+          isError: true,
+          step: { kind: 'plan', detail: { error: read.problem } },
+        };
       }
       return { output: '', plan: { subtasks: read.subtasks }, step: { kind: 'plan', detail: { subtasks: read.subtasks } } };
     }

@@ -158,6 +158,8 @@ export class RunLoop {
     const { state } = this;
     const pause = state.pause;
     if (!pause) throw new AgentFailure('The stored point to continue from has no pending request.');
+    // A Task cancelled while the answer's action ran leaves the kept corrections untaken (AgentService drops them).
+    this.context.signal.throwIfAborted();
     // Corrections sent while the run waited are the paused Task's (`state.taskId` until the next line): taken
     // now, they reach the model after the answer's result. `received` counts what this Task's inbox gives.
     const kept = this.deps.inbox ? await this.deps.inbox.take(state.taskId) : [];
@@ -271,6 +273,7 @@ export class RunLoop {
         workspace: this.context.workspace!,
         caller: this.context.caller,
         events: this.deps.events,
+        clock: this.deps.clock,
         model: state.model,
         label,
       });
@@ -283,7 +286,7 @@ export class RunLoop {
         // Corrections already accepted wait with the run, and reach the model when the wait ends.
         await this.closeInbox();
         this.tickWall();
-        await this.deps.events.emit({ type: 'paused', taskId: state.taskId, kind: pause.kind, id: state.pause.id });
+        // The `paused` event is the caller's to emit, once the pause is stored (a client told reads the request).
         return { kind: 'pause', pause };
       }
       const output = await this.apply(call, outcome.result);

@@ -69,7 +69,7 @@ export class RunReporter {
 
   /** The person's corrections reached the model: a trace step, and `steered` for the Task's followers. */
   async steered(messages: SteerMessage[], startedAt: string): Promise<void> {
-    const detail = { count: messages.length, messages: messages.map((message) => ({ id: message.id, at: message.at, text: cutText(message.text, 500) })) };
+    const detail = correctionsDetail(messages);
     await this.step({ kind: 'steer', name: 'correction', outcome: 'ok', startedAt, detail });
     await this.events.emit({ type: 'steered', taskId: this.state.taskId, count: this.state.steering.received });
   }
@@ -116,3 +116,9 @@ function actionOf(call: ChatToolCall): string {
   const main = args.command ?? args.path ?? args.pattern ?? '';
   return `${call.function.name}${main === '' ? '' : `: ${typeof main === 'string' ? main : JSON.stringify(main)}`}`.replace(/\s+/g, ' ');
 }
+
+/** How a trace step shows corrections: how many, and each one's id, time and text (cut to 500 characters). */
+export const correctionsDetail = (messages: SteerMessage[]) => ({
+  count: messages.length,
+  messages: messages.map((message) => ({ id: message.id, at: message.at, text: cutText(message.text, 500) })),
+});

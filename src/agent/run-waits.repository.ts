@@ -23,10 +23,10 @@ export class RunWaitsRepository {
 
   /** Takes the open wait that `approvalId` shows (its Task continues the run): its resume point, or null when none was open. */
   async take(approvalId: string, at: string): Promise<string | null> {
-    const [row] = await this.sql.changed<{ resume: string | null }>("UPDATE run_waits SET state = 'taken', taken_at = ? WHERE approval_id = ? AND state = 'open' RETURNING resume", [
-      at,
-      approvalId,
-    ]);
+    const [row] = await this.sql.changed<{ resume: string | null }>(
+      "UPDATE run_waits SET state = 'taken', taken_at = ? WHERE approval_id = ? AND state = 'open' RETURNING resume",
+      [at, approvalId],
+    );
     return row?.resume ?? null;
   }
 }

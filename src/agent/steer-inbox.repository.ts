@@ -90,7 +90,19 @@ export class SteerInboxRepository {
       `UPDATE run_waits SET state = 'taken', taken_at = ? WHERE task_id = ? AND kind = 'steer' AND state = 'open' RETURNING id, body, position, created_at`,
       [nowIso(), taskId],
     );
-    return rows.sort((a, b) => Number(a.position) - Number(b.position)).map((row) => ({ id: row.id, text: row.body, at: row.created_at }));
+    return messagesOf(rows);
+  }
+
+  /**
+   * Ends the corrections kept for the Task `taskId`'s wait that no run will read (the wait ended with no
+   * run to continue it): `dropped`, and returned, in order, for the trace of the Task that ended it.
+   */
+  async dropKept(taskId: string): Promise<SteerMessage[]> {
+    const rows = await this.sql.changed<{ id: string; body: string; position: number | string; created_at: string }>(
+      `UPDATE run_waits SET state = 'dropped', taken_at = ? WHERE task_id = ? AND kind = 'steer' AND state = 'open' RETURNING id, body, position, created_at`,
+      [nowIso(), taskId],
+    );
+    return messagesOf(rows);
   }
 
   /** The corrections a Task was sent, in order (its console page). */
@@ -98,3 +110,7 @@ export class SteerInboxRepository {
     return this.sql.entities(RunWaitEntity, "SELECT * FROM run_waits WHERE task_id = ? AND kind = 'steer' ORDER BY position", [taskId]);
   }
 }
+
+/** Correction rows as the run reads them: in the order they were sent. */
+const messagesOf = (rows: { id: string; body: string; position: number | string; created_at: string }[]): SteerMessage[] =>
+  rows.sort((a, b) => Number(a.position) - Number(b.position)).map((row) => ({ id: row.id, text: row.body, at: row.created_at }));

@@ -8,7 +8,8 @@ export interface StepRecord {
   subtask: string;
   kind: StepKind;
   name: string;
-  outcome: 'ok' | 'error' | 'denied' | 'timeout' | 'cancelled';
+  /** `dropped`: corrections kept for a wait that ended with no run to read them (a `steer` step). */
+  outcome: 'ok' | 'error' | 'denied' | 'timeout' | 'cancelled' | 'dropped';
   inputTokens?: number;
   outputTokens?: number;
   durationMs: number;

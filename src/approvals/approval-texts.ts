@@ -27,8 +27,7 @@ const CURRENT_TASK_CHARS = 200;
 
 /** agent_status `current_task` while a Task waits in place: `approval: run_command npm install`. */
 export function waitingLabel(approval: Pick<ApprovalEntity, 'kind' | 'tool' | 'subject'> & { form?: ApprovalEntity['form'] }): string {
-  const what =
-    approval.kind === 'question' ? 'question:' : approval.kind === 'form' ? `question from MCP server ${formOf(approval).server}:` : `approval: ${approval.tool}`;
+  const what = approval.kind === 'question' ? 'question:' : approval.kind === 'form' ? `question from MCP server ${formOf(approval).server}:` : `approval: ${approval.tool}`;
   const label = `${what} ${shownEscaped(approval.subject.replace(/[ \t\n]+/g, ' '))}`;
   return label.length > CURRENT_TASK_CHARS ? `${label.slice(0, CURRENT_TASK_CHARS - 1)}…` : label;
 }

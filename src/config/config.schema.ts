@@ -331,7 +331,7 @@ const shape = {
     retention_days: integer(0, 0, 36_500),
   }),
   // Workspace history (checkpoints before and after each Task, diffs, undo, fork): a bare git repository
-  // per session workspace under `dir`, outside every workspace; `max_bytes` bounds each one.
+  // per session workspace under `dir`, outside every workspace; `max_bytes` bounds each one, `max_total_bytes` all.
   history: section({
     enabled: flag(true),
     // Empty: `history/` beside the SQLite database file, or ./data/history with PostgreSQL.
@@ -339,6 +339,8 @@ const shape = {
     max_files: integer(100_000, 100, 10_000_000),
     large_file_bytes: integer(16 * MiB, 1024, 4096 * MiB),
     max_bytes: integer(2048 * MiB, MiB, 1024 * 1024 * MiB),
+    // Every session's repository together: past it, the least recently used sessions' checkpoints go.
+    max_total_bytes: integer(20 * 1024 * MiB, MiB, 1024 * 1024 * MiB),
     diff_max_lines_per_file: integer(2000, 10, 1_000_000),
   }),
   agent: section({
@@ -424,8 +426,11 @@ const shape = {
   triggers: section({
     // The largest event body POST /v1/triggers/:id reads (refused with 413 before the rest is read); given to the agent as a file, so mcp.files.max_bytes bounds it too.
     max_body_bytes: integer(MiB, 1024, 16 * MiB),
-    // Deliveries one trigger takes per minute in each process; past it 429 with Retry-After.
+    // Signed deliveries one trigger takes in any sliding minute, counted in the database across replicas; past it 429 with Retry-After.
     rate_per_minute: integer(60, 1, 100_000),
+    // Refused deliveries (signature, body, size, unknown trigger) one client address gets heard per trigger and minute in
+    // each process (past it 429 before the body is read), and a trigger's refusals audited one by one a minute (the rest in one summary).
+    refused_per_minute: integer(10, 1, 10_000),
   }),
   // OpenTelemetry traces (issue 39): off while otlp_endpoint is empty; the SDK is not even loaded then.
   telemetry: section({

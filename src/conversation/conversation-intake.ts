@@ -99,15 +99,28 @@ export class ConversationIntake {
   }
 
   /**
-   * The console's correction for a running Task: an admin's for any (recorded as the actor), a user's
-   * for their own (another's answers as missing). A Task that is not running takes none: refused.
+   * The console's correction for a Task: an admin's for any (recorded as the actor), a user's for their
+   * own (another's answers as missing). A running Task takes it; a Task paused for the conversation's
+   * answer keeps it (as Chat `agent_steer` does: it answers nothing, and the model reads it when the wait
+   * ends). Any other Task takes none: refused.
    */
   async steerFromConsole(caller: Caller, taskId: string, text: string): Promise<IntakeOutcome> {
     const task = caller.admin ? await this.queue.find(taskId) : await this.queue.findOwned(caller, taskId);
     if (!task) return { kind: 'not_found' };
-    const steered = RUNNING.includes(task.status) ? await this.steer(caller, task, text, { action: 'console.steer', detail: {} }) : null;
-    if (!steered) throw new AgentError('invalid_input', `task ${taskId} is not running (${task.status}); only a running task takes corrections.`);
-    return steered;
+    const accepted: AuditDraft = { action: 'console.steer', detail: {} };
+    const pending = RUNNING.includes(task.status) ? null : await this.approvals.pendingOfSession(task.sessionId);
+    const outcome = RUNNING.includes(task.status)
+      ? await this.steer(caller, task, text, accepted)
+      : pending?.taskId === task.id && conversationWaitOf(pending)
+        ? await this.keep(caller, pending, text, accepted)
+        : null;
+    if (!outcome) {
+      throw new AgentError(
+        'invalid_input',
+        `task ${taskId} is not running (${task.status}) and waits for no answer; only a running task, or one paused for a person, takes corrections.`,
+      );
+    }
+    return outcome;
   }
 
   /** What the input decides, done: each kind stores its own writes with its one audit event. */

@@ -25,6 +25,7 @@ import { TaskLocale1765800000036 } from './migrations/1765800000036-task-locale.
 import { SchedulesTriggers1765800000038 } from './migrations/1765800000038-schedules-triggers.js';
 import { EvalResults1765800000041 } from './migrations/1765800000041-eval-results.js';
 import { WaitKinds1765900000035 } from './migrations/1765900000035-wait-kinds.js';
+import { SettleStartingRuns1765900000038 } from './migrations/1765900000038-settle-starting-runs.js';
 
 export const MIGRATIONS = [
   InitialSchema1764633600000,
@@ -48,6 +49,7 @@ export const MIGRATIONS = [
   SchedulesTriggers1765800000038,
   EvalResults1765800000041,
   WaitKinds1765900000035,
+  SettleStartingRuns1765900000038,
 ];
 
 /**

@@ -16,16 +16,9 @@ export interface LastEvalResult {
 }
 
 /** A model's last figures under one harness, as the console's Models page shows them. */
-export interface LatestEvalResult {
+export interface LatestEvalResult extends LastEvalResult {
   model: string;
   harness: string;
-  finishedAt: string;
-  serviceVersion: string;
-  passAt1: number;
-  passAllN: number;
-  repeat: number;
-  cases: number;
-  complete: boolean;
   modelCalls: number;
   promptTokens: number;
   outputTokens: number;

@@ -6,6 +6,7 @@ import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
 import { HistoryBound } from './history-bound.js';
 import { historyJournal, type Marker } from './history-journal.js';
 import { HistoryStores } from './history-stores.js';
+import { HistoryTotalBound } from './history-total-bound.js';
 import { timelineOf } from './history-timeline.js';
 import { taskDiffUri } from './history-uri.js';
 
@@ -43,6 +44,7 @@ export class CheckpointRecorder {
     private readonly stores: HistoryStores,
     private readonly workspace: WorkspaceService,
     private readonly sizeBound: HistoryBound,
+    private readonly totalBound: HistoryTotalBound,
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
@@ -70,7 +72,7 @@ export class CheckpointRecorder {
   async finish(history: TaskHistory, result: string): Promise<string> {
     if (!this.stores.enabled || !history.before) return result;
     const { task } = history;
-    return this.stores.serial(task.sessionId, async () => {
+    const text = await this.stores.serial(task.sessionId, async () => {
       const store = this.stores.store(task.sessionId);
       try {
         await historyJournal.mark(store, { taskId: task.id, sessionId: task.sessionId, phase: 'after', at: nowIso(this.clock) });
@@ -87,6 +89,9 @@ export class CheckpointRecorder {
       }
       return `${result}\n\ndiff: ${taskDiffUri(task.sessionId, task.id)}`;
     });
+    // Outside this session's queue: the total bound queues its removals on the other sessions' own.
+    if (!this.stores.shared) await this.totalBound.bound(task.sessionId).catch((error: Error) => this.logger.warn(`history total bound failed: ${error.message}`));
+    return text;
   }
 
   /** A previous process stopped mid-Task: the journal says so, and the state found now is that Task's end. */

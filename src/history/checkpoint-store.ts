@@ -208,3 +208,13 @@ export class CheckpointStore {
     await rename(`${path}.tmp`, path);
   }
 }
+
+/**
+ * Forgets a repository's newest checkpoint (its head and the stat cache built on it), once every Task's
+ * checkpoints were removed (`history.max_total_bytes`): git may then drop every object, and the next
+ * checkpoint reads every file again, as the first one did.
+ */
+export async function forgetHead(repo: GitRepository): Promise<void> {
+  await rm(join(repo.dir, STAT_CACHE), { force: true });
+  await repo.git(['update-ref', '-d', HEAD]);
+}

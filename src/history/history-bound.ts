@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Clock, nowIso, SYSTEM_CLOCK } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { CheckpointStore } from './checkpoint-store.js';
@@ -14,6 +16,11 @@ const MAX_PACKS = 40;
  * at the bound, one per Task that ends.
  */
 const LOW_WATER = 0.8;
+/**
+ * Each Task leaves two loose refs (a file each, a file-system block each, uncounted by the object store): folded
+ * into `packed-refs` past this many Tasks, so many small Tasks cannot fill the disk with refs (issue 37).
+ */
+const MAX_LOOSE_TASKS = 500;
 
 /**
  * Keeps a history repository within `history.max_bytes`: past it, the oldest Tasks' checkpoints go (never the one
@@ -34,6 +41,8 @@ export class HistoryBound {
       await store.repo.git(['repack', '-a', '-d', '-q']);
       size = (await store.repo.objectStore()).bytes;
     }
+    const looseTasks = await readdir(join(store.repo.dir, 'refs', 'oam', 'tasks')).catch(() => [] as string[]);
+    if (looseTasks.length > MAX_LOOSE_TASKS) await store.repo.git(['pack-refs', '--all', '--prune']);
     if (size <= limit) return;
     const timeline = await timelineOf(store.repo);
     const dropped: string[] = [];

@@ -4,6 +4,7 @@ import { SessionsModule } from '../sessions/sessions.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { CheckpointRecorder } from './checkpoint-recorder.js';
 import { HistoryBound } from './history-bound.js';
+import { HistoryTotalBound } from './history-total-bound.js';
 import { HistoryDiffs } from './history-diffs.js';
 import { HistoryFork } from './history-fork.js';
 import { HistoryRetention } from './history-retention.js';
@@ -14,7 +15,7 @@ import { HistoryUndo } from './history-undo.js';
 /** Workspace history: checkpoints around each Task, diffs, undo, the workspace of a fork. */
 @Module({
   imports: [WorkspaceModule, AgentModule, SessionsModule],
-  providers: [HistoryStores, HistoryBound, CheckpointRecorder, HistoryDiffs, HistoryUndo, HistoryFork, HistoryRetention, HistoryService],
+  providers: [HistoryStores, HistoryBound, HistoryTotalBound, CheckpointRecorder, HistoryDiffs, HistoryUndo, HistoryFork, HistoryRetention, HistoryService],
   exports: [HistoryService],
 })
 export class HistoryModule {}

@@ -11,7 +11,7 @@ const DISCARD_LIMIT = 64 * 1024 * 1024;
  * socket with unread data resets it, and a client still writing would see a broken pipe instead of
  * the answer.
  */
-export function refuse(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function refuse(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), Connection: 'close' });
   if (req.readableEnded) return void res.end(text);

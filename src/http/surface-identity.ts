@@ -4,7 +4,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { anonymous, onSurface, type Caller, type Transport } from '../identity/caller.js';
 import { IdentityService } from '../identity/identity.service.js';
 
-export type Admission = { caller: Caller } | { refusal: { status: 401 | 403 | 503; message: string; headers?: Record<string, string> } };
+export type Admission = { caller: Caller } | { refusal: { status: 401 | 403 | 503; message: string; headers?: Record<string, string | string[]> } };
 
 const STATUS_WORDS = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' } as const;
 

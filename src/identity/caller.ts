@@ -35,8 +35,8 @@ export interface IdentityRefusal {
   address: string | null;
   /** 401 unless said otherwise: 403 for a valid token without the surface's scope, 503 when the issuer cannot be reached. */
   status?: 401 | 403 | 503;
-  /** Headers the refusal carries: the `WWW-Authenticate` challenge of `auth.mode: oauth`. */
-  headers?: Record<string, string>;
+  /** Headers the refusal carries: the `WWW-Authenticate` challenge of `auth.mode: oauth` (and Set-Cookie clearing an ambiguous session). */
+  headers?: Record<string, string | string[]>;
   /** Who was refused, when the token named someone (403); otherwise the actor is anonymous. */
   caller?: Caller;
   /** What the audit log keeps of the token: its `jti`, or a SHA-256 prefix; never the token. */

@@ -123,15 +123,15 @@ export class McpServerSource implements ToolSource {
   }
 
   async execute(call: ChatToolCall, context: ToolCallContext): Promise<ToolResult> {
-    // The audit's duration; the trace's step is timed by the executor, with the run's clock.
-    const started = Date.now();
+    // The audit's duration, on the run's clock (the executor times the trace's step on it too).
+    const started = context.clock.now();
     const entry = this.allows(context.caller)
       ? this.entries(this.pool.forCaller(context.caller)).find((candidate) => candidate.offered.definition.function.name === call.function.name)
       : undefined;
     const tool = entry?.tool.name ?? call.function.name;
     const spent: Spent = { input: 0, output: 0, samples: 0, forms: 0 };
     const finish = async (result: ToolResult, outcome: 'ok' | 'error' | 'timeout' | 'cancelled' | 'denied', error?: string) => {
-      const durationMs = Date.now() - started;
+      const durationMs = context.clock.now() - started;
       const step: ToolStep = {
         kind: 'mcp_tool',
         name: call.function.name,

@@ -15,14 +15,14 @@ export interface Schedule extends UnattendedSource {
 
 /**
  * A fire: started (with its Task), skipped (the last Task was still queued or running) or refused (the
- * queue said no). `starting` is only in rows an earlier version left (it claimed before the Task's unit).
+ * queue said no). The `starting` runs an earlier version left are settled by migration SettleStartingRuns.
  */
 export interface ScheduleRunRecord {
   id: string;
   scheduleId: string;
   fireAt: string;
   kind: 'cron' | 'manual';
-  state: 'starting' | 'started' | 'skipped' | 'refused';
+  state: 'started' | 'skipped' | 'refused';
   taskId: string | null;
   reason: string | null;
 }

@@ -6,7 +6,9 @@ import { AppConfig } from '../config/app-config.js';
 import { BodyBudget } from '../http/body-budget.js';
 import { readBodyBytes } from '../http/json-body.js';
 import { refuse } from '../http/refusal.js';
+import { TrustedProxies } from '../identity/trusted-proxies.js';
 import { TriggerDeliveryDto } from './trigger-delivery.dto.js';
+import { TriggerRefusals, UNKNOWN_TRIGGER } from './trigger-refusals.js';
 import { verifyDelivery } from './trigger-signature.js';
 import { TriggersService } from './triggers.service.js';
 
@@ -17,21 +19,27 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * the trigger's owner. The sender has no identity here; its signature over the raw body is the proof,
  * so the body is read as bytes (at most `triggers.max_body_bytes`, refused with 413 before the rest is
  * read) before anything is parsed. The rate limit counts signed deliveries only (in the database, across
- * replicas: TriggersService.deliver), so a sender without the secret cannot spend it. Every refusal is
- * audited and answers without echoing the body.
+ * replicas: TriggersService.deliver), so a sender without the secret cannot spend it. Refusals answer
+ * without echoing the body and are audited, past `triggers.refused_per_minute` a minute in one summary;
+ * a client address past that many refusals for a trigger is answered 429 before its body is read
+ * (TriggerRefusals), so a flood costs neither a body read, an HMAC nor an audit event each.
  */
 @ApiTags('triggers')
 @Controller('v1/triggers')
 export class TriggersController {
   private readonly maxBodyBytes: number;
+  private readonly proxies: TrustedProxies;
 
   constructor(
     private readonly triggers: TriggersService,
+    private readonly refusals: TriggerRefusals,
     private readonly budget: BodyBudget,
     config: AppConfig,
   ) {
     // The event becomes a file of the session workspace, so the files limit bounds it too.
     this.maxBodyBytes = Math.min(config.triggers.maxBodyBytes, config.mcp.files.maxBytes);
+    // Behind the configured proxy a sender is told apart by its forwarded address, as the audit log names it.
+    this.proxies = new TrustedProxies(config.auth.trustedProxies);
   }
 
   @Post(':id')
@@ -47,15 +55,19 @@ export class TriggersController {
   @ApiResponse({
     status: 429,
     description:
-      'A signed delivery past triggers.rate_per_minute for this trigger in the last minute, across replicas (audited; nothing queued); Retry-After says when to try again',
+      'A signed delivery past triggers.rate_per_minute for this trigger in the last minute, across replicas; or, before the body is read, a client address past triggers.refused_per_minute refused deliveries for this trigger this minute (audited; nothing queued); Retry-After says when to try again',
   })
   async deliver(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const address = req.socket.remoteAddress ?? null;
+    const forwardedFor = req.headersDistinct['x-forwarded-for'];
+    const address = this.proxies.clientAddress(req.socket.remoteAddress ?? '', forwardedFor?.length === 1 ? forwardedFor[0] : undefined);
+    const trigger = UUID.test(id) ? await this.triggers.forDelivery(id) : null;
+    const bucket = trigger?.id ?? UNKNOWN_TRIGGER;
     const refused = async (status: number, reason: string, headers: Record<string, string> = {}) => {
-      await this.triggers.refused(UUID.test(id) ? id : 'invalid', address, status, reason);
+      await this.refusals.refused({ bucket, trigger: UUID.test(id) ? id : 'invalid', address, status, reason, ownFault: status !== 429 });
       refuse(req, res, status, { error: reason }, headers);
     };
-    const trigger = UUID.test(id) ? await this.triggers.forDelivery(id) : null;
+    const wait = this.refusals.wait(bucket, address);
+    if (wait > 0) return refused(429, 'too many refused deliveries from this address', { 'Retry-After': String(wait) });
     if (!trigger) return refused(404, 'no such trigger');
     const lease = this.budget.lease();
     res.once('close', lease.release);

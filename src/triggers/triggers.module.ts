@@ -3,6 +3,7 @@ import { AuditModule } from '../audit/audit.module.js';
 import { TaskQueueModule } from '../queue/task-queue.module.js';
 import { SchedulesModule } from '../schedules/schedules.module.js';
 import { UnattendedNotify } from '../schedules/unattended-notify.js';
+import { TriggerRefusals } from './trigger-refusals.js';
 import { TriggersController } from './triggers.controller.js';
 import { TriggersRepository } from './triggers.repository.js';
 import { TriggersService } from './triggers.service.js';
@@ -11,7 +12,7 @@ import { TriggersService } from './triggers.service.js';
 @Module({
   imports: [SchedulesModule, AuditModule, TaskQueueModule],
   controllers: [TriggersController],
-  providers: [TriggersRepository, TriggersService],
+  providers: [TriggersRepository, TriggersService, TriggerRefusals],
   exports: [TriggersService],
 })
 export class TriggersModule implements OnModuleInit {

@@ -11,15 +11,15 @@ export interface Trigger extends UnattendedSource {
 }
 
 /**
- * A delivery: started (with its Task) or refused (the queue said no). `starting` is only in rows an
- * earlier version left (it claimed before the Task's unit).
+ * A delivery: started (with its Task) or refused (the queue said no). The `starting` runs
+ * an earlier version left are settled by migration SettleStartingRuns.
  */
 export interface TriggerRunRecord {
   id: string;
   triggerId: string;
   deliveryId: string;
   event: string;
-  state: 'starting' | 'started' | 'refused';
+  state: 'started' | 'refused';
   taskId: string | null;
   reason: string | null;
   createdAt: string;

@@ -167,14 +167,4 @@ export class TriggersService {
     }
     return { kind: 'taken', run: (await this.triggers.run(run.id))! };
   }
-
-  /** A delivery refused before it reached a trigger's Task (unknown trigger, signature, size, rate): audited, nothing stored. */
-  async refused(triggerId: string, address: string | null, status: number, reason: string): Promise<void> {
-    await this.audit.record({
-      caller: { ...SYSTEM_CALLER, user: 'anonymous', transport: 'trigger', address },
-      action: 'trigger.rejected',
-      outcome: 'rejected',
-      detail: { trigger: triggerId, status, reason },
-    });
-  }
 }

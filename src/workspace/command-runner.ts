@@ -1,7 +1,8 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { bubblewrapArgs, commandEnvironment, sandboxShell, type SandboxStatus } from './sandbox.js';
+import { linkFilter } from './seccomp-links.js';
 import { WorkspaceError } from './workspace-error.js';
 
 export interface CommandResult {
@@ -61,12 +62,15 @@ export function runCommand(command: string, options: CommandOptions): Promise<Co
   const env = commandEnvironment(options.workspaceRoot);
   const script = withLimits(command, options);
   const sandboxed = options.sandbox.mode === 'bubblewrap';
+  // Hard links fail with EXDEV (seccomp-links.ts): the quota could not take back a new name of an old file.
+  const filter = sandboxed ? linkFilter() : null;
   const [file, args] = sandboxed
     ? [
         'bwrap',
         [
           '--json-status-fd',
           '3',
+          ...(filter ? ['--seccomp', '4'] : []),
           ...bubblewrapArgs(options.workspaceRoot, options.maxMemoryBytes, [], !options.readOnlyWorkspace),
           ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]),
           ...sandboxShell(script),
@@ -79,8 +83,10 @@ export function runCommand(command: string, options: CommandOptions): Promise<Co
       cwd: options.workspaceRoot,
       env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', sandboxed ? 'pipe' : 'ignore'],
+      stdio: ['ignore', 'pipe', 'pipe', sandboxed ? 'pipe' : 'ignore', filter ? 'pipe' : 'ignore'],
     }) as ChildProcessByStdio<null, Readable, Readable>;
+    // bwrap reads the filter to its end before it starts the command (a bwrap that failed first reads nothing: EPIPE).
+    if (filter) (child.stdio[4] as Writable).on('error', () => undefined).end(filter);
     const sandboxInit = sandboxed ? watchSandboxInit(child.stdio[3] as Readable) : null;
     const stdout = new CappedBuffer(options.captureBytes);
     const stderr = new CappedBuffer(options.captureBytes);

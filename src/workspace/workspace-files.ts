@@ -126,7 +126,9 @@ export class WorkspaceFiles {
           if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new WorkspaceError('exists', `${path}: exists`);
           throw error;
         }
-        recordChange(paths, growth, previous ? 0 : 1);
+        // Its inode too: a command that grows it later past the quota has that growth cut back (ADR 0038).
+        const written = await lstat(at(parent, target)).catch(() => null);
+        recordChange(paths, growth, previous ? 0 : 1, real.join('/'), { size: bytes, ino: written?.ino ?? -1 });
         return { path: paths.display(real), bytes, created: !previous };
       } finally {
         await parent.close();

@@ -15,6 +15,12 @@ export interface Usage {
   entries: number;
 }
 
+/** A file as the last usage walk found it: what the quota compares a command's changes against. */
+export interface FileMark {
+  size: number;
+  ino: number;
+}
+
 /** What a session's workspace may hold; null for no limit. */
 export interface WorkspaceLimits {
   /** The most bytes the files below the root may hold (`workspace.max_session_bytes`). */
@@ -33,6 +39,8 @@ export interface WorkspaceLimits {
 export class WorkspacePaths {
   /** The workspace's usage as last measured and since kept up to date by the file tools; null: unknown. */
   usage: Usage | null = null;
+  /** Each entry's size and inode at the walk that measured `usage`, by `/`-separated relative path; null: none. */
+  marks: Map<string, FileMark> | null = null;
 
   private constructor(
     readonly root: string,

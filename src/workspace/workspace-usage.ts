@@ -1,24 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import type { Dirent } from 'node:fs';
+import { constants, type Dirent } from 'node:fs';
 import { lstat, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { at, MAX_WALK_DEPTH, openDirAt, openRoot, removeTreeAt, walkBeneath } from './beneath.js';
+import { at, locate, MAX_WALK_DEPTH, openDirAt, openRoot, removeTreeAt, walkBeneath } from './beneath.js';
 import { WorkspaceError } from './workspace-error.js';
-import type { Usage, WorkspacePaths } from './workspace-paths.js';
+import type { FileMark, Usage, WorkspacePaths } from './workspace-paths.js';
 
 /**
  * Walks the tree once, race-free (beneath.ts), and stops after `stopAfter` entries: a workspace with
  * more is over its limit whatever the rest holds, and the walk stays bounded however many files a
- * command made.
+ * command made. `marks`, when given, receives each entry's size and inode by its `/`-separated relative path.
  */
-export async function measureUsage(root: string, stopAfter = Number.POSITIVE_INFINITY): Promise<Usage> {
+export async function measureUsage(root: string, stopAfter = Number.POSITIVE_INFINITY, marks?: Map<string, FileMark>): Promise<Usage> {
   const usage: Usage = { bytes: 0, entries: 0 };
   const dir = await openRoot(root);
   try {
-    for await (const { dir: parent, name, entry } of walkBeneath(dir)) {
+    for await (const { dir: parent, name, rel, entry } of walkBeneath(dir)) {
       usage.entries += 1;
-      if (!entry.isDirectory()) usage.bytes += (await lstat(at(parent, name)).catch(() => null))?.size ?? 0;
+      const info = await lstat(at(parent, name)).catch(() => null);
+      const size = info && !entry.isDirectory() ? info.size : 0;
+      usage.bytes += size;
+      if (info) marks?.set(rel, { size, ino: info.ino });
       if (usage.entries > stopAfter) break;
     }
   } finally {
@@ -33,13 +36,17 @@ export async function measureUsage(root: string, stopAfter = Number.POSITIVE_INF
  * walks the tree.
  */
 export async function usageOf(paths: WorkspacePaths): Promise<Usage> {
-  paths.usage ??= await measureUsage(paths.root, paths.limits.maxFiles ?? Number.POSITIVE_INFINITY);
+  if (paths.usage) return paths.usage;
+  const marks = new Map<string, FileMark>();
+  paths.usage = await measureUsage(paths.root, paths.limits.maxFiles ?? Number.POSITIVE_INFINITY, marks);
+  paths.marks = marks;
   return paths.usage;
 }
 
 /** Forgets the measured usage (a command ran) and measures again. */
 export async function remeasure(paths: WorkspacePaths): Promise<Usage> {
   paths.usage = null;
+  paths.marks = null;
   return usageOf(paths);
 }
 
@@ -138,6 +145,41 @@ async function removeBornIn(dir: FileHandle, since: bigint, depth: number): Prom
   return removed;
 }
 
+/**
+ * Cuts every file that existed before a command and grew while it ran back to its size then (`before`:
+ * the marks of the walk before the command, `after`: those of the walk after it): the growth is the
+ * command's, like the files it made. Only the same inode, not born since `since`, with no other hard link
+ * (which could be outside the workspace), never following a link. Returns how many files were cut.
+ */
+export async function cutBackGrown(root: string, before: Map<string, FileMark>, after: Map<string, FileMark>, since: bigint): Promise<number> {
+  let cut = 0;
+  for (const [rel, now] of after) {
+    const then = before.get(rel);
+    if (then && now.ino === then.ino && now.size > then.size && (await cutBack(root, rel, then, since))) cut += 1;
+  }
+  return cut;
+}
+
+async function cutBack(root: string, rel: string, then: FileMark, since: bigint): Promise<boolean> {
+  const found = await locate(root, rel.split('/'), rel, { followLast: false }).catch(() => null);
+  if (!found) return false;
+  try {
+    if (found.name === null) return false;
+    const handle = await open(at(found.parent, found.name), constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => null);
+    if (!handle) return false;
+    try {
+      const info = await handle.stat({ bigint: true });
+      if (!info.isFile() || info.ino !== BigInt(then.ino) || info.nlink !== 1n || info.birthtimeNs > since) return false;
+      await handle.truncate(then.size);
+      return true;
+    } finally {
+      await handle.close();
+    }
+  } finally {
+    await found.parent.close();
+  }
+}
+
 /** Refuses a write that would grow the workspace by `growth` bytes and `added` entries past a limit. */
 export async function assertRoom(paths: WorkspacePaths, growth: number, added: number): Promise<void> {
   if (paths.limits.maxBytes === null && paths.limits.maxFiles === null) return;
@@ -146,7 +188,11 @@ export async function assertRoom(paths: WorkspacePaths, growth: number, added: n
   if (problem) throw new WorkspaceError('quota_exceeded', problem);
 }
 
-/** Keeps a measured usage true after a file tool changed the tree. */
-export function recordChange(paths: WorkspacePaths, growth: number, added: number): void {
+/**
+ * Keeps a measured usage true after a file tool changed the tree: `rel` is the file it wrote, `mark` its size and
+ * inode now (inode -1 when it could not be read: a cut-back then never touches it), so the quota watch's tally stays exact.
+ */
+export function recordChange(paths: WorkspacePaths, growth: number, added: number, rel: string, mark: FileMark): void {
   if (paths.usage) paths.usage = { bytes: paths.usage.bytes + growth, entries: paths.usage.entries + added };
+  paths.marks?.set(rel, mark);
 }

@@ -78,6 +78,10 @@ describe('auth.mode oauth: the console signs a person in at the issuer', () => {
   it('refuses a callback that no sign-in in this browser started (forged or replayed), and audits it', async () => {
     const res = await fetch(`${base}/admin/oauth/callback?code=stolen&state=guessed&iss=${encodeURIComponent(issuer.url)}`);
     expect(res.status).toBe(400);
+    // Issue 37 (round three): text the caller chose is never sniffed as HTML, nor framed.
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
     expect(await res.text()).toMatch(/^console sign-in failed: no sign-in in progress in this browser/);
     expect(res.headers.get('set-cookie')).not.toMatch(/oam_session=[^;]/);
     const login = await fetch(`${base}/admin/oauth/login`, { redirect: 'manual' });

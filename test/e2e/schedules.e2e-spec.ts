@@ -172,7 +172,13 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
       "SELECT action, outcome FROM audit_events WHERE actor = 'bob@example.com' AND action LIKE 'schedule.%' AND detail LIKE ? ORDER BY seq",
       `%${every}%`,
     );
-    expect(tried.map(({ action, outcome }) => `${action} ${outcome}`)).toEqual(['schedule.read error', 'schedule.update error', 'schedule.delete error', 'schedule.run_now error', 'schedule.runs error']);
+    expect(tried.map(({ action, outcome }) => `${action} ${outcome}`)).toEqual([
+      'schedule.read error',
+      'schedule.update error',
+      'schedule.delete error',
+      'schedule.run_now error',
+      'schedule.runs error',
+    ]);
     expect((await bob<{ schedules: unknown[] }>('GET', 'schedules')).body.schedules).toEqual([]);
     expect((await alice('GET', `schedules/${every}`)).body.enabled).toBe(false);
     expect((await admin<{ schedules: { id: string }[] }>('GET', 'schedules')).body.schedules.map((s) => s.id)).toContain(every);
@@ -210,7 +216,11 @@ describe('schedules: cron fires, history, pause, run now, overlap, ownership, un
     const [kept] = await probe<{ session_id: string }>(stack.database, 'SELECT session_id FROM schedules WHERE id = ?', id);
     expect(kept.session_id).toBe(sessions[0].session_id);
     // The second fire's model call carries the first run's answer.
-    expect(ollama.workChats.some((chat) => JSON.stringify(chat.body.messages).includes('Entry one: quiet day.') && chat.body.messages.filter((m: { role: string }) => m.role === 'user').length >= 2)).toBe(true);
+    expect(
+      ollama.workChats.some(
+        (chat) => JSON.stringify(chat.body.messages).includes('Entry one: quiet day.') && chat.body.messages.filter((m: { role: string }) => m.role === 'user').length >= 2,
+      ),
+    ).toBe(true);
     await alice('DELETE', `schedules/${id}`);
   });
 

@@ -54,11 +54,18 @@ describe('unattended Tasks are delivered where people look', () => {
    */
   async function followed(taskId: string, held: { open: () => void }, hook: string) {
     const a2a = await a2aAs(ALICE);
-    const config = await a2a.createTaskPushNotificationConfig({ tenant: '', id: '', taskId, url: `${receiver.url}${hook.slice(1)}`, token: 'owner-token', authentication: undefined });
+    const config = await a2a.createTaskPushNotificationConfig({
+      tenant: '',
+      id: '',
+      taskId,
+      url: `${receiver.url}${hook.slice(1)}`,
+      token: 'owner-token',
+      authentication: undefined,
+    });
     expect(config).toMatchObject({ taskId });
-    await expect((await a2aAs(BOB)).createTaskPushNotificationConfig({ tenant: '', id: '', taskId, url: `${receiver.url}bob`, token: '', authentication: undefined })).rejects.toThrow(
-      /not found/i,
-    );
+    await expect(
+      (await a2aAs(BOB)).createTaskPushNotificationConfig({ tenant: '', id: '', taskId, url: `${receiver.url}bob`, token: '', authentication: undefined }),
+    ).rejects.toThrow(/not found/i);
     const listen = stack.closeOnStop(await new Listen().open(stack.service.url, ALICE, { taskIds: [taskId] }));
     const theirs = stack.closeOnStop(await new Listen().open(stack.service.url, BOB, { taskIds: [taskId] }));
     await listen.until((messages) => messages.some((message) => message.method === 'notifications/tasks'));
@@ -99,7 +106,11 @@ describe('unattended Tasks are delivered where people look', () => {
     expect(attempts.map((post) => post.status)).toEqual([500, 200]);
     expect(new Set(attempts.map((post) => post.headers['x-oam-delivery'])).size).toBe(1);
     const audited = await pollUntil(async () => {
-      const rows = await probe<{ outcome: string }>(stack.database, "SELECT outcome FROM audit_events WHERE action = 'webhook.delivery' AND task_id = ? AND detail LIKE '%/schedule\"%' ORDER BY seq", run.task_id);
+      const rows = await probe<{ outcome: string }>(
+        stack.database,
+        "SELECT outcome FROM audit_events WHERE action = 'webhook.delivery' AND task_id = ? AND detail LIKE '%/schedule\"%' ORDER BY seq",
+        run.task_id,
+      );
       return rows.at(-1)?.outcome === 'ok' ? rows.map((row) => row.outcome) : undefined;
     }, 'both attempts audited');
     expect(audited).toEqual(['error', 'ok']);
@@ -125,7 +136,12 @@ describe('unattended Tasks are delivered where people look', () => {
     const { task_id: taskId } = (await reply.json()) as { task_id: string };
     await followed(taskId, held, '/trigger-a2a');
     const told = await delivered('/trigger', (posted) => JSON.parse(posted).task_id === taskId);
-    expect(JSON.parse(told.body)).toMatchObject({ type: 'task.ended', source: { kind: 'trigger', id: trigger.id, name: 'issues' }, owner: 'alice@example.com', status: 'completed' });
+    expect(JSON.parse(told.body)).toMatchObject({
+      type: 'task.ended',
+      source: { kind: 'trigger', id: trigger.id, name: 'issues' },
+      owner: 'alice@example.com',
+      status: 'completed',
+    });
     expectSigned(told, trigger.notify_secret);
   });
 });

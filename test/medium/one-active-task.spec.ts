@@ -65,7 +65,7 @@ describe.each<DatabaseKind>(['sqlite', 'postgres'])('queue invariants on %s', (k
     expect(claimed[0]).toMatchObject({ request: 'task 0', status: 'planning', attempt: 1 });
     expect(await repoB.claimNext('B', 30_000)).toBeNull();
     await expect(b.query(`UPDATE tasks SET status = 'running' WHERE request = 'task 2'`)).rejects.toThrow(/UNIQUE constraint failed|duplicate key/);
-    expect(await repoA.finish(leaseOf(claimed[0]), 'completed', 'done')).toBe(true);
+    expect(await repoA.finish(leaseOf(claimed[0]), 'completed', 'done')).toMatchObject({ owner: expect.any(String), inputTokens: 0, outputTokens: 0 });
     expect((await repoB.claimNext('B', 30_000))!.request).toBe('task 1');
   });
 
@@ -125,9 +125,9 @@ async function fencesAStalledRunner({ repoA, repoB, seed }: Runners, clock: Manu
   const stale = leaseOf(stalled);
   expect(await repoA.renew(stale, 30_000)).toEqual({ held: false, cancelRequested: false });
   expect(await repoA.updateProgress(stale, { currentTask: 'stale write' })).toBe(false);
-  expect(await repoA.finish(stale, 'completed', 'stale result')).toBe(false);
+  expect(await repoA.finish(stale, 'completed', 'stale result')).toBeNull();
   expect(await repoB.renew(leaseOf(retried), 30_000)).toEqual({ held: true, cancelRequested: false });
-  expect(await repoB.finish(leaseOf(retried), 'completed', 'B result')).toBe(true);
+  expect(await repoB.finish(leaseOf(retried), 'completed', 'B result')).toMatchObject({ owner: expect.any(String) });
   expect(await repoA.findById(stalled.id)).toMatchObject({ status: 'completed', result: 'B result', attempt: 2 });
 }
 

@@ -2,7 +2,9 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { sandboxedCommand } from '../../src/mcp-client/connection-pool.js';
 import { runCommand, type CommandOptions } from '../../src/workspace/command-runner.js';
@@ -100,5 +102,62 @@ describe('the sandbox, round two (issue 20)', () => {
     const probe = spawnSync(command, args, { encoding: 'utf8', timeout: 20_000 });
     expect(probe.stderr).toBe('');
     expect(probe.stdout.trim()).toBe(`40 ${300 * 1024} ${(5 * MiB) / 512}`);
+  });
+});
+
+describe('issue 37, round three, own pass: a sandboxed MCP server trying to leave its sandbox', () => {
+  it('writes only its session workspace; sees no other session, no service file, no network, no host process', async () => {
+    const sessions = join(base, 'sessions');
+    const root = join(sessions, 'mine');
+    mkdirSync(join(sessions, 'other'), { recursive: true });
+    mkdirSync(root);
+    writeFileSync(join(sessions, 'other', 'theirs.txt'), 'another session');
+    const secret = join(base, 'service-secret.txt');
+    writeFileSync(secret, 'database password');
+    const listener = createServer().listen(0, '127.0.0.1');
+    await once(listener, 'listening');
+    const port = (listener.address() as AddressInfo).port;
+    // Each attempt prints name=yes when it worked.
+    const attempts: Record<string, string> = {
+      workspace: 'echo x > inside.txt',
+      root: 'echo x > /escape',
+      etc: 'echo x > /etc/escape',
+      usr: 'echo x > /usr/escape',
+      // Where the workspace lies below /tmp (as here), its parents are in the sandbox's private /tmp: a write there may work, and stays there.
+      parent: 'echo x > ../escape',
+      other_session: `cat ${join(sessions, 'other', 'theirs.txt')}`,
+      service_file: `cat ${secret}`,
+      network: `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 2)"`,
+      host_processes: `test "$(ls /proc | grep -c '^[0-9]')" -gt 5`,
+      signal_service: `kill -0 ${process.pid}`,
+      hard_link_out: `ln /usr/bin/env env-link`,
+    };
+    const script = Object.entries(attempts)
+      .map(([name, attempt]) => `if ${attempt} >/dev/null 2>&1; then echo ${name}=yes; else echo ${name}=no; fi`)
+      .join('\n');
+    const config = validateConfig({ agent: { mcp_servers: { boxed: { command: '/bin/sh', args: ['-c', script], sandbox: true } } } });
+    const { command, args } = sandboxedCommand(config.agent.mcpServers.boxed, root, config.workspace);
+    const probe = await new Promise<string>((resolve) => execFile(command, args, { encoding: 'utf8', timeout: 20_000 }, (_error, stdout) => resolve(stdout)));
+    listener.close();
+    const { parent: _private, ...outcomes } = Object.fromEntries(
+      probe
+        .trim()
+        .split('\n')
+        .map((line) => line.split('=')),
+    );
+    expect(outcomes).toEqual({
+      workspace: 'yes',
+      root: 'no',
+      etc: 'no',
+      usr: 'no',
+      other_session: 'no',
+      service_file: 'no',
+      network: 'no',
+      host_processes: 'no',
+      signal_service: 'no',
+      hard_link_out: 'no',
+    });
+    expect(existsSync(join(sessions, 'escape'))).toBe(false);
+    expect(existsSync(join(root, 'inside.txt'))).toBe(true);
   });
 });

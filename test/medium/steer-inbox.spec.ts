@@ -29,7 +29,11 @@ function accept(sql: PlainSql, text: string, max: number, unitOfWork = new UnitO
   return unitOfWork.commit({ writes });
 }
 
-const refusal = (promise: Promise<void>) => promise.then(() => null, (error: unknown) => (error instanceof SteerRefused ? error.reason : error));
+const refusal = (promise: Promise<void>) =>
+  promise.then(
+    () => null,
+    (error: unknown) => (error instanceof SteerRefused ? error.reason : error),
+  );
 
 const rows = (sql: PlainSql) =>
   sql.all<{ body: string; position: number | string }>("SELECT body, position FROM run_waits WHERE task_id = ? AND kind = 'steer' ORDER BY position", [TASK.taskId]);

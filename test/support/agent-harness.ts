@@ -84,7 +84,9 @@ export class MemoryApprovalsRepository {
     return this.rows.find((row) => row.taskId === taskId && row.state === 'pending' && row.waiting) ?? null;
   }
   async answerWaiting(id: string, taskId: string, owner: string, answer: ApprovalAnswer) {
-    const row = this.rows.find((candidate) => candidate.id === id && candidate.taskId === taskId && candidate.owner === owner && candidate.waiting && candidate.state === 'pending');
+    const row = this.rows.find(
+      (candidate) => candidate.id === id && candidate.taskId === taskId && candidate.owner === owner && candidate.waiting && candidate.state === 'pending',
+    );
     if (row) Object.assign(row, { ...answer, waiting: false, answeredAt: AT });
     return row !== undefined;
   }
@@ -135,10 +137,11 @@ export class MemoryToolbox {
 
 /**
  * A steering inbox in memory, per Task: `send` is what the intake does, `take` what the loop does through
- * SteerInboxRepository, `close` what it does through the queue (TasksRepository.closeSteering, handed to the run).
+ * SteerInboxRepository, `close` what it does through the queue (TasksRepository.closeSteering, handed to the run),
+ * `dropKept` what AgentService does when a wait ends with no run to continue it.
  */
 export class MemoryInbox implements SteerInbox {
-  private readonly tasks = new Map<string, { sent: SteerMessage[]; taken: number; closed: boolean }>();
+  private readonly tasks = new Map<string, { sent: SteerMessage[]; taken: number; closed: boolean; dropped: SteerMessage[] }>();
   send(text: string, taskId = 't1'): boolean {
     const inbox = this.of(taskId);
     if (inbox.closed) return false;
@@ -149,6 +152,17 @@ export class MemoryInbox implements SteerInbox {
   keep(text: string, taskId = 't1'): void {
     const inbox = this.of(taskId);
     inbox.sent.push({ id: `steer-${taskId}-${inbox.sent.length + 1}`, text, at: '2026-12-01T09:00:00.000Z' });
+  }
+  /** What `dropKept` ended for the Task `taskId` (run_waits rows `dropped`). */
+  dropped(taskId = 't1'): SteerMessage[] {
+    return this.of(taskId).dropped;
+  }
+  async dropKept(taskId: string): Promise<SteerMessage[]> {
+    const inbox = this.of(taskId);
+    const dropped = inbox.sent.slice(inbox.taken);
+    inbox.taken = inbox.sent.length;
+    inbox.dropped.push(...dropped);
+    return dropped;
   }
   closed(taskId = 't1'): boolean {
     return this.of(taskId).closed;
@@ -166,7 +180,7 @@ export class MemoryInbox implements SteerInbox {
     return true;
   }
   private of(taskId: string) {
-    const inbox = this.tasks.get(taskId) ?? { sent: [], taken: 0, closed: false };
+    const inbox = this.tasks.get(taskId) ?? { sent: [], taken: 0, closed: false, dropped: [] };
     this.tasks.set(taskId, inbox);
     return inbox;
   }
@@ -191,9 +205,13 @@ class QueuedAgentService extends AgentService {
 /**
  * AgentService built by hand with the real ApprovalsService and PausedRuns on a repository per store in
  * memory (approvals, run waits, the steering inbox) behind one in-memory unit of work: no server, no
- * database, no Ollama.
+ * database, no Ollama. `observe` sees each run event when it is emitted (what is stored by then).
  */
-export function buildAgent(ollama: unknown, config: AgentConfig, options: { clock?: ManualClock; inbox?: MemoryInbox; limits?: RunLimits } = {}) {
+export function buildAgent(
+  ollama: unknown,
+  config: AgentConfig,
+  options: { clock?: ManualClock; inbox?: MemoryInbox; limits?: RunLimits; observe?: (event: RunEvent) => void } = {},
+) {
   const clock = options.clock ?? new ManualClock();
   const unitOfWork = new MemoryUnitOfWork();
   const approvalRows = new MemoryApprovalsRepository(unitOfWork);
@@ -207,6 +225,7 @@ export function buildAgent(ollama: unknown, config: AgentConfig, options: { cloc
     forRun: (required: ((event: RunEvent) => Promise<void> | void)[]) => ({
       emit: async (event: RunEvent) => {
         events.push(event);
+        options.observe?.(event);
         for (const listener of required) await listener(event);
       },
     }),

@@ -40,8 +40,24 @@ function setup(offered: OfferedTool[], results: Record<string, ToolResult>, mode
   const events: RunEvent[] = [];
   const src = source(clock, offered, results);
   const task = { id: 't1', sessionId: 's1', owner: 'alice', answersInPlace: inPlace, unattended: null } as AgentTask;
-  const context = { taskId: 't1', subtask: 's2', signal: new AbortController().signal, caller: { user: 'alice', email: null, groups: [] }, events: { emit: async (event: RunEvent) => void events.push(event) } } as unknown as ToolCallContext;
-  return { clock, events, src, context, approvals, approvalRows, waits, executor: async () => new ApprovalExecutor(await ApprovalExecutor.routesOf([src], context.caller), approvals, task, clock) };
+  const context = {
+    taskId: 't1',
+    subtask: 's2',
+    signal: new AbortController().signal,
+    caller: { user: 'alice', email: null, groups: [] },
+    events: { emit: async (event: RunEvent) => void events.push(event) },
+    clock,
+  } as unknown as ToolCallContext;
+  return {
+    clock,
+    events,
+    src,
+    context,
+    approvals,
+    approvalRows,
+    waits,
+    executor: async () => new ApprovalExecutor(await ApprovalExecutor.routesOf([src], context.caller), approvals, task, clock),
+  };
 }
 
 describe('ApprovalExecutor', () => {
@@ -66,7 +82,10 @@ describe('ApprovalExecutor', () => {
   it('asks a person only when the offered tool says so, showing what it says; a tool without its own rule is asked by its effect and the mode', async () => {
     const h = setup(
       [
-        tool('deploy', { effect: 'command', personRequest: async (called) => (called.function.arguments.env === 'prod' ? { kind: 'approval', subject: 'deploy to prod', diff: null, baseSha256: null } : null) }),
+        tool('deploy', {
+          effect: 'command',
+          personRequest: async (called) => (called.function.arguments.env === 'prod' ? { kind: 'approval', subject: 'deploy to prod', diff: null, baseSha256: null } : null),
+        }),
         tool('touch', { effect: 'change' }),
       ],
       { deploy: { output: 'deployed' }, touch: { output: 'touched' } },

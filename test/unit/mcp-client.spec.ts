@@ -10,6 +10,7 @@ import { serverEnvironment } from '../../src/mcp-client/connection-pool.js';
 import { effectOf, MAX_DESCRIPTION_CHARS, modelToolName, ollamaTool, toolAllowed } from '../../src/mcp-client/offered-tools.js';
 import { ToolCatalog } from '../../src/mcp-client/tool-catalog.js';
 import { toModelResult } from '../../src/mcp-client/tool-results.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const mcpTool = (name: string, inputSchema: Record<string, unknown> = { type: 'object' }, extra: Partial<McpTool> = {}): McpTool => ({ name, inputSchema, ...extra }) as McpTool;
 
@@ -210,7 +211,13 @@ describe('the catalog past 20 tools', () => {
       },
     };
   };
-  const context = { taskId: 't', subtask: '', caller: { user: 'u', email: null, groups: [] }, events: { emit: async () => undefined } } as unknown as ToolCallContext;
+  const context = {
+    taskId: 't',
+    subtask: '',
+    caller: { user: 'u', email: null, groups: [] },
+    events: { emit: async () => undefined },
+    clock: new ManualClock(),
+  } as unknown as ToolCallContext;
 
   it('finds tools by words, returns their schemas, and calls the one named through its source', async () => {
     const a = source(['s__create_issue', 's__list_issues', 's__read_page']);

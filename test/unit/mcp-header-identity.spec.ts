@@ -6,6 +6,7 @@ import { validateConfig } from '../../src/config/agent-config.js';
 import { ConnectionPool, renderHeaders } from '../../src/mcp-client/connection-pool.js';
 import type { McpCallAudit, McpCallRecord } from '../../src/mcp-client/mcp-call-audit.js';
 import { McpServerSource } from '../../src/mcp-client/mcp-server-source.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 /**
  * The caller's identity in an HTTP MCP server's header templates: sent exactly or not at all. Two
@@ -66,6 +67,7 @@ describe('a caller whose identity cannot be sent', () => {
         workspace: { sessionId: 's1', paths: { root: '/tmp' } },
         caller: mallory,
         events: { emit: async () => undefined },
+        clock: new ManualClock(),
       };
       const result = await source.execute({ function: { name: 'remote__whoami', arguments: {} } }, context as unknown as ToolCallContext);
       expect(result).toEqual({

@@ -5,7 +5,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { FormAnswer, PersonForm, ToolCallContext, ToolCaller } from '../../src/agent/core/tool-source.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import type { ConnectionPool } from '../../src/mcp-client/connection-pool.js';
-import type { McpCallAudit, DeclinedForm } from '../../src/mcp-client/mcp-call-audit.js';
+import type { McpCallAudit, McpCallRecord, DeclinedForm } from '../../src/mcp-client/mcp-call-audit.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { McpServerSource } from '../../src/mcp-client/mcp-server-source.js';
 import { ServerConnection } from '../../src/mcp-client/server-connection.js';
 import { ToolCatalog } from '../../src/mcp-client/tool-catalog.js';
@@ -61,10 +62,15 @@ async function live(timeoutMs?: number) {
     () => server.close(),
   );
   const declined: DeclinedForm[] = [];
-  const audit = { boundedArguments: (args: unknown) => args, record: async () => undefined, recordDeclinedForm: async (form: DeclinedForm) => void declined.push(form) };
+  const recorded: McpCallRecord[] = [];
+  const audit = {
+    boundedArguments: (args: unknown) => args,
+    record: async (record: McpCallRecord) => void recorded.push(record),
+    recordDeclinedForm: async (form: DeclinedForm) => void declined.push(form),
+  };
   const pool = { forCaller: () => connection, forSession: () => connection, release: async () => undefined };
   const source = new McpServerSource('live', config(timeoutMs), pool as unknown as ConnectionPool, audit as unknown as McpCallAudit, { toolOutputChars: 4000 });
-  return { server, connection, source, declined };
+  return { server, connection, source, declined, recorded };
 }
 
 const names = async (source: { tools(caller: ToolCaller): Promise<{ definition: { function: { name?: string } } }[]> }) =>
@@ -78,6 +84,7 @@ const contextWith = (askPerson?: (form: PersonForm, signal: AbortSignal) => Prom
     workspace: { sessionId: 's1', paths: { root: '/tmp' } },
     caller,
     events: { emit: async () => undefined },
+    clock: new ManualClock(),
     ...(askPerson ? { askPerson } : {}),
   }) as unknown as ToolCallContext;
 
@@ -106,6 +113,21 @@ describe('notifications/tools/list_changed', () => {
     expect((await next.execute({ function: { name: 'find_tools', arguments: { query: 'added later' } } }, contextWith())).output).toContain('- live__second: a tool added later');
     // And it can be called.
     expect((await source.execute({ function: { name: 'live__second', arguments: {} } }, contextWith())).output).toBe('two');
+  });
+});
+
+describe('the audit record of a call', () => {
+  it('is timed by the run’s clock, as the trace steps are', async () => {
+    const { server, connection, source, recorded } = await live();
+    const clock = new ManualClock();
+    const before = connection.tools;
+    server.registerTool('slow', { description: 'takes a while', inputSchema: {} }, () => {
+      clock.advance(1234);
+      return { content: [{ type: 'text', text: 'done' }] };
+    });
+    await until(() => connection.tools !== before, 'the tools were listed again');
+    expect((await source.execute({ function: { name: 'live__slow', arguments: {} } }, { ...contextWith(), clock })).output).toBe('done');
+    expect(recorded).toEqual([expect.objectContaining({ tool: 'slow', outcome: 'ok', durationMs: 1234 })]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AgentTask } from '../../src/agent/agent-runner.js';
 import { RunLimits } from '../../src/agent/core/run-limits.js';
+import { NOT_APPROVED_OUTPUT } from '../../src/approvals/approval-texts.js';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { OllamaError } from '../../src/ollama/ollama-error.js';
 import type { ChatReply, ChatRequest } from '../../src/ollama/ollama.gateway.js';
@@ -214,6 +215,57 @@ describe('a correction kept for a Task paused end-and-resume (issue 35)', () => 
     expect(h.approvalRows.rows[0].state).toBe('granted');
     const messages = h.chats[1].messages;
     expect(messages.slice(-2).map((message) => `${message.role}: ${message.content.split('\n').at(-1)}`)).toEqual(['tool: run_command ok', 'user: also run the linter']);
+  });
+});
+
+describe('a kept correction whose wait is never answered (issue 35)', () => {
+  const droppedSteps = (h: ReturnType<typeof setup>) =>
+    h.events.flatMap((event) => (event.type === 'step' && event.step.kind === 'steer' && event.step.outcome === 'dropped' ? [event.step] : []));
+
+  it('is dropped when the request it was kept for has no stored pause (a new request ends it), and the new Task’s trace says so', async () => {
+    const inbox = new MemoryInbox();
+    const h = setup([{ toolCalls: [{ function: { name: 'run_command', arguments: { command: 'npm test' } } }] }, { content: 'Hello.' }], {}, { inbox, approvals: 'commands' });
+    await h.service.run(task('run the tests'), noop, new AbortController().signal);
+    inbox.keep('also run the linter', 't1');
+    // The run stopped between the request and its pause: nothing can continue the wait.
+    h.waits.rows.splice(0);
+    expect((await h.service.run({ ...task('hello'), id: 't2' }, noop, new AbortController().signal)).result).toBe('Hello.');
+    expect(h.approvalRows.rows[0].state).toBe('dropped');
+    expect(inbox.dropped('t1').map((message) => message.text)).toEqual(['also run the linter']);
+    expect(h.chats[1].messages.map((message) => message.content).join('\n')).not.toContain('also run the linter');
+    expect(droppedSteps(h)).toEqual([
+      expect.objectContaining({ taskId: 't2', name: 'correction', detail: expect.objectContaining({ count: 1, kept_for: h.approvalRows.rows[0].id, paused_task: 't1' }) }),
+    ]);
+  });
+
+  it('is dropped when the Task that took the answer is cancelled before the model read it', async () => {
+    const inbox = new MemoryInbox();
+    const h = setup([{ toolCalls: [{ function: { name: 'run_command', arguments: { command: 'npm test' } } }] }], {}, { inbox, approvals: 'commands' });
+    await h.service.run(task('run the tests'), noop, new AbortController().signal);
+    inbox.keep('also run the linter', 't1');
+    // The approved command runs; the person cancels the answering Task meanwhile. The sandbox kills the
+    // command and answers with its result (CommandRunner's `cancelled`), as a command that ended.
+    const cancel = new AbortController();
+    h.toolbox.execute = async () => {
+      cancel.abort(new Error('cancelled'));
+      return { output: 'exit code 143 (cancelled)' };
+    };
+    await expect(h.service.run({ ...task('approve'), id: 't2' }, noop, cancel.signal)).rejects.toThrow('cancelled');
+    expect(inbox.dropped('t1').map((message) => message.text)).toEqual(['also run the linter']);
+    expect(droppedSteps(h)).toEqual([expect.objectContaining({ taskId: 't2', detail: expect.objectContaining({ paused_task: 't1' }) })]);
+  });
+
+  it('is not dropped when the wait is answered: the model reads it', async () => {
+    const inbox = new MemoryInbox();
+    const h = setup([{ toolCalls: [{ function: { name: 'run_command', arguments: { command: 'npm test' } } }] }, { content: 'ok' }], {}, { inbox, approvals: 'commands' });
+    await h.service.run(task('run the tests'), noop, new AbortController().signal);
+    inbox.keep('also run the linter', 't1');
+    await h.service.run({ ...task('something else entirely'), id: 't2' }, noop, new AbortController().signal);
+    // A new request ends the wait as not approved, and the run goes on: the correction is the model's.
+    expect(h.approvalRows.rows[0].state).toBe('dropped');
+    expect(inbox.dropped('t1')).toEqual([]);
+    expect(h.chats[1].messages.slice(-3).map((message) => message.content.split('\n').at(-1))).toEqual([NOT_APPROVED_OUTPUT, 'something else entirely', 'also run the linter']);
+    expect(droppedSteps(h)).toEqual([]);
   });
 });
 

@@ -206,7 +206,8 @@ describe('RunLoop with a scripted model', () => {
     );
     const outcome = await h.start();
     expect(outcome).toMatchObject({ kind: 'pause', pause: { kind: 'approval', approvalId: 'approval-1' } });
-    expect(h.of('paused')).toEqual([{ type: 'paused', taskId: 't1', kind: 'approval', id: 'approval-1' }]);
+    // Not the loop's to tell: AgentService emits `paused` once the pause is stored (run-waits.spec).
+    expect(h.of('paused')).toEqual([]);
     expect(h.state.turn.results.map((result) => result.output)).toEqual(['list_dir ok']);
     const stored = decodeRunState(encodeRunState(h.state), FALLBACK);
     expect(stored).toEqual(JSON.parse(JSON.stringify(h.state)));

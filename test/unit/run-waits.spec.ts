@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AgentTask } from '../../src/agent/agent-runner.js';
+import type { RunEvent } from '../../src/agent/core/run-events.js';
 import { RunWaitEntity } from '../../src/agent/run-wait.entity.js';
 import { ApprovalEntity } from '../../src/approvals/approval.entity.js';
 import { validateConfig } from '../../src/config/agent-config.js';
@@ -49,9 +50,9 @@ const noop = async () => undefined;
 const call = (name: string, args: Record<string, unknown>): Partial<ChatReply> => ({ toolCalls: [{ function: { name, arguments: args } }] });
 const lastMessage = (chat: ChatRequest) => chat.messages.at(-1)!;
 
-function setup(script: Partial<ChatReply>[]) {
+function setup(script: Partial<ChatReply>[], observe?: (event: RunEvent) => void) {
   const ollama = scriptedOllama(script);
-  const agent = buildAgent(ollama.gateway, validateConfig({ agent: { approvals: { mode: 'commands' } } }));
+  const agent = buildAgent(ollama.gateway, validateConfig({ agent: { approvals: { mode: 'commands' } } }), { observe });
   const run = (id: string, request: string) => agent.service.run(task(id, request), noop, new AbortController().signal);
   return { ...agent, chats: ollama.chats, run };
 }
@@ -89,10 +90,22 @@ describe('a pause for a person, stored as the run’s wait (issue 35)', () => {
     expect(h.unitOfWork.events.map((event) => event.action)).toEqual(['question.asked', 'question.answered']);
   });
 
+  it('the paused event (webhooks, subscriptions/listen, A2A push) is emitted after the pause is stored: a client told reads the request', async () => {
+    const seen: { event: RunEvent; approvals: number; waits: number }[] = [];
+    const h: ReturnType<typeof setup> = setup([call('run_command', { command: 'npm test' })], (event) => {
+      if (event.type === 'paused') seen.push({ event, approvals: h.approvalRows.rows.length, waits: h.waits.rows.length });
+    });
+    await h.run('t1', 'run the tests');
+    const [approval] = h.approvalRows.rows;
+    expect(seen).toEqual([{ event: { type: 'paused', taskId: 't1', kind: 'approval', id: approval.id }, approvals: 1, waits: 1 }]);
+  });
+
   it('a write of the pause that fails leaves nothing a Task could not continue: no request, no wait, no event', async () => {
     const h = setup([call('run_command', { command: 'npm test' }), { content: 'What should I do with "approve"?' }]);
     h.unitOfWork.fails = (step) => step.op === 'insert' && step.entity === RunWaitEntity;
     await expect(h.run('t1', 'run the tests')).rejects.toThrow(/disk is full/);
+    // No client is told of a pause that was not stored.
+    expect(h.events.filter((event) => event.type === 'paused')).toEqual([]);
     expect(h.approvalRows.rows).toEqual([]);
     expect(h.waits.rows).toEqual([]);
     expect(h.unitOfWork.events).toEqual([]);

@@ -126,7 +126,9 @@ describe('one fire of a schedule (ScheduleFires)', () => {
     await fires.fire(schedule(), fireAt, 'manual');
     expect(queue.activeOf).toHaveBeenCalledWith('alice@example.com');
     expect(intake.start).not.toHaveBeenCalled();
-    expect(recorded).toEqual([expect.objectContaining({ state: 'skipped', kind: 'manual', taskId: null, reason: 'the previous task of this schedule was still queued or running' })]);
+    expect(recorded).toEqual([
+      expect.objectContaining({ state: 'skipped', kind: 'manual', taskId: null, reason: 'the previous task of this schedule was still queued or running' }),
+    ]);
     expect(audit.record).toHaveBeenCalledWith(expect.objectContaining({ action: 'schedule.skipped', outcome: 'ok' }));
   });
 

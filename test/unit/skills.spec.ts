@@ -20,6 +20,7 @@ import {
   SkillToolSource,
   type SkillLoad,
 } from '../../src/skills/skill-tool-source.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 function skillFolder(root: string, folder: string, text: string, files: Record<string, string> = {}): void {
   mkdirSync(join(root, folder), { recursive: true });
@@ -118,7 +119,7 @@ function context(): { context: ToolCallContext; steps: RunEvent[] } {
   const events = { emit: async (event: RunEvent) => void steps.push(event) };
   return {
     steps,
-    context: { taskId: 't1', subtask: '', signal: new AbortController().signal, workspace: { sessionId: 's1', paths: {} as never }, caller, events },
+    context: { taskId: 't1', subtask: '', signal: new AbortController().signal, workspace: { sessionId: 's1', paths: {} as never }, caller, events, clock: new ManualClock() },
   };
 }
 

@@ -38,7 +38,7 @@ export type RunEvent =
     }
   /** A workspace file the run created or changed (a file tool or a command). */
   | { type: 'file_change'; taskId: string; change: FileChange }
-  /** The run stopped for a person (approval or question); its RunState is stored with the pause. */
+  /** The run stopped for a person (approval or question); emitted once the pause and its request are stored. */
   | { type: 'paused'; taskId: string; kind: 'approval' | 'question'; id: string }
   /** Extension (issue 35): the person's corrections reached the model; `count`: how many the run took in all. */
   | { type: 'steered'; taskId: string; count: number }

@@ -1,4 +1,5 @@
 import type { Tool } from 'ollama';
+import type { Clock } from '../../common/clock.js';
 import type { ChatToolCall } from '../../ollama/ollama.gateway.js';
 import type { FileChange } from '../../workspace/workspace-files.js';
 import type { TaskWorkspace } from '../task-workspace.js';
@@ -58,9 +59,7 @@ export interface OfferedTool {
 }
 
 /** What a person is asked about one call: to approve it as shown, or to choose an option of a question. */
-export type PersonRequest =
-  | { kind: 'approval'; subject: string; diff: string | null; baseSha256: string | null }
-  | { kind: 'question'; question: string; options: string[] };
+export type PersonRequest = { kind: 'approval'; subject: string; diff: string | null; baseSha256: string | null } | { kind: 'question'; question: string; options: string[] };
 
 /** `agent.approvals` as a tool reads it: the mode, and whether a command line is on the allowlist. */
 export interface PersonPolicy {
@@ -83,6 +82,8 @@ export interface ToolCallContext {
   caller: ToolCaller;
   /** Where a source reports what it did (a trace step, a file change); see RunEvents. */
   events: RunEvents;
+  /** The run's clock: what a source times (an MCP call's audit record) is timed as the run's trace steps are. */
+  clock: Clock;
   /** Extension: what `current_task` shows while this call runs (shown again after an in-place wait). */
   label?: string;
   /** Extension: the Ollama model the run is on (its tier's), for a source that calls it (an MCP server's sampling). */

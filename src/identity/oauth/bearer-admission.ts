@@ -5,7 +5,7 @@ import { anonymous, type Caller, type Identified, type IdentityRefusal } from '.
 import { AccessTokenVerifier, IssuerUnavailable, type TokenIdentity } from './access-token-verifier.js';
 import type { IssuerMetadata, OAuthSettings } from './issuer-metadata.js';
 import { scopeOf, type Surface } from './oauth-surfaces.js';
-import { SESSION_COOKIE, readCookie } from './session-cookie.js';
+import { clearReaching, cookieSentTwice, readCookie, SESSION_COOKIE } from './session-cookie.js';
 
 /** A signed token is a few kilobytes; an Entra ID token with many groups stays under this. */
 const MAX_AUTHORIZATION_BYTES = 16 * 1024;
@@ -44,6 +44,11 @@ export class BearerAdmission {
     });
     const header = req.headersDistinct.authorization;
     if (header && header.length > 1) return refusal({ reason: 'Authorization sent more than once', headers: this.challenge(scope) });
+    if (!header && surface === 'http' && cookieSentTwice(req, SESSION_COOKIE)) {
+      // Ambiguous (another page on this host may have set one): neither is used, and both are cleared, so a new sign-in works.
+      const headers = { ...this.challenge(scope), 'Set-Cookie': clearReaching(SESSION_COOKIE, req.url ?? '/') };
+      return refusal({ reason: 'the session cookie was sent more than once; both were cleared: sign in again', headers });
+    }
     const presented = header?.[0] ?? sessionToken(req, surface);
     if (presented === undefined) {
       if (this.isPublic(req)) return { caller: anonymous(address, surface) };

@@ -28,3 +28,21 @@ export function setCookie(name: string, value: string, options: { path: string; 
 }
 
 export const clearCookie = (name: string, path: string) => setCookie(name, '', { path, maxAgeS: 0, sameSite: 'Lax' });
+
+/** Whether the request carries `name` more than once (readCookie then reads none). */
+export function cookieSentTwice(req: IncomingMessage, name: string): boolean {
+  return (req.headers.cookie ?? '').split(';').filter((pair) => pair.trim().startsWith(`${name}=`)).length > 1;
+}
+
+/**
+ * Set-Cookie values that expire `name` at every path a cookie sent with a request to `path` may have
+ * been set for: `/` and each leading part, with and without its trailing slash. Cookies are not kept apart
+ * by port: a page of another service on this host can plant one of ours at a wider or narrower path, and
+ * two of a name are refused as ambiguous (readCookie), which would lock the person out; these clear them.
+ * `except`: the path the response sets the cookie at itself (listed first, so a client that reads one cookie reads it).
+ */
+export function clearReaching(name: string, path: string, except?: string): string[] {
+  const parts = path.split('?')[0].split('/').filter(Boolean);
+  const paths = ['/', ...parts.flatMap((_, index) => [`/${parts.slice(0, index + 1).join('/')}`, `/${parts.slice(0, index + 1).join('/')}/`])];
+  return paths.filter((at) => at !== except).map((at) => clearCookie(name, at));
+}

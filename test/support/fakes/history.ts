@@ -5,6 +5,7 @@ import { type Clock, SYSTEM_CLOCK } from '../../../src/common/clock.js';
 import type { AppConfig } from '../../../src/config/app-config.js';
 import { CheckpointRecorder } from '../../../src/history/checkpoint-recorder.js';
 import { HistoryBound } from '../../../src/history/history-bound.js';
+import { HistoryTotalBound } from '../../../src/history/history-total-bound.js';
 import { HistoryDiffs } from '../../../src/history/history-diffs.js';
 import { HistoryFork } from '../../../src/history/history-fork.js';
 import { HistoryRetention } from '../../../src/history/history-retention.js';
@@ -52,7 +53,7 @@ export function buildHistory(deps: {
   const workspace = deps.workspace as WorkspaceService;
   const sessions = deps.sessions as SessionsService;
   const stores = new HistoryStores(config, clock);
-  const checkpoints = new CheckpointRecorder(stores, workspace, new HistoryBound(config, clock), clock);
+  const checkpoints = new CheckpointRecorder(stores, workspace, new HistoryBound(config, clock), new HistoryTotalBound(config, stores, clock), clock);
   const retention = new HistoryRetention(stores, workspace);
   const service = new HistoryService(
     config,

@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validateConfig } from '../../src/config/agent-config.js';
+import { GitRepository } from '../../src/history/git-repository.js';
+import { HistoryBound } from '../../src/history/history-bound.js';
+import { HistoryStores } from '../../src/history/history-stores.js';
+import { buildHistory, FolderWorkspaces } from '../support/fakes/history.js';
+
+/** Issue 37, round three: history repository exhaustion (many sessions, many Tasks) is bounded in total too. */
+const bases: string[] = [];
+afterEach(async () => {
+  for (const base of bases.splice(0)) await rm(base, { recursive: true, force: true });
+});
+
+async function folder(prefix: string): Promise<string> {
+  const base = await mkdtemp(join(tmpdir(), prefix));
+  bases.push(base);
+  return base;
+}
+
+describe('HistoryService: the history.max_total_bytes bound', () => {
+  it('removes the checkpoints of the least recently used sessions past the total, never the current one; their diffs say why', async () => {
+    const base = await folder('oam-history-total-');
+    const config = validateConfig({
+      database: { type: 'sqlite', path: join(base, 'agent.sqlite') },
+      history: { dir: join(base, 'history'), max_bytes: 10_000_000, max_total_bytes: 1_048_576 },
+    });
+    const workspaces = new FolderWorkspaces(join(base, 'ws'));
+    const history = buildHistory({ config, workspace: workspaces, sessions: {} as never }).service;
+    const sessions = [1, 2, 3].map((n) => `00000000-0000-4000-8000-00000000010${n}`);
+    const tasks = [1, 2, 3].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
+    for (const [n, sessionId] of sessions.entries()) {
+      const started = await history.begin({ id: tasks[n], sessionId, owner: 'alice', request: `task ${n}` });
+      await writeFile(join(workspaces.root(sessionId), 'blob.bin'), randomBytes(450_000));
+      expect(await history.finish(started, 'done')).toBe(`done\n\ndiff: agent-session://${sessionId}/tasks/${tasks[n]}/diff`);
+    }
+    // 3 x 450 KB is past 1 MiB: the first session (used least recently) lost its checkpoints.
+    expect(await history.timeline(sessions[0])).toEqual([]);
+    expect((await history.diff(sessions[0], tasks[0])).text).toMatch(/# dropped: history.max_total_bytes \(1048576 bytes\) reached; this session's checkpoints were removed/);
+    expect((await history.timeline(sessions[1])).map((task) => task.taskId)).toEqual([tasks[1]]);
+    expect((await history.timeline(sessions[2])).map((task) => task.taskId)).toEqual([tasks[2]]);
+    // Its objects went too (its newest checkpoint with them); its next Task checkpoints afresh.
+    const emptied = new GitRepository(join(base, 'history', 'sessions', `${sessions[0]}.git`));
+    expect((await emptied.objectStore()).bytes).toBeLessThan(10_000);
+    const next = '00000000-0000-4000-8000-000000000004';
+    const started = await history.begin({ id: next, sessionId: sessions[0], owner: 'alice', request: 'again' });
+    await writeFile(join(workspaces.root(sessions[0]), 'note.txt'), 'hello\n');
+    await history.finish(started, 'done');
+    expect((await history.diff(sessions[0], next)).text).toContain('+hello');
+  });
+});
+
+describe('HistoryBound: many Tasks leave no pile of loose refs', () => {
+  it('folds the refs of more than 500 Tasks into packed-refs, keeping every one', async () => {
+    const base = await folder('oam-history-refs-');
+    const config = validateConfig({ database: { type: 'sqlite', path: join(base, 'agent.sqlite') }, history: { dir: join(base, 'history') } });
+    const store = new HistoryStores(config).store('00000000-0000-4000-8000-000000000201');
+    const repo = store.repo;
+    await repo.ensure();
+    const tree = (await repo.git(['mktree'], { input: '' })).stdout.toString().trim();
+    const commit = (await repo.text(['commit-tree', tree, '-m', 'checkpoint'])).trim();
+    const names = Array.from({ length: 600 }, (_, n) => `refs/oam/tasks/00000000-0000-4000-8000-${String(n).padStart(12, '0')}/before`);
+    await repo.git(['update-ref', '--stdin'], { input: names.map((name) => `create ${name} ${commit}\n`).join('') });
+    expect((await readdir(join(repo.dir, 'refs', 'oam', 'tasks'))).length).toBe(600);
+    await new HistoryBound(config).bound(store, 'none');
+    expect(await readdir(join(repo.dir, 'refs', 'oam', 'tasks')).catch(() => [])).toEqual([]);
+    expect((await repo.text(['for-each-ref', 'refs/oam/tasks/'])).trim().split('\n')).toHaveLength(600);
+  });
+});

@@ -1,4 +1,4 @@
-import { subscribe, type AsyncSubscription, type Event } from '@parcel/watcher';
+import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { lstat } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import type { FileMark, Usage, WorkspacePaths } from './workspace-paths.js';
@@ -45,6 +45,9 @@ export class QuotaWatch {
   static async start(paths: WorkspacePaths, before: Usage, stop: (why: string) => void): Promise<QuotaWatch | null> {
     const watch = new QuotaWatch(paths, before, stop);
     try {
+      // Loaded on the first watched command, not at start: the service starts from its bundle and better-sqlite3 alone
+      // (small-points.e2e), and a machine without the addon runs with the after-command check, as without inotify.
+      const { subscribe } = await import('@parcel/watcher');
       watch.subscription = await subscribe(paths.root, (error, events) => watch.queue(error, events), { backend: 'inotify' });
     } catch {
       return null;

@@ -1,6 +1,9 @@
+import type * as ParcelWatcher from '@parcel/watcher';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { lstat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { relative, sep } from 'node:path';
+import { installationFile } from '../common/installation.js';
 import type { FileMark, Usage, WorkspacePaths } from './workspace-paths.js';
 import { measureUsage, usageOverLimit } from './workspace-usage.js';
 
@@ -47,7 +50,9 @@ export class QuotaWatch {
     try {
       // Loaded on the first watched command, not at start: the service starts from its bundle and better-sqlite3 alone
       // (small-points.e2e), and a machine without the addon runs with the after-command check, as without inotify.
-      const { subscribe } = await import('@parcel/watcher');
+      // Required from the installation, not import()ed: the bundle runs in a vm.Script (ADR 0018), which has no
+      // dynamic import.
+      const { subscribe } = createRequire(installationFile('package.json'))('@parcel/watcher') as typeof ParcelWatcher;
       watch.subscription = await subscribe(paths.root, (error, events) => watch.queue(error, events), { backend: 'inotify' });
     } catch {
       return null;

@@ -102,11 +102,14 @@ describe('security round two (issue 20), behind an SSO proxy', () => {
     );
     expect(results[1]).toBe('exit code 0\nexit=0');
     expect(results[2]).toBe('exit code 0');
+    // All it made is taken back: the MAX_FILES + 11 entries when the command ends first, fewer when the quota's watch
+    // stops it mid-run (issue 37, ADR 0038), which of the two depends on the machine's speed.
+    const made = /; the (\d+) files and directories this command created were removed/.exec(results[3]);
     expect(results[3]).toMatch(
-      new RegExp(
-        `^Error: after this command the session workspace would hold \\d+ files and directories, more than its limit of ${MAX_FILES} \\(workspace.max_session_files\\).*; the ${MAX_FILES + 11} files and directories this command created were removed`,
-      ),
+      new RegExp(`^Error: after this command the session workspace would hold \\d+ files and directories, more than its limit of ${MAX_FILES} \\(workspace.max_session_files\\)`),
     );
+    expect(Number(made?.[1])).toBeGreaterThan(0);
+    expect(Number(made?.[1])).toBeLessThanOrEqual(MAX_FILES + 11);
     expect(results[4]).toBe('exit code 0\none-more');
     expect(results[5]).toBe('exit code 0');
     expect(results[6]).toBe('Created fine.txt (10 bytes)');

@@ -41,7 +41,9 @@ export class CallsInFlight<Scope extends { roots: Root[] }> {
     const id = ++this.lastId;
     this.calls.set(id, scope);
     try {
-      await this.held!.applied;
+      // Its cancel and deadline end it here too: telling the server may never finish (an HTTP server that takes
+      // the notification's POST and never answers it); the roots stay held until every call under them left.
+      await abortable(this.held!.applied, signal);
       return await this.current.run(id, work);
     } finally {
       this.calls.delete(id);
@@ -76,7 +78,7 @@ export class CallsInFlight<Scope extends { roots: Root[] }> {
       };
       const cancel = () => {
         this.waiting.splice(this.waiting.indexOf(waiter), 1);
-        cancelled(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+        cancelled(reasonOf(signal));
       };
       signal.addEventListener('abort', cancel, { once: true });
       this.waiting.push(waiter);
@@ -101,3 +103,15 @@ export class CallsInFlight<Scope extends { roots: Root[] }> {
     while (this.waiting.length > 0 && this.waiting[0].key === next) this.waiting.shift()!.admit();
   }
 }
+
+/** `promise`, or `signal`'s reason once it aborts first. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(reasonOf(signal));
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(reasonOf(signal));
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
+const reasonOf = (signal: AbortSignal) => (signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));

@@ -204,7 +204,7 @@ export class ServerConnection {
           tools: {
             onChanged: (error, tools) => {
               if (this.client !== client) return;
-              if (error || !tools) return this.logger.warn(`tools changed, and listing them again failed: ${messageOf(error)}`);
+              if (error || !tools) return this.logger.warn(`tools changed, and listing them again failed: ${shownEscaped(messageOf(error))}`);
               this.tools = tools;
               this.logger.log(`tools changed: ${tools.length} tools`);
             },
@@ -273,10 +273,10 @@ export class ServerConnection {
     if (!skills.supported) return [];
     try {
       const listing = await skills.list(undefined, bound);
-      for (const invalid of listing.invalid) this.logger.warn(`skipped skill ${invalid.uri ?? `#${invalid.index}`}: ${invalid.reason}`);
+      for (const invalid of listing.invalid) this.logger.warn(shownEscaped(`skipped skill ${invalid.uri ?? `#${invalid.index}`}: ${invalid.reason}`));
       return listing.skills;
     } catch (error) {
-      this.logger.warn(`listing skills failed: ${messageOf(error)}`);
+      this.logger.warn(`listing skills failed: ${shownEscaped(messageOf(error))}`);
       return [];
     }
   }
@@ -332,9 +332,10 @@ export class ServerConnection {
     if (!stream) return;
     let rest = '';
     stream.on('data', (chunk: Buffer | string) => {
-      const lines = (rest + chunk.toString()).split('\n');
+      const lines = (rest + chunk.toString()).split(/\r?\n/);
       rest = lines.pop()!.slice(-4000);
-      for (const line of lines) if (line.trim() !== '') this.logger.log(line.slice(0, 2000));
+      // The server's own text: escaped, so that a control sequence in it cannot rewrite the log's lines.
+      for (const line of lines) if (line.trim() !== '') this.logger.log(shownEscaped(line.slice(0, 2000)));
     });
   }
 }

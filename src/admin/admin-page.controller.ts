@@ -70,25 +70,25 @@ export class AdminPageController {
   }
 
   @Get('admin/console-conversation.js')
-  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  @Served('text/javascript; charset=utf-8')
   conversation(): string {
     return CONVERSATION;
   }
 
   @Get('admin/vendor/marked.js')
-  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  @Served('text/javascript; charset=utf-8')
   marked(): string {
     return MARKED;
   }
 
   @Get('admin/vendor/purify.js')
-  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  @Served('text/javascript; charset=utf-8')
   purify(): string {
     return PURIFY;
   }
 
   @Get('admin/console-automation.js')
-  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  @Served('text/javascript; charset=utf-8')
   automation(): string {
     return AUTOMATION;
   }

@@ -3,6 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { ROUTES } from '../../src/http/route-table.js';
 import { useStack } from '../support/e2e-stack.js';
 import { fieldsOf, modernClient, textOf, waitForTerminal } from '../support/mcp-clients.js';
 import type { ServiceProcess } from '../support/service-process.js';
@@ -202,7 +203,10 @@ describe('the admin console in headless Chromium', () => {
   it('serves the console under a strict CSP, and points / at the console and the MCP endpoint', async () => {
     const res = await fetch(`http://127.0.0.1:${service.port}/admin`);
     // Issue 37, also seen: never framed (browsers without frame-ancestors too), never sniffed as another type.
-    for (const path of ['/', '/admin', '/admin/console.js', '/admin/console-views.js', '/admin/console.css']) {
+    // Every page and asset of the console the route table lists (the sign-in routes answer only with auth.mode oauth).
+    const assets = ROUTES.filter((route) => route.documented === 'console' && route.serving === 'nest' && route.method === 'GET' && !route.path.includes('/oauth/'));
+    expect(assets.map((route) => route.path)).toEqual(expect.arrayContaining(['/', '/admin', '/admin/console.js', '/admin/console-views.js', '/admin/console.css']));
+    for (const { path } of assets) {
       const served = await fetch(`http://127.0.0.1:${service.port}${path}`);
       expect([path, served.headers.get('x-frame-options'), served.headers.get('x-content-type-options')]).toEqual([path, 'DENY', 'nosniff']);
     }

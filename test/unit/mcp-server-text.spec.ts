@@ -7,7 +7,7 @@ import { ServerConnection } from '../../src/mcp-client/server-connection.js';
 
 /** What another MCP server writes reaches our log only as text a terminal shows, never acts on. */
 
-afterEach(() => jest.restoreAllMocks());
+afterEach(() => void jest.restoreAllMocks());
 
 describe("a server's own text in the log", () => {
   it('escapes the control characters of its stderr lines (ESC erasing the screen, CR rewriting the line)', async () => {

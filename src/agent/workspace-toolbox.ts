@@ -88,7 +88,7 @@ export class WorkspaceToolbox implements ToolSource {
    * What `write_file` / `edit_file` would make of its file, for a person to approve: null when the
    * call cannot apply (an edit whose text does not occur exactly once fails and changes nothing).
    */
-  async preview(paths: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ path: string; before: string | null; after: string } | null> {
+  private async preview(paths: WorkspacePaths, name: string, args: Record<string, unknown>): Promise<{ path: string; before: string | null; after: string } | null> {
     const path = args.path;
     if (typeof path !== 'string') return null;
     const before = await this.workspace.files.readText(paths, path).catch(() => null);

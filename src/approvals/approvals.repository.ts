@@ -120,20 +120,20 @@ export class ApprovalsRepository {
 
   /**
    * A person's decision on a request left for the conversation, taken by the new Task `answerTaskId`
-   * that carries it: steps for that Task's unit of work, whose guard refuses the unit (and so queues
-   * nothing) when the request was no longer pending. The UPDATE runs as a plain statement and the
-   * guard reads the row back, since an UPDATE's rows come back differently from the two drivers.
+   * that carries it: a step for that Task's unit of work, whose guard refuses the unit (and so queues
+   * nothing) when the request was no longer pending (the unit reads an UPDATE's changed rows on both drivers).
    */
   decision(id: string, owner: string, answerTaskId: string, answer: ApprovalAnswer, refuse: () => Error): SqlStep[] {
     const set = this.sql.assignments(ApprovalEntity, { ...answer, waiting: false, answerTaskId, answeredAt: nowIso() });
-    const update = sqlStep.run(`UPDATE approvals SET ${set.sql} WHERE id = ? AND owner = ? AND waiting = FALSE AND state = 'pending'`, [...set.params, id, owner]);
-    const check: SqlStep = {
-      ...(sqlStep.all('SELECT COUNT(*) AS n FROM approvals WHERE id = ? AND answer_task_id = ?', [id, answerTaskId]) as Extract<SqlStep, { op: 'all' }>),
-      check: (rows) => {
-        if (Number((rows[0] as { n: number | string }).n) !== 1) throw refuse();
+    const update = sqlStep.all(`UPDATE approvals SET ${set.sql} WHERE id = ? AND owner = ? AND waiting = FALSE AND state = 'pending' RETURNING id`, [...set.params, id, owner]);
+    return [
+      {
+        ...(update as Extract<SqlStep, { op: 'all' }>),
+        check: (rows) => {
+          if (rows.length === 0) throw refuse();
+        },
       },
-    };
-    return [update, check];
+    ];
   }
 
   /** The request of the session that a Task carries the decision of (`decision`), or null (by the session's index). */

@@ -50,8 +50,10 @@ export class ConversationService {
    */
   async refuseRepeatedDecision(sessionId: string, request: string): Promise<void> {
     const [pending, newest] = await Promise.all([this.approvals.pendingOfSession(sessionId), this.queue.newestOfSession(sessionId)]);
-    const decided = await this.approvals.decidedLast(sessionId, newest);
     const wait = pending && conversationWaitOf(pending);
+    // A request that waits takes the word (an answer or a new instruction): the last decision is read only without one, as the intake reads it.
+    if (wait) return;
+    const decided = await this.approvals.decidedLast(sessionId, newest);
     const kind = inputKind({ text: request, steer: 'none', keepDuringWait: false, wait, decidedLast: decided && conversationWaitOf(decided), undo: false });
     if (kind.kind === 'already_decided') throw alreadyDecided(decided!.id);
   }

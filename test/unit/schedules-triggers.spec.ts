@@ -105,6 +105,14 @@ describe('trigger signatures', () => {
     expect(verifyDelivery('standard', key, sign(new Date(Date.now() + 6 * 60_000)), body, {})).toEqual({ problem: 'Message timestamp too new' });
     expect(verifyDelivery('standard', key, { ...sign(new Date()), 'webhook-signature': 'v1,AAAA' }, body, {})).toEqual({ problem: 'No matching signature found' });
   });
+
+  it('holds a Standard Webhooks signature over a body that is not JSON (the edge answers 400 for the body, not 401)', () => {
+    const key = `whsec_${Buffer.from('a key of twenty-four byte').toString('base64')}`;
+    const form = Buffer.from('action=opened');
+    const when = new Date();
+    const headers = { 'webhook-id': 'msg_2', 'webhook-timestamp': String(Math.floor(when.getTime() / 1000)), 'webhook-signature': new Webhook(key).sign('msg_2', when, form) };
+    expect(verifyDelivery('standard', key, headers, form, undefined)).toEqual({ deliveryId: 'msg_2', event: 'webhook' });
+  });
 });
 
 describe('a trigger’s request template', () => {

@@ -76,9 +76,12 @@ export class TriggersController {
     if (read.kind === 'too_large') return refused(413, `the body is larger than ${this.maxBodyBytes} bytes (triggers.max_body_bytes, mcp.files.max_bytes)`);
     if (read.kind === 'busy') return refuse(req, res, 503, { error: 'busy' }, { 'Retry-After': '1' });
     if (read.kind === 'none') return refused(400, 'no body');
-    const payload = parsed(read.bytes);
-    const verified = verifyDelivery(trigger.kind, trigger.secret, req.headers, read.bytes, payload);
+    // Parsed once, and only past the signature: an unsigned body is never parsed.
+    let body: { payload: unknown } | undefined;
+    const payloadOf = () => (body ??= { payload: parsed(read.bytes) }).payload;
+    const verified = verifyDelivery(trigger.kind, trigger.secret, req.headers, read.bytes, payloadOf);
     if ('problem' in verified) return refused(401, `bad signature: ${verified.problem}`);
+    const payload = payloadOf();
     if (payload === undefined) return refused(400, 'the body is not JSON');
     const outcome = await this.triggers.deliver(trigger, { ...verified, payload, body: read.bytes });
     if (outcome.kind === 'limited') return refused(429, 'too many deliveries for this trigger', { 'Retry-After': String(outcome.retryAfter) });

@@ -9,21 +9,13 @@ import { TaskQueueService } from '../queue/task-queue.service.js';
 import { withOutcomes } from './run-outcomes.js';
 import { ScheduleFires } from './schedule-fires.js';
 import { SchedulesRepository, type Schedule, type ScheduleChange, type ScheduleRun } from './schedules.repository.js';
-import { UnattendedRules } from './unattended-rules.js';
-import type { SessionMode, UnattendedApprovals } from './unattended.js';
+import { UnattendedRules, type UnattendedInput } from './unattended-rules.js';
 
 /** What a user gives to make a schedule (the edge has checked the shapes and lengths). */
-export interface ScheduleInput {
-  name: string;
+export interface ScheduleInput extends UnattendedInput {
   cron: string;
   timezone?: string;
-  request: string;
-  session?: SessionMode;
-  tier?: string;
-  enabled?: boolean;
-  approvals?: UnattendedApprovals;
   catchUp?: 'none' | 'last';
-  notifyUrl?: string;
 }
 
 export type SchedulePatch = Partial<Omit<ScheduleInput, 'notifyUrl'>>;

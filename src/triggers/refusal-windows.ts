@@ -4,6 +4,11 @@ export const REFUSAL_WINDOW_MS = 60_000;
 const MAX_KEYS = 10_000;
 /** Distinct addresses a summary counts at most. */
 const MAX_ADDRESSES = 1_000;
+/**
+ * Distinct addresses all held windows count at most together: MAX_KEYS windows of MAX_ADDRESSES each
+ * would be ten million strings (about a gigabyte) from senders that need no secret, only many addresses.
+ */
+const MAX_ADDRESSES_HELD = 100_000;
 
 /** The refusals of one trigger's window past those audited one by one: one audit event says them all. */
 export interface RefusalSummary {
@@ -11,7 +16,7 @@ export interface RefusalSummary {
   count: number;
   /** How many of each answer (401, 404, 413, 429, …). */
   statuses: Record<string, number>;
-  /** Distinct client addresses among them (at most MAX_ADDRESSES are told apart). */
+  /** Distinct client addresses among them (at most MAX_ADDRESSES are told apart, fewer while MAX_ADDRESSES_HELD are held). */
   addresses: number;
   from: string;
   to: string;
@@ -44,6 +49,8 @@ interface TriggerWindow {
 export class RefusalWindows {
   private readonly clients = new Map<string, ClientWindow>();
   private readonly triggers = new Map<string, TriggerWindow>();
+  /** The addresses in all of `triggers`' windows (MAX_ADDRESSES_HELD). */
+  private addressesHeld = 0;
 
   constructor(private readonly perMinute: number) {}
 
@@ -79,7 +86,10 @@ export class RefusalWindows {
     }
     window.held++;
     window.statuses[status] = (window.statuses[status] ?? 0) + 1;
-    if (window.addresses.size < MAX_ADDRESSES) window.addresses.add(address);
+    if (window.addresses.size < MAX_ADDRESSES && this.addressesHeld < MAX_ADDRESSES_HELD && !window.addresses.has(address)) {
+      window.addresses.add(address);
+      this.addressesHeld++;
+    }
     return { alone: false, ended };
   }
 
@@ -106,7 +116,9 @@ export class RefusalWindows {
     map.set(key, value);
   }
 
+  /** Gives the summary of a window that is being dropped, and its addresses back. */
   private summarise(trigger: string, window: TriggerWindow, into: RefusalSummary[]): void {
+    this.addressesHeld -= window.addresses.size;
     if (window.held === 0) return;
     into.push({
       trigger,

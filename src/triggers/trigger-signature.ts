@@ -20,9 +20,10 @@ const header = (headers: IncomingHttpHeaders, name: string) => {
  * sha256=<hex HMAC-SHA256 of the body>` compared in constant time, the id in `X-GitHub-Delivery`, the event
  * in `X-GitHub-Event`. Standard Webhooks: `webhook-id`, `webhook-timestamp` (five minutes either way) and
  * `webhook-signature` (`v1,<base64>` entries) checked by the `standardwebhooks` library; the event is the
- * payload's `type` when it has one. The problem is for the audit log, never echoed with the body.
+ * payload's `type` when it has one (`payload` is asked only once the signature holds: a sender without the
+ * secret costs an HMAC, never a parse). The problem is for the audit log, never echoed with the body.
  */
-export function verifyDelivery(kind: TriggerKind, secret: string, headers: IncomingHttpHeaders, body: Buffer, payload: unknown): Verified {
+export function verifyDelivery(kind: TriggerKind, secret: string, headers: IncomingHttpHeaders, body: Buffer, payload: () => unknown): Verified {
   return kind === 'github' ? verifyGithub(secret, headers, body) : verifyStandard(secret, headers, body, payload);
 }
 
@@ -39,18 +40,24 @@ function verifyGithub(secret: string, headers: IncomingHttpHeaders, body: Buffer
   return { deliveryId, event };
 }
 
-function verifyStandard(secret: string, headers: IncomingHttpHeaders, body: Buffer, payload: unknown): Verified {
+function verifyStandard(secret: string, headers: IncomingHttpHeaders, body: Buffer, payload: () => unknown): Verified {
   const deliveryId = header(headers, 'webhook-id');
   if (!deliveryId || !ID.test(deliveryId)) return { problem: 'no valid webhook-id' };
   try {
-    new Webhook(secret).verify(body, {
-      'webhook-id': deliveryId,
-      'webhook-timestamp': header(headers, 'webhook-timestamp') ?? '',
-      'webhook-signature': header(headers, 'webhook-signature') ?? '',
-    });
+    // The library's own JSON.parse would throw on a signed body that is not JSON (the edge answers that 400) and parse it twice.
+    new Webhook(secret).verify(
+      body,
+      {
+        'webhook-id': deliveryId,
+        'webhook-timestamp': header(headers, 'webhook-timestamp') ?? '',
+        'webhook-signature': header(headers, 'webhook-signature') ?? '',
+      },
+      { jsonParse: false },
+    );
   } catch (error) {
     return { problem: error instanceof WebhookVerificationError ? error.message : 'the signature could not be checked' };
   }
-  const type = typeof payload === 'object' && payload !== null ? (payload as { type?: unknown }).type : undefined;
+  const value = payload();
+  const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
   return { deliveryId, event: typeof type === 'string' && EVENT.test(type) ? type : 'webhook' };
 }

@@ -5,6 +5,7 @@ import { isUtf8 } from 'node:buffer';
 import { AppConfig } from '../config/app-config.js';
 import { BodyBudget } from '../http/body-budget.js';
 import { readBodyBytes } from '../http/json-body.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-depth.js';
 import { refuse } from '../http/refusal.js';
 import { TrustedProxies } from '../identity/trusted-proxies.js';
 import { TriggerDeliveryDto } from './trigger-delivery.dto.js';
@@ -48,7 +49,7 @@ export class TriggersController {
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiResponse({ status: 202, type: TriggerDeliveryDto, description: 'The delivery was taken: its run, and its Task unless the queue refused it (`state`, `reason`)' })
   @ApiResponse({ status: 200, type: TriggerDeliveryDto, description: 'The same delivery id came before: the first delivery’s run; nothing new is queued' })
-  @ApiResponse({ status: 400, description: 'No body, or a body that is not JSON' })
+  @ApiResponse({ status: 400, description: 'No body, a body that is not JSON, or JSON nested deeper than 64 levels' })
   @ApiResponse({ status: 401, description: 'A missing or bad signature (audited; nothing queued)' })
   @ApiResponse({ status: 404, description: 'No enabled trigger with this id' })
   @ApiResponse({ status: 413, description: 'The body is larger than triggers.max_body_bytes (refused before it is read)' })
@@ -76,10 +77,15 @@ export class TriggersController {
     if (read.kind === 'too_large') return refused(413, `the body is larger than ${this.maxBodyBytes} bytes (triggers.max_body_bytes, mcp.files.max_bytes)`);
     if (read.kind === 'busy') return refuse(req, res, 503, { error: 'busy' }, { 'Retry-After': '1' });
     if (read.kind === 'none') return refused(400, 'no body');
-    const payload = parsed(read.bytes);
-    const verified = verifyDelivery(trigger.kind, trigger.secret, req.headers, read.bytes, payload);
+    // Parsed once, and only past the signature: an unsigned body is never parsed.
+    let body: { payload: unknown } | undefined;
+    const payloadOf = () => (body ??= { payload: parsed(read.bytes) }).payload;
+    const verified = verifyDelivery(trigger.kind, trigger.secret, req.headers, read.bytes, payloadOf);
     if ('problem' in verified) return refused(401, `bad signature: ${verified.problem}`);
+    const payload = payloadOf();
     if (payload === undefined) return refused(400, 'the body is not JSON');
+    // As on every JSON surface (MAX_JSON_DEPTH): a template field renders as JSON, recursively.
+    if (nestsDeeperThan(payload, MAX_JSON_DEPTH)) return refused(400, `the body nests deeper than ${MAX_JSON_DEPTH} levels`);
     const outcome = await this.triggers.deliver(trigger, { ...verified, payload, body: read.bytes });
     if (outcome.kind === 'limited') return refused(429, 'too many deliveries for this trigger', { 'Retry-After': String(outcome.retryAfter) });
     const { run } = outcome;

@@ -7,23 +7,16 @@ import { AppConfig } from '../config/app-config.js';
 import { SYSTEM_CALLER, type Caller } from '../identity/caller.js';
 import { UnattendedIntake } from '../schedules/unattended-intake.js';
 import { withOutcomes } from '../schedules/run-outcomes.js';
-import { newSecret, UnattendedRules } from '../schedules/unattended-rules.js';
-import { ClaimTaken, type SessionMode, type UnattendedApprovals } from '../schedules/unattended.js';
+import { newSecret, UnattendedRules, type UnattendedInput } from '../schedules/unattended-rules.js';
+import { ClaimTaken } from '../schedules/unattended.js';
 import { rateWait, TriggerRateExceeded } from './trigger-rate.js';
 import type { TriggerKind } from './trigger-signature.js';
 import { renderRequest } from './trigger-template.js';
 import { TaskQueueService } from '../queue/task-queue.service.js';
 import { TriggersRepository, type Trigger, type TriggerRun, type TriggerRunRecord } from './triggers.repository.js';
 
-export interface TriggerInput {
-  name: string;
+export interface TriggerInput extends UnattendedInput {
   kind: TriggerKind;
-  request: string;
-  session?: SessionMode;
-  tier?: string;
-  enabled?: boolean;
-  approvals?: UnattendedApprovals;
-  notifyUrl?: string;
 }
 
 export type TriggerPatch = Partial<Omit<TriggerInput, 'kind' | 'notifyUrl'>>;

@@ -137,6 +137,34 @@ describe('triggers: signed deliveries start one Task each', () => {
     expect(await rejections()).toBe(audited + bad.length);
   });
 
+  it('a signed body that is not JSON is 400 for either kind, audited, and starts nothing', async () => {
+    const form = 'payload=%7B%7D';
+    const before = await tasks();
+    const audited = await rejections();
+    const replies = [
+      await post(github, form, githubHeaders(github.secret, form, randomUUID())),
+      await post(standard, form, standardHeaders(standard.secret, form, `msg_${randomUUID()}`)),
+    ];
+    for (const reply of replies) {
+      expect(reply.status).toBe(400);
+      expect(await reply.json()).toEqual({ error: 'the body is not JSON' });
+    }
+    expect(await tasks()).toBe(before);
+    expect(await rejections()).toBe(audited + 2);
+  });
+
+  it('a signed body nested deeper than any JSON surface takes is 400, audited, and starts nothing', async () => {
+    // A template's field renders as JSON (recursive): past a few thousand levels that overflows the stack.
+    const deep = `{"a":${'['.repeat(65)}${']'.repeat(65)}}`;
+    const before = await tasks();
+    const audited = await rejections();
+    const reply = await post(github, deep, githubHeaders(github.secret, deep, randomUUID()));
+    expect(reply.status).toBe(400);
+    expect(await reply.json()).toEqual({ error: 'the body nests deeper than 64 levels' });
+    expect(await tasks()).toBe(before);
+    expect(await rejections()).toBe(audited + 1);
+  });
+
   it('an oversized body is 413 before it is read, an unknown trigger 404, and signed deliveries past the rate 429 with Retry-After', async () => {
     const limited: Created = (await alice('POST', 'triggers', { name: 'limited', kind: 'github', request: 'r' })).body;
     const big = JSON.stringify({ blob: 'x'.repeat(8192) });

@@ -70,4 +70,17 @@ describe('RefusalWindows', () => {
     // Its client window went with it: the client is heard again.
     expect(windows.wait('first', 'a', T0 + 1)).toBe(0);
   });
+  it('tells apart at most 100 000 addresses across all held windows, and counts afresh once they are said', () => {
+    const windows = new RefusalWindows(1);
+    // 101 triggers each refused from 1 000 addresses in one minute: every window's own cap is 1 000.
+    for (let t = 0; t < 101; t++) for (let a = 0; a < 1_000; a++) windows.note(`t${t}`, `10.${t}.${a >> 8}.${a & 255}`, 401, true, T0);
+    const summaries = windows.sweep(Infinity);
+    expect(summaries).toHaveLength(101);
+    expect(summaries.reduce((sum, summary) => sum + summary.addresses, 0)).toBe(100_000);
+    expect(summaries.every((summary) => summary.count === 999)).toBe(true);
+    // The said windows gave their addresses back.
+    windows.note('again', 'a', 401, true, T0 + 60_000);
+    windows.note('again', 'b', 401, true, T0 + 60_000);
+    expect(windows.sweep(Infinity)).toEqual([expect.objectContaining({ trigger: 'again', count: 1, addresses: 1 })]);
+  });
 });

@@ -80,16 +80,18 @@ describe('trigger signatures', () => {
         'x-github-event': 'issues',
       },
       Buffer.from('Hello, World!'),
-      undefined,
+      () => undefined,
     );
     expect(example).toEqual({ deliveryId: '72d3162e-cc78-11e3-81ab-4c9367dc0958', event: 'issues' });
     const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
     const headers = { 'x-hub-signature-256': signature, 'x-github-delivery': 'd1', 'x-github-event': 'push' };
-    expect(verifyDelivery('github', secret, headers, body, {})).toEqual({ deliveryId: 'd1', event: 'push' });
-    expect(verifyDelivery('github', 'another secret', headers, body, {})).toEqual({ problem: 'X-Hub-Signature-256 does not match the body' });
-    expect(verifyDelivery('github', secret, { ...headers, 'x-hub-signature-256': 'sha256=00' }, body, {})).toEqual({ problem: 'X-Hub-Signature-256 does not match the body' });
-    expect(verifyDelivery('github', secret, { ...headers, 'x-github-event': 'bad event\n' }, body, {})).toEqual({ problem: 'no valid X-GitHub-Event' });
-    expect(verifyDelivery('github', secret, {}, body, {})).toEqual({ problem: 'no X-Hub-Signature-256' });
+    expect(verifyDelivery('github', secret, headers, body, () => ({}))).toEqual({ deliveryId: 'd1', event: 'push' });
+    expect(verifyDelivery('github', 'another secret', headers, body, () => ({}))).toEqual({ problem: 'X-Hub-Signature-256 does not match the body' });
+    expect(verifyDelivery('github', secret, { ...headers, 'x-hub-signature-256': 'sha256=00' }, body, () => ({}))).toEqual({
+      problem: 'X-Hub-Signature-256 does not match the body',
+    });
+    expect(verifyDelivery('github', secret, { ...headers, 'x-github-event': 'bad event\n' }, body, () => ({}))).toEqual({ problem: 'no valid X-GitHub-Event' });
+    expect(verifyDelivery('github', secret, {}, body, () => ({}))).toEqual({ problem: 'no X-Hub-Signature-256' });
   });
 
   it('checks Standard Webhooks with the reference library, five minutes either way', () => {
@@ -99,11 +101,23 @@ describe('trigger signatures', () => {
       'webhook-timestamp': String(Math.floor(when.getTime() / 1000)),
       'webhook-signature': new Webhook(key).sign('msg_1', when, body),
     });
-    expect(verifyDelivery('standard', key, sign(new Date()), body, { type: 'invoice.paid' })).toEqual({ deliveryId: 'msg_1', event: 'invoice.paid' });
-    expect(verifyDelivery('standard', key, sign(new Date()), body, { type: 'no spaces please' })).toEqual({ deliveryId: 'msg_1', event: 'webhook' });
-    expect(verifyDelivery('standard', key, sign(new Date(Date.now() - 6 * 60_000)), body, {})).toEqual({ problem: 'Message timestamp too old' });
-    expect(verifyDelivery('standard', key, sign(new Date(Date.now() + 6 * 60_000)), body, {})).toEqual({ problem: 'Message timestamp too new' });
-    expect(verifyDelivery('standard', key, { ...sign(new Date()), 'webhook-signature': 'v1,AAAA' }, body, {})).toEqual({ problem: 'No matching signature found' });
+    expect(verifyDelivery('standard', key, sign(new Date()), body, () => ({ type: 'invoice.paid' }))).toEqual({ deliveryId: 'msg_1', event: 'invoice.paid' });
+    expect(verifyDelivery('standard', key, sign(new Date()), body, () => ({ type: 'no spaces please' }))).toEqual({ deliveryId: 'msg_1', event: 'webhook' });
+    expect(verifyDelivery('standard', key, sign(new Date(Date.now() - 6 * 60_000)), body, () => ({}))).toEqual({ problem: 'Message timestamp too old' });
+    expect(verifyDelivery('standard', key, sign(new Date(Date.now() + 6 * 60_000)), body, () => ({}))).toEqual({ problem: 'Message timestamp too new' });
+    expect(verifyDelivery('standard', key, { ...sign(new Date()), 'webhook-signature': 'v1,AAAA' }, body, () => ({}))).toEqual({ problem: 'No matching signature found' });
+    // An unsigned body is never parsed.
+    let asked = 0;
+    verifyDelivery('standard', key, { ...sign(new Date()), 'webhook-signature': 'v1,AAAA' }, body, () => ++asked);
+    expect(asked).toBe(0);
+  });
+
+  it('holds a Standard Webhooks signature over a body that is not JSON (the edge answers 400 for the body, not 401)', () => {
+    const key = `whsec_${Buffer.from('a key of twenty-four byte').toString('base64')}`;
+    const form = Buffer.from('action=opened');
+    const when = new Date();
+    const headers = { 'webhook-id': 'msg_2', 'webhook-timestamp': String(Math.floor(when.getTime() / 1000)), 'webhook-signature': new Webhook(key).sign('msg_2', when, form) };
+    expect(verifyDelivery('standard', key, headers, form, () => undefined)).toEqual({ deliveryId: 'msg_2', event: 'webhook' });
   });
 });
 

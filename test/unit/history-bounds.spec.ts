@@ -1,12 +1,13 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfig } from '../../src/config/agent-config.js';
 import { GitRepository } from '../../src/history/git-repository.js';
 import { HistoryBound } from '../../src/history/history-bound.js';
 import { HistoryStores } from '../../src/history/history-stores.js';
+import { HistoryTotalBound } from '../../src/history/history-total-bound.js';
 import { buildHistory, FolderWorkspaces } from '../support/fakes/history.js';
 
 /** Issue 37, round three: history repository exhaustion (many sessions, many Tasks) is bounded in total too. */
@@ -50,6 +51,36 @@ describe('HistoryService: the history.max_total_bytes bound', () => {
     await writeFile(join(workspaces.root(sessions[0]), 'note.txt'), 'hello\n');
     await history.finish(started, 'done');
     expect((await history.diff(sessions[0], next)).text).toContain('+hello');
+  });
+});
+
+describe('HistoryTotalBound: the sizes it reads after every Task', () => {
+  it("walks a session's object store again only once its pack folder changed", async () => {
+    const base = await folder('oam-history-sizes-');
+    const config = validateConfig({ database: { type: 'sqlite', path: join(base, 'agent.sqlite') }, history: { dir: join(base, 'history'), max_total_bytes: 1_048_576 } });
+    const stores = new HistoryStores(config);
+    const [quiet, busy] = ['00000000-0000-4000-8000-000000000301', '00000000-0000-4000-8000-000000000302'].map((id) => stores.store(id).repo);
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    for (const repo of [quiet, busy]) {
+      await repo.ensure();
+      await writeFile(join(repo.dir, 'objects', 'pack', 'pack-a.pack'), randomBytes(1000));
+      await utimes(join(repo.dir, 'objects', 'pack'), hourAgo, hourAgo);
+    }
+    const walks = jest.spyOn(GitRepository.prototype, 'objectStore');
+    try {
+      const bound = new HistoryTotalBound(config, stores);
+      await bound.bound('00000000-0000-4000-8000-000000000399');
+      expect(walks).toHaveBeenCalledTimes(2);
+      await bound.bound('00000000-0000-4000-8000-000000000399');
+      expect(walks).toHaveBeenCalledTimes(2);
+      // A new pack changes the folder: that session is walked again, the settled one is not.
+      await writeFile(join(busy.dir, 'objects', 'pack', 'pack-b.pack'), randomBytes(1000));
+      await bound.bound('00000000-0000-4000-8000-000000000399');
+      expect(walks).toHaveBeenCalledTimes(3);
+      expect(await walks.mock.results[2].value).toEqual({ bytes: 2000, packs: 2 });
+    } finally {
+      walks.mockRestore();
+    }
   });
 });
 

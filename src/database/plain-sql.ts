@@ -132,9 +132,8 @@ export class PlainSql {
   }
 
   private async execute(step: SqlStep): Promise<unknown[]> {
-    // A guard's rows from an UPDATE … RETURNING (a counter, a row locked by a no-op update) are its changed rows:
-    // TypeORM answers such a statement on PostgreSQL with `[rows, rowCount]`, which `all` would hand on as two rows.
-    if (step.op === 'all') return CHANGES.test(step.sql) ? this.changed(step.sql, step.params) : this.all(step.sql, step.params);
+    // A guard's rows from an UPDATE … RETURNING (a counter, a row locked by a no-op update) are its changed rows.
+    if (step.op === 'all') return this.changed(step.sql, step.params);
     if (step.op === 'run') await this.run(step.sql, step.params);
     else await this.insert(step.entity, step.items);
     return [];
@@ -171,13 +170,14 @@ export class PlainSql {
   }
 
   /**
-   * An UPDATE or DELETE ending in `RETURNING …`: the rows it changed (their count is how many it
-   * changed). TypeORM answers such a statement on PostgreSQL with `[rows, rowCount]`.
+   * An UPDATE or DELETE ending in `RETURNING …`: the rows it changed (their count is how many it changed); any
+   * other statement: its rows. TypeORM answers an UPDATE or DELETE on PostgreSQL with `[rows, rowCount]`, told by
+   * the command the server ran (a `WITH … UPDATE` too), so the answer's shape says which it is: a row is never an array.
    */
   async changed<Row = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<Row[]> {
     if (this.sqlite) return this.prepared(sql).all(...params) as Row[];
-    const [rows] = await (this.manager ?? this.dataSource).query<[Row[], number]>(toPostgres(sql), params);
-    return rows;
+    const answer = await (this.manager ?? this.dataSource).query<Row[] | [Row[], number]>(toPostgres(sql), params);
+    return isChangedRows(answer) ? answer[0] : answer;
   }
 
   /** `column = ?, …` for the given properties of `entity`, with the driver's conversions of their values. */
@@ -214,8 +214,10 @@ const INSERT_SHAPES = new WeakMap<EntityMetadata, InsertShape>();
 /** Rows per multi-row INSERT: 500 rows of the widest table stay far below PostgreSQL's 65 535 parameters. */
 const INSERT_CHUNK = 500;
 
-/** A statement whose PostgreSQL answer is `[rows, rowCount]` (see `changed`). */
-const CHANGES = /^\s*(?:UPDATE|DELETE)\b/i;
+/** TypeORM's PostgreSQL answer to an UPDATE or DELETE, `[rows, rowCount]` (see `changed`). */
+function isChangedRows<Row>(answer: Row[] | [Row[], number]): answer is [Row[], number] {
+  return answer.length === 2 && Array.isArray(answer[0]) && typeof answer[1] === 'number';
+}
 
 function toPostgres(sql: string): string {
   let index = 0;

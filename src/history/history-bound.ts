@@ -6,7 +6,7 @@ import { AppConfig } from '../config/app-config.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { GitRepository } from './git-repository.js';
 import { historyJournal } from './history-journal.js';
-import { timelineOf } from './history-timeline.js';
+import { timelineOf, type TaskCheckpoints } from './history-timeline.js';
 
 /** Each checkpoint is one small pack: past this many they are folded into one, before they slow every lookup. */
 const MAX_PACKS = 40;
@@ -45,27 +45,44 @@ export class HistoryBound {
     if (looseTasks.length > MAX_LOOSE_TASKS) await store.repo.git(['pack-refs', '--all', '--prune']);
     if (size <= limit) return;
     const timeline = await timelineOf(store.repo);
-    const dropped: string[] = [];
-    // What the refs left still reach: what the repository will hold once `gc` has pruned the rest.
-    let kept = size;
-    while (kept > limit * LOW_WATER && timeline.length > 1) {
-      const oldest = timeline.shift()!;
-      if (oldest.taskId === keepTaskId) break;
-      const refs = [oldest.before, oldest.after].filter((ref) => ref !== null).map((ref) => `delete refs/oam/tasks/${oldest.taskId}/${ref.kind}\n`);
-      await store.repo.git(['update-ref', '--stdin'], { input: refs.join('') });
-      dropped.push(oldest.taskId);
-      kept = await reachableBytes(store.repo);
-    }
-    if (dropped.length === 0) return;
+    // Never the Task just recorded (nor any after it), nor the newest.
+    const keep = timeline.findIndex((task) => task.taskId === keepTaskId);
+    const most = keep === -1 ? timeline.length - 1 : Math.min(keep, timeline.length - 1);
+    if (most < 1) return;
+    const dropped = timeline.slice(0, await fewestToDrop(store.repo, timeline, most, limit * LOW_WATER));
+    const refs = dropped.flatMap((task) => [task.before, task.after].filter((ref) => ref !== null).map((ref) => `delete refs/oam/tasks/${task.taskId}/${ref.kind}\n`));
+    await store.repo.git(['update-ref', '--stdin'], { input: refs.join('') });
     await store.repo.git(['gc', '--quiet', '--prune=now']);
-    for (const taskId of dropped) {
+    for (const { taskId } of dropped) {
       const note = `history.max_bytes (${limit} bytes) reached; this Task's checkpoints were removed`;
       await historyJournal.append(store, { at: nowIso(this.clock), taskId, event: 'dropped', note });
     }
   }
 }
 
-/** The bytes on disk of the objects some ref still reaches (`rev-list --disk-usage`, git 2.38+): read, nothing rewritten. */
-async function reachableBytes(repo: GitRepository): Promise<number> {
-  return Number(await repo.text(['rev-list', '--objects', '--all', '--disk-usage']));
+/**
+ * How many of the oldest Tasks (at least one, at most `most`) must go for what the refs left reach to fit in
+ * `target`: the fewest, found by halving (what stays reachable only shrinks as more go), so a history of thousands
+ * of small Tasks costs a dozen reads of the object graph, not one per dropped Task.
+ */
+async function fewestToDrop(repo: GitRepository, timeline: TaskCheckpoints[], most: number, target: number): Promise<number> {
+  let low = 1;
+  let high = most;
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2);
+    if ((await reachableBytes(repo, timeline.slice(middle))) <= target) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
+/**
+ * The bytes on disk of the objects that the refs other than Tasks' and the checkpoints of `kept` reach
+ * (`rev-list --disk-usage`, git 2.38+): what the repository would hold once those Tasks' refs went and `gc` pruned
+ * the rest. Read, nothing rewritten.
+ */
+async function reachableBytes(repo: GitRepository, kept: TaskCheckpoints[]): Promise<number> {
+  const commits = kept.flatMap((task) => [task.before, task.after].filter((ref) => ref !== null).map((ref) => `${ref.commit}\n`));
+  const { stdout } = await repo.git(['rev-list', '--objects', '--disk-usage', '--exclude=refs/oam/tasks/*', '--all', '--stdin'], { input: commits.join('') });
+  return Number(stdout.toString('utf8'));
 }

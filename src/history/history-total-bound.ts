@@ -18,15 +18,27 @@ interface Held {
 }
 
 /**
+ * A pack folder left unchanged for this long before a walk is settled: its walked size is kept and read again only
+ * once the folder changes. Every object is packed (`fastimport.unpackLimit=0`, `gc`), and each pack written or
+ * removed changes the folder's time, so an unchanged time means unchanged bytes; the margin covers the file system's
+ * coarse timestamps and a pack still being written.
+ */
+const SETTLED_MS = 2_000;
+
+/**
  * Holds every session's history together to `history.max_total_bytes` (issue 37: many sessions, each under
  * `history.max_bytes`, could still fill the disk): while past it, the session whose history took no checkpoint
  * for longest (never the one that just took one, nor one with a Task in progress) loses every checkpoint, its
  * newest too, in that session's own queue (HistoryStores.serial), so it never races one of its checkpoints. The
- * removal is journaled, so its Tasks' diffs say why they are gone. Reads only the sizes of the pack folders, so it
- * runs after every Task. Not for a shared root, whose one repository `history.max_bytes` bounds.
+ * removal is journaled, so its Tasks' diffs say why they are gone. It runs after every Task: it stats each
+ * session's pack folder, and walks only the folders that changed since it last walked them. Not for a shared root,
+ * whose one repository `history.max_bytes` bounds.
  */
 @Injectable()
 export class HistoryTotalBound {
+  /** The sizes of the settled repositories at their last walk, by session (only the sessions listed at the last bound). */
+  private settled = new Map<string, { touchedMs: number; bytes: number }>();
+
   constructor(
     private readonly config: AppConfig,
     private readonly stores: HistoryStores,
@@ -55,17 +67,25 @@ export class HistoryTotalBound {
     }
   }
 
-  /** Every session's history repository with its size (a readdir of its pack folder). */
+  /** Every session's history repository with its size (walked again only where its pack folder changed). */
   private async held(): Promise<Held[]> {
     const sessions = join(this.stores.dir, 'sessions');
     const held: Held[] = [];
+    const settled = new Map<string, { touchedMs: number; bytes: number }>();
+    // The file system's times, not the run's clock: they are compared with the folders' mtimes.
+    const settledBefore = Date.now() - SETTLED_MS;
     for (const name of await readdir(sessions).catch(() => [] as string[])) {
       const sessionId = name.replace(/\.git$/, '');
       if (!name.endsWith('.git') || !isUuid(sessionId)) continue;
       const repo = this.stores.store(sessionId).repo;
       const touched = await stat(join(repo.dir, 'objects', 'pack')).catch(() => null);
-      held.push({ sessionId, bytes: (await repo.objectStore()).bytes, touchedMs: touched?.mtimeMs ?? 0 });
+      const touchedMs = touched?.mtimeMs ?? 0;
+      const known = this.settled.get(sessionId);
+      const bytes = known?.touchedMs === touchedMs ? known.bytes : (await repo.objectStore()).bytes;
+      if (touched && touchedMs < settledBefore) settled.set(sessionId, { touchedMs, bytes });
+      held.push({ sessionId, bytes, touchedMs });
     }
+    this.settled = settled;
     return held;
   }
 }

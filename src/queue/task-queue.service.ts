@@ -155,8 +155,7 @@ export class TaskQueueService {
   /** `awaitingApproval` as the Tasks the approvals name (each table is read by its owner's repository). */
   private async resolved(filters: TaskFilters): Promise<TaskFilters> {
     if (!filters.awaitingApproval) return filters;
-    const ids = await this.approvals.pendingTaskIds(filters.owner);
-    return { ...filters, awaitingApproval: undefined, ids: filters.ids ? filters.ids.filter((id) => ids.includes(id)) : ids };
+    return { ...filters, awaitingApproval: undefined, ids: await this.approvals.pendingTaskIds(filters.owner) };
   }
 
   /** Where each queued Task of `tasks` stands in the queue (1 runs next); others have no entry. */

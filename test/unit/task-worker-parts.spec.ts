@@ -14,18 +14,8 @@ import { RunEventHub } from '../../src/agent/run-event-hub.js';
 import { TaskStatusJournal } from '../../src/queue/task-status-journal.js';
 import type { TaskEntity } from '../../src/queue/task.entity.js';
 import type { Lease, TasksRepository } from '../../src/queue/tasks.repository.js';
-import type { TaskTelemetry } from '../../src/telemetry/task-telemetry.js';
 import type { UsageService } from '../../src/usage/usage.service.js';
-
-/** Telemetry that runs what it wraps and records nothing. */
-const telemetry = {
-  tracing: false,
-  started: () => undefined,
-  ended: () => undefined,
-  forget: () => undefined,
-  within: (_task: unknown, work: () => Promise<unknown>) => work(),
-  checkpoint: (_task: unknown, _which: unknown, work: () => Promise<unknown>) => work(),
-} as unknown as TaskTelemetry;
+import { NO_TELEMETRY } from '../support/fakes/queue.js';
 
 const config = { queue: { leaseMs: 30_000, pollIntervalMs: 1_000 } } as AppConfig;
 const lease: Lease = { taskId: 't1', attempt: 1, owner: 'host/1/boot' };
@@ -116,7 +106,7 @@ describe('TaskExecution', () => {
       new RunnerIdentity(),
       new RunEventHub(),
       history,
-      telemetry,
+      NO_TELEMETRY,
       { recordTask } as unknown as UsageService,
       { carriesDecision: async () => false, pausedTaskAnsweredBy: async () => null } as unknown as ApprovalsService,
     );
@@ -149,7 +139,7 @@ describe('TaskExecution', () => {
     const leases = { keep: jest.fn(() => ({ stop: () => undefined })) } as unknown as LeaseKeeper;
     const journal = new TaskStatusJournal(audit() as unknown as AuditService);
     const execution = (carries: boolean) =>
-      new TaskExecution(tasks, conversation, agent, leases, journal, new RunnerIdentity(), new RunEventHub(), history, telemetry, usage, {
+      new TaskExecution(tasks, conversation, agent, leases, journal, new RunnerIdentity(), new RunEventHub(), history, NO_TELEMETRY, usage, {
         carriesDecision: async () => carries,
         pausedTaskAnsweredBy: async () => null,
       } as unknown as ApprovalsService);

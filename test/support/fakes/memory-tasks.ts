@@ -17,19 +17,15 @@ const FILTERS = new Set(['status', 'owner', 'sessionId']);
  * medium specs fair-queue.spec.ts and one-active-task.spec.ts run their cases on this fake too, so the two cannot
  * drift apart): the fair claim order, one active Task (the partial unique index), writes fenced by the lease, and
  * database time from `clock`. Rows are replaced, never changed in place, so a snapshot is a copy of the list.
- * `resumedBy` is left out: it reads the approvals table, and only traced runs ask it; so is `correctionCount`, whose
- * rows SteerInboxRepository's guard reads, which MemoryUnitOfWork does not give (the intake harness fakes it).
+ * `correctionCount` is left out: SteerInboxRepository's guard reads its rows, which MemoryUnitOfWork does not give
+ * (the intake harness fakes it).
  */
-export class MemoryTasks implements Omit<TasksRepository, 'sql' | 'resumedBy' | 'correctionCount'>, MemoryStore {
+export class MemoryTasks implements Omit<TasksRepository, 'sql' | 'correctionCount'>, MemoryStore {
   rows: TaskEntity[] = [];
   images: TaskImageEntity[] = [];
   private seq = 0;
 
-  /** `pendingApprovals`: which Tasks wait for an approval (the approvals table is another module's). */
-  constructor(
-    readonly clock = new ManualClock(),
-    private readonly pendingApprovals: () => ReadonlySet<string> = () => new Set(),
-  ) {}
+  constructor(readonly clock = new ManualClock()) {}
 
   snapshot(): () => void {
     const [rows, images, seq] = [[...this.rows], [...this.images], this.seq];
@@ -86,11 +82,6 @@ export class MemoryTasks implements Omit<TasksRepository, 'sql' | 'resumedBy' | 
       if (queued > limit) throw refuse(queued - 1);
     });
     return { before: [], after: [check] };
-  }
-
-  async awaitingApproval(taskIds: string[]): Promise<Set<string>> {
-    const pending = this.pendingApprovals();
-    return new Set(taskIds.filter((id) => pending.has(id)));
   }
 
   async imageData(taskId: string): Promise<{ mimeType: string; data: Buffer }[]> {

@@ -82,7 +82,7 @@ export class ScriptedAgent implements AgentRunner {
 }
 
 /** Telemetry that runs what it wraps and records nothing (spans and metrics are specced in telemetry.spec.ts). */
-const NO_TELEMETRY = {
+export const NO_TELEMETRY = {
   tracing: false,
   accepted: () => undefined,
   started: () => undefined,

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, resolve, sep } from 'node:path';
 import { runCommand, type SandboxLimits } from '../workspace/command-runner.js';
 import { resolveSandbox, type SandboxStatus } from '../workspace/sandbox.js';
+import { WorkspaceFiles } from '../workspace/workspace-files.js';
+import { WorkspacePaths } from '../workspace/workspace-paths.js';
 import type { Check, EvalCase, ReferenceStep } from './case.js';
 
 /** A verifier's command gets this long; a test suite of these cases takes well under a second. */
@@ -110,8 +112,8 @@ async function failure(check: Check, item: EvalCase, dir: string, answer: string
     const { code, output } = await shell(`node --input-type=module -e ${quoted(check.script)}`, dir, sandbox);
     return code === 0 ? null : `verifier script exited ${code}: ${output.trim().split('\n')[0] ?? ''}`;
   }
-  if ('unchanged' in check) return read(dir, check.unchanged) === item.files[check.unchanged] ? null : `${check.unchanged} was changed`;
-  const content = read(dir, check.file);
+  if ('unchanged' in check) return (await read(dir, check.unchanged)) === item.files[check.unchanged] ? null : `${check.unchanged} was changed`;
+  const content = await read(dir, check.file);
   if (check.absent) return content === null ? null : `${check.file} exists`;
   if (content === null) return `${check.file} is missing`;
   if (check.equals !== undefined && content.trimEnd() !== check.equals) return `${check.file} is not ${JSON.stringify(check.equals)}`;
@@ -119,9 +121,14 @@ async function failure(check: Check, item: EvalCase, dir: string, answer: string
   return null;
 }
 
-function read(dir: string, path: string): string | null {
+/**
+ * The workspace's regular file at `path`, read as the agent's file tools read it (workspace/beneath.ts): the agent's
+ * commands may have left a link out of the workspace (to a host file, to /dev/zero) or a FIFO there, which is not
+ * the file, and must neither be followed nor hang the eval. null when there is no such regular file.
+ */
+async function read(dir: string, path: string): Promise<string | null> {
   try {
-    return readFileSync(inside(dir, path), 'utf8');
+    return await new WorkspaceFiles().readText(await WorkspacePaths.open(dir), path);
   } catch {
     return null;
   }

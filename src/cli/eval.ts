@@ -139,7 +139,7 @@ async function runOne(harness: Harness, item: EvalCase, service: ServiceRunner |
   const started = performance.now();
   const workspace = join(dir, item.id);
   writeFixture(workspace, item);
-  applyReference(workspace, item.reference.steps);
+  await applyReference(workspace, item.reference.steps);
   const failed = await verify(item, workspace, item.reference.answer, settings.sandbox);
   return {
     passed: failed.length === 0,

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, resolve, sep } from 'node:path';
 import { runCommand, type SandboxLimits } from '../workspace/command-runner.js';
@@ -72,22 +72,18 @@ export async function shell(command: string, cwd: string, sandbox: EvalSandbox):
 /** `text` as one word of a POSIX shell command line. */
 const quoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
+/** The agent's file tools (read_file, write_file, edit_file as the service runs them), for the eval's own file work. */
+export const FILES = new WorkspaceFiles();
+
 /**
  * The reference steps' effect on the files (write_file, edit_file; reads and commands change nothing in these
- * cases): what `--oracle` applies before it verifies.
+ * cases): what `--oracle` applies before it verifies. An edit whose old_text does not occur exactly once throws.
  */
-export function applyReference(dir: string, steps: ReferenceStep[]): void {
+export async function applyReference(dir: string, steps: ReferenceStep[]): Promise<void> {
+  const paths = await WorkspacePaths.open(dir);
   for (const step of steps) {
-    if (step.tool === 'write_file') writeInside(dir, step.args.path, step.args.content);
-    if (step.tool === 'edit_file') {
-      const file = inside(dir, step.args.path);
-      const text = readFileSync(file, 'utf8');
-      if (text.split(step.args.old_text).length !== 2) throw new Error(`reference edit of ${step.args.path}: old_text does not occur exactly once`);
-      writeFileSync(
-        file,
-        text.replace(step.args.old_text, () => step.args.new_text),
-      );
-    }
+    if (step.tool === 'write_file') await FILES.writeFile(paths, step.args.path, step.args.content);
+    if (step.tool === 'edit_file') await FILES.editFile(paths, step.args.path, step.args.old_text, step.args.new_text);
   }
 }
 
@@ -128,7 +124,7 @@ async function failure(check: Check, item: EvalCase, dir: string, answer: string
  */
 async function read(dir: string, path: string): Promise<string | null> {
   try {
-    return await new WorkspaceFiles().readText(await WorkspacePaths.open(dir), path);
+    return await FILES.readText(await WorkspacePaths.open(dir), path);
   } catch {
     return null;
   }

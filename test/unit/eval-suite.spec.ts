@@ -54,7 +54,7 @@ describe('the eval suite (issue 41)', () => {
     const workspace = join(dir, item.id);
     writeFixture(workspace, item);
     expect(await verify(item, workspace, '', sandbox)).not.toEqual([]);
-    applyReference(workspace, item.reference.steps);
+    await applyReference(workspace, item.reference.steps);
     expect(await verify(item, workspace, item.reference.answer, sandbox)).toEqual([]);
   });
 

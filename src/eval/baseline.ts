@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ollama, type Message, type Tool } from 'ollama';
@@ -8,7 +8,7 @@ import { WorkspacePaths } from '../workspace/workspace-paths.js';
 import type { EvalCase, OllamaTarget } from './case.js';
 import { EVAL_SERVERS, mcpToolName, type EvalTool } from './eval-tools.js';
 import { NO_REPAIRS, type CaseOutcome } from './report.js';
-import { FILES, inside, shell, verify, writeFixture, type EvalSandbox } from './workspace.js';
+import { FILES, shell, verify, writeFixture, type EvalSandbox } from './workspace.js';
 
 /** The bare loop's own bound on rounds, as generous as the service's per-subtask default. */
 const MAX_ROUNDS = 20;
@@ -78,8 +78,8 @@ export async function runBaseline(item: EvalCase, ollama: OllamaTarget, model: s
 
 /**
  * One tool call, as plainly as it can be done; an error goes back to the model as the result. Files are read and
- * written by the service's own file tools, whole text in and out: a link or FIFO the model's commands left is
- * neither followed out of the workspace nor waited on.
+ * written by the service's own file tools (read whole, listed as the service lists): a link or FIFO the model's
+ * commands left is neither followed out of the workspace nor waited on.
  */
 async function execute(paths: WorkspacePaths, name: string, args: Record<string, unknown>, sandbox: EvalSandbox): Promise<string> {
   const dir = paths.root;
@@ -100,7 +100,7 @@ async function execute(paths: WorkspacePaths, name: string, args: Record<string,
         await FILES.editFile(paths, text('path'), text('old_text'), text('new_text'));
         return 'edited';
       case 'list_dir':
-        return readdirSync(inside(dir, text('path') || '.')).join('\n');
+        return await FILES.listDir(paths, text('path') || '.');
       case 'glob':
       case 'grep': {
         const pattern = JSON.stringify(text('pattern'));

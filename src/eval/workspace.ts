@@ -11,6 +11,11 @@ import type { Check, EvalCase, ReferenceStep } from './case.js';
 const CHECK_TIMEOUT_MS = 30_000;
 /** Output kept of a verifier's or the bare loop's command. */
 const CAPTURE_BYTES = 1024 * 1024;
+/**
+ * The most of a checked file the eval reads: the cases' files are a few hundred bytes, and what a runaway command
+ * wrote (up to workspace.max_file_bytes, 1 GiB by default) is not loaded whole.
+ */
+const CHECK_FILE_BYTES = 1024 * 1024;
 
 /** Where the eval's own commands run (verifiers, the bare loop's run_command): the service's sandbox, its limits. */
 export interface EvalSandbox {
@@ -111,7 +116,7 @@ async function failure(check: Check, item: EvalCase, dir: string, answer: string
   if ('unchanged' in check) return (await read(dir, check.unchanged)) === item.files[check.unchanged] ? null : `${check.unchanged} was changed`;
   const content = await read(dir, check.file);
   if (check.absent) return content === null ? null : `${check.file} exists`;
-  if (content === null) return `${check.file} is missing`;
+  if (content === null) return `${check.file} is missing or not a regular file of at most ${CHECK_FILE_BYTES} bytes`;
   if (check.equals !== undefined && content.trimEnd() !== check.equals) return `${check.file} is not ${JSON.stringify(check.equals)}`;
   if (check.matches && !check.matches.test(content)) return `${check.file} does not match ${String(check.matches)}`;
   return null;
@@ -120,11 +125,12 @@ async function failure(check: Check, item: EvalCase, dir: string, answer: string
 /**
  * The workspace's regular file at `path`, read as the agent's file tools read it (workspace/beneath.ts): the agent's
  * commands may have left a link out of the workspace (to a host file, to /dev/zero) or a FIFO there, which is not
- * the file, and must neither be followed nor hang the eval. null when there is no such regular file.
+ * the file, and must neither be followed nor hang the eval. null when there is no such regular file of at most
+ * CHECK_FILE_BYTES.
  */
 async function read(dir: string, path: string): Promise<string | null> {
   try {
-    return await FILES.readText(await WorkspacePaths.open(dir), path);
+    return (await FILES.readBytes(await WorkspacePaths.open(dir), path, CHECK_FILE_BYTES)).toString('utf8');
   } catch {
     return null;
   }

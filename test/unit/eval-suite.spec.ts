@@ -97,6 +97,15 @@ describe('the eval suite (issue 41)', () => {
     expect(await verify(item, workspace, '', sandbox)).toEqual(['test.mjs was changed']);
   });
 
+  // A runaway command may leave a checked file as large as workspace.max_file_bytes (1 GiB by default): not read whole.
+  it('a checked file past 1 MiB is not read: it fails its check without being loaded', async () => {
+    const item = { ...CASES[0], files: {}, checks: [{ file: 'out.txt', matches: /x/ }] };
+    const workspace = join(dir, 'large');
+    writeFixture(workspace, item);
+    writeFileSync(join(workspace, 'out.txt'), 'x'.repeat(1024 * 1024 + 1));
+    expect(await verify(item, workspace, '', sandbox)).toEqual(['out.txt is missing or not a regular file of at most 1048576 bytes']);
+  });
+
   it('keeps every path inside the workspace', () => {
     expect(() => inside(dir, '../etc/passwd')).toThrow(/outside the workspace/);
     expect(() => inside(dir, '/etc/passwd')).toThrow(/outside the workspace/);

@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { fieldsOf, MODERN, modernMeta, parseRpc } from '../test/support/mcp-clients.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 export interface Load {
@@ -105,4 +106,10 @@ export async function finished(url: string, taskId: string): Promise<void> {
     if (['completed', 'failed', 'cancelled'].includes(status)) return;
     await new Promise((done) => setTimeout(done, 5));
   }
+}
+
+/** User + system CPU of a live process, in ms, from /proc/<pid>/stat (Linux; its clock ticks are USER_HZ, 100 a second). */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }

@@ -16,6 +16,7 @@ import { validateConfig } from '../src/config/agent-config.js';
 import { WorkspaceFiles } from '../src/workspace/workspace-files.js';
 import { WorkspacePaths } from '../src/workspace/workspace-paths.js';
 import { WorkspaceService } from '../src/workspace/workspace.service.js';
+import { median } from './measure.js';
 
 const DIRS = 200;
 const FILES_PER_DIR = 100;
@@ -37,7 +38,6 @@ async function service(limits: Record<string, number>): Promise<WorkspaceService
 }
 
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const plain = await service({});
 const quota = await service({ max_session_bytes: GiB, max_session_files: 1_000_000 });

@@ -16,21 +16,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeConfig } from '../test/support/service-process.js';
-import { median } from './measure.js';
+import { cpuMs, median } from './measure.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 const ROOT = join(import.meta.dirname, '..', '..');
 
 interface Start {
   wallMs: number;
   cpuMs: number;
-}
-
-/** User + system CPU of a live process, in ms, from /proc (Linux). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
 /** `node <entry>` from the repository, with only PATH, NO_COLOR and `env` in its environment. */

@@ -6,13 +6,12 @@
  * one model call and one tool call, polled to its end, one at a time). Wall times on a shared machine swing with
  * its load; the service's own CPU time per request and per Task (utime + stime from /proc) is the steadier figure.
  */
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fieldsOf } from '../test/support/mcp-clients.js';
 import { ScriptedOllama } from '../test/support/scripted-ollama.js';
 import { ServiceProcess, writeConfig } from '../test/support/service-process.js';
-import { call, callBody, finished, headers, load, median, percentile, pin, type Figures } from './measure.js';
+import { call, callBody, cpuMs, finished, headers, load, median, percentile, pin, type Figures } from './measure.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -30,12 +29,6 @@ async function sink() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, exports: () => exports, close: () => server.close() };
-}
-
-/** CPU milliseconds the process has used (user + system), from /proc/<pid>/stat; clock ticks are 100 a second on Linux. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function startService(ollama: ScriptedOllama, otlpEndpoint: string): Promise<ServiceProcess> {

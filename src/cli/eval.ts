@@ -6,8 +6,9 @@
 import '../startup/node-version.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { INSTALLATION } from '../common/installation.js';
 import { SERVER_INFO } from '../common/server-info.js';
 import { loadConfig } from '../config/config.loader.js';
 import { runBaseline, SEED } from '../eval/baseline.js';
@@ -20,9 +21,6 @@ import { applyReference, evalSandbox, verify, writeFixture } from '../eval/works
 
 const USAGE = `usage: npm run eval -- [--model NAME]... | [--tier NAME]... [--repeat N] [--cases a,b] [--json FILE]
                        [--timeout-ms MS] [--baseline] [--oracle]`;
-
-/** The repository root: this entry point is dist/eval.js (its bundle runs with it as argv[1]). */
-const ROOT = resolve(dirname(process.argv[1]), '..');
 
 /**
  * The command line over the configured Ollama (agent.yaml, AGENT_CONFIG and AGENT__ variables, as the service
@@ -100,7 +98,8 @@ async function main(): Promise<void> {
     if (interrupted) break;
     const cases: CaseReport[] = settings.cases.map((item) => ({ id: item.id, kind: item.kind, runs: [] }));
     const dir = mkdtempSync(join(tmpdir(), 'oam-eval-'));
-    const service = harness === 'service' ? new ServiceRunner(dir, { root: ROOT, ollama: settings.ollama, model, timeoutMs: settings.timeoutMs, sandbox: settings.sandbox }) : null;
+    const service =
+      harness === 'service' ? new ServiceRunner(dir, { root: INSTALLATION, ollama: settings.ollama, model, timeoutMs: settings.timeoutMs, sandbox: settings.sandbox }) : null;
     try {
       current = service;
       await service?.start();
@@ -139,7 +138,7 @@ async function runOne(harness: Harness, item: EvalCase, service: ServiceRunner |
   const started = performance.now();
   const workspace = join(dir, item.id);
   writeFixture(workspace, item);
-  applyReference(workspace, item.reference.steps);
+  await applyReference(workspace, item.reference.steps);
   const failed = await verify(item, workspace, item.reference.answer, settings.sandbox);
   return {
     passed: failed.length === 0,

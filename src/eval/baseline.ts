@@ -1,13 +1,14 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Ollama, type Message, type Tool } from 'ollama';
 import { z } from 'zod';
 import { COMMAND_TOOL, FILE_TOOLS } from '../agent/tool-definitions.js';
+import { WorkspacePaths } from '../workspace/workspace-paths.js';
 import type { EvalCase, OllamaTarget } from './case.js';
 import { EVAL_SERVERS, mcpToolName, type EvalTool } from './eval-tools.js';
 import { NO_REPAIRS, type CaseOutcome } from './report.js';
-import { inside, shell, verify, writeFixture, type EvalSandbox } from './workspace.js';
+import { FILES, shell, verify, writeFixture, type EvalSandbox } from './workspace.js';
 
 /** The bare loop's own bound on rounds, as generous as the service's per-subtask default. */
 const MAX_ROUNDS = 20;
@@ -46,6 +47,7 @@ export async function runBaseline(item: EvalCase, ollama: OllamaTarget, model: s
   };
   try {
     writeFixture(dir, item);
+    const paths = await WorkspacePaths.open(dir);
     const client = new Ollama({ host: ollama.host, headers: ollama.headers, fetch: (input, init) => fetch(input, { ...init, signal: abort.signal }) });
     const messages: Message[] = [{ role: 'user', content: item.request }];
     let answer = '';
@@ -60,7 +62,7 @@ export async function runBaseline(item: EvalCase, ollama: OllamaTarget, model: s
         answer = reply.message.content;
         break;
       }
-      for (const call of calls) messages.push({ role: 'tool', tool_name: call.function.name, content: await execute(dir, call.function.name, call.function.arguments, sandbox) });
+      for (const call of calls) messages.push({ role: 'tool', tool_name: call.function.name, content: await execute(paths, call.function.name, call.function.arguments, sandbox) });
     }
     outcome.failed = await verify(item, dir, answer, sandbox);
   } catch (error) {
@@ -74,8 +76,13 @@ export async function runBaseline(item: EvalCase, ollama: OllamaTarget, model: s
   return outcome;
 }
 
-/** One tool call, as plainly as it can be done; an error goes back to the model as the result. */
-async function execute(dir: string, name: string, args: Record<string, unknown>, sandbox: EvalSandbox): Promise<string> {
+/**
+ * One tool call, as plainly as it can be done; an error goes back to the model as the result. Files are read and
+ * written by the service's own file tools (read whole, listed as the service lists): a link or FIFO the model's
+ * commands left is neither followed out of the workspace nor waited on.
+ */
+async function execute(paths: WorkspacePaths, name: string, args: Record<string, unknown>, sandbox: EvalSandbox): Promise<string> {
+  const dir = paths.root;
   const text = (key: string) => {
     const value = args[key];
     return typeof value === 'string' ? value : '';
@@ -85,25 +92,15 @@ async function execute(dir: string, name: string, args: Record<string, unknown>,
   try {
     switch (name) {
       case 'read_file':
-        return readFileSync(inside(dir, text('path')), 'utf8');
-      case 'write_file': {
-        const file = inside(dir, text('path'));
-        mkdirSync(dirname(file), { recursive: true });
-        writeFileSync(file, text('content'));
+        return await FILES.readText(paths, text('path'));
+      case 'write_file':
+        await FILES.writeFile(paths, text('path'), text('content'));
         return 'written';
-      }
-      case 'edit_file': {
-        const file = inside(dir, text('path'));
-        const content = readFileSync(file, 'utf8');
-        if (content.split(text('old_text')).length !== 2) return 'error: old_text must occur exactly once';
-        writeFileSync(
-          file,
-          content.replace(text('old_text'), () => text('new_text')),
-        );
+      case 'edit_file':
+        await FILES.editFile(paths, text('path'), text('old_text'), text('new_text'));
         return 'edited';
-      }
       case 'list_dir':
-        return readdirSync(inside(dir, text('path') || '.')).join('\n');
+        return await FILES.listDir(paths, text('path') || '.');
       case 'glob':
       case 'grep': {
         const pattern = JSON.stringify(text('pattern'));

@@ -19,6 +19,16 @@ export interface ReferenceStep {
  */
 export type Check = { command: string } | { script: string } | { file: string; equals?: string; matches?: RegExp; absent?: true } | { unchanged: string } | { answer: RegExp };
 
+/** The checks of a case with a test suite: `node test.mjs` passes, and test.mjs is as the fixture had it. */
+export const TEST_PASSES: Check[] = [{ command: 'node test.mjs' }, { unchanged: 'test.mjs' }];
+
+/**
+ * The opening of a `script` check: node's assert, and the workspace's `file` imported as `binding` (the script runs
+ * with the workspace as its working directory).
+ */
+export const importing = (binding: string, file: string) =>
+  `import assert from 'node:assert/strict';\nimport { pathToFileURL } from 'node:url';\nconst ${binding} = await import(pathToFileURL(process.cwd() + '/${file}').href);\n`;
+
 export interface EvalCase {
   id: string;
   /** Which kind of work from issue 41's list it stands for. */

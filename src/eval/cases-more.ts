@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EvalCase } from './case.js';
+import { importing, TEST_PASSES, type EvalCase } from './case.js';
 import { mcpToolName } from './eval-tools.js';
 
 const LEAP = 'export function isLeapYear(year) {\n  return year % 4 === 0;\n}\n';
@@ -9,9 +9,6 @@ const TAX = 'export function addTax(price) {\n  return Math.round(price * 1.08);
 const TAX_REFACTORED =
   'export const TAX_RATE = 0.08;\n\nexport function addTax(price) {\n  return Math.round(price * (1 + TAX_RATE));\n}\n\nexport function taxOf(price) {\n  return Math.round(price * TAX_RATE);\n}\n';
 const TAX_TEST = "import assert from 'node:assert/strict';\nimport { addTax, taxOf } from './tax.mjs';\n\nassert.equal(addTax(1000), 1080);\nassert.equal(taxOf(250), 20);\n";
-/** Imports the workspace's `file` as `name` in a verifier script (which runs with the workspace as its working directory). */
-const load = (name: string, file: string) =>
-  `import assert from 'node:assert/strict';\nimport { pathToFileURL } from 'node:url';\nconst ${name} = await import(pathToFileURL(process.cwd() + '/${file}').href);\n`;
 const STACK =
   'export class Stack {\n  #items = [];\n\n  push(item) {\n    this.#items.push(item);\n  }\n\n  pop() {\n    return this.#items.pop();\n  }\n\n  peek() {\n    return this.#items.at(-1);\n  }\n\n  get size() {\n    return this.#items.length;\n  }\n}\n';
 const NUMBERS = 'export function sum(values) {\n  return values.reduce((total, value) => total + value, 0);\n}\n';
@@ -43,7 +40,7 @@ export const MORE_CASES: EvalCase[] = [
     kind: 'fix a failing test',
     files: { 'dates.mjs': LEAP, 'test.mjs': LEAP_TEST },
     request: '`node test.mjs` fails. Fix isLeapYear in dates.mjs (the Gregorian rule), not the test.',
-    checks: [{ command: 'node test.mjs' }, { unchanged: 'test.mjs' }],
+    checks: TEST_PASSES,
     reference: {
       steps: [
         { tool: 'run_command', args: { command: 'node test.mjs' } },
@@ -73,10 +70,9 @@ export const MORE_CASES: EvalCase[] = [
     files: { 'tax.mjs': TAX, 'test.mjs': TAX_TEST },
     request: 'tax.mjs repeats the tax rate 8 % as a bare number. Introduce one exported constant TAX_RATE = 0.08 and use it in both functions, without breaking `node test.mjs`.',
     checks: [
-      { command: 'node test.mjs' },
-      { unchanged: 'test.mjs' },
+      ...TEST_PASSES,
       {
-        script: `${load('tax', 'tax.mjs')}import { readFileSync } from 'node:fs';\nassert.equal(tax.TAX_RATE, 0.08);\nassert.equal(readFileSync('tax.mjs', 'utf8').match(/\\d\\.08/g)?.length, 1);\n`,
+        script: `${importing('tax', 'tax.mjs')}import { readFileSync } from 'node:fs';\nassert.equal(tax.TAX_RATE, 0.08);\nassert.equal(readFileSync('tax.mjs', 'utf8').match(/\\d\\.08/g)?.length, 1);\n`,
       },
     ],
     reference: {
@@ -97,7 +93,7 @@ export const MORE_CASES: EvalCase[] = [
       'Create stack.mjs exporting a class Stack with push(item), pop() (removes and returns the last pushed item, undefined when empty), peek() (the last item, not removed) and a size getter.',
     checks: [
       {
-        script: `${load('module', 'stack.mjs')}const stack = new module.Stack();\nassert.equal(stack.size, 0);\nassert.equal(stack.pop(), undefined);\nstack.push(1);\nstack.push(2);\nassert.equal(stack.peek(), 2);\nassert.equal(stack.size, 2);\nassert.equal(stack.pop(), 2);\nassert.equal(stack.size, 1);\n`,
+        script: `${importing('module', 'stack.mjs')}const stack = new module.Stack();\nassert.equal(stack.size, 0);\nassert.equal(stack.pop(), undefined);\nstack.push(1);\nstack.push(2);\nassert.equal(stack.peek(), 2);\nassert.equal(stack.size, 2);\nassert.equal(stack.pop(), 2);\nassert.equal(stack.size, 1);\n`,
       },
     ],
     reference: { steps: [{ tool: 'write_file', args: { path: 'stack.mjs', content: STACK } }], answer: 'stack.mjs exports Stack with push, pop, peek and size.' },
@@ -110,7 +106,7 @@ export const MORE_CASES: EvalCase[] = [
     request: 'Add an exported function clamp(value, min, max) to numbers.mjs, keeping sum() as it is: min when value is below min, max when it is above max, otherwise value.',
     checks: [
       {
-        script: `${load('numbers', 'numbers.mjs')}assert.equal(numbers.clamp(5, 1, 10), 5);\nassert.equal(numbers.clamp(-3, 1, 10), 1);\nassert.equal(numbers.clamp(42, 1, 10), 10);\nassert.equal(numbers.sum([1, 2, 3]), 6);\n`,
+        script: `${importing('numbers', 'numbers.mjs')}assert.equal(numbers.clamp(5, 1, 10), 5);\nassert.equal(numbers.clamp(-3, 1, 10), 1);\nassert.equal(numbers.clamp(42, 1, 10), 10);\nassert.equal(numbers.sum([1, 2, 3]), 6);\n`,
       },
     ],
     reference: {

@@ -1,4 +1,4 @@
-import type { EvalCase } from './case.js';
+import { importing, TEST_PASSES, type EvalCase } from './case.js';
 import { MORE_CASES } from './cases-more.js';
 
 const MATH = 'export function add(a, b) {\n  return a - b;\n}\n\nexport function double(n) {\n  return add(n, n);\n}\n';
@@ -13,8 +13,7 @@ const SHAPES_REFACTORED =
 const SHAPES_TEST =
   "import assert from 'node:assert/strict';\nimport { area, perimeter } from './shapes.mjs';\n\nassert.equal(area(2, 3), 6);\nassert.equal(perimeter(2, 3), 10);\nassert.throws(() => area(-1, 2));\nassert.throws(() => perimeter(1, -2));";
 const SLUGIFY = "export function slugify(text) {\n  return text.toLowerCase().trim().replace(/\\s+/g, '-').replace(/[^a-z0-9-]/g, '');\n}\n";
-const SLUGIFY_CHECK =
-  "import assert from 'node:assert/strict';\nimport { pathToFileURL } from 'node:url';\nconst { slugify } = await import(pathToFileURL(process.cwd() + '/slugify.mjs').href);\nassert.equal(slugify('Hello World'), 'hello-world');\nassert.equal(slugify('  Déjà Vu 2!  '), 'dj-vu-2');\nassert.equal(slugify('a  b'), 'a-b');\n";
+const SLUGIFY_CHECK = `${importing('{ slugify }', 'slugify.mjs')}assert.equal(slugify('Hello World'), 'hello-world');\nassert.equal(slugify('  Déjà Vu 2!  '), 'dj-vu-2');\nassert.equal(slugify('a  b'), 'a-b');\n`;
 
 /** The first seventeen cases of the suite; the rest are in cases-more.ts. */
 const FIRST_CASES: EvalCase[] = [
@@ -32,7 +31,7 @@ const FIRST_CASES: EvalCase[] = [
     kind: 'fix a failing test',
     files: { 'math.mjs': MATH, 'test.mjs': MATH_TEST },
     request: 'The test in test.mjs fails. Fix the bug in math.mjs (not the test) so that `node test.mjs` passes.',
-    checks: [{ command: 'node test.mjs' }, { unchanged: 'test.mjs' }],
+    checks: TEST_PASSES,
     reference: {
       steps: [
         { tool: 'read_file', args: { path: 'math.mjs' } },
@@ -48,7 +47,7 @@ const FIRST_CASES: EvalCase[] = [
     kind: 'fix a failing test',
     files: { 'text.mjs': TEXT, 'test.mjs': TEXT_TEST },
     request: 'Running `node test.mjs` fails. Find out why and fix text.mjs.',
-    checks: [{ command: 'node test.mjs' }, { unchanged: 'test.mjs' }],
+    checks: TEST_PASSES,
     reference: {
       steps: [
         { tool: 'run_command', args: { command: 'node test.mjs' } },
@@ -77,7 +76,7 @@ const FIRST_CASES: EvalCase[] = [
     kind: 'refactor without breaking tests',
     files: { 'shapes.mjs': SHAPES, 'test.mjs': SHAPES_TEST },
     request: 'area() and perimeter() in shapes.mjs repeat the same size check. Move it into one helper function without breaking `node test.mjs`.',
-    checks: [{ command: 'node test.mjs' }, { unchanged: 'test.mjs' }, { file: 'shapes.mjs', matches: /^(?![\s\S]*negative size[\s\S]*negative size)[\s\S]*$/ }],
+    checks: [...TEST_PASSES, { file: 'shapes.mjs', matches: /^(?![\s\S]*negative size[\s\S]*negative size)[\s\S]*$/ }],
     reference: {
       steps: [
         { tool: 'read_file', args: { path: 'shapes.mjs' } },
@@ -228,7 +227,7 @@ const FIRST_CASES: EvalCase[] = [
         "import assert from 'node:assert/strict';\nimport { first } from './main.mjs';\nimport * as users from './users.mjs';\n\nassert.equal(first.name, 'user1');\nassert.equal(typeof users.getUser, 'function');\n",
     },
     request: 'Rename the function getUsr to getUser everywhere it is used, so that `node test.mjs` passes.',
-    checks: [{ command: 'node test.mjs' }, { unchanged: 'test.mjs' }, { command: '! grep -rq getUsr --include=*.mjs .' }],
+    checks: [...TEST_PASSES, { command: '! grep -rq getUsr --include=*.mjs .' }],
     reference: {
       steps: [
         { tool: 'grep', args: { pattern: 'getUsr', path: '.' } },
@@ -248,7 +247,7 @@ const FIRST_CASES: EvalCase[] = [
       'test.mjs': "import assert from 'node:assert/strict';\nimport { withTax } from './price.mjs';\n\nassert.equal(withTax(1000), 1100);\n",
     },
     request: '`node test.mjs` が失敗します。price.mjs の withTax（税込み価格、税率10%）を直してください。テストは変更しないでください。',
-    checks: [{ command: 'node test.mjs' }, { unchanged: 'test.mjs' }],
+    checks: TEST_PASSES,
     reference: {
       steps: [
         { tool: 'read_file', args: { path: 'price.mjs' } },

@@ -59,16 +59,7 @@ export class EvalResultsRepository {
        WHERE model = ? AND harness = 'service' ORDER BY finished_at DESC LIMIT 1`,
       [model],
     );
-    if (!row) return null;
-    return {
-      finishedAt: String(row.finished_at),
-      serviceVersion: String(row.service_version),
-      passAt1: Number(row.pass_at_1),
-      passAllN: Number(row.pass_all_n),
-      repeat: Number(row.repeat_count),
-      cases: Number(row.case_count),
-      complete: truthy(row.complete),
-    };
+    return row ? lastOf(row) : null;
   }
 
   /** The last result of every model under each harness (service, baseline), by model then harness. */
@@ -81,21 +72,28 @@ export class EvalResultsRepository {
     return rows.map((row) => {
       const figures = JSON.parse(String(row.figures)) as { modelCalls?: number; promptTokens?: number; outputTokens?: number };
       return {
+        ...lastOf(row),
         model: String(row.model),
         harness: String(row.harness),
-        finishedAt: String(row.finished_at),
-        serviceVersion: String(row.service_version),
-        passAt1: Number(row.pass_at_1),
-        passAllN: Number(row.pass_all_n),
-        repeat: Number(row.repeat_count),
-        cases: Number(row.case_count),
-        complete: truthy(row.complete),
         modelCalls: figures.modelCalls ?? 0,
         promptTokens: figures.promptTokens ?? 0,
         outputTokens: figures.outputTokens ?? 0,
       };
     });
   }
+}
+
+/** A row's figures as the doctor shows them (the columns both queries select). */
+function lastOf(row: Record<string, unknown>): LastEvalResult {
+  return {
+    finishedAt: String(row.finished_at),
+    serviceVersion: String(row.service_version),
+    passAt1: Number(row.pass_at_1),
+    passAllN: Number(row.pass_all_n),
+    repeat: Number(row.repeat_count),
+    cases: Number(row.case_count),
+    complete: truthy(row.complete),
+  };
 }
 
 /** Booleans come back as 0 and 1 from SQLite. */

@@ -1,14 +1,21 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, resolve, sep } from 'node:path';
 import { runCommand, type SandboxLimits } from '../workspace/command-runner.js';
 import { resolveSandbox, type SandboxStatus } from '../workspace/sandbox.js';
+import { WorkspaceFiles } from '../workspace/workspace-files.js';
+import { WorkspacePaths } from '../workspace/workspace-paths.js';
 import type { Check, EvalCase, ReferenceStep } from './case.js';
 
 /** A verifier's command gets this long; a test suite of these cases takes well under a second. */
 const CHECK_TIMEOUT_MS = 30_000;
 /** Output kept of a verifier's or the bare loop's command. */
 const CAPTURE_BYTES = 1024 * 1024;
+/**
+ * The most of a checked file the eval reads: the cases' files are a few hundred bytes, and what a runaway command
+ * wrote (up to workspace.max_file_bytes, 1 GiB by default) is not loaded whole.
+ */
+const CHECK_FILE_BYTES = 1024 * 1024;
 
 /** Where the eval's own commands run (verifiers, the bare loop's run_command): the service's sandbox, its limits. */
 export interface EvalSandbox {
@@ -70,22 +77,18 @@ export async function shell(command: string, cwd: string, sandbox: EvalSandbox):
 /** `text` as one word of a POSIX shell command line. */
 const quoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
+/** The agent's file tools (read_file, write_file, edit_file as the service runs them), for the eval's own file work. */
+export const FILES = new WorkspaceFiles();
+
 /**
  * The reference steps' effect on the files (write_file, edit_file; reads and commands change nothing in these
- * cases): what `--oracle` applies before it verifies.
+ * cases): what `--oracle` applies before it verifies. An edit whose old_text does not occur exactly once throws.
  */
-export function applyReference(dir: string, steps: ReferenceStep[]): void {
+export async function applyReference(dir: string, steps: ReferenceStep[]): Promise<void> {
+  const paths = await WorkspacePaths.open(dir);
   for (const step of steps) {
-    if (step.tool === 'write_file') writeInside(dir, step.args.path, step.args.content);
-    if (step.tool === 'edit_file') {
-      const file = inside(dir, step.args.path);
-      const text = readFileSync(file, 'utf8');
-      if (text.split(step.args.old_text).length !== 2) throw new Error(`reference edit of ${step.args.path}: old_text does not occur exactly once`);
-      writeFileSync(
-        file,
-        text.replace(step.args.old_text, () => step.args.new_text),
-      );
-    }
+    if (step.tool === 'write_file') await FILES.writeFile(paths, step.args.path, step.args.content);
+    if (step.tool === 'edit_file') await FILES.editFile(paths, step.args.path, step.args.old_text, step.args.new_text);
   }
 }
 
@@ -110,18 +113,24 @@ async function failure(check: Check, item: EvalCase, dir: string, answer: string
     const { code, output } = await shell(`node --input-type=module -e ${quoted(check.script)}`, dir, sandbox);
     return code === 0 ? null : `verifier script exited ${code}: ${output.trim().split('\n')[0] ?? ''}`;
   }
-  if ('unchanged' in check) return read(dir, check.unchanged) === item.files[check.unchanged] ? null : `${check.unchanged} was changed`;
-  const content = read(dir, check.file);
+  if ('unchanged' in check) return (await read(dir, check.unchanged)) === item.files[check.unchanged] ? null : `${check.unchanged} was changed`;
+  const content = await read(dir, check.file);
   if (check.absent) return content === null ? null : `${check.file} exists`;
-  if (content === null) return `${check.file} is missing`;
+  if (content === null) return `${check.file} is missing or not a regular file of at most ${CHECK_FILE_BYTES} bytes`;
   if (check.equals !== undefined && content.trimEnd() !== check.equals) return `${check.file} is not ${JSON.stringify(check.equals)}`;
   if (check.matches && !check.matches.test(content)) return `${check.file} does not match ${String(check.matches)}`;
   return null;
 }
 
-function read(dir: string, path: string): string | null {
+/**
+ * The workspace's regular file at `path`, read as the agent's file tools read it (workspace/beneath.ts): the agent's
+ * commands may have left a link out of the workspace (to a host file, to /dev/zero) or a FIFO there, which is not
+ * the file, and must neither be followed nor hang the eval. null when there is no such regular file of at most
+ * CHECK_FILE_BYTES.
+ */
+async function read(dir: string, path: string): Promise<string | null> {
   try {
-    return readFileSync(inside(dir, path), 'utf8');
+    return (await FILES.readBytes(await WorkspacePaths.open(dir), path, CHECK_FILE_BYTES)).toString('utf8');
   } catch {
     return null;
   }

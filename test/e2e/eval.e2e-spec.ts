@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { CASES } from '../../src/eval/cases.js';
 import type { EvalReport, HarnessReport } from '../../src/eval/report.js';
@@ -38,11 +38,11 @@ describe('npm run eval against scripted models of known quality', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** dist/eval.js with `args`; its exit code, output and JSON report. */
-  async function evaluate(args: string[]): Promise<{ code: number; stdout: string; report: EvalReport }> {
+  /** dist/eval.js (or `program`, such as the bin) with `args`; its exit code, output and JSON report. */
+  async function evaluate(args: string[], program = ['dist/eval.js']): Promise<{ code: number; stdout: string; report: EvalReport }> {
     const json = join(dir, `report-${Date.now()}.json`);
     const env = { PATH: process.env.PATH, AGENT_CONFIG: configFile };
-    const ended = await run(process.execPath, ['dist/eval.js', '--json', json, ...args], { env, timeout: RUN_BOUND_MS - 10_000 }).then(
+    const ended = await run(process.execPath, [...program, '--json', json, ...args], { env, timeout: RUN_BOUND_MS - 10_000 }).then(
       ({ stdout }) => ({ code: 0, stdout }),
       (error: { code?: unknown; stdout: string }) => {
         if (typeof error.code !== 'number') throw new Error(`eval did not run: ${String(error.code)}`);
@@ -139,6 +139,20 @@ describe('npm run eval against scripted models of known quality', () => {
       const baseline = byHarness(report, 'baseline');
       expect(passedIds(baseline)).toEqual(NO_TOOL);
       expect(baseline.passAt1).toBeCloseTo(NO_TOOL.length / ALL.length);
+    },
+    RUN_BOUND_MS,
+  );
+
+  it(
+    'runs as `ollama-agent-mcp eval` through the bin as npm links it (node_modules/.bin, a symbolic link to dist/cli.js)',
+    async () => {
+      ollama.respond = new EvalModel('follower').respond;
+      const bin = join(dir, 'node_modules', '.bin');
+      mkdirSync(bin, { recursive: true });
+      symlinkSync(resolve('dist/cli.js'), join(bin, 'ollama-agent-mcp'));
+      const { code, report } = await evaluate(['--repeat', '1', '--cases', 'no-tool-units'], [join(bin, 'ollama-agent-mcp'), 'eval']);
+      expect(code).toBe(0);
+      expect(byHarness(report, 'service').cases).toMatchObject([{ id: 'no-tool-units', runs: [{ passed: true }] }]);
     },
     RUN_BOUND_MS,
   );

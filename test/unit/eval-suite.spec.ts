@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CASES, selectCases } from '../../src/eval/cases.js';
@@ -53,7 +54,7 @@ describe('the eval suite (issue 41)', () => {
     const workspace = join(dir, item.id);
     writeFixture(workspace, item);
     expect(await verify(item, workspace, '', sandbox)).not.toEqual([]);
-    applyReference(workspace, item.reference.steps);
+    await applyReference(workspace, item.reference.steps);
     expect(await verify(item, workspace, item.reference.answer, sandbox)).toEqual([]);
   });
 
@@ -79,6 +80,30 @@ describe('the eval suite (issue 41)', () => {
     writeFixture(workspace, item);
     // The service's command environment either way: HOME is the workspace, nothing of the eval's own.
     expect(await verify(item, workspace, '', unconfined)).toEqual([]);
+  });
+
+  // The agent's commands may have swapped a checked file for a link or a FIFO: the eval reads only the workspace's own
+  // regular files (as the file tools do), so a link out of it does not pass for the file and a FIFO does not hang it.
+  it('an unchanged check reads the regular file itself: a link out of the workspace or a FIFO is a change', async () => {
+    const item = { ...CASES[0], files: { 'test.mjs': 'same\n' }, checks: [{ unchanged: 'test.mjs' }] };
+    const workspace = join(dir, 'swapped');
+    writeFixture(workspace, item);
+    writeFileSync(join(dir, 'outside.mjs'), 'same\n');
+    rmSync(join(workspace, 'test.mjs'));
+    symlinkSync(join(dir, 'outside.mjs'), join(workspace, 'test.mjs'));
+    expect(await verify(item, workspace, '', sandbox)).toEqual(['test.mjs was changed']);
+    rmSync(join(workspace, 'test.mjs'));
+    execFileSync('mkfifo', [join(workspace, 'test.mjs')]);
+    expect(await verify(item, workspace, '', sandbox)).toEqual(['test.mjs was changed']);
+  });
+
+  // A runaway command may leave a checked file as large as workspace.max_file_bytes (1 GiB by default): not read whole.
+  it('a checked file past 1 MiB is not read: it fails its check without being loaded', async () => {
+    const item = { ...CASES[0], files: {}, checks: [{ file: 'out.txt', matches: /x/ }] };
+    const workspace = join(dir, 'large');
+    writeFixture(workspace, item);
+    writeFileSync(join(workspace, 'out.txt'), 'x'.repeat(1024 * 1024 + 1));
+    expect(await verify(item, workspace, '', sandbox)).toEqual(['out.txt is missing or not a regular file of at most 1048576 bytes']);
   });
 
   it('keeps every path inside the workspace', () => {

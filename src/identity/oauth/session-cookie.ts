@@ -10,6 +10,9 @@ export const SESSION_COOKIE = 'oam_session';
 export const SIGN_IN_COOKIE = 'oam_sign_in';
 
 const MAX_COOKIE_HEADER_BYTES = 16 * 1024;
+/** How deep a path clearReaching clears at: beyond the admin API's deepest route, so a request path cannot make a long answer. */
+const MAX_CLEARED_DEPTH = 16;
+
 
 /** One cookie's value, or undefined when absent, sent twice, or in an oversized header. */
 export function readCookie(req: IncomingMessage, name: string): string | undefined {
@@ -42,7 +45,9 @@ export function cookieSentTwice(req: IncomingMessage, name: string): boolean {
  * `except`: the path the response sets the cookie at itself (listed first, so a client that reads one cookie reads it).
  */
 export function clearReaching(name: string, path: string, except?: string): string[] {
-  const parts = path.split('?')[0].split('/').filter(Boolean);
+  // The path is the client's text: it ends at the first `;` (no attribute of its own reaches Set-Cookie; a cookie's
+  // path cannot hold one) and counts at most MAX_CLEARED_DEPTH parts (the admin API's routes have five).
+  const parts = path.split(/[?;]/)[0].split('/').filter(Boolean).slice(0, MAX_CLEARED_DEPTH);
   const paths = ['/', ...parts.flatMap((_, index) => [`/${parts.slice(0, index + 1).join('/')}`, `/${parts.slice(0, index + 1).join('/')}/`])];
   return paths.filter((at) => at !== except).map((at) => clearCookie(name, at));
 }

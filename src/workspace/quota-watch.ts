@@ -83,7 +83,8 @@ export class QuotaWatch {
     if (this.stopped) return;
     for (const event of events) {
       const rel = relative(this.paths.root, event.path).split(sep).join('/');
-      if (rel === '' || rel.startsWith('..')) continue;
+      // `..` itself or below it, not `..name`: a file named so is inside, and a watch that skipped it would not see it fill.
+      if (rel === '' || rel === '..' || rel.startsWith('../')) continue;
       // Not lstat(event.path): the command may have swapped a directory on it for a link out meanwhile, and a size
       // read out there would reach the tally (and, through whether the command is stopped, the command).
       const info = await lstatBeneath(this.root!, rel.split('/'));

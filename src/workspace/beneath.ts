@@ -136,6 +136,27 @@ export async function openBeneath(root: string, segments: string[], path: string
   }
 }
 
+/**
+ * The entry at `segments` below `dir` as it is now, never through a link (a directory swapped for one
+ * reads as absent); null when absent. Unlike `locate`, a link inside is not followed either: the entry is
+ * the one at exactly that place, as a walk would meet it.
+ */
+export async function lstatBeneath(dir: FileHandle, segments: string[]): Promise<Stats | null> {
+  let current = dir;
+  try {
+    for (const name of segments.slice(0, -1)) {
+      const next = await openDirAt(current, name);
+      if (current !== dir) await current.close();
+      current = next;
+    }
+    return await lstat(at(current, segments.at(-1)));
+  } catch {
+    return null;
+  } finally {
+    if (current !== dir) await current.close().catch(() => undefined);
+  }
+}
+
 export interface WalkEntry {
   /** The directory holding the entry (open while the entry is being handled). */
   dir: FileHandle;

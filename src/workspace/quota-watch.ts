@@ -1,9 +1,10 @@
 import type * as ParcelWatcher from '@parcel/watcher';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
-import { lstat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { relative, sep } from 'node:path';
 import { installationFile } from '../common/installation.js';
+import { lstatBeneath, openRoot } from './beneath.js';
 import type { FileMark, Usage, WorkspacePaths } from './workspace-paths.js';
 import { measureUsage, usageOverLimit } from './workspace-usage.js';
 
@@ -35,6 +36,8 @@ export class QuotaWatch {
   private pending: Promise<void> = Promise.resolve();
   private stopped = false;
   private subscription: AsyncSubscription | null = null;
+  /** The root, open for the watch's life: each path an event names is measured from it, never through a link (beneath.ts). */
+  private root: FileHandle | null = null;
 
   private constructor(
     private readonly paths: WorkspacePaths,
@@ -48,6 +51,7 @@ export class QuotaWatch {
   static async start(paths: WorkspacePaths, before: Usage, stop: (why: string) => void): Promise<QuotaWatch | null> {
     const watch = new QuotaWatch(paths, before, stop);
     try {
+      watch.root = await openRoot(paths.root);
       // Loaded on the first watched command, not at start: the service starts from its bundle and better-sqlite3 alone
       // (small-points.e2e), and a machine without the addon runs with the after-command check, as without inotify.
       // Required from the installation, not import()ed: the bundle runs in a vm.Script (ADR 0018), which has no
@@ -55,6 +59,7 @@ export class QuotaWatch {
       const { subscribe } = createRequire(installationFile('package.json'))('@parcel/watcher') as typeof ParcelWatcher;
       watch.subscription = await subscribe(paths.root, (error, events) => watch.queue(error, events), { backend: 'inotify' });
     } catch {
+      await watch.root?.close().catch(() => undefined);
       return null;
     }
     return watch;
@@ -65,6 +70,8 @@ export class QuotaWatch {
     await this.subscription?.unsubscribe().catch(() => undefined);
     this.subscription = null;
     await this.pending;
+    await this.root?.close().catch(() => undefined);
+    this.root = null;
   }
 
   private queue(error: Error | null, events: Event[]): void {
@@ -76,8 +83,11 @@ export class QuotaWatch {
     if (this.stopped) return;
     for (const event of events) {
       const rel = relative(this.paths.root, event.path).split(sep).join('/');
-      if (rel === '' || rel.startsWith('..')) continue;
-      const info = await lstat(event.path).catch(() => null);
+      // `..` itself or below it, not `..name`: a file named so is inside, and a watch that skipped it would not see it fill.
+      if (rel === '' || rel === '..' || rel.startsWith('../')) continue;
+      // Not lstat(event.path): the command may have swapped a directory on it for a link out meanwhile, and a size
+      // read out there would reach the tally (and, through whether the command is stopped, the command).
+      const info = await lstatBeneath(this.root!, rel.split('/'));
       const known = this.touched.get(rel);
       const existed = known?.existed ?? (this.sizes ? this.sizes.has(rel) : event.type !== 'create');
       this.touched.set(rel, { existed, exists: info !== null, size: info && !info.isDirectory() ? info.size : 0 });

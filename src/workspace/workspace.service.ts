@@ -18,10 +18,10 @@ export interface WorkspaceCommandResult extends CommandResult {
   overLimit: string | null;
 }
 
-/** What a command's stderr says when it ran out of memory (Python, glibc/strerror, Node, C++ runtimes). */
 /** What a shell or a program says when a write passed RLIMIT_FSIZE, and the exit status of one killed by SIGXFSZ. */
 const FILE_TOO_LARGE = /File size limit exceeded|File too large|EFBIG/;
 const SIGXFSZ_EXIT = 128 + 25;
+/** What a command's stderr says when it ran out of memory (Python, glibc/strerror, Node, C++ runtimes). */
 const OUT_OF_MEMORY = /MemoryError|Cannot allocate memory|out of memory|std::bad_alloc|ENOMEM|heap out of memory/i;
 
 /** The configured workspace: per-session confined paths, the file tools, sandboxed commands, retention. */

@@ -111,6 +111,17 @@ except OSError as e:
     expect(linked.stdout).toBe('18\nsoft\n');
     expect(readdirSync(paths.root).sort()).toEqual(['old.txt', 'soft']);
   });
+
+  it('leaves no io_uring to link through (its LINKAT runs past seccomp): io_uring_setup fails with ENOSYS, as on a kernel without it', async () => {
+    const paths = await session();
+    const setup = await run(
+      paths,
+      `python3 -c "import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(libc.syscall(425, 1, ctypes.create_string_buffer(120)), ctypes.get_errno())"`,
+    );
+    expect(setup.stdout).toBe('-1 38\n');
+  });
 });
 
 /**

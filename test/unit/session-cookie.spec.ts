@@ -16,4 +16,11 @@ describe('the console session cookie planted by another page on this host (issue
     expect(clearReaching('oam_session', '/admin/me?x=1').map((value) => /Path=([^;]*)/.exec(value)![1])).toEqual(['/', '/admin', '/admin/', '/admin/me', '/admin/me/']);
     expect(clearReaching('oam_session', '/admin/me')[0]).toBe('oam_session=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
   });
+
+  it('takes from the request path neither cookie attributes nor an unbounded list (a path is the client text)', () => {
+    const forged = clearReaching('oam_session', '/admin/x;Max-Age=99999;Domain=evil.example/y');
+    expect(forged.map((value) => /Path=([^;]*)/.exec(value)![1])).toEqual(['/', '/admin', '/admin/', '/admin/x', '/admin/x/']);
+    expect(forged.every((value) => !/Domain|99999/.test(value))).toBe(true);
+    expect(clearReaching('oam_session', '/a'.repeat(5000)).length).toBeLessThanOrEqual(33);
+  });
 });
